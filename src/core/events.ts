@@ -1,0 +1,144 @@
+// OpenCode's raw bus events → the few facts the enforcer reacts to. Tolerant by design: a missing field, a wrong
+// type or an unknown event type yields `undefined` (ignored), never a throw. The streaming events
+// (`message.part.delta`, `message.part.updated`) are not translated here: the engine answers them from memory
+// without allocating (see engine/enforcer.ts).
+import { classifyError, type ErrorKind } from "./errors.js";
+import { normalizeTodos, type Todo } from "./todos.js";
+
+export type SessionStatus = "busy" | "idle" | "retry";
+
+export type DomainEvent =
+  | { type: "idle"; sessionId: string }
+  | { type: "status"; sessionId: string; status: SessionStatus }
+  | { type: "error"; sessionId: string; kind: ErrorKind; name?: string; message?: string }
+  | {
+      type: "message";
+      sessionId: string;
+      messageId: string;
+      role: "user" | "assistant";
+      createdAt?: number;
+      completedAt?: number;
+      agent?: string;
+      providerId?: string;
+      modelId?: string;
+      variant?: string;
+      errorName?: string;
+      errorMessage?: string;
+      summary?: boolean;
+    }
+  | { type: "todos"; sessionId: string; todos: Todo[] }
+  | { type: "session_info"; sessionId: string; parentId?: string; directory?: string }
+  | { type: "session_deleted"; sessionId: string }
+  | { type: "request"; sessionId: string; requestId: string; open: boolean }
+  | { type: "compacted"; sessionId: string };
+
+type Props = Record<string, unknown>;
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+function num(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+}
+
+function obj(value: unknown): Props | undefined {
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Props) : undefined;
+}
+
+function errorFields(error: unknown): { name?: string; message?: string } {
+  const e = obj(error);
+  if (!e) return typeof error === "string" ? { message: error } : {};
+  const data = obj(e.data);
+  return { name: str(e.name), message: str(data?.message) ?? str(e.message) };
+}
+
+function translateMessage(props: Props): DomainEvent | undefined {
+  const info = obj(props.info);
+  if (!info) return undefined;
+  const sessionId = str(info.sessionID) ?? str(props.sessionID);
+  const messageId = str(info.id);
+  const role = info.role;
+  if (!sessionId || !messageId || (role !== "user" && role !== "assistant")) return undefined;
+  const time = obj(info.time);
+  const model = obj(info.model);
+  const error = info.error === undefined ? {} : errorFields(info.error);
+  return {
+    type: "message",
+    sessionId,
+    messageId,
+    role,
+    createdAt: num(time?.created),
+    completedAt: num(time?.completed),
+    agent: str(info.agent) ?? str(info.mode),
+    providerId: str(model?.providerID) ?? str(info.providerID),
+    modelId: str(model?.modelID) ?? str(info.modelID),
+    variant: str(info.variant) ?? str(model?.variant),
+    errorName: error.name,
+    errorMessage: error.message,
+    summary: info.summary === true ? true : undefined,
+  };
+}
+
+function requestEvent(props: Props, open: boolean): DomainEvent | undefined {
+  const sessionId = str(props.sessionID);
+  const requestId = str(props.id) ?? str(props.requestID) ?? str(props.permissionID);
+  return sessionId && requestId ? { type: "request", sessionId, requestId, open } : undefined;
+}
+
+export function translateEvent(raw: unknown): DomainEvent | undefined {
+  const event = obj(raw);
+  const type = event && str(event.type);
+  const props = event && obj(event.properties);
+  if (!type || !props) return undefined;
+  switch (type) {
+    case "session.idle": {
+      const sessionId = str(props.sessionID);
+      return sessionId ? { type: "idle", sessionId } : undefined;
+    }
+    case "session.status": {
+      const sessionId = str(props.sessionID);
+      const status = str(obj(props.status)?.type);
+      if (!sessionId || (status !== "busy" && status !== "idle" && status !== "retry")) return undefined;
+      return { type: "status", sessionId, status };
+    }
+    case "session.error": {
+      const sessionId = str(props.sessionID);
+      if (!sessionId) return undefined;
+      const { name, message } = errorFields(props.error);
+      return { type: "error", sessionId, kind: classifyError(name, message), name, message };
+    }
+    case "message.updated":
+      return translateMessage(props);
+    case "todo.updated": {
+      const sessionId = str(props.sessionID);
+      const todos = normalizeTodos(props.todos);
+      return sessionId && todos ? { type: "todos", sessionId, todos } : undefined;
+    }
+    case "session.created":
+    case "session.updated": {
+      const info = obj(props.info);
+      const sessionId = str(info?.id) ?? str(props.sessionID);
+      if (!sessionId) return undefined;
+      return { type: "session_info", sessionId, parentId: str(info?.parentID), directory: str(info?.directory) };
+    }
+    case "session.deleted": {
+      const sessionId = str(obj(props.info)?.id) ?? str(props.sessionID);
+      return sessionId ? { type: "session_deleted", sessionId } : undefined;
+    }
+    case "question.asked":
+    case "permission.asked":
+    case "permission.updated":
+      return requestEvent(props, true);
+    case "question.replied":
+    case "question.rejected":
+    case "permission.replied":
+      return requestEvent(props, false);
+    case "session.compacted": {
+      const sessionId = str(props.sessionID);
+      return sessionId ? { type: "compacted", sessionId } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}

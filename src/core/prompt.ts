@@ -1,0 +1,84 @@
+// The continuation text. Todo text is quoted (JSON string syntax) so a todo can never start a line of its own and
+// forge the reminder header or the id line; the id line lets the enforcer recognise its own message later.
+import { focusTodo, summarize, type Todo } from "./todos.js";
+
+export const PROMPT_HEADER = "[SYSTEM REMINDER - TODO CONTINUATION]";
+
+const ID_LINE_PREFIX = "[todo-continuation id=";
+const ID_PATTERN = /\[todo-continuation id=(inj_[A-Za-z0-9_-]{6,64})\]/;
+const MAX_TODO_CHARS = 300;
+
+export const DEFAULT_PROMPT_TEMPLATE = `${PROMPT_HEADER}
+
+Incomplete tasks remain in your todo list. Continue working on the next pending task.
+
+- Proceed without asking for permission
+- Mark each task complete when finished
+- Do not stop until all tasks are done
+
+Todos:
+{{todos}}
+
+Continue from: {{next}}
+
+{{status}}`;
+
+/** Placeholders a custom `prompt` template may use. */
+export const PROMPT_PLACEHOLDERS = ["todos", "next", "status", "completed", "total", "remaining"] as const;
+
+const MARKS: Record<string, string> = {
+  completed: "[x]",
+  in_progress: "[>]",
+  cancelled: "[-]",
+  blocked: "[!]",
+  deleted: "[-]",
+};
+const LABELS: Record<string, string> = {
+  in_progress: " (in progress)",
+  cancelled: " (cancelled)",
+  blocked: " (blocked)",
+  deleted: " (deleted)",
+};
+
+export function quoteTodo(content: string): string {
+  const clipped = content.length > MAX_TODO_CHARS ? `${content.slice(0, MAX_TODO_CHARS)}…` : content;
+  return JSON.stringify(clipped);
+}
+
+export function statusLine(todos: readonly Todo[]): string {
+  const { total, completed, open } = summarize(todos);
+  return `[Status: ${completed}/${total} completed, ${open} remaining]`;
+}
+
+export function checklist(todos: readonly Todo[]): string {
+  return todos.map((t) => `- ${MARKS[t.status] ?? "[ ]"} ${quoteTodo(t.content)}${LABELS[t.status] ?? ""}`).join("\n");
+}
+
+export function idLine(injectionId: string): string {
+  return `${ID_LINE_PREFIX}${injectionId}]`;
+}
+
+export function findInjectionId(text: string): string | undefined {
+  if (!text.includes(ID_LINE_PREFIX)) return undefined;
+  return ID_PATTERN.exec(text)?.[1];
+}
+
+export function renderPrompt(todos: readonly Todo[], injectionId: string, template: string = DEFAULT_PROMPT_TEMPLATE): string {
+  const { total, completed, open } = summarize(todos);
+  const next = focusTodo(todos);
+  const values: Record<(typeof PROMPT_PLACEHOLDERS)[number], string> = {
+    todos: checklist(todos),
+    next: next ? quoteTodo(next.content) : "(none)",
+    status: statusLine(todos),
+    completed: String(completed),
+    total: String(total),
+    remaining: String(open),
+  };
+  let body = template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, name: string) =>
+    name in values ? values[name as keyof typeof values] : whole,
+  );
+  // A custom template cannot drop the parts the enforcer and the model rely on.
+  if (!body.startsWith(PROMPT_HEADER)) body = `${PROMPT_HEADER}\n\n${body}`;
+  if (!body.includes(values.status)) body = `${body}\n\n${values.status}`;
+  return `${body}\n${idLine(injectionId)}`;
+}

@@ -1,0 +1,61 @@
+// The stable vocabulary of `audit_events`: users filter on these strings, so they never change meaning.
+
+export const AUDIT_EVENTS = [
+  "armed",
+  "cancelled",
+  "skipped",
+  "fired",
+  "injected",
+  "injection_failed",
+  "expired",
+  "resumed",
+  "reconciled",
+  "stopped",
+  "unstopped",
+] as const;
+export type AuditEvent = (typeof AUDIT_EVENTS)[number];
+
+/** The guards, in the order the decision core checks them (see decide.ts). */
+export const SKIP_REASONS = [
+  "disabled",
+  "session_filtered",
+  "stopped",
+  "recovering",
+  "aborted",
+  "token_limit",
+  "error_cooldown",
+  "backoff",
+  "in_flight",
+  "busy",
+  "children_running",
+  "waiting_for_user",
+  "compaction",
+  "agent_skipped",
+  "no_write_permission",
+  "todo_fetch_failed",
+  "no_todos",
+  "todos_complete",
+  "stagnation",
+  "budget_exhausted",
+] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+/** What ends an armed countdown early. A guard that says no when the countdown ends closes it with the guard's reason. */
+export const CANCEL_REASONS = [
+  "user_message",
+  "assistant_activity",
+  "tool_activity",
+  "session_error",
+  "session_deleted",
+  "superseded",
+  "busy",
+  "stopped",
+  "recovering",
+] as const;
+export type CancelReason = (typeof CANCEL_REASONS)[number];
+
+/** `expired` rows: a countdown found too late after a restart. `resumed` rows: a countdown picked up after a restart. */
+export const EXPIRE_REASON = "stale_after_restart";
+export const RESUME_REASON = "restart";
+/** `resumed` by another process whose owner's lease ran out. */
+export const TAKEOVER_REASON = "lease_expired";

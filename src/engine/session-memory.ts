@@ -1,0 +1,76 @@
+// What this process remembers about sessions between events, so that streaming events are answered from memory.
+// Nothing here must survive a restart: the durable state is in SQLite, the rest is re-read from OpenCode.
+import type { DomainEvent, SessionStatus } from "../core/events.js";
+import type { Todo } from "../core/todos.js";
+
+export interface SessionMemory {
+  status?: SessionStatus;
+  /** Mirror of `sessions.aborted_at` (undefined until read once), so assistant output can lift an abort cheaply. */
+  abortedAt?: number | null;
+  parentId?: string | null;
+  /** Latest todos from `todo.updated`: the countdown's end is judged on them without asking OpenCode. */
+  todos?: Todo[];
+  pendingRequests: Set<string>;
+  compactedRecently: boolean;
+  /** Bumped by every activity: an evaluation that awaited OpenCode can tell that the session moved on meanwhile. */
+  activity: number;
+}
+
+export type UserMessageEvent = Extract<DomainEvent, { type: "message" }>;
+
+/** A map that forgets its oldest entries beyond a cap (Map keeps insertion order). */
+export class BoundedMap<K, V> extends Map<K, V> {
+  constructor(private readonly cap: number) {
+    super();
+  }
+
+  override set(key: K, value: V): this {
+    if (!this.has(key) && this.size >= this.cap) {
+      const oldest = this.keys().next();
+      if (!oldest.done) this.delete(oldest.value);
+    }
+    return super.set(key, value);
+  }
+}
+
+export class SessionMemories {
+  private readonly map = new Map<string, SessionMemory>();
+
+  constructor(
+    private readonly cap: number,
+    /** Sessions that must not be forgotten (a countdown is armed or a continuation is queued). */
+    private readonly pinned: (sessionId: string) => boolean,
+  ) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  peek(sessionId: string): SessionMemory | undefined {
+    return this.map.get(sessionId);
+  }
+
+  get(sessionId: string): SessionMemory {
+    let memory = this.map.get(sessionId);
+    if (!memory) {
+      if (this.map.size >= this.cap) this.evict();
+      memory = { pendingRequests: new Set(), compactedRecently: false, activity: 0 };
+      this.map.set(sessionId, memory);
+    }
+    return memory;
+  }
+
+  delete(sessionId: string): void {
+    this.map.delete(sessionId);
+  }
+
+  private evict(): void {
+    let toDrop = Math.max(1, Math.floor(this.cap / 10));
+    for (const id of this.map.keys()) {
+      if (toDrop === 0) break;
+      if (this.pinned(id)) continue;
+      this.map.delete(id);
+      toDrop--;
+    }
+  }
+}

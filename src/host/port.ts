@@ -1,0 +1,50 @@
+// The only way the engine reaches OpenCode. The plugin implements it over its `ctx.client`, the standalone service
+// over its own SDK client, tests over a scripted fake. Every method may fail or hang: the engine bounds each call
+// with a timeout and treats a failure as "unknown", never as "no".
+import type { SessionMessage } from "../core/messages.js";
+import type { SessionStatus } from "../core/events.js";
+import type { Todo } from "../core/todos.js";
+
+export interface HostSession {
+  id: string;
+  parentId?: string;
+  directory?: string;
+}
+
+export interface HostAgent {
+  name: string;
+  /** False when the agent may neither edit nor write files; undefined when OpenCode does not say. */
+  canWrite?: boolean;
+}
+
+export interface PromptRequest {
+  sessionId: string;
+  text: string;
+  agent?: string;
+  model?: { providerId: string; modelId: string };
+  variant?: string;
+}
+
+export interface ToastRequest {
+  title?: string;
+  message: string;
+  variant: "info" | "success" | "warning" | "error";
+  durationMs?: number;
+}
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export interface HostPort {
+  getTodos(sessionId: string, signal: AbortSignal): Promise<Todo[]>;
+  /** Oldest first. `limit` asks for the most recent ones only when the host supports it. */
+  getMessages(sessionId: string, signal: AbortSignal, limit?: number): Promise<SessionMessage[]>;
+  getSession(sessionId: string, signal: AbortSignal): Promise<HostSession | undefined>;
+  getChildren(sessionId: string, signal: AbortSignal): Promise<HostSession[]>;
+  /** Status of the sessions that are not idle (OpenCode omits idle ones). */
+  getStatuses(signal: AbortSignal): Promise<Record<string, SessionStatus>>;
+  getAgents(signal: AbortSignal): Promise<HostAgent[]>;
+  /** Queues the prompt and returns once OpenCode accepted it (it does not wait for the agent loop). */
+  prompt(request: PromptRequest, signal: AbortSignal): Promise<void>;
+  toast(request: ToastRequest): Promise<void>;
+  log(level: LogLevel, message: string, extra?: Record<string, unknown>): void;
+}

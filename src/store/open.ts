@@ -1,0 +1,149 @@
+// Opens the database file with the driver of the running runtime (bun:sqlite inside OpenCode, better-sqlite3 under
+// Node), makes the file owner-only, sets the PRAGMAs both drivers need, and migrates under a write lock so that two
+// processes opening a fresh file at once cannot both create the tables.
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
+import { applyMigrations, type MigrationReport } from "./migrate.js";
+import { schema, type Schema } from "./schema.js";
+
+export type Db = BaseSQLiteDatabase<"sync", unknown, Schema>;
+
+/** The few raw calls the store needs beyond drizzle: PRAGMAs, migrations and diagnostics. */
+export interface RawDatabase {
+  exec(sql: string): void;
+  all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[];
+  run(sql: string, ...params: unknown[]): { changes: number };
+  close(): void;
+}
+
+export type DriverName = "better-sqlite3" | "bun:sqlite";
+
+export interface Store {
+  db: Db;
+  raw: RawDatabase;
+  path: string;
+  driver: DriverName;
+  migration: MigrationReport;
+  close(): void;
+}
+
+export interface OpenOptions {
+  /** Open without writing anything: no migration, no PRAGMA that writes (for the CLI on read-only files). */
+  readonly?: boolean;
+  busyTimeoutMs?: number;
+  migrationsFolder?: string;
+}
+
+/** Raised for every failure to open: the message says which file and what to do. */
+export class StoreOpenError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+    cause?: unknown,
+  ) {
+    super(`cannot open the todo-continuation database ${path}: ${message}`, { cause });
+    this.name = "StoreOpenError";
+  }
+}
+
+export const SHIPPED_MIGRATIONS = fileURLToPath(new URL("../../migrations", import.meta.url));
+
+export const isBun = typeof (process.versions as Record<string, string | undefined>).bun === "string";
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function prepareFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // Creating the file ourselves gives it owner-only permissions from the first byte; SQLite gives its -wal and
+  // -shm files the database file's permissions.
+  if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
+  try {
+    chmodSync(path, 0o600);
+  } catch {
+    // A file owned by someone else keeps its mode; opening it still works if we may read and write it.
+  }
+}
+
+async function openRaw(path: string, readonly: boolean): Promise<{ raw: RawDatabase; db: Db; driver: DriverName }> {
+  if (isBun) {
+    const { Database } = await import("bun:sqlite");
+    const { drizzle } = await import("drizzle-orm/bun-sqlite");
+    const client = readonly ? new Database(path, { readonly: true }) : new Database(path, { create: true, readwrite: true });
+    const raw: RawDatabase = {
+      exec: (sql) => void client.exec(sql),
+      all: <T>(sql: string, ...params: unknown[]) => client.query(sql).all(...(params as never[])) as T[],
+      run: (sql, ...params) => ({ changes: client.query(sql).run(...(params as never[])).changes }),
+      close: () => client.close(),
+    };
+    return { raw, db: drizzle(client, { schema }) as unknown as Db, driver: "bun:sqlite" };
+  }
+  let BetterSqlite: typeof import("better-sqlite3");
+  try {
+    BetterSqlite = (await import("better-sqlite3")).default;
+  } catch (error) {
+    throw new StoreOpenError(path, `better-sqlite3 is not installed (npm install better-sqlite3): ${errorText(error)}`, error);
+  }
+  const { drizzle } = await import("drizzle-orm/better-sqlite3");
+  const client = new BetterSqlite(path, readonly ? { readonly: true, fileMustExist: true } : {});
+  const raw: RawDatabase = {
+    exec: (sql) => void client.exec(sql),
+    all: <T>(sql: string, ...params: unknown[]) => client.prepare(sql).all(...params) as T[],
+    run: (sql, ...params) => ({ changes: client.prepare(sql).run(...params).changes }),
+    close: () => client.close(),
+  };
+  return { raw, db: drizzle(client, { schema }) as unknown as Db, driver: "better-sqlite3" };
+}
+
+export async function openStore(path: string, options: OpenOptions = {}): Promise<Store> {
+  const readonly = options.readonly ?? false;
+  const file = path === ":memory:" ? path : resolve(path);
+  if (file !== ":memory:") {
+    if (readonly && !existsSync(file)) throw new StoreOpenError(file, "the file does not exist");
+    try {
+      if (!readonly) prepareFile(file);
+    } catch (error) {
+      throw new StoreOpenError(file, `cannot create the file or its folder: ${errorText(error)}`, error);
+    }
+  }
+  let opened: Awaited<ReturnType<typeof openRaw>>;
+  try {
+    opened = await openRaw(file, readonly);
+  } catch (error) {
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(file, errorText(error), error);
+  }
+  const { raw, db, driver } = opened;
+  try {
+    // Bun's default busy timeout is 0 and its foreign keys are off: set everything explicitly on both drivers.
+    raw.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+    if (!readonly) {
+      const mode = raw.all<{ journal_mode: string }>("PRAGMA journal_mode = WAL")[0]?.journal_mode;
+      if (file !== ":memory:" && mode !== "wal") throw new Error(`could not switch to WAL (journal_mode is ${mode})`);
+      raw.exec("PRAGMA synchronous = NORMAL");
+    }
+    raw.exec("PRAGMA foreign_keys = ON");
+    const migration = readonly
+      ? { applied: 0, latest: null, shipped: 0 }
+      : applyMigrations(raw, options.migrationsFolder ?? SHIPPED_MIGRATIONS);
+    return { db, raw, path: file, driver, migration, close: () => raw.close() };
+  } catch (error) {
+    try {
+      raw.close();
+    } catch {
+      // Already unusable: the original error is the one worth reporting.
+    }
+    throw new StoreOpenError(file, describeOpenFailure(error), error);
+  }
+}
+
+function describeOpenFailure(error: unknown): string {
+  const text = errorText(error);
+  if (/not a database|malformed|file is encrypted/i.test(text)) return `the file is not a valid SQLite database (${text})`;
+  if (/readonly|read-only|attempt to write/i.test(text)) return `the file or its folder is read-only (${text})`;
+  if (/locked|busy/i.test(text)) return `the file is locked by another process (${text})`;
+  return text;
+}

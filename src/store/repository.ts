@@ -1,0 +1,417 @@
+// Every state change of the enforcer as one function: one IMMEDIATE transaction (read-then-write from several
+// processes must not hit SQLITE_BUSY_SNAPSHOT), statements prepared once, and the audit rows of the decision
+// written in the same transaction as the change they explain.
+import { and, asc, eq, isNull, lt, or, sql } from "drizzle-orm";
+import type { AuditEvent } from "../core/reasons.js";
+import type { SessionPatch } from "../core/transitions.js";
+import type { Db } from "./open.js";
+import { auditEvents, countdowns, injections, sessions, type CountdownRow, type InjectionRow, type SessionRow } from "./schema.js";
+
+export interface AuditEntry {
+  event: AuditEvent;
+  reason?: string | null;
+  detail?: Record<string, unknown>;
+}
+
+export interface SessionScope {
+  sessionId: string;
+  directory: string;
+}
+
+export interface NewCountdown extends SessionScope {
+  id: string;
+  armedAt: number;
+  deadlineAt: number;
+  owner: string;
+  leaseUntil: number;
+  attempt: number;
+  todosOpen: number | null;
+  todosTotal: number | null;
+}
+
+export interface NewInjection extends SessionScope {
+  id: string;
+  countdownId: string;
+  createdAt: number;
+  agent: string | null;
+  model: string | null;
+  variant: string | null;
+  todosTotal: number;
+  todosOpen: number;
+  attempt: number;
+  owner: string;
+  leaseUntil: number;
+}
+
+const p = (name: string) => sql.placeholder(name);
+/** `set()` takes SQL rather than bare placeholders; the value is still bound when the prepared statement runs. */
+const ps = (name: string) => sql`${sql.placeholder(name)}`;
+
+const PATCHABLE = [
+  "parentId",
+  "projectId",
+  "stoppedAt",
+  "stopSource",
+  "recoveringSince",
+  "lastErrorAt",
+  "lastErrorName",
+  "lastErrorKind",
+  "abortedAt",
+  "tokenLimitAt",
+  "continuations",
+  "stagnantContinuations",
+  "todoSnapshot",
+  "consecutiveFailures",
+  "backoffUntil",
+  "lastUserMessageAt",
+  "agent",
+  "modelProvider",
+  "modelId",
+  "variant",
+  "deletedAt",
+] as const;
+type Patchable = (typeof PATCHABLE)[number];
+export type SessionUpdate = SessionPatch & Partial<Pick<SessionRow, "parentId" | "projectId" | "deletedAt">>;
+
+function prepare(db: Db) {
+  const sessionSet = Object.fromEntries(PATCHABLE.map((k) => [k, ps(k)])) as Record<Patchable, ReturnType<typeof ps>>;
+  return {
+    getSession: db.select().from(sessions).where(eq(sessions.sessionId, p("sessionId"))).limit(1).prepare(),
+    insertSession: db
+      .insert(sessions)
+      .values({
+        sessionId: p("sessionId"),
+        directory: p("directory"),
+        parentId: p("parentId"),
+        projectId: p("projectId"),
+        createdAt: p("now"),
+        updatedAt: p("now"),
+      })
+      .onConflictDoNothing()
+      .prepare(),
+    writeSession: db
+      .update(sessions)
+      .set({ ...sessionSet, updatedAt: ps("updatedAt") })
+      .where(eq(sessions.sessionId, p("sessionId")))
+      .prepare(),
+    insertAudit: db
+      .insert(auditEvents)
+      .values({
+        at: p("at"),
+        sessionId: p("sessionId"),
+        directory: p("directory"),
+        event: p("event"),
+        reason: p("reason"),
+        detail: p("detail"),
+      })
+      .prepare(),
+    armedFor: db
+      .select()
+      .from(countdowns)
+      .where(and(eq(countdowns.sessionId, p("sessionId")), eq(countdowns.state, "armed")))
+      .limit(1)
+      .prepare(),
+    getCountdown: db.select().from(countdowns).where(eq(countdowns.id, p("id"))).limit(1).prepare(),
+    insertCountdown: db
+      .insert(countdowns)
+      .values({
+        id: p("id"),
+        sessionId: p("sessionId"),
+        directory: p("directory"),
+        armedAt: p("armedAt"),
+        deadlineAt: p("deadlineAt"),
+        state: "armed",
+        owner: p("owner"),
+        leaseUntil: p("leaseUntil"),
+        attempt: p("attempt"),
+        todosOpen: p("todosOpen"),
+        todosTotal: p("todosTotal"),
+      })
+      .prepare(),
+    endCountdown: db
+      .update(countdowns)
+      .set({ state: ps("state"), endedAt: ps("now"), endReason: ps("reason"), leaseUntil: null })
+      .where(and(eq(countdowns.id, p("id")), eq(countdowns.state, "armed")))
+      .prepare(),
+    claimCountdown: db
+      .update(countdowns)
+      .set({ state: "fired", endedAt: ps("now"), endReason: null, leaseUntil: null })
+      .where(and(eq(countdowns.id, p("id")), eq(countdowns.state, "armed"), eq(countdowns.owner, p("owner"))))
+      .prepare(),
+    takeOverCountdown: db
+      .update(countdowns)
+      .set({ owner: ps("owner"), leaseUntil: ps("leaseUntil") })
+      .where(
+        and(
+          eq(countdowns.id, p("id")),
+          eq(countdowns.state, "armed"),
+          or(isNull(countdowns.owner), eq(countdowns.owner, p("owner")), lt(countdowns.leaseUntil, p("now"))),
+        ),
+      )
+      .prepare(),
+    armedInScope: db
+      .select()
+      .from(countdowns)
+      .where(and(eq(countdowns.state, "armed"), eq(countdowns.directory, p("directory"))))
+      .orderBy(asc(countdowns.deadlineAt))
+      .prepare(),
+    renewLeases: db
+      .update(countdowns)
+      .set({ leaseUntil: ps("leaseUntil") })
+      .where(and(eq(countdowns.owner, p("owner")), eq(countdowns.state, "armed")))
+      .prepare(),
+    releaseLeases: db
+      .update(countdowns)
+      .set({ owner: null, leaseUntil: null })
+      .where(and(eq(countdowns.owner, p("owner")), eq(countdowns.state, "armed")))
+      .prepare(),
+    insertInjection: db
+      .insert(injections)
+      .values({
+        id: p("id"),
+        sessionId: p("sessionId"),
+        countdownId: p("countdownId"),
+        directory: p("directory"),
+        createdAt: p("createdAt"),
+        status: "pending",
+        agent: p("agent"),
+        model: p("model"),
+        variant: p("variant"),
+        todosTotal: p("todosTotal"),
+        todosOpen: p("todosOpen"),
+        attempt: p("attempt"),
+        owner: p("owner"),
+        leaseUntil: p("leaseUntil"),
+        updatedAt: p("createdAt"),
+      })
+      .prepare(),
+    getInjection: db.select().from(injections).where(eq(injections.id, p("id"))).limit(1).prepare(),
+    finishInjection: db
+      .update(injections)
+      .set({ status: ps("status"), error: ps("error"), updatedAt: ps("now"), leaseUntil: null })
+      .where(and(eq(injections.id, p("id")), eq(injections.status, "pending")))
+      .prepare(),
+    pendingInSession: db
+      .select({ id: injections.id })
+      .from(injections)
+      .where(and(eq(injections.sessionId, p("sessionId")), eq(injections.status, "pending")))
+      .limit(1)
+      .prepare(),
+    stalePending: db
+      .select()
+      .from(injections)
+      .where(
+        and(
+          eq(injections.status, "pending"),
+          eq(injections.directory, p("directory")),
+          or(isNull(injections.leaseUntil), lt(injections.leaseUntil, p("now"))),
+        ),
+      )
+      .orderBy(asc(injections.createdAt))
+      .prepare(),
+  };
+}
+
+export class Repository {
+  private readonly q: ReturnType<typeof prepare>;
+
+  constructor(private readonly db: Db) {
+    this.q = prepare(db);
+  }
+
+  private tx<T>(work: () => T): T {
+    return this.db.transaction(() => work(), { behavior: "immediate" });
+  }
+
+  private writeAudit(at: number, scope: Partial<SessionScope>, entry: AuditEntry): void {
+    this.q.insertAudit.run({
+      at,
+      sessionId: scope.sessionId ?? null,
+      directory: scope.directory ?? null,
+      event: entry.event,
+      reason: entry.reason ?? null,
+      detail: JSON.stringify(entry.detail ?? {}),
+    });
+  }
+
+  private ensureSessionRow(scope: SessionScope, now: number): SessionRow {
+    const existing = this.q.getSession.get({ sessionId: scope.sessionId });
+    if (existing) return existing;
+    this.q.insertSession.run({ sessionId: scope.sessionId, directory: scope.directory, parentId: null, projectId: null, now });
+    return this.q.getSession.get({ sessionId: scope.sessionId })!;
+  }
+
+  private writeSessionPatch(row: SessionRow, patch: SessionUpdate, now: number): SessionRow {
+    const next = { ...row, ...patch, updatedAt: now } as SessionRow;
+    const values: Record<string, unknown> = { sessionId: row.sessionId, updatedAt: now };
+    for (const key of PATCHABLE) values[key] = next[key] ?? null;
+    this.q.writeSession.run(values);
+    return next;
+  }
+
+  // ── sessions ──────────────────────────────────────────────────────────────
+
+  getSession(sessionId: string): SessionRow | undefined {
+    return this.q.getSession.get({ sessionId });
+  }
+
+  /** Applies a state change to the session (creating its row if needed) and writes the audit rows that explain it. */
+  updateSession(scope: SessionScope, patch: SessionUpdate, now: number, audit: AuditEntry[] = []): SessionRow {
+    return this.tx(() => {
+      const row = this.ensureSessionRow(scope, now);
+      const next = this.writeSessionPatch(row, patch, now);
+      for (const entry of audit) this.writeAudit(now, scope, entry);
+      return next;
+    });
+  }
+
+  audit(now: number, scope: Partial<SessionScope>, entry: AuditEntry): void {
+    this.q.insertAudit.run({
+      at: now,
+      sessionId: scope.sessionId ?? null,
+      directory: scope.directory ?? null,
+      event: entry.event,
+      reason: entry.reason ?? null,
+      detail: JSON.stringify(entry.detail ?? {}),
+    });
+  }
+
+  // ── countdowns ────────────────────────────────────────────────────────────
+
+  armedCountdownFor(sessionId: string): CountdownRow | undefined {
+    return this.q.armedFor.get({ sessionId });
+  }
+
+  getCountdown(id: string): CountdownRow | undefined {
+    return this.q.getCountdown.get({ id });
+  }
+
+  /** Arms a countdown, replacing (as `superseded`) any armed one of the same session. */
+  armCountdown(countdown: NewCountdown, detail: Record<string, unknown> = {}, sessionPatch?: SessionUpdate): { superseded?: CountdownRow } {
+    return this.tx(() => {
+      const row = this.ensureSessionRow(countdown, countdown.armedAt);
+      if (sessionPatch) this.writeSessionPatch(row, sessionPatch, countdown.armedAt);
+      const previous = this.q.armedFor.get({ sessionId: countdown.sessionId });
+      if (previous) {
+        this.q.endCountdown.run({ id: previous.id, state: "cancelled", now: countdown.armedAt, reason: "superseded" });
+        this.writeAudit(countdown.armedAt, countdown, {
+          event: "cancelled",
+          reason: "superseded",
+          detail: { countdownId: previous.id, replacedBy: countdown.id },
+        });
+      }
+      this.q.insertCountdown.run({ ...countdown });
+      this.writeAudit(countdown.armedAt, countdown, {
+        event: "armed",
+        detail: {
+          countdownId: countdown.id,
+          deadlineAt: countdown.deadlineAt,
+          todosOpen: countdown.todosOpen,
+          todosTotal: countdown.todosTotal,
+          attempt: countdown.attempt,
+          ...detail,
+        },
+      });
+      return { superseded: previous };
+    });
+  }
+
+  /**
+   * Ends an armed countdown (cancelled, expired, or closed by a guard) and audits why. Returns false when it was no
+   * longer armed: someone else ended it first, and nothing is written.
+   */
+  endCountdown(
+    countdown: Pick<CountdownRow, "id" | "sessionId" | "directory">,
+    state: "cancelled" | "expired",
+    reason: string,
+    now: number,
+    audit: AuditEntry,
+    sessionPatch?: SessionUpdate,
+  ): boolean {
+    return this.tx(() => {
+      const { changes } = this.q.endCountdown.run({ id: countdown.id, state, now, reason }) as { changes: number };
+      if (changes === 0) return false;
+      if (sessionPatch) {
+        const row = this.ensureSessionRow(countdown, now);
+        this.writeSessionPatch(row, sessionPatch, now);
+      }
+      this.writeAudit(now, countdown, { ...audit, detail: { countdownId: countdown.id, ...audit.detail } });
+      return true;
+    });
+  }
+
+  /**
+   * The exactly-once point: the countdown goes from armed to fired only for its current owner, in the same
+   * transaction that records the injection as `pending`. A process that lost its lease (taken over while frozen)
+   * or a countdown cancelled meanwhile gets `false` and must not call OpenCode.
+   */
+  claimForInjection(injection: NewInjection, detail: Record<string, unknown> = {}): boolean {
+    return this.tx(() => {
+      const claimed = this.q.claimCountdown.run({ id: injection.countdownId, owner: injection.owner, now: injection.createdAt }) as {
+        changes: number;
+      };
+      if (claimed.changes === 0) return false;
+      this.q.insertInjection.run({ ...injection });
+      this.writeAudit(injection.createdAt, injection, {
+        event: "fired",
+        detail: { countdownId: injection.countdownId, injectionId: injection.id, attempt: injection.attempt, ...detail },
+      });
+      return true;
+    });
+  }
+
+  /** Armed countdowns of one scope (directory), earliest deadline first. */
+  armedInScope(directory: string): CountdownRow[] {
+    return this.q.armedInScope.all({ directory });
+  }
+
+  /** Takes ownership of an armed countdown that has no live owner (or is already ours). */
+  takeOver(id: string, owner: string, now: number, leaseUntil: number): boolean {
+    const result = this.q.takeOverCountdown.run({ id, owner, now, leaseUntil }) as { changes: number };
+    return result.changes > 0;
+  }
+
+  renewLeases(owner: string, leaseUntil: number): number {
+    return (this.q.renewLeases.run({ owner, leaseUntil }) as { changes: number }).changes;
+  }
+
+  releaseLeases(owner: string): number {
+    return (this.q.releaseLeases.run({ owner }) as { changes: number }).changes;
+  }
+
+  // ── injections ────────────────────────────────────────────────────────────
+
+  getInjection(id: string): InjectionRow | undefined {
+    return this.q.getInjection.get({ id });
+  }
+
+  hasPendingInjection(sessionId: string): boolean {
+    return this.q.pendingInSession.get({ sessionId }) !== undefined;
+  }
+
+  /** Closes a `pending` injection; the session patch and the audit rows go with it. False if it was not pending. */
+  finishInjection(
+    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    status: "sent" | "failed" | "unknown",
+    now: number,
+    error: string | null,
+    audit: AuditEntry[],
+    sessionPatch?: (row: SessionRow) => SessionUpdate,
+  ): boolean {
+    return this.tx(() => {
+      const { changes } = this.q.finishInjection.run({ id: injection.id, status, error, now }) as { changes: number };
+      if (changes === 0) return false;
+      if (sessionPatch) {
+        const row = this.ensureSessionRow(injection, now);
+        this.writeSessionPatch(row, sessionPatch(row), now);
+      }
+      for (const entry of audit) this.writeAudit(now, injection, entry);
+      return true;
+    });
+  }
+
+  /** `pending` injections of a scope whose owner's lease on the call has run out: candidates for reconciliation. */
+  stalePendingInjections(directory: string, now: number): InjectionRow[] {
+    return this.q.stalePending.all({ directory, now });
+  }
+}

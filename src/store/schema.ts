@@ -1,0 +1,137 @@
+// The one schema of the enforcer's database. Users query these tables with SQL (see README "Query it yourself"),
+// so column names are part of the public contract. All times are integer epoch milliseconds (UTC).
+import { sql } from "drizzle-orm";
+import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const COUNTDOWN_STATES = ["armed", "fired", "cancelled", "expired"] as const;
+export type CountdownState = (typeof COUNTDOWN_STATES)[number];
+
+export const INJECTION_STATUSES = ["pending", "sent", "failed", "unknown"] as const;
+export type InjectionStatus = (typeof INJECTION_STATUSES)[number];
+
+/** Durable per-session state: everything the guards need that must survive a restart. */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    sessionId: text("session_id").primaryKey(),
+    /** The OpenCode instance directory the session belongs to: the scope a process recovers at start. */
+    directory: text("directory").notNull(),
+    projectId: text("project_id"),
+    parentId: text("parent_id"),
+    /** Durable stop: set by /stop-continuation, the CLI or the API; lifted only by resume or session deletion. */
+    stoppedAt: integer("stopped_at"),
+    stopSource: text("stop_source"),
+    recoveringSince: integer("recovering_since"),
+    lastErrorAt: integer("last_error_at"),
+    lastErrorName: text("last_error_name"),
+    /** `abort`, `token_limit` or `other`. */
+    lastErrorKind: text("last_error_kind"),
+    abortedAt: integer("aborted_at"),
+    tokenLimitAt: integer("token_limit_at"),
+    /** Continuations delivered since the last real user message (the budget). */
+    continuations: integer("continuations").notNull().default(0),
+    /** Continuations in a row after which the todos' statuses did not move. */
+    stagnantContinuations: integer("stagnant_continuations").notNull().default(0),
+    /** JSON `[{content,status}]` of the todos when the last continuation was sent: the baseline for progress. */
+    todoSnapshot: text("todo_snapshot"),
+    consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    backoffUntil: integer("backoff_until"),
+    lastUserMessageAt: integer("last_user_message_at"),
+    agent: text("agent"),
+    modelProvider: text("model_provider"),
+    modelId: text("model_id"),
+    variant: text("variant"),
+    deletedAt: integer("deleted_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("sessions_directory_idx").on(t.directory), index("sessions_stopped_idx").on(t.stoppedAt)],
+);
+
+/** A countdown between an eligible idle and the injection. Owned by one process at a time (owner + lease). */
+export const countdowns = sqliteTable(
+  "countdowns",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    directory: text("directory").notNull(),
+    armedAt: integer("armed_at").notNull(),
+    deadlineAt: integer("deadline_at").notNull(),
+    state: text("state", { enum: COUNTDOWN_STATES }).notNull(),
+    endedAt: integer("ended_at"),
+    endReason: text("end_reason"),
+    owner: text("owner"),
+    leaseUntil: integer("lease_until"),
+    /** 0 for a countdown armed by an idle; n for the n-th retry after a failed injection. */
+    attempt: integer("attempt").notNull().default(0),
+    todosOpen: integer("todos_open"),
+    todosTotal: integer("todos_total"),
+  },
+  (t) => [
+    check("countdowns_state_check", sql`${t.state} in ('armed', 'fired', 'cancelled', 'expired')`),
+    // The database itself guarantees at most one armed countdown per session.
+    uniqueIndex("countdowns_one_armed_per_session").on(t.sessionId).where(sql`state = 'armed'`),
+    index("countdowns_due_idx").on(t.state, t.directory, t.deadlineAt),
+    index("countdowns_session_idx").on(t.sessionId, t.armedAt),
+    index("countdowns_ended_idx").on(t.endedAt),
+  ],
+);
+
+/** One continuation prompt: written `pending` before the call, `sent`/`failed` after, `unknown` if lost in a crash. */
+export const injections = sqliteTable(
+  "injections",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    /** Unique: one countdown can never produce two prompts. */
+    countdownId: text("countdown_id").notNull(),
+    directory: text("directory").notNull(),
+    createdAt: integer("created_at").notNull(),
+    status: text("status", { enum: INJECTION_STATUSES }).notNull(),
+    agent: text("agent"),
+    /** `provider/model`. */
+    model: text("model"),
+    variant: text("variant"),
+    todosTotal: integer("todos_total").notNull(),
+    todosOpen: integer("todos_open").notNull(),
+    error: text("error"),
+    attempt: integer("attempt").notNull().default(0),
+    owner: text("owner"),
+    /** Until when the owner is presumed to be completing the call; reconciliation waits for it. */
+    leaseUntil: integer("lease_until"),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    check("injections_status_check", sql`${t.status} in ('pending', 'sent', 'failed', 'unknown')`),
+    uniqueIndex("injections_countdown_unique").on(t.countdownId),
+    index("injections_session_idx").on(t.sessionId, t.createdAt),
+    index("injections_status_idx").on(t.status, t.directory),
+  ],
+);
+
+/** Every decision: armed, cancelled, skipped, fired, injected, injection_failed, expired, resumed, reconciled, stopped, unstopped. */
+export const auditEvents = sqliteTable(
+  "audit_events",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    at: integer("at").notNull(),
+    sessionId: text("session_id"),
+    directory: text("directory"),
+    event: text("event").notNull(),
+    reason: text("reason"),
+    /** JSON text. */
+    detail: text("detail"),
+  },
+  (t) => [
+    index("audit_session_idx").on(t.sessionId, t.at),
+    index("audit_event_reason_idx").on(t.event, t.reason),
+    index("audit_at_idx").on(t.at),
+  ],
+);
+
+export const schema = { sessions, countdowns, injections, auditEvents };
+export type Schema = typeof schema;
+export type SessionRow = typeof sessions.$inferSelect;
+export type CountdownRow = typeof countdowns.$inferSelect;
+export type InjectionRow = typeof injections.$inferSelect;
+export type AuditRow = typeof auditEvents.$inferSelect;

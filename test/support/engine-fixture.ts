@@ -1,0 +1,106 @@
+// A real engine on a real SQLite file in a temp folder, driven through a FakeHost.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { resolveConfig, type Config } from "../../src/config.js";
+import { Enforcer } from "../../src/engine/enforcer.js";
+import { openStore, type Store } from "../../src/store/open.js";
+import { FakeHost } from "./fake-host.js";
+
+export const DIRECTORY = "/work/project";
+
+export interface AuditRowView {
+  id: number;
+  at: number;
+  session_id: string | null;
+  event: string;
+  reason: string | null;
+  detail: Record<string, unknown>;
+}
+
+export function tempFolder(prefix = "tc-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function testConfig(dbPath: string, overrides: Partial<Config> = {}): Config {
+  return { ...resolveConfig({}, {}), databasePath: dbPath, ...overrides };
+}
+
+export class Rows {
+  constructor(private readonly store: Store) {}
+
+  audit(sessionId?: string): AuditRowView[] {
+    const rows = sessionId
+      ? this.store.raw.all<Omit<AuditRowView, "detail"> & { detail: string }>("SELECT * FROM audit_events WHERE session_id = ? ORDER BY id", sessionId)
+      : this.store.raw.all<Omit<AuditRowView, "detail"> & { detail: string }>("SELECT * FROM audit_events ORDER BY id");
+    return rows.map((r) => ({ ...r, detail: JSON.parse(r.detail) as Record<string, unknown> }));
+  }
+
+  /** `event:reason` pairs of a session, in order: the audit trail at a glance. */
+  trail(sessionId: string): string[] {
+    return this.audit(sessionId).map((r) => (r.reason ? `${r.event}:${r.reason}` : r.event));
+  }
+
+  countdowns(sessionId?: string): Array<Record<string, unknown> & { id: string; state: string; end_reason: string | null }> {
+    return sessionId
+      ? this.store.raw.all("SELECT * FROM countdowns WHERE session_id = ? ORDER BY armed_at, rowid", sessionId)
+      : this.store.raw.all("SELECT * FROM countdowns ORDER BY armed_at, rowid");
+  }
+
+  injections(sessionId?: string): Array<Record<string, unknown> & { id: string; status: string }> {
+    return sessionId
+      ? this.store.raw.all("SELECT * FROM injections WHERE session_id = ? ORDER BY created_at, rowid", sessionId)
+      : this.store.raw.all("SELECT * FROM injections ORDER BY created_at, rowid");
+  }
+
+  session(sessionId: string): Record<string, unknown> | undefined {
+    return this.store.raw.all<Record<string, unknown>>("SELECT * FROM sessions WHERE session_id = ?", sessionId)[0];
+  }
+}
+
+export interface EngineFixture {
+  folder: string;
+  dbPath: string;
+  store: Store;
+  host: FakeHost;
+  enforcer: Enforcer;
+  config: Config;
+  rows: Rows;
+  /** Disposes the engine and closes the file (the folder stays for a successor). */
+  close(): Promise<void>;
+  /** Closes and deletes the folder. */
+  destroy(): Promise<void>;
+}
+
+export async function startEngine(
+  options: { folder?: string; host?: FakeHost; config?: Partial<Config>; start?: boolean; directory?: string } = {},
+): Promise<EngineFixture> {
+  const folder = options.folder ?? tempFolder();
+  const dbPath = join(folder, "state.db");
+  const store = await openStore(dbPath);
+  const host = options.host ?? new FakeHost();
+  const config = testConfig(dbPath, { toast: true, ...options.config });
+  const enforcer = new Enforcer({ config, store, host, directory: options.directory ?? DIRECTORY });
+  if (options.start !== false) await enforcer.start();
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await enforcer.dispose();
+    store.close();
+  };
+  return {
+    folder,
+    dbPath,
+    store,
+    host,
+    enforcer,
+    config,
+    rows: new Rows(store),
+    close,
+    destroy: async () => {
+      await close();
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,67 @@
+// Raw OpenCode bus events with the payload shapes of OpenCode 1.18.33 (see ../shared/notes/opencode-host.md).
+let seq = 0;
+const nextId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${String(++seq).padStart(5, "0")}`;
+
+export const ev = {
+  idle: (sessionID: string) => ({ type: "session.idle", properties: { sessionID } }),
+  status: (sessionID: string, type: "busy" | "idle" | "retry") => ({
+    type: "session.status",
+    properties: { sessionID, status: type === "retry" ? { type, attempt: 1, message: "retrying", next: Date.now() + 2000 } : { type } },
+  }),
+  error: (sessionID: string, name: string, message = "failed") => ({
+    type: "session.error",
+    properties: { sessionID, error: { name, data: { message } } },
+  }),
+  userMessage: (sessionID: string, id = nextId("msg"), extra: Record<string, unknown> = {}) => ({
+    type: "message.updated",
+    properties: {
+      sessionID,
+      info: {
+        id,
+        sessionID,
+        role: "user",
+        time: { created: Date.now() },
+        agent: "build",
+        model: { providerID: "scripted", modelID: "model-1" },
+        ...extra,
+      },
+    },
+  }),
+  textPart: (sessionID: string, messageID: string, text: string, synthetic?: boolean) => ({
+    type: "message.part.updated",
+    properties: {
+      sessionID,
+      part: { id: nextId("prt"), sessionID, messageID, type: "text", text, ...(synthetic ? { synthetic } : {}) },
+      time: Date.now(),
+    },
+  }),
+  assistantMessage: (sessionID: string, id = nextId("msg"), extra: Record<string, unknown> = {}) => ({
+    type: "message.updated",
+    properties: {
+      sessionID,
+      info: { id, sessionID, role: "assistant", time: { created: Date.now() }, agent: "build", modelID: "model-1", providerID: "scripted", ...extra },
+    },
+  }),
+  partUpdated: (sessionID: string, messageID = nextId("msg"), type = "text") => ({
+    type: "message.part.updated",
+    properties: { sessionID, part: { id: nextId("prt"), sessionID, messageID, type, text: "…" }, time: Date.now() },
+  }),
+  delta: (sessionID: string, messageID = "msg_assistant") => ({
+    type: "message.part.delta",
+    properties: { sessionID, messageID, partID: "prt_1", field: "text", delta: "x" },
+  }),
+  todos: (sessionID: string, todos: Array<[string, string]>) => ({
+    type: "todo.updated",
+    properties: { sessionID, todos: todos.map(([content, status]) => ({ content, status, priority: "medium" })) },
+  }),
+  deleted: (sessionID: string) => ({ type: "session.deleted", properties: { sessionID, info: { id: sessionID } } }),
+  created: (sessionID: string, parentID?: string) => ({
+    type: "session.created",
+    properties: { sessionID, info: { id: sessionID, ...(parentID ? { parentID } : {}) } },
+  }),
+  question: (sessionID: string, id: string, open: boolean) => ({
+    type: open ? "question.asked" : "question.replied",
+    properties: { id, sessionID, requestID: id, questions: [] },
+  }),
+  compacted: (sessionID: string) => ({ type: "session.compacted", properties: { sessionID } }),
+};
