@@ -37,6 +37,7 @@ CREATE TABLE `injections` (
 	`session_id` text NOT NULL,
 	`countdown_id` text NOT NULL,
 	`directory` text NOT NULL,
+	`message_id` text,
 	`created_at` integer NOT NULL,
 	`status` text NOT NULL,
 	`agent` text,

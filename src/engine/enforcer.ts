@@ -25,7 +25,7 @@ import type { CountdownRow, SessionRow } from "../store/schema.js";
 import { systemClock, type Clock } from "./clock.js";
 import { FactGatherer, type HostFacts } from "./facts.js";
 import { errorMessage, withTimeout } from "./host-calls.js";
-import { newId } from "./ids.js";
+import { newId, newMessageId } from "./ids.js";
 import { Injector } from "./injector.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "./owner.js";
 import { CountdownScheduler, type DueInfo, type RecoveryReport } from "./scheduler.js";
@@ -83,6 +83,8 @@ export class Enforcer {
   private readonly pendingUser = new Map<string, PendingUserMessage>();
   /** Role of each message seen: an update of a known message is an echo, a part of a user message is not output. */
   private readonly knownMessages = new BoundedMap<string, "user" | "assistant">(KNOWN_MESSAGES_CAP);
+  /** Message ids this process chose for its own continuations. */
+  private readonly ownMessages = new BoundedMap<string, true>(1000);
   private readonly tasks = new Set<Promise<unknown>>();
   private readonly startedAt: number;
   private eventsIgnored = 0;
@@ -294,6 +296,7 @@ export class Enforcer {
   private userMessageSeen(event: UserMessageEvent): void {
     if (this.knownMessages.has(event.messageId)) return; // OpenCode re-publishes a user message when it summarises the turn
     this.knownMessages.set(event.messageId, "user");
+    if (this.ownMessages.has(event.messageId)) return;
     // A message written before this process started is an echo of history, not someone acting now.
     if (event.createdAt !== undefined && event.createdAt < this.startedAt - 1000) return;
     this.pendingUser.set(event.messageId, { event, at: this.clock.now() });
@@ -592,6 +595,8 @@ export class Enforcer {
     const summary = summarize(todos);
     const injectionId = newId("inj");
     const now = this.clock.now();
+    const messageId = newMessageId(now);
+    this.ownMessages.set(messageId, true);
     const model = choice.providerId && choice.modelId ? { providerId: choice.providerId, modelId: choice.modelId } : undefined;
     const detail = {
       countdownId: armed.row.id,
@@ -610,6 +615,7 @@ export class Enforcer {
         sessionId,
         directory: this.directory,
         countdownId: armed.row.id,
+        messageId,
         createdAt: now,
         agent: choice.agent ?? null,
         model: detail.model,
@@ -620,7 +626,14 @@ export class Enforcer {
         owner: this.owner,
         leaseUntil: now + this.config.promptTimeoutMs + this.config.hostTimeoutMs + this.config.leaseMs,
       },
-      request: { sessionId, text: renderPrompt(todos, injectionId, this.config.prompt), agent: choice.agent, model, variant: choice.variant },
+      request: {
+        sessionId,
+        messageId,
+        text: renderPrompt(todos, injectionId, this.config.prompt),
+        agent: choice.agent,
+        model,
+        variant: choice.variant,
+      },
       sessionPatchOnSent: (session: SessionRow) => afterInjectionSent(todos, decision.verdict === "continue" ? decision.stagnantStreak : 0, session.continuations),
       detail,
     };

@@ -106,17 +106,13 @@ export class Injector {
    * `deferred` when the messages cannot be read now (the row stays pending and is tried again later).
    */
   async reconcile(row: InjectionRow): Promise<"sent" | "unknown" | "deferred"> {
-    let ids: string[];
+    let found: boolean;
     try {
-      const messages = await withTimeout("messages read", this.o.hostTimeoutMs, (s) =>
-        this.o.host.getMessages(row.sessionId, s, RECONCILE_WINDOW),
-      );
-      ids = inspectMessages(messages).ownInjectionIds;
+      found = await this.findInSession(row);
     } catch (error) {
       this.o.log("warn", "cannot reconcile a pending continuation yet", { injectionId: row.id, error: errorMessage(error) });
       return "deferred";
     }
-    const found = ids.includes(row.id);
     const status = found ? "sent" : "unknown";
     this.o.repo.finishInjection(
       row,
@@ -158,12 +154,19 @@ export class Injector {
 
   private async wasDelivered(injection: NewInjection): Promise<boolean> {
     try {
-      const messages = await withTimeout("messages read", this.o.hostTimeoutMs, (s) =>
-        this.o.host.getMessages(injection.sessionId, s, RECONCILE_WINDOW),
-      );
-      return inspectMessages(messages).ownInjectionIds.includes(injection.id);
+      return await this.findInSession(injection);
     } catch {
       return false;
     }
+  }
+
+  /** Our message is the one with the id we chose, or one whose text carries the injection's id. */
+  private async findInSession(injection: Pick<NewInjection, "id" | "sessionId" | "messageId">): Promise<boolean> {
+    const messages = await withTimeout("messages read", this.o.hostTimeoutMs, (s) =>
+      this.o.host.getMessages(injection.sessionId, s, RECONCILE_WINDOW),
+    );
+    if (!Array.isArray(messages)) throw new Error("the host returned no message list");
+    if (injection.messageId && messages.some((m) => m.id === injection.messageId)) return true;
+    return inspectMessages(messages).ownInjectionIds.includes(injection.id);
   }
 }

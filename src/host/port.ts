@@ -19,6 +19,8 @@ export interface HostAgent {
 
 export interface PromptRequest {
   sessionId: string;
+  /** The id OpenCode gives the user message (chosen by the enforcer). */
+  messageId?: string;
   text: string;
   agent?: string;
   model?: { providerId: string; modelId: string };

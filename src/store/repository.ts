@@ -32,6 +32,7 @@ export interface NewCountdown extends SessionScope {
 export interface NewInjection extends SessionScope {
   id: string;
   countdownId: string;
+  messageId: string | null;
   createdAt: number;
   agent: string | null;
   model: string | null;
@@ -172,6 +173,7 @@ function prepare(db: Db) {
         sessionId: p("sessionId"),
         countdownId: p("countdownId"),
         directory: p("directory"),
+        messageId: p("messageId"),
         createdAt: p("createdAt"),
         status: "pending",
         agent: p("agent"),

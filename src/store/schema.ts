@@ -86,6 +86,8 @@ export const injections = sqliteTable(
     /** Unique: one countdown can never produce two prompts. */
     countdownId: text("countdown_id").notNull(),
     directory: text("directory").notNull(),
+    /** The OpenCode message id the prompt was sent with (the enforcer chooses it, so it can find the message later). */
+    messageId: text("message_id"),
     createdAt: integer("created_at").notNull(),
     status: text("status", { enum: INJECTION_STATUSES }).notNull(),
     agent: text("agent"),

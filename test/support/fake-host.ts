@@ -128,6 +128,7 @@ export class FakeHost implements HostPort {
   private accept(request: PromptRequest): void {
     this.prompts.push(request);
     this.addUserMessage(request.sessionId, request.text, {
+      ...(request.messageId ? { id: request.messageId } : {}),
       agent: request.agent,
       providerId: request.model?.providerId,
       modelId: request.model?.modelId,

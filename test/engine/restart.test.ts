@@ -1,0 +1,150 @@
+// An engine closed mid-countdown and a new one opened on the same file: the misfire policy decides what happens.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ev } from "../support/events.js";
+import { FakeHost } from "../support/fake-host.js";
+import { startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
+
+const S = "ses_restart";
+const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+const fixtures: EngineFixture[] = [];
+
+async function engine(folder: string, host: FakeHost) {
+  const f = await startEngine({ folder, host, config: { countdownSeconds: 10, resumeWindowSeconds: 60 } });
+  fixtures.push(f);
+  return f;
+}
+
+async function armThenClose(folder: string, host: FakeHost, closeAfterMs: number) {
+  const first = await engine(folder, host);
+  first.enforcer.handleEvent(ev.idle(S));
+  await advance(5);
+  expect(first.rows.countdowns(S)).toMatchObject([{ state: "armed" }]);
+  await advance(closeAfterMs - 5); // the countdown was armed 5 ms ago
+  await first.close();
+  return first;
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
+  vi.setSystemTime(new Date("2026-11-21T12:00:00Z"));
+});
+
+afterEach(async () => {
+  for (const f of fixtures.splice(0)) await f.destroy();
+  vi.useRealTimers();
+});
+
+function newHost() {
+  const host = new FakeHost();
+  host.setTodos(S, [["a", "pending"], ["b", "pending"]]);
+  host.addUserMessage(S, "go");
+  return host;
+}
+
+describe("restart", () => {
+  it("a deadline still ahead is resumed for the time left", async () => {
+    const folder = tempFolder();
+    const host = newHost();
+    await armThenClose(folder, host, 3000);
+    await advance(2000); // down for 2 s: 5 s of the 10 s countdown remain
+    const second = await engine(folder, host);
+    expect(second.rows.audit(S).at(-1)).toMatchObject({ event: "resumed", reason: "restart", detail: { remainingMs: 5000 } });
+    await advance(4900);
+    await second.enforcer.settled();
+    expect(host.prompts).toHaveLength(0);
+    await advance(200);
+    await second.enforcer.settled();
+    expect(host.prompts).toHaveLength(1);
+    expect(second.rows.countdowns(S)).toMatchObject([{ state: "fired", owner: second.enforcer.owner }]);
+    expect(second.rows.trail(S)).toEqual(["armed", "resumed:restart", "fired", "injected"]);
+  });
+
+  it("a countdown overdue by less than the resume window fires once, at once", async () => {
+    const folder = tempFolder();
+    const host = newHost();
+    await armThenClose(folder, host, 1000);
+    await advance(30_000); // the deadline passed 21 s ago
+    const second = await engine(folder, host);
+    await advance(0);
+    await second.enforcer.settled();
+    expect(host.prompts).toHaveLength(1);
+    const resumed = second.rows.audit(S).find((r) => r.event === "resumed");
+    expect(resumed?.detail.lateMs).toBe(21_000);
+    expect(second.rows.audit(S).find((r) => r.event === "fired")).toMatchObject({ detail: { lateMs: 21_000, resumed: true } });
+    await advance(60_000);
+    await second.enforcer.settled();
+    expect(host.prompts).toHaveLength(1);
+  });
+
+  it("a stale countdown expires with its lateness and sends nothing", async () => {
+    const folder = tempFolder();
+    const host = newHost();
+    await armThenClose(folder, host, 1000);
+    await advance(120_000);
+    const second = await engine(folder, host);
+    await advance(30_000);
+    await second.enforcer.settled();
+    expect(host.prompts).toHaveLength(0);
+    expect(second.rows.countdowns(S)).toMatchObject([{ state: "expired", end_reason: "stale_after_restart" }]);
+    expect(second.rows.audit(S).at(-1)).toMatchObject({
+      event: "expired",
+      reason: "stale_after_restart",
+      detail: { lateMs: 111_000, resumeWindowMs: 60_000 },
+    });
+  });
+
+  it("a countdown held by a live engine is left to it", async () => {
+    const folder = tempFolder();
+    const hostA = newHost();
+    const hostB = new FakeHost();
+    const a = await engine(folder, hostA);
+    a.enforcer.handleEvent(ev.idle(S));
+    await advance(5);
+    const b = await engine(folder, hostB);
+    await advance(11_000);
+    await a.enforcer.settled();
+    await b.enforcer.settled();
+    expect(hostA.prompts).toHaveLength(1);
+    expect(hostB.prompts).toHaveLength(0);
+    expect(b.rows.trail(S)).toEqual(["armed", "fired", "injected"]);
+  });
+
+  it("countdowns of another directory are not this process's business", async () => {
+    const folder = tempFolder();
+    const host = newHost();
+    await armThenClose(folder, host, 1000);
+    const other = await startEngine({ folder, host, directory: "/somewhere/else", config: { countdownSeconds: 10 } });
+    fixtures.push(other);
+    await advance(20_000);
+    await other.enforcer.settled();
+    expect(host.prompts).toHaveLength(0);
+    expect(other.rows.countdowns(S)).toMatchObject([{ state: "armed", owner: null }]);
+  });
+
+  it("a pending injection left by a crash is reconciled: found → sent, not found → unknown and re-evaluated", async () => {
+    const folder = tempFolder();
+    const host = newHost();
+    const first = await engine(folder, host);
+    const raw = first.store.raw;
+    const now = Date.now();
+    const insert = (id: string, session: string, countdown: string) =>
+      raw.run(
+        `INSERT INTO injections (id, session_id, countdown_id, directory, created_at, status, todos_total, todos_open, owner, lease_until, updated_at)
+         VALUES (?, ?, ?, '/work/project', ?, 'pending', 2, 2, 'otherhost/1/dead', ?, ?)`,
+        id, session, countdown, now - 5000, now - 1000, now - 5000,
+      );
+    insert("inj_delivered01", S, "cd_a");
+    insert("inj_lostinflight", "ses_lost", "cd_b");
+    host.addUserMessage(S, "[SYSTEM REMINDER - TODO CONTINUATION]\n…\n[todo-continuation id=inj_delivered01]");
+    host.setTodos("ses_lost", [["x", "pending"]]);
+    host.addUserMessage("ses_lost", "go");
+    await first.close();
+    const second = await engine(folder, host);
+    await second.enforcer.settled();
+    expect(second.rows.injections(S)).toMatchObject([{ id: "inj_delivered01", status: "sent" }]);
+    expect(second.rows.audit(S).at(-1)).toMatchObject({ event: "reconciled", reason: "found" });
+    expect(second.rows.injections("ses_lost")).toMatchObject([{ status: "unknown" }]);
+    expect(second.rows.trail("ses_lost")).toEqual(["reconciled:not_found", "armed"]);
+    expect(host.prompts).toHaveLength(0);
+  });
+});
