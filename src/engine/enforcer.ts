@@ -27,7 +27,7 @@ import { FactGatherer, type HostFacts } from "./facts.js";
 import { errorMessage, withTimeout } from "./host-calls.js";
 import { newId, newMessageId } from "./ids.js";
 import { Injector } from "./injector.js";
-import { newOwnerId, registerOwner, unregisterOwner } from "./owner.js";
+import { newOwnerId, ownerMayBeAlive, registerOwner, unregisterOwner } from "./owner.js";
 import { CountdownScheduler, type DueInfo, type RecoveryReport } from "./scheduler.js";
 import { BoundedMap, SessionMemories, type SessionMemory, type UserMessageEvent } from "./session-memory.js";
 import { TimerQueue } from "./timer-queue.js";
@@ -668,10 +668,13 @@ export class Enforcer {
   }
 
   private async reconcilePending(): Promise<void> {
-    const rows = this.repo.stalePendingInjections(this.directory, this.clock.now());
+    const now = this.clock.now();
+    // Orphaned: its owner is certainly gone, or has been silent past the lease it took for the call.
+    const rows = this.repo
+      .pendingInjections(this.directory)
+      .filter((row) => (row.owner === this.owner ? !this.injector.isBusy(row.sessionId) : !ownerMayBeAlive(row.owner) || (row.leaseUntil ?? 0) < now));
     for (const row of rows) {
       if (this.disposed) return;
-      if (row.owner === this.owner && this.injector.isBusy(row.sessionId)) continue;
       const result = await this.injector.reconcile(row);
       if (result === "unknown") await this.reevaluate(row.sessionId);
     }

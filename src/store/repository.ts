@@ -199,16 +199,10 @@ function prepare(db: Db) {
       .where(and(eq(injections.sessionId, p("sessionId")), eq(injections.status, "pending")))
       .limit(1)
       .prepare(),
-    stalePending: db
+    pendingInScope: db
       .select()
       .from(injections)
-      .where(
-        and(
-          eq(injections.status, "pending"),
-          eq(injections.directory, p("directory")),
-          or(isNull(injections.leaseUntil), lt(injections.leaseUntil, p("now"))),
-        ),
-      )
+      .where(and(eq(injections.status, "pending"), eq(injections.directory, p("directory"))))
       .orderBy(asc(injections.createdAt))
       .prepare(),
   };
@@ -412,8 +406,8 @@ export class Repository {
     });
   }
 
-  /** `pending` injections of a scope whose owner's lease on the call has run out: candidates for reconciliation. */
-  stalePendingInjections(directory: string, now: number): InjectionRow[] {
-    return this.q.stalePending.all({ directory, now });
+  /** `pending` injections of a scope, oldest first (the engine decides which of them are orphaned). */
+  pendingInjections(directory: string): InjectionRow[] {
+    return this.q.pendingInScope.all({ directory });
   }
 }

@@ -1,0 +1,54 @@
+// What must hold in the database and at the host after any sequence of crashes and restarts.
+import Database from "better-sqlite3";
+import type { DeliveredPrompt } from "./scripted-server.js";
+
+export interface InvariantReport {
+  violations: string[];
+  counts: Record<string, number>;
+}
+
+export function checkInvariants(dbPath: string, prompts: DeliveredPrompt[]): InvariantReport {
+  const db = new Database(dbPath, { readonly: true });
+  const violations: string[] = [];
+  const countdowns = db.prepare("SELECT id, session_id, state, end_reason FROM countdowns").all() as Array<{ id: string; state: string; end_reason: string | null }>;
+  const injections = db.prepare("SELECT id, countdown_id, status, message_id FROM injections").all() as Array<{ id: string; countdown_id: string; status: string; message_id: string | null }>;
+  const audit = db.prepare("SELECT event, reason, json_extract(detail, '$.countdownId') AS countdown_id, json_extract(detail, '$.injectionId') AS injection_id FROM audit_events").all() as Array<{ event: string; reason: string | null; countdown_id: string | null; injection_id: string | null }>;
+  db.close();
+
+  const counts: Record<string, number> = { countdowns: countdowns.length, injections: injections.length, prompts: prompts.length };
+  for (const c of countdowns) counts[c.state] = (counts[c.state] ?? 0) + 1;
+  for (const i of injections) counts[`injection_${i.status}`] = (counts[`injection_${i.status}`] ?? 0) + 1;
+
+  // Nothing is left armed or pending once the last process has run to its end.
+  for (const c of countdowns) if (c.state === "armed") violations.push(`countdown ${c.id} still armed`);
+  for (const i of injections) if (i.status === "pending") violations.push(`injection ${i.id} still pending`);
+
+  // Every countdown ended with an audit row that says how.
+  const endedBy = new Map<string, string[]>();
+  for (const a of audit) if (a.countdown_id) endedBy.set(a.countdown_id, [...(endedBy.get(a.countdown_id) ?? []), a.event]);
+  for (const c of countdowns) {
+    const events = endedBy.get(c.id) ?? [];
+    const expected = c.state === "fired" ? "fired" : c.state === "expired" ? "expired" : null;
+    if (expected && events.filter((e) => e === expected).length !== 1) violations.push(`countdown ${c.id} (${c.state}) has ${events.join(",")}`);
+    if (c.state === "cancelled" && !events.some((e) => e === "cancelled" || e === "skipped")) violations.push(`countdown ${c.id} cancelled without audit`);
+    if (!events.includes("armed")) violations.push(`countdown ${c.id} has no armed row`);
+  }
+
+  // A fired countdown has exactly one injection; an injection belongs to a fired countdown.
+  const byCountdown = new Map<string, number>();
+  for (const i of injections) byCountdown.set(i.countdown_id, (byCountdown.get(i.countdown_id) ?? 0) + 1);
+  const states = new Map(countdowns.map((c) => [c.id, c.state]));
+  for (const [id, n] of byCountdown) {
+    if (n !== 1) violations.push(`countdown ${id} has ${n} injections`);
+    if (states.get(id) !== "fired") violations.push(`injection for countdown ${id} in state ${states.get(id)}`);
+  }
+
+  // The host never saw the same continuation twice, and everything it saw is recorded as sent.
+  const seen = new Map<string, number>();
+  for (const p of prompts) seen.set(p.injectionId ?? "?", (seen.get(p.injectionId ?? "?") ?? 0) + 1);
+  for (const [id, n] of seen) if (n > 1) violations.push(`continuation ${id} delivered ${n} times`);
+  const status = new Map(injections.map((i) => [i.id, i.status]));
+  for (const p of prompts) if (status.get(p.injectionId ?? "") !== "sent") violations.push(`delivered ${p.injectionId} is ${status.get(p.injectionId ?? "")}`);
+  for (const i of injections) if (i.status === "sent" && !seen.has(i.id)) violations.push(`injection ${i.id} is sent but the host never saw it`);
+  return { violations, counts };
+}
