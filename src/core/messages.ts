@@ -24,6 +24,8 @@ export interface SessionMessage {
   errorMessage?: string;
   /** An assistant message that is a compaction summary. */
   summary?: boolean;
+  /** The user message switched off the write or edit tool (OpenCode's deprecated per-message `tools` map). */
+  writeDenied?: boolean;
   parts: MessagePart[];
 }
 
@@ -32,6 +34,7 @@ export interface AgentChoice {
   providerId?: string;
   modelId?: string;
   variant?: string;
+  writeDenied?: boolean;
 }
 
 export interface MessageFacts {
@@ -98,6 +101,7 @@ export function inspectMessages(messages: readonly SessionMessage[]): MessageFac
         providerId: message.providerId,
         modelId: message.modelId,
         variant: message.variant,
+        writeDenied: message.writeDenied,
       };
     }
   }

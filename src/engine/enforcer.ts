@@ -5,6 +5,7 @@ import { cancellationFor } from "../core/activity.js";
 import { decide, type Decision, type DurableFacts, type LiveFacts, type Stage } from "../core/decide.js";
 import { classifyError } from "../core/errors.js";
 import { translateEvent, type DomainEvent } from "../core/events.js";
+import type { AgentChoice } from "../core/messages.js";
 import { findInjectionId, renderPrompt } from "../core/prompt.js";
 import { RESUME_REASON, type CancelReason, type SkipReason } from "../core/reasons.js";
 import { summarize, type Todo, type TodoSummary } from "../core/todos.js";
@@ -436,7 +437,7 @@ export class Enforcer {
     const row = this.repo.getSession(sessionId);
     const durable = this.durableFacts(row, memory, facts);
     const chosen = this.agentChoice(row, facts);
-    const canWrite = chosen.agent ? facts?.agents?.find((a) => a.name === chosen.agent)?.canWrite : undefined;
+    const canWrite = chosen.writeDenied ? false : chosen.agent ? facts?.agents?.find((a) => a.name === chosen.agent)?.canWrite : undefined;
     const live: LiveFacts = {
       inFlight: stage === "before_prompt" ? this.repo.hasPendingInjection(sessionId) : this.injector.isBusy(sessionId) || this.repo.hasPendingInjection(sessionId),
       status: memory.status ?? facts?.status,
@@ -468,7 +469,7 @@ export class Enforcer {
   }
 
   /** The agent and model of the latest real message: from the messages when read, else as last recorded. */
-  private agentChoice(row: SessionRow | undefined, facts: HostFacts | undefined) {
+  private agentChoice(row: SessionRow | undefined, facts: HostFacts | undefined): AgentChoice {
     const latest = facts?.messages?.latestReal;
     if (latest && (latest.agent || latest.modelId)) return latest;
     return {

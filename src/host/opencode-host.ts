@@ -1,0 +1,162 @@
+// The HostPort over an @opencode-ai/sdk v1 client: the plugin's `ctx.client`, or the standalone service's own.
+// OpenCode 1.18.33 answers with shapes newer than the v1 types (see ../shared/notes/opencode-host.md), so every
+// answer is read defensively and normalised here; nothing OpenCode-specific leaks into the engine.
+import type { OpencodeClient } from "@opencode-ai/sdk";
+import type { SessionStatus } from "../core/events.js";
+import type { MessagePart, SessionMessage } from "../core/messages.js";
+import { normalizeTodos, type Todo } from "../core/todos.js";
+import { agentCanWrite } from "./agent-permissions.js";
+import type { HostAgent, HostPort, HostSession, LogLevel, PromptRequest, ToastRequest } from "./port.js";
+
+type Json = Record<string, unknown>;
+
+const obj = (v: unknown): Json | undefined => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Json) : undefined);
+const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+
+export const LOG_SERVICE = "todo-continuation";
+
+function part(raw: unknown): MessagePart | undefined {
+  const p = obj(raw);
+  const type = str(p?.type);
+  if (!p || !type) return undefined;
+  return {
+    type,
+    text: typeof p.text === "string" ? p.text : undefined,
+    synthetic: p.synthetic === true ? true : undefined,
+    tool: str(p.tool),
+    toolStatus: str(obj(p.state)?.status),
+  };
+}
+
+export function normalizeMessage(raw: unknown): SessionMessage | undefined {
+  const item = obj(raw);
+  const info = obj(item?.info);
+  const id = str(info?.id);
+  const role = str(info?.role);
+  if (!item || !info || !id || !role) return undefined;
+  const time = obj(info.time);
+  const model = obj(info.model);
+  const error = obj(info.error);
+  const tools = obj(info.tools);
+  return {
+    id,
+    role,
+    createdAt: num(time?.created),
+    completedAt: num(time?.completed),
+    agent: str(info.agent) ?? str(info.mode),
+    providerId: str(model?.providerID) ?? str(info.providerID),
+    modelId: str(model?.modelID) ?? str(info.modelID),
+    variant: str(model?.variant) ?? str(info.variant),
+    errorName: str(error?.name),
+    errorMessage: str(obj(error?.data)?.message) ?? str(error?.message),
+    summary: info.summary === true ? true : undefined,
+    writeDenied: tools ? tools.write === false || tools.edit === false : undefined,
+    parts: Array.isArray(item.parts) ? item.parts.map(part).filter((p): p is MessagePart => p !== undefined) : [],
+  };
+}
+
+function session(raw: unknown): HostSession | undefined {
+  const s = obj(raw);
+  const id = str(s?.id);
+  return id ? { id, parentId: str(s?.parentID), directory: str(s?.directory) } : undefined;
+}
+
+/** The SDK answers `{ data, error }`; with throwOnError it throws a real Error. This keeps both paths honest. */
+async function data<T>(call: Promise<unknown>, what: string): Promise<T> {
+  const result = obj(await call);
+  if (result && result.error !== undefined && result.error !== null) {
+    const e = obj(result.error);
+    throw new Error(`${what}: ${str(obj(e?.data)?.message) ?? str(e?.name) ?? JSON.stringify(result.error)}`);
+  }
+  return (result && "data" in result ? result.data : result) as T;
+}
+
+export class OpenCodeHost implements HostPort {
+  constructor(
+    private readonly client: OpencodeClient,
+    /** The directory every call is scoped to (the plugin's instance directory), when known. */
+    private readonly directory?: string,
+  ) {}
+
+  private get query(): Json | undefined {
+    return this.directory ? { directory: this.directory } : undefined;
+  }
+
+  async getTodos(sessionId: string, signal: AbortSignal): Promise<Todo[]> {
+    const raw = await data<unknown>(this.client.session.todo({ path: { id: sessionId }, query: this.query, signal, throwOnError: true }), "todo read");
+    const todos = normalizeTodos(raw);
+    if (!todos) throw new Error("todo read: OpenCode answered something that is not a todo list");
+    return todos;
+  }
+
+  async getMessages(sessionId: string, signal: AbortSignal, limit?: number): Promise<SessionMessage[]> {
+    const raw = await data<unknown>(
+      this.client.session.messages({ path: { id: sessionId }, query: { ...this.query, ...(limit ? { limit } : {}) }, signal, throwOnError: true }),
+      "messages read",
+    );
+    if (!Array.isArray(raw)) throw new Error("messages read: OpenCode answered something that is not a message list");
+    return raw.map(normalizeMessage).filter((m): m is SessionMessage => m !== undefined);
+  }
+
+  async getSession(sessionId: string, signal: AbortSignal): Promise<HostSession | undefined> {
+    return session(await data<unknown>(this.client.session.get({ path: { id: sessionId }, query: this.query, signal, throwOnError: true }), "session read"));
+  }
+
+  async getChildren(sessionId: string, signal: AbortSignal): Promise<HostSession[]> {
+    const raw = await data<unknown>(this.client.session.children({ path: { id: sessionId }, query: this.query, signal, throwOnError: true }), "children read");
+    return Array.isArray(raw) ? raw.map(session).filter((s): s is HostSession => s !== undefined) : [];
+  }
+
+  async getStatuses(signal: AbortSignal): Promise<Record<string, SessionStatus>> {
+    const raw = obj(await data<unknown>(this.client.session.status({ query: this.query, signal, throwOnError: true }), "status read")) ?? {};
+    const statuses: Record<string, SessionStatus> = {};
+    for (const [id, value] of Object.entries(raw)) {
+      const type = str(obj(value)?.type);
+      if (type === "busy" || type === "idle" || type === "retry") statuses[id] = type;
+    }
+    return statuses;
+  }
+
+  async getAgents(signal: AbortSignal): Promise<HostAgent[]> {
+    const raw = await data<unknown>(this.client.app.agents({ query: this.query, signal, throwOnError: true }), "agent list");
+    if (!Array.isArray(raw)) return [];
+    return raw.flatMap((a) => {
+      const name = str(obj(a)?.name);
+      return name ? [{ name, canWrite: agentCanWrite(a) }] : [];
+    });
+  }
+
+  async prompt(request: PromptRequest, signal: AbortSignal): Promise<void> {
+    const body: Json = {
+      parts: [{ type: "text", text: request.text }],
+      ...(request.messageId ? { messageID: request.messageId } : {}),
+      ...(request.agent ? { agent: request.agent } : {}),
+      ...(request.model ? { model: { providerID: request.model.providerId, modelID: request.model.modelId } } : {}),
+      ...(request.variant ? { variant: request.variant } : {}),
+    };
+    // prompt_async returns once OpenCode has queued the prompt; the synchronous route would block for the whole turn.
+    await data<unknown>(
+      this.client.session.promptAsync({ path: { id: request.sessionId }, query: this.query, body: body as never, signal, throwOnError: true }),
+      "prompt",
+    );
+  }
+
+  async toast(request: ToastRequest): Promise<void> {
+    await data<unknown>(
+      this.client.tui.showToast({
+        query: this.query,
+        body: { title: request.title, message: request.message, variant: request.variant, duration: request.durationMs },
+        throwOnError: true,
+      }),
+      "toast",
+    );
+  }
+
+  log(level: LogLevel, message: string, extra?: Record<string, unknown>): void {
+    // Fire and forget, never awaited: awaiting the client during plugin init deadlocks OpenCode.
+    void Promise.resolve()
+      .then(() => this.client.app.log({ query: this.query, body: { service: LOG_SERVICE, level, message, extra } }))
+      .catch(() => undefined);
+  }
+}

@@ -1,0 +1,45 @@
+// The two slash commands users control the enforcer with inside OpenCode. OpenCode always sends a command's text to
+// the model (only a throwing hook can prevent that, and that shows the user an error), so the hook sets or lifts the
+// durable stop first and then rewrites the text into a short note the model acknowledges.
+import type { Enforcer } from "../engine/enforcer.js";
+
+export const STOP_COMMAND = "stop-continuation";
+export const RESUME_COMMAND = "resume-continuation";
+
+export const COMMANDS: Record<string, { description: string; template: string }> = {
+  [STOP_COMMAND]: {
+    description: "Stop automatic todo continuation for this session (kept across restarts until /resume-continuation)",
+    template: "Stop automatic todo continuation for this session.",
+  },
+  [RESUME_COMMAND]: {
+    description: "Resume automatic todo continuation for this session",
+    template: "Resume automatic todo continuation for this session.",
+  },
+};
+
+/** Adds the commands to OpenCode's configuration unless the user defined commands of the same names. */
+export function registerCommands(config: { command?: Record<string, unknown> }): void {
+  config.command ??= {};
+  for (const [name, command] of Object.entries(COMMANDS)) config.command[name] ??= command;
+}
+
+export function commandNote(command: string, changed: boolean): string | undefined {
+  if (command === STOP_COMMAND) {
+    return changed
+      ? "[todo-continuation] Automatic todo continuation is now stopped for this session. It stays stopped, also after a restart, until /resume-continuation. Acknowledge in one short sentence and do not continue the todo list unless asked."
+      : "[todo-continuation] Automatic todo continuation was already stopped for this session. Acknowledge in one short sentence.";
+  }
+  if (command === RESUME_COMMAND) {
+    return changed
+      ? "[todo-continuation] Automatic todo continuation is resumed for this session. Continue with the open todos."
+      : "[todo-continuation] Automatic todo continuation was not stopped for this session. Continue with the open todos.";
+  }
+  return undefined;
+}
+
+/** Applies one of our commands; returns the note to show the model, or undefined for anybody else's command. */
+export function runCommand(enforcer: Enforcer, command: string, sessionId: string): string | undefined {
+  if (command === STOP_COMMAND) return commandNote(command, enforcer.stop(sessionId, "command"));
+  if (command === RESUME_COMMAND) return commandNote(command, enforcer.resume(sessionId, "command"));
+  return undefined;
+}

@@ -1,0 +1,108 @@
+// The OpenCode plugin: translates OpenCode's hooks into engine calls and nothing more. It never throws into a hook,
+// never awaits the client during init (that deadlocks OpenCode), and starts the engine's recovery after init.
+import type { Hooks, PluginInput } from "@opencode-ai/plugin";
+import { ConfigError, resolveConfig, type Config } from "../config.js";
+import { Enforcer } from "../engine/enforcer.js";
+import { errorMessage } from "../engine/host-calls.js";
+import { OpenCodeHost } from "../host/opencode-host.js";
+import { openStore, type Store } from "../store/open.js";
+import { registerCommands, runCommand } from "./commands.js";
+
+/** What other plugins in the same process can call (see README "Programmatic API"). */
+export interface TodoContinuationApi {
+  markRecovering(sessionID: string): void;
+  markRecoveryComplete(sessionID: string): void;
+  /** Sets the durable stop; false if it was already set (or the enforcer is off). */
+  stop(sessionID: string): boolean;
+  /** Lifts the durable stop; false if it was not set (or the enforcer is off). */
+  resume(sessionID: string): boolean;
+  dispose(): Promise<void>;
+}
+
+export type TodoContinuationHooks = Hooks & TodoContinuationApi;
+
+const OFF: TodoContinuationApi = {
+  markRecovering: () => undefined,
+  markRecoveryComplete: () => undefined,
+  stop: () => false,
+  resume: () => false,
+  dispose: async () => undefined,
+};
+
+async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<Store> {
+  try {
+    return await openStore(config.databasePath);
+  } catch (error) {
+    host.log("error", `todo-continuation: ${errorMessage(error)}. Continuing with an in-memory database: enforcement works, but nothing survives a restart of OpenCode.`, {
+      databasePath: config.databasePath,
+    });
+    return openStore(":memory:");
+  }
+}
+
+/**
+ * The plugin function OpenCode calls with its context and the options of the plugin entry. It is also the factory
+ * of the programmatic API: the returned object holds the hooks and the API methods.
+ */
+export async function TodoContinuation(input: PluginInput, options?: Record<string, unknown>): Promise<TodoContinuationHooks> {
+  const host = new OpenCodeHost(input.client, input.directory);
+  let config: Config;
+  try {
+    config = resolveConfig(options ?? {}, process.env);
+  } catch (error) {
+    const text = error instanceof ConfigError ? error.message : errorMessage(error);
+    host.log("error", `todo-continuation is off: ${text}`, error instanceof ConfigError ? { key: error.key } : undefined);
+    return { ...OFF };
+  }
+
+  const store = await openOrFallBack(config, host);
+  const enforcer = new Enforcer({ config, store, host, directory: input.directory });
+  // Recovery reads OpenCode (pending injections are reconciled against the session's messages): after init only.
+  const startTimer = setTimeout(() => {
+    enforcer.start().catch((error: unknown) => host.log("error", `todo-continuation could not start: ${errorMessage(error)}`));
+  }, 0);
+
+  const guard = <A extends unknown[]>(what: string, work: (...args: A) => void) =>
+    async (...args: A): Promise<void> => {
+      try {
+        work(...args);
+      } catch (error) {
+        host.log("error", `todo-continuation ${what} failed: ${errorMessage(error)}`);
+      }
+    };
+
+  let disposed = false;
+  const dispose = async () => {
+    if (disposed) return;
+    disposed = true;
+    clearTimeout(startTimer);
+    await enforcer.dispose();
+    try {
+      store.close();
+    } catch {
+      // Closing a file that is already gone must not break OpenCode's shutdown.
+    }
+  };
+
+  return {
+    // Called by OpenCode for every bus event, not awaited: a plain function that returns at once.
+    event: (({ event }: { event: unknown }) => {
+      enforcer.handleEvent(event);
+    }) as unknown as Hooks["event"],
+    "tool.execute.before": guard("tool hook", (toolInput: { sessionID?: string }) => enforcer.toolActivity(toolInput?.sessionID, "before")),
+    "tool.execute.after": guard("tool hook", (toolInput: { sessionID?: string }) => enforcer.toolActivity(toolInput?.sessionID, "after")),
+    config: guard("config hook", (cfg: { command?: Record<string, unknown> }) => registerCommands(cfg)) as Hooks["config"],
+    "command.execute.before": guard("command", (commandInput: { command: string; sessionID: string }, output: { parts: unknown[] }) => {
+      const note = runCommand(enforcer, commandInput.command, commandInput.sessionID);
+      if (note === undefined) return;
+      // OpenCode keeps its own reference to this array: edit it in place.
+      const text = output.parts.find((p): p is { type: "text"; text: string } => (p as { type?: string })?.type === "text");
+      if (text) text.text = note;
+    }),
+    dispose,
+    markRecovering: (sessionID) => enforcer.markRecovering(sessionID),
+    markRecoveryComplete: (sessionID) => enforcer.markRecoveryComplete(sessionID),
+    stop: (sessionID) => enforcer.stop(sessionID, "api"),
+    resume: (sessionID) => enforcer.resume(sessionID, "api"),
+  };
+}

@@ -1,0 +1,145 @@
+// A real `opencode serve` (the binary of the opencode-ai devDependency) isolated in a temp HOME/XDG, offline, with
+// the scripted model as its only provider and this plugin loaded from the working tree. Stopped by its own pid.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
+import { opencodeBinary, ROOT } from "../../crash/processes.js";
+
+export const PLUGIN_ENTRY = join(ROOT, "src", "index.ts");
+
+const OFFLINE = {
+  OPENCODE_DISABLE_MODELS_FETCH: "1",
+  OPENCODE_DISABLE_AUTOUPDATE: "1",
+  OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+  OPENCODE_DISABLE_SHARE: "1",
+  OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+  OPENCODE_DISABLE_CLAUDE_CODE: "1",
+  OPENCODE_DISABLE_EXTERNAL_SKILLS: "1",
+  OPENCODE_DISABLE_EMBEDDED_WEB_UI: "1",
+  OPENCODE_DISABLE_AUTOCOMPACT: "1",
+};
+
+export interface ServerOptions {
+  /** Folder holding home/, project/ and the plugin database; reused across restarts. */
+  root: string;
+  modelUrl: string;
+  /** Plugin options; `false` loads no plugin at all. */
+  pluginOptions: Record<string, unknown> | false;
+  /** The plugin spec: a file:// URL of the working tree's entry by default, or an npm name. */
+  pluginSpec?: string;
+  env?: Record<string, string>;
+}
+
+export function opencodeConfig(modelUrl: string, plugin: unknown[] | undefined): string {
+  return JSON.stringify({
+    $schema: "https://opencode.ai/config.json",
+    model: "scripted/model-1",
+    small_model: "scripted/model-1",
+    enabled_providers: ["scripted"],
+    provider: {
+      scripted: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Scripted",
+        options: { baseURL: modelUrl, apiKey: "x" },
+        models: { "model-1": { name: "Scripted model", tool_call: true, limit: { context: 100_000, output: 4_000 } } },
+      },
+    },
+    permission: { "*": "allow" },
+    snapshot: false,
+    lsp: false,
+    formatter: false,
+    share: "disabled",
+    autoupdate: false,
+    ...(plugin ? { plugin } : {}),
+  });
+}
+
+/** Lets OpenCode skip its 3–6 s npm install of @opencode-ai/plugin into the config folder. */
+function seedConfigFolder(configDir: string): void {
+  mkdirSync(join(configDir, "node_modules"), { recursive: true });
+  const dependencies = { "@opencode-ai/plugin": "1.18.33" };
+  writeFileSync(join(configDir, "package.json"), JSON.stringify({ dependencies }));
+  writeFileSync(join(configDir, "package-lock.json"), JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies } } }));
+}
+
+export class OpenCodeServer {
+  url = "";
+  client!: OpencodeClient;
+  readonly project: string;
+  private child: ChildProcess | undefined;
+  private log = "";
+
+  constructor(private readonly options: ServerOptions) {
+    this.project = join(options.root, "project");
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  output(): string {
+    return this.log;
+  }
+
+  async start(timeoutMs = 30_000): Promise<void> {
+    const { root } = this.options;
+    const home = join(root, "home");
+    const dirs = { HOME: home, XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config"), XDG_CACHE_HOME: join(home, "cache"), XDG_STATE_HOME: join(home, "state") };
+    for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
+    seedConfigFolder(join(dirs.XDG_CONFIG_HOME, "opencode"));
+    const plugin = this.options.pluginOptions === false ? undefined : [[this.options.pluginSpec ?? pathToFileURL(PLUGIN_ENTRY).href, this.options.pluginOptions]];
+    this.log = "";
+    this.child = spawn(opencodeBinary(), ["serve", "--hostname", "127.0.0.1", "--port", "0", "--print-logs"], {
+      cwd: this.project,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        ...dirs,
+        ...OFFLINE,
+        OPENCODE_CONFIG_CONTENT: opencodeConfig(this.options.modelUrl, plugin),
+        ...this.options.env,
+      },
+    });
+    const append = (chunk: Buffer) => (this.log += chunk.toString());
+    this.child.stdout!.on("data", append);
+    this.child.stderr!.on("data", append);
+    const started = Date.now();
+    while (Date.now() - started < timeoutMs) {
+      const match = /opencode server listening on (http:\/\/[\d.:]+)/.exec(this.log);
+      if (match) {
+        this.url = match[1]!;
+        this.client = createOpencodeClient({ baseUrl: this.url, directory: this.project });
+        // The first request for a directory creates the instance (and loads the plugin): make it a warm-up.
+        await this.client.config.get({ throwOnError: true, signal: AbortSignal.timeout(30_000) });
+        return;
+      }
+      if (this.child.exitCode !== null) throw new Error(`opencode exited with ${this.child.exitCode}:\n${this.log.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`opencode did not start within ${timeoutMs} ms:\n${this.log.slice(-3000)}`);
+  }
+
+  /** Kills the server's whole process group by its own pid. */
+  kill(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+    const child = this.child;
+    if (!child?.pid || child.exitCode !== null) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      child.kill(signal);
+    }
+    return exited;
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child?.pid || child.exitCode !== null) return;
+    const timer = setTimeout(() => void this.kill("SIGKILL"), 5000);
+    await this.kill("SIGTERM");
+    clearTimeout(timer);
+  }
+}
