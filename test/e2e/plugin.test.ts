@@ -1,0 +1,130 @@
+// The plugin inside a real OpenCode 1.18.33 (`opencode serve` from the opencode-ai devDependency), offline, with a
+// scripted model. Each scenario asserts on what the model received, on the todos, and on the plugin's SQLite rows.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { E2E, HEADER, sleep } from "./support/harness.js";
+import { textOf } from "./support/scripted-model.js";
+import { script } from "./scenarios.js";
+
+describe("the plugin in a real OpenCode server", () => {
+  const world = new E2E(script, {});
+
+  beforeAll(async () => {
+    await world.start();
+  }, 60_000);
+  afterAll(async () => {
+    await world.stop();
+  });
+
+  it("continues a session that stopped with open todos, once, with the right agent, model and status line", async () => {
+    const id = await world.session("basic");
+    await world.prompt(id, "scenario: basic");
+    const armed = await world.waitForAudit(id, "armed");
+    const injected = await world.waitForAudit(id, "injected", 15_000);
+    const fired = world.audit(id).find((r) => r.event === "fired")!;
+    // The default countdown of 2 s is respected.
+    expect(fired.at - armed.at).toBeGreaterThanOrEqual(2000);
+    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
+
+    const continuation = world.continuationRequests("basic");
+    expect(continuation).toHaveLength(1);
+    const text = textOf(continuation[0]!.messages.at(-1)!.content);
+    expect(text.startsWith(HEADER)).toBe(true);
+    expect(text).toContain("[Status: 1/3 completed, 2 remaining]");
+    expect(text).toContain('Continue from: "add the tests"');
+    expect(continuation[0]!.model).toBe("model-1");
+
+    const messages = await world.messages(id);
+    const injectedMessage = messages.find((m) => m.parts.some((p) => typeof p.text === "string" && (p.text as string).startsWith(HEADER)))!;
+    expect(injectedMessage.info).toMatchObject({ role: "user", agent: "build", model: { providerID: "scripted", modelID: "model-1" } });
+    expect(world.injections(id)).toMatchObject([{ status: "sent", agent: "build", model: "scripted/model-1", todos_total: 3, todos_open: 2, message_id: injectedMessage.info.id }]);
+    expect(await world.todos(id)).toEqual([
+      { content: "write the parser", status: "completed", priority: "medium" },
+      { content: "add the tests", status: "completed", priority: "medium" },
+      { content: "update the docs", status: "completed", priority: "medium" },
+    ]);
+    expect(world.trail(id)).toEqual(["armed", "fired", "injected", "skipped:todos_complete"]);
+    console.log(`e2e: idle → continuation sent in ${injected.at - armed.at} ms (countdown 2 s)`);
+  });
+
+  it("does nothing when every todo is completed in the first turn", async () => {
+    const id = await world.session("complete");
+    await world.prompt(id, "scenario: complete");
+    await world.waitForAudit(id, "skipped:todos_complete");
+    await sleep(2500);
+    expect(world.injections(id)).toEqual([]);
+    expect(world.continuationRequests("complete")).toEqual([]);
+    expect(world.trail(id)).toEqual(["skipped:todos_complete"]);
+  });
+
+  it("a user message during the countdown cancels it (user_message)", async () => {
+    const id = await world.session("user-message");
+    await world.prompt(id, "scenario: user-message");
+    await world.waitForAudit(id, "armed");
+    await sleep(800); // past the 500 ms grace period
+    await world.prompt(id, "drop the rest, I will finish myself");
+    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
+    await sleep(2500);
+    expect(world.countdowns(id)).toMatchObject([{ state: "cancelled", end_reason: "user_message" }]);
+    expect(world.injections(id)).toEqual([]);
+    expect(world.continuationRequests("user-message")).toEqual([]);
+  });
+
+  it("an aborted session is not continued (aborted)", async () => {
+    const id = await world.session("abort");
+    await world.prompt(id, "scenario: abort");
+    await world.waitFor("the slow model call", () => world.requestsFor("abort").length >= 2);
+    await world.server.client.session.abort({ path: { id }, throwOnError: true });
+    const skipped = await world.waitForAudit(id, "skipped:aborted");
+    await sleep(3000);
+    expect(world.injections(id)).toEqual([]);
+    expect(world.continuationRequests("abort")).toEqual([]);
+    expect(world.audit(id).map((r) => r.event)).not.toContain("armed");
+    expect(skipped.detail.stage).toBe("idle");
+  });
+
+  it("a model that never updates its todos is continued stagnationLimit times, then stopped (stagnation)", async () => {
+    const id = await world.session("stagnation");
+    await world.prompt(id, "scenario: stagnation");
+    await world.waitForAudit(id, "skipped:stagnation", 40_000);
+    await sleep(2500);
+    expect(world.continuationRequests("stagnation")).toHaveLength(3);
+    expect(world.injections(id).map((i) => i.status)).toEqual(["sent", "sent", "sent"]);
+    expect(world.audit(id).at(-1)).toMatchObject({ event: "skipped", reason: "stagnation", detail: { unproductiveContinuations: 3, limit: 3 } });
+  });
+
+  it("nothing is injected while a question waits for the user; after the answer, continuation resumes", async () => {
+    const id = await world.session("question");
+    await world.prompt(id, "scenario: question");
+    const asked = await world.waitFor("a pending question", async () => {
+      const response = await fetch(`${world.server.url}/question?directory=${encodeURIComponent(world.server.project)}`);
+      const list = (await response.json()) as Array<{ id: string; sessionID: string }>;
+      return list.find((q) => q.sessionID === id);
+    });
+    await sleep(3500);
+    // OpenCode 1.18.33 keeps the session busy while the question tool waits: no idle, no countdown, no prompt.
+    expect(world.audit(id)).toEqual([]);
+    expect(world.injections(id)).toEqual([]);
+    const reply = await fetch(`${world.server.url}/question/${asked.id}/reply?directory=${encodeURIComponent(world.server.project)}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ answers: [["sqlite"]] }),
+    });
+    expect(reply.ok).toBe(true);
+    await world.waitForAudit(id, "injected", 20_000);
+    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
+    expect(world.continuationRequests("question")).toHaveLength(1);
+  });
+
+  it("a busy child session holds its parent back (children_running); the child itself is filtered", async () => {
+    const parent = await world.session("parent");
+    const child = await world.session("child", parent);
+    await world.prompt(child, "scenario: child");
+    await world.waitFor("the child to be busy", () => world.requestsFor("child").length >= 1);
+    await world.prompt(parent, "scenario: parent");
+    const skipped = await world.waitForAudit(parent, "skipped:children_running", 15_000);
+    expect(skipped.detail).toMatchObject({ busyChildren: 1 });
+    expect(world.injections(parent)).toEqual([]);
+    await world.waitForAudit(child, "skipped:session_filtered", 20_000);
+    expect(world.injections(child)).toEqual([]);
+  });
+});

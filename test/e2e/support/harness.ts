@@ -1,0 +1,141 @@
+// One e2e world: a scripted model, a real OpenCode server with the plugin, and read access to the plugin's SQLite
+// file. Tests wait on rows of that file (what the plugin decided) and on what the model received.
+import Database from "better-sqlite3";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { OpenCodeServer, type ServerOptions } from "./opencode-server.js";
+import { ScriptedModel, textOf, type ModelRequest, type Script } from "./scripted-model.js";
+
+export const HEADER = "[SYSTEM REMINDER - TODO CONTINUATION]";
+
+export interface AuditRow {
+  at: number;
+  session_id: string;
+  event: string;
+  reason: string | null;
+  detail: Record<string, unknown>;
+}
+
+export class E2E {
+  readonly root = mkdtempSync(join(tmpdir(), "tc-e2e-"));
+  readonly dbPath = join(this.root, "todo-continuation.db");
+  readonly model: ScriptedModel;
+  server!: OpenCodeServer;
+  private modelUrl = "";
+  private db: Database.Database | undefined;
+
+  constructor(
+    script: Script,
+    private readonly pluginOptions: Record<string, unknown> | false = {},
+    private readonly extra: Partial<ServerOptions> = {},
+  ) {
+    this.model = new ScriptedModel(script);
+  }
+
+  async start(): Promise<void> {
+    this.modelUrl = await this.model.start();
+    await this.startServer();
+  }
+
+  async startServer(): Promise<void> {
+    const plugin = this.pluginOptions === false ? false : { databasePath: this.dbPath, ...this.pluginOptions };
+    this.server = new OpenCodeServer({ root: this.root, modelUrl: this.modelUrl, pluginOptions: plugin, ...this.extra });
+    await this.server.start();
+  }
+
+  /** SIGKILL to the server's process group, as a crash would. */
+  async crashServer(): Promise<void> {
+    await this.server.kill("SIGKILL");
+  }
+
+  async stop(): Promise<void> {
+    await this.server?.stop();
+    await this.model.stop();
+    this.db?.close();
+    rmSync(this.root, { recursive: true, force: true });
+  }
+
+  async session(title = "e2e session", parentID?: string): Promise<string> {
+    const created = await this.server.client.session.create({ body: { title, ...(parentID ? { parentID } : {}) }, throwOnError: true });
+    return created.data.id;
+  }
+
+  async prompt(sessionId: string, text: string): Promise<void> {
+    await this.server.client.session.promptAsync({ path: { id: sessionId }, body: { parts: [{ type: "text", text }] }, throwOnError: true });
+  }
+
+  async todos(sessionId: string): Promise<Array<{ content: string; status: string }>> {
+    const result = await this.server.client.session.todo({ path: { id: sessionId }, throwOnError: true });
+    return result.data as Array<{ content: string; status: string }>;
+  }
+
+  async messages(sessionId: string): Promise<Array<{ info: Record<string, unknown>; parts: Array<Record<string, unknown>> }>> {
+    const result = await this.server.client.session.messages({ path: { id: sessionId }, throwOnError: true });
+    return result.data as never;
+  }
+
+  private database(): Database.Database | undefined {
+    if (!this.db && existsSync(this.dbPath)) this.db = new Database(this.dbPath, { readonly: true, fileMustExist: true });
+    return this.db;
+  }
+
+  audit(sessionId: string): AuditRow[] {
+    const rows = (this.database()?.prepare("SELECT at, session_id, event, reason, detail FROM audit_events WHERE session_id = ? ORDER BY id").all(sessionId) ?? []) as Array<
+      Omit<AuditRow, "detail"> & { detail: string }
+    >;
+    return rows.map((r) => ({ ...r, detail: JSON.parse(r.detail) as Record<string, unknown> }));
+  }
+
+  trail(sessionId: string): string[] {
+    return this.audit(sessionId).map((r) => (r.reason ? `${r.event}:${r.reason}` : r.event));
+  }
+
+  injections(sessionId: string): Array<Record<string, unknown>> {
+    return (this.database()?.prepare("SELECT * FROM injections WHERE session_id = ? ORDER BY created_at").all(sessionId) ?? []) as Array<Record<string, unknown>>;
+  }
+
+  countdowns(sessionId: string): Array<Record<string, unknown>> {
+    return (this.database()?.prepare("SELECT * FROM countdowns WHERE session_id = ? ORDER BY armed_at").all(sessionId) ?? []) as Array<Record<string, unknown>>;
+  }
+
+  /** Model calls of one session's scenario that carried a continuation prompt. */
+  continuationRequests(scenario: string): ModelRequest[] {
+    return this.model.agentRequests().filter((r) => scenarioOf(r) === scenario && textOf(lastUser(r)?.content).includes(HEADER) && r.messages.at(-1)?.role === "user");
+  }
+
+  requestsFor(scenario: string): ModelRequest[] {
+    return this.model.agentRequests().filter((r) => scenarioOf(r) === scenario);
+  }
+
+  async waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+    const started = Date.now();
+    for (;;) {
+      const value = await probe();
+      if (value) return value;
+      if (Date.now() - started > timeoutMs) {
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\nserver log tail:\n${this.server.output().slice(-3000)}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Resolves when the audit trail of the session has an `event[:reason]` entry (optionally after `from` entries). */
+  waitForAudit(sessionId: string, entry: string, timeoutMs = 20_000, from = 0): Promise<AuditRow> {
+    return this.waitFor(`audit ${entry} for ${sessionId} (trail so far: ${this.trail(sessionId).join(", ")})`, () => {
+      const rows = this.audit(sessionId).slice(from);
+      return rows.find((r) => (r.reason ? `${r.event}:${r.reason}` : r.event) === entry || r.event === entry);
+    }, timeoutMs);
+  }
+}
+
+export function lastUser(request: ModelRequest) {
+  return [...request.messages].reverse().find((m) => m.role === "user");
+}
+
+export function scenarioOf(request: ModelRequest): string | undefined {
+  const first = request.messages.find((m) => m.role === "user");
+  return /scenario: ([\w-]+)/.exec(textOf(first?.content))?.[1];
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
