@@ -89,7 +89,7 @@ export class CountdownScheduler {
         report.foreign++;
         continue;
       }
-      if (!this.o.repo.takeOver(countdown.id, this.o.owner, now, now + this.o.leaseMs)) continue;
+      if (!this.o.repo.takeOver(countdown.id, countdown.owner, this.o.owner, now + this.o.leaseMs)) continue;
       const adopted: CountdownRow = { ...countdown, owner: this.o.owner, leaseUntil: now + this.o.leaseMs };
       const verdict = classifyArmedCountdown(countdown, now, this.o.resumeWindowMs);
       const detail = { countdownId: countdown.id, previousOwner: countdown.owner, deadlineAt: countdown.deadlineAt };

@@ -121,8 +121,7 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
     // Bun's default busy timeout is 0 and its foreign keys are off: set everything explicitly on both drivers.
     raw.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
     if (!readonly) {
-      const mode = raw.all<{ journal_mode: string }>("PRAGMA journal_mode = WAL")[0]?.journal_mode;
-      if (file !== ":memory:" && mode !== "wal") throw new Error(`could not switch to WAL (journal_mode is ${mode})`);
+      if (file !== ":memory:") switchToWal(raw);
       raw.exec("PRAGMA synchronous = NORMAL");
     }
     raw.exec("PRAGMA foreign_keys = ON");
@@ -138,6 +137,21 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
     }
     throw new StoreOpenError(file, describeOpenFailure(error), error);
   }
+}
+
+/** The switch needs a moment without other connections; several processes opening a fresh file can collide. */
+function switchToWal(raw: RawDatabase): void {
+  let mode: string | undefined;
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      mode = raw.all<{ journal_mode: string }>("PRAGMA journal_mode = WAL")[0]?.journal_mode;
+    } catch (error) {
+      if (!/locked|busy/i.test(errorText(error)) || attempt === 19) throw error;
+    }
+    if (mode === "wal") return;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25 * (attempt + 1));
+  }
+  throw new Error(`could not switch to WAL (journal_mode is ${mode})`);
 }
 
 function describeOpenFailure(error: unknown): string {

@@ -143,11 +143,8 @@ function prepare(db: Db) {
       .update(countdowns)
       .set({ owner: ps("owner"), leaseUntil: ps("leaseUntil") })
       .where(
-        and(
-          eq(countdowns.id, p("id")),
-          eq(countdowns.state, "armed"),
-          or(isNull(countdowns.owner), eq(countdowns.owner, p("owner")), lt(countdowns.leaseUntil, p("now"))),
-        ),
+        // Compare-and-swap on the owner the caller saw: of two processes adopting the same orphan, one wins.
+        and(eq(countdowns.id, p("id")), eq(countdowns.state, "armed"), sql`${countdowns.owner} IS ${p("expectedOwner")}`),
       )
       .prepare(),
     armedInScope: db
@@ -361,9 +358,12 @@ export class Repository {
     return this.q.armedInScope.all({ directory });
   }
 
-  /** Takes ownership of an armed countdown that has no live owner (or is already ours). */
-  takeOver(id: string, owner: string, now: number, leaseUntil: number): boolean {
-    const result = this.q.takeOverCountdown.run({ id, owner, now, leaseUntil }) as { changes: number };
+  /**
+   * Takes ownership of an armed countdown whose owner the caller found gone (dead process, expired lease or none),
+   * provided its owner is still the one the caller saw.
+   */
+  takeOver(id: string, expectedOwner: string | null, owner: string, leaseUntil: number): boolean {
+    const result = this.q.takeOverCountdown.run({ id, owner, expectedOwner, leaseUntil }) as { changes: number };
     return result.changes > 0;
   }
 

@@ -26,7 +26,8 @@ describe("crash points", () => {
   });
 
   it(`survives ${ITERATIONS} SIGKILLs at random points`, { timeout: 600_000 }, async () => {
-    const env = { DB: db, HOST_URL: url, SESSIONS: "6", ROUNDS: "0", PAUSE_BEFORE_PROMPT_MS: "40" };
+    // A lease far longer than a restart: adopting the dead process's countdowns must rely on its pid being gone.
+    const env = { DB: db, HOST_URL: url, SESSIONS: "6", ROUNDS: "0", PAUSE_BEFORE_PROMPT_MS: "40", LEASE_MS: "15000" };
     const found = { armedAtRestart: 0, pendingAtRestart: 0, pendingDelivered: 0 };
     for (let i = 0; i < ITERATIONS; i++) {
       const running = startProcess("node", "engine-process.ts", env);
@@ -53,6 +54,9 @@ describe("crash points", () => {
     );
     expect(report.violations).toEqual([]);
     expect(report.counts.fired).toBeGreaterThan(ITERATIONS);
+    // Every previous owner was dead, so each restart adopted at once by its pid, never by waiting out a lease.
+    expect(report.counts.resumed_restart).toBeGreaterThan(0);
+    expect(report.counts.resumed_lease_expired ?? 0).toBe(0);
     // The kills must actually have landed in the interesting windows, or the test proves little.
     expect(found.armedAtRestart).toBeGreaterThan(0);
     expect(found.pendingAtRestart).toBeGreaterThan(0);

@@ -18,6 +18,7 @@ export function checkInvariants(dbPath: string, prompts: DeliveredPrompt[]): Inv
   const counts: Record<string, number> = { countdowns: countdowns.length, injections: injections.length, prompts: prompts.length };
   for (const c of countdowns) counts[c.state] = (counts[c.state] ?? 0) + 1;
   for (const i of injections) counts[`injection_${i.status}`] = (counts[`injection_${i.status}`] ?? 0) + 1;
+  for (const a of audit) if (a.event === "resumed" || a.event === "reconciled") counts[`${a.event}_${a.reason}`] = (counts[`${a.event}_${a.reason}`] ?? 0) + 1;
 
   // Nothing is left armed or pending once the last process has run to its end.
   for (const c of countdowns) if (c.state === "armed") violations.push(`countdown ${c.id} still armed`);

@@ -147,19 +147,22 @@ export const STORE_CASES: StoreCase[] = [
     },
   },
   {
-    name: "leases: take-over only from no owner, an expired lease, or oneself; renew and release",
+    name: "leases: a take-over succeeds only while the owner is still the one the adopter saw; renew and release",
     async run(folder) {
       await withStore(folder, (_store, repo) => {
         repo.armCountdown(countdown("cd_1", "ses_1", { owner: "a", leaseUntil: NOW + 1000 }));
-        assert.equal(repo.takeOver("cd_1", "b", NOW, NOW + 5000), false);
-        assert.equal(repo.takeOver("cd_1", "a", NOW, NOW + 5000), true);
-        assert.equal(repo.takeOver("cd_1", "b", NOW + 5001, NOW + 9000), true);
+        assert.equal(repo.takeOver("cd_1", "someone", "b", NOW + 5000), false);
+        assert.equal(repo.takeOver("cd_1", "a", "b", NOW + 5000), true);
+        // A second adopter that saw the old owner loses.
+        assert.equal(repo.takeOver("cd_1", "a", "c", NOW + 5000), false);
         assert.equal(repo.getCountdown("cd_1")?.owner, "b");
         assert.equal(repo.renewLeases("b", NOW + 20_000), 1);
         assert.equal(repo.getCountdown("cd_1")?.leaseUntil, NOW + 20_000);
         assert.equal(repo.releaseLeases("b"), 1);
         assert.equal(repo.getCountdown("cd_1")?.owner, null);
-        assert.equal(repo.takeOver("cd_1", "c", NOW, NOW + 1), true);
+        assert.equal(repo.takeOver("cd_1", null, "c", NOW + 1), true);
+        repo.claimForInjection(injection("inj_x", "cd_1", { owner: "c" }));
+        assert.equal(repo.takeOver("cd_1", "c", "d", NOW + 1), false, "a fired countdown cannot be adopted");
       });
     },
   },

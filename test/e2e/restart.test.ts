@@ -1,0 +1,92 @@
+// OpenCode killed with SIGKILL during a countdown and started again on the same files; and the durable stop set by
+// /stop-continuation, which must hold across a restart until /resume-continuation.
+import { afterEach, describe, expect, it } from "vitest";
+import { E2E, sleep } from "./support/harness.js";
+import { script } from "./scenarios.js";
+
+let world: E2E | undefined;
+afterEach(async () => {
+  await world?.stop();
+  world = undefined;
+});
+
+describe("restarts of OpenCode", () => {
+  it("a countdown interrupted by SIGKILL resumes after the restart and the continuation arrives once", async () => {
+    world = new E2E(script, { countdownSeconds: 8 });
+    await world.start();
+    const id = await world.session("restart");
+    await world.prompt(id, "scenario: restart");
+    const armed = await world.waitForAudit(id, "armed");
+    await sleep(1500);
+    const killedAt = Date.now();
+    await world.crashServer();
+    expect(world.countdowns(id)).toMatchObject([{ state: "armed" }]);
+    await world.startServer();
+    const resumed = await world.waitForAudit(id, "resumed:restart");
+    const remaining = resumed.detail.remainingMs as number;
+    expect(remaining).toBeGreaterThan(0);
+    expect(remaining).toBeLessThanOrEqual(8000 - (killedAt - armed.at));
+    const injected = await world.waitForAudit(id, "injected", 20_000);
+    expect(injected.at - armed.at).toBeGreaterThanOrEqual(8000);
+    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
+    await sleep(1000);
+    expect(world.continuationRequests("restart")).toHaveLength(1);
+    expect(world.injections(id)).toMatchObject([{ status: "sent" }]);
+    expect(world.trail(id)).toEqual(["armed", "resumed:restart", "fired", "injected", "skipped:todos_complete"]);
+    console.log(`e2e restart: killed ${killedAt - armed.at} ms into an 8 s countdown, resumed ${resumed.at - killedAt} ms later with ${remaining} ms left; continuation ${injected.at - armed.at} ms after arming`);
+  });
+
+  it("a countdown found later than resumeWindowSeconds after the restart expires, and nothing is sent", async () => {
+    world = new E2E(script, { countdownSeconds: 2, resumeWindowSeconds: 1 });
+    await world.start();
+    const id = await world.session("expired");
+    await world.prompt(id, "scenario: expired");
+    const armed = await world.waitForAudit(id, "armed");
+    await world.crashServer();
+    await sleep(Math.max(0, armed.at + 2000 + 1500 - Date.now()));
+    await world.startServer();
+    const expired = await world.waitForAudit(id, "expired:stale_after_restart");
+    expect(expired.detail.lateMs as number).toBeGreaterThanOrEqual(1000);
+    await sleep(2000);
+    expect(world.countdowns(id)).toMatchObject([{ state: "expired", end_reason: "stale_after_restart" }]);
+    expect(world.injections(id)).toEqual([]);
+    expect(world.continuationRequests("expired")).toEqual([]);
+  });
+
+  it("/stop-continuation stops it, also after a restart; /resume-continuation lets it continue again", async () => {
+    world = new E2E(script, {});
+    await world.start();
+    const id = await world.session("stop");
+    await world.prompt(id, "scenario: stop");
+    await world.waitForAudit(id, "armed");
+    // The command call lasts the whole turn; the server is killed under it later, so its outcome is not awaited.
+    world.server.client.session.command({ path: { id }, body: { command: "stop-continuation", arguments: "" } }).catch(() => undefined);
+    await world.waitForAudit(id, "stopped:command");
+    await world.waitForAudit(id, "skipped:stopped", 15_000);
+    expect(world.countdowns(id)).toMatchObject([{ state: "cancelled", end_reason: "stopped" }]);
+    const commandRequest = world.requestsFor("stop").at(-1)!;
+    expect(JSON.stringify(commandRequest.messages.at(-1))).toContain("Automatic todo continuation is now stopped");
+
+    await world.crashServer();
+    await world.startServer();
+    const before = world.audit(id).length;
+    await world.prompt(id, "keep going please");
+    await world.waitForAudit(id, "skipped:stopped", 15_000, before);
+    await sleep(2500);
+    expect(world.injections(id)).toEqual([]);
+
+    world.server.client.session.command({ path: { id }, body: { command: "resume-continuation", arguments: "" } }).catch(() => undefined);
+    await world.waitForAudit(id, "unstopped:command");
+    await world.waitForAudit(id, "injected", 20_000);
+    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
+    expect(world.continuationRequests("stop")).toHaveLength(1);
+    expect(world.trail(id).filter((t) => /stopped|injected/.test(t))).toEqual([
+      "stopped:command",
+      "cancelled:stopped",
+      "skipped:stopped",
+      "skipped:stopped",
+      "unstopped:command",
+      "injected",
+    ]);
+  });
+});
