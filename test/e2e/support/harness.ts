@@ -28,7 +28,7 @@ export class E2E {
   constructor(
     script: Script,
     private readonly pluginOptions: Record<string, unknown> | false = {},
-    private readonly extra: Partial<ServerOptions> = {},
+    private extra: Partial<ServerOptions> = {},
   ) {
     this.model = new ScriptedModel(script);
   }
@@ -38,7 +38,9 @@ export class E2E {
     await this.startServer();
   }
 
-  async startServer(): Promise<void> {
+  /** Starts (or starts again) the server on the same files; `overrides` change how it is started from now on. */
+  async startServer(overrides: Partial<ServerOptions> = {}): Promise<void> {
+    this.extra = { ...this.extra, ...overrides };
     const plugin = this.pluginOptions === false ? false : { databasePath: this.dbPath, ...this.pluginOptions };
     this.server = new OpenCodeServer({ root: this.root, modelUrl: this.modelUrl, pluginOptions: plugin, ...this.extra });
     await this.server.start();
