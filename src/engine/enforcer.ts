@@ -376,31 +376,36 @@ export class Enforcer {
     });
   }
 
-  /** Sets the durable stop. Returns false when the session was already stopped. */
+  /** Sets the durable stop (and cancels an armed countdown). Returns false when the session was already stopped. */
   stop(sessionId: string, source = "api"): boolean {
     return (
       this.guarded("stop", () => {
-        const now = this.clock.now();
-        if (this.repo.getSession(sessionId)?.stoppedAt != null) return false;
-        const patch = { stoppedAt: now, stopSource: source };
-        const audit = [{ event: "stopped" as const, reason: source }];
-        this.repo.updateSession(this.scope(sessionId), patch, now, audit);
-        this.cancel(sessionId, "stopped", { source });
-        return true;
+        const { changed, cancelled } = this.repo.setStop(this.scope(sessionId), source, this.clock.now());
+        const armed = this.armed.get(sessionId);
+        if (cancelled && armed?.row.id === cancelled.id) this.forget(sessionId, armed);
+        return changed;
       }) ?? false
     );
   }
 
   /** Lifts the durable stop. Returns false when the session was not stopped. */
   resume(sessionId: string, source = "api"): boolean {
-    return (
-      this.guarded("resume", () => {
-        const now = this.clock.now();
-        if (this.repo.getSession(sessionId)?.stoppedAt == null) return false;
-        this.repo.updateSession(this.scope(sessionId), { stoppedAt: null, stopSource: null }, now, [{ event: "unstopped", reason: source }]);
-        return true;
-      }) ?? false
-    );
+    return this.guarded("resume", () => this.repo.liftStop(this.scope(sessionId), source, this.clock.now())) ?? false;
+  }
+
+  /**
+   * After a gap in the event stream (the standalone service reconnecting), what memory holds about live state may be
+   * stale: forget it, so decisions rely on OpenCode's answers until events arrive again.
+   */
+  eventsMayHaveBeenMissed(): void {
+    this.guarded("eventsMayHaveBeenMissed", () => {
+      for (const id of this.memories.ids()) {
+        const memory = this.memories.peek(id)!;
+        memory.status = undefined;
+        memory.pendingRequests.clear();
+      }
+      this.pendingUser.clear();
+    });
   }
 
   /** Evaluates a session as if it had just gone idle (after a reconnect, a resume, or a lost injection). */
@@ -425,6 +430,8 @@ export class Enforcer {
     if (memory.activity !== activityBefore || memory.status === "busy") {
       return this.auditSkip(sessionId, { verdict: "skip", reason: "busy", detail: { stage: "idle", during: "fetch" } }, { trigger });
     }
+    // A re-evaluation follows missed events: what OpenCode says now beats what this process last saw.
+    if (trigger === "reevaluate" && facts.status) memory.status = facts.status;
     if (facts.parentId !== undefined) this.sessionInfo(sessionId, facts.parentId ?? undefined);
     if (Array.isArray(facts.todos)) memory.todos = facts.todos;
     const decision = this.decideNow(sessionId, "idle", facts);

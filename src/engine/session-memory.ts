@@ -46,6 +46,10 @@ export class SessionMemories {
     return this.map.size;
   }
 
+  ids(): string[] {
+    return [...this.map.keys()];
+  }
+
   peek(sessionId: string): SessionMemory | undefined {
     return this.map.get(sessionId);
   }

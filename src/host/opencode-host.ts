@@ -77,6 +77,8 @@ export class OpenCodeHost implements HostPort {
     private readonly client: OpencodeClient,
     /** The directory every call is scoped to (the plugin's instance directory), when known. */
     private readonly directory?: string,
+    /** Where log lines go; OpenCode's own log (`app.log`) when not given. */
+    private readonly logSink?: (level: LogLevel, message: string, extra?: Record<string, unknown>) => void,
   ) {}
 
   private get query(): Json | undefined {
@@ -154,6 +156,7 @@ export class OpenCodeHost implements HostPort {
   }
 
   log(level: LogLevel, message: string, extra?: Record<string, unknown>): void {
+    if (this.logSink) return this.logSink(level, message, extra);
     // Fire and forget, never awaited: awaiting the client during plugin init deadlocks OpenCode.
     void Promise.resolve()
       .then(() => this.client.app.log({ query: this.query, body: { service: LOG_SERVICE, level, message, extra } }))

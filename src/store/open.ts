@@ -125,6 +125,8 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
       raw.exec("PRAGMA synchronous = NORMAL");
     }
     raw.exec("PRAGMA foreign_keys = ON");
+    // Reading the header here turns a file that is not a database into an open error, also for read-only opens.
+    raw.all("PRAGMA schema_version");
     const migration = readonly
       ? { applied: 0, latest: null, shipped: 0 }
       : applyMigrations(raw, options.migrationsFolder ?? SHIPPED_MIGRATIONS);

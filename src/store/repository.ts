@@ -269,6 +269,36 @@ export class Repository {
     });
   }
 
+  /**
+   * Sets the durable stop and cancels the session's armed countdown (reason `stopped`), in one transaction. Returns
+   * false, writing nothing, when the session was already stopped.
+   */
+  setStop(scope: SessionScope, source: string, now: number): { changed: boolean; cancelled?: CountdownRow } {
+    return this.tx(() => {
+      const row = this.ensureSessionRow(scope, now);
+      if (row.stoppedAt != null) return { changed: false };
+      this.writeSessionPatch(row, { stoppedAt: now, stopSource: source }, now);
+      this.writeAudit(now, scope, { event: "stopped", reason: source });
+      const armed = this.q.armedFor.get({ sessionId: scope.sessionId });
+      if (armed) {
+        this.q.endCountdown.run({ id: armed.id, state: "cancelled", now, reason: "stopped" });
+        this.writeAudit(now, scope, { event: "cancelled", reason: "stopped", detail: { countdownId: armed.id, source } });
+      }
+      return { changed: true, cancelled: armed };
+    });
+  }
+
+  /** Lifts the durable stop. Returns false, writing nothing, when the session was not stopped. */
+  liftStop(scope: SessionScope, source: string, now: number): boolean {
+    return this.tx(() => {
+      const row = this.q.getSession.get({ sessionId: scope.sessionId });
+      if (!row || row.stoppedAt == null) return false;
+      this.writeSessionPatch(row, { stoppedAt: null, stopSource: null }, now);
+      this.writeAudit(now, scope, { event: "unstopped", reason: source });
+      return true;
+    });
+  }
+
   // ── countdowns ────────────────────────────────────────────────────────────
 
   armedCountdownFor(sessionId: string): CountdownRow | undefined {

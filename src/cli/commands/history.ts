@@ -1,0 +1,46 @@
+import { InvalidArgumentError, type Command } from "commander";
+import { injectionHistory } from "../../store/queries.js";
+import { openForReading, databasePath, query } from "../database.js";
+import { duration, localTime, table } from "../format.js";
+import { globals, print, printJson } from "../output.js";
+
+export function registerHistory(program: Command): void {
+  program
+    .command("history")
+    .description("continuation prompts sent (or tried), newest last")
+    .option("--session <id>", "only this session")
+    .option("--limit <n>", "how many of the newest to show", (v) => positiveIntegerArg("--limit", v), 50)
+    .action(async (options: { session?: string; limit: number }, command: Command) => {
+      const { db, json } = globals(command);
+      const store = await openForReading(databasePath(db));
+      try {
+        const rows = query(() => injectionHistory(store.raw, { session: options.session, limit: options.limit }));
+        if (json) return printJson(rows);
+        if (rows.length === 0) return print("no continuations recorded yet");
+        print(
+          table(
+            [
+              { header: "TIME", value: (r) => localTime(r.created_at) },
+              { header: "SESSION", value: (r) => r.session_id },
+              { header: "STATUS", value: (r) => r.status },
+              { header: "AGENT", value: (r) => r.agent ?? "" },
+              { header: "MODEL", value: (r) => r.model ?? "", max: 40 },
+              { header: "OPEN", value: (r) => `${r.todos_open}/${r.todos_total}`, align: "right" },
+              { header: "SENT", value: (r) => (r.late_ms === null ? "" : r.late_ms <= 50 ? "on time" : `late by ${duration(r.late_ms)}`) },
+              { header: "TRY", value: (r) => String(r.attempt + 1), align: "right" },
+              { header: "ERROR", value: (r) => r.error ?? "", max: 60 },
+            ],
+            rows,
+          ),
+        );
+      } finally {
+        store.close();
+      }
+    });
+}
+
+export function positiveIntegerArg(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${name} takes a positive integer.`);
+  return n;
+}

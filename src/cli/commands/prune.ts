@@ -1,0 +1,36 @@
+import { InvalidArgumentError, type Command } from "commander";
+import { prune } from "../../store/retention.js";
+import { databasePath, openForWriting, query } from "../database.js";
+import { duration, localTime, parseDuration } from "../format.js";
+import { globals, print, printJson } from "../output.js";
+import { positiveIntegerArg } from "./history.js";
+
+export function registerPrune(program: Command): void {
+  program
+    .command("prune")
+    .description("delete settled history older than a duration, in small batches (safe while OpenCode runs)")
+    .requiredOption("--older-than <duration>", "e.g. 30d, 12h, 90m", (v) => {
+      const ms = parseDuration(v);
+      if (ms === undefined) throw new InvalidArgumentError("a duration such as 30d, 12h or 90m.");
+      return ms;
+    })
+    .option("--batch <n>", "rows per transaction", (v) => positiveIntegerArg("--batch", v), 1000)
+    .option("--dry-run", "count what would go, delete nothing")
+    .action(async (options: { olderThan: number; batch: number; dryRun?: boolean }, command: Command) => {
+      const { db, json } = globals(command);
+      const store = await openForWriting(databasePath(db));
+      try {
+        const cutoff = Date.now() - options.olderThan;
+        const report = await query(() => prune(store.raw, { cutoff, batchSize: options.batch, dryRun: options.dryRun }));
+        if (json) return printJson({ cutoff, dryRun: options.dryRun === true, ...report });
+        const verb = options.dryRun ? "would delete" : "deleted";
+        print(
+          `${verb} history before ${localTime(cutoff)}: ${report.auditEvents} audit rows, ${report.countdowns} closed countdowns, ` +
+            `${report.injections} settled injections, ${report.sessions} deleted sessions` +
+            (options.dryRun ? "" : ` (${report.batches} batches, longest ${duration(report.longestBatchMs)})`),
+        );
+      } finally {
+        store.close();
+      }
+    });
+}

@@ -1,0 +1,76 @@
+import type { Command } from "commander";
+import { ownerMayBeAlive } from "../../engine/owner.js";
+import { armedCountdowns, stoppedSessions, unsettledInjections, type ArmedRow } from "../../store/queries.js";
+import { databasePath, openForReading, query } from "../database.js";
+import { duration, localTime, table, untilOrLate } from "../format.js";
+import { globals, print, printJson } from "../output.js";
+
+export function leaseState(row: Pick<ArmedRow, "owner" | "lease_until">, now: number): string {
+  if (!row.owner) return "released (a process will adopt it)";
+  if (!ownerMayBeAlive(row.owner)) return "owner is gone (adopted at next start)";
+  if ((row.lease_until ?? 0) < now) return `expired ${duration(now - (row.lease_until ?? 0))} ago`;
+  return `held, ${duration((row.lease_until ?? 0) - now)} left`;
+}
+
+export function registerStatus(program: Command): void {
+  program
+    .command("status")
+    .description("countdowns armed now, stopped sessions, and continuations not settled")
+    .action(async (_options: unknown, command: Command) => {
+      const { db, json } = globals(command);
+      const store = await openForReading(databasePath(db));
+      try {
+        const now = Date.now();
+        const armed = query(() => armedCountdowns(store.raw));
+        const stopped = query(() => stoppedSessions(store.raw));
+        const unsettled = query(() => unsettledInjections(store.raw));
+        if (json) return printJson({ armed, stopped, unsettled });
+        const parts: string[] = [];
+        parts.push(
+          armed.length === 0
+            ? "Armed countdowns: none"
+            : `Armed countdowns (${armed.length}):\n${table(
+                [
+                  { header: "SESSION", value: (r: ArmedRow) => r.session_id },
+                  { header: "FIRES", value: (r) => untilOrLate(r.deadline_at, now) },
+                  { header: "OPEN", value: (r) => (r.todos_open === null ? "" : `${r.todos_open}/${r.todos_total}`), align: "right" },
+                  { header: "OWNER", value: (r) => r.owner ?? "" },
+                  { header: "LEASE", value: (r) => leaseState(r, now) },
+                  { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
+                ],
+                armed,
+              )}`,
+        );
+        parts.push(
+          stopped.length === 0
+            ? "Stopped sessions: none"
+            : `Stopped sessions (${stopped.length}):\n${table(
+                [
+                  { header: "SESSION", value: (r) => r.session_id },
+                  { header: "SINCE", value: (r) => localTime(r.stopped_at) },
+                  { header: "BY", value: (r) => r.stop_source ?? "" },
+                  { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
+                ],
+                stopped,
+              )}`,
+        );
+        parts.push(
+          unsettled.length === 0
+            ? "Unsettled continuations: none"
+            : `Unsettled continuations (${unsettled.length}):\n${table(
+                [
+                  { header: "INJECTION", value: (r) => r.id },
+                  { header: "SESSION", value: (r) => r.session_id },
+                  { header: "STATUS", value: (r) => r.status },
+                  { header: "SINCE", value: (r) => localTime(r.created_at) },
+                  { header: "NOTE", value: (r) => (r.status === "pending" ? leaseState(r, now) : (r.error ?? "")), max: 60 },
+                ],
+                unsettled,
+              )}`,
+        );
+        print(parts.join("\n\n"));
+      } finally {
+        store.close();
+      }
+    });
+}

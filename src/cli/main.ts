@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+// `todo-continuation`: history, audit, status, stop/resume, migrate, doctor, prune and the standalone service.
+// Exit codes: 0 ok, 1 failure (explained on stderr), 2 usage error.
+import { Command, CommanderError } from "commander";
+import { registerAudit } from "./commands/audit.js";
+import { registerDoctor } from "./commands/doctor.js";
+import { registerHistory } from "./commands/history.js";
+import { registerMigrate } from "./commands/migrate.js";
+import { registerPrune } from "./commands/prune.js";
+import { registerServe } from "./commands/serve.js";
+import { registerStatus } from "./commands/status.js";
+import { registerStopResume } from "./commands/stop-resume.js";
+import { CliError, UsageError } from "./errors.js";
+
+export function buildProgram(): Command {
+  const program = new Command("todo-continuation")
+    .description("Look into and control the durable todo-continuation enforcer of OpenCode.")
+    .option("--db <path>", "the SQLite file (default: $TODO_CONTINUATION_DB, else $XDG_DATA_HOME/opencode/todo-continuation.db)")
+    .option("--json", "print JSON for scripts instead of tables")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+  registerHistory(program);
+  registerAudit(program);
+  registerStatus(program);
+  registerStopResume(program);
+  registerMigrate(program);
+  registerDoctor(program);
+  registerPrune(program);
+  registerServe(program);
+  for (const command of program.commands) command.exitOverride().showHelpAfterError("(run with --help for usage)");
+  return program;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv);
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof UsageError) {
+      process.stderr.write(`error: ${error.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`todo-continuation: ${error instanceof CliError ? error.message : (error as Error).stack ?? String(error)}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await run(process.argv);

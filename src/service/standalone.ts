@@ -1,0 +1,127 @@
+// The standalone service: the same engine, outside OpenCode's process, following a running server's event stream
+// over HTTP. It reconnects with backoff when the stream drops (a server restart), and after a reconnect it looks
+// again at the sessions that changed meanwhile, because their events were missed.
+import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
+import type { Config } from "../config.js";
+import { Enforcer } from "../engine/enforcer.js";
+import { errorMessage } from "../engine/host-calls.js";
+import type { LogLevel } from "../host/port.js";
+import { OpenCodeHost } from "../host/opencode-host.js";
+import type { Store } from "../store/open.js";
+
+export interface ServiceOptions {
+  url: string;
+  /** The project directory whose OpenCode instance is followed (the scope of this enforcer). */
+  directory: string;
+  username?: string;
+  password?: string;
+  config: Config;
+  store: Store;
+  log: (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
+  /** Backoff between reconnection attempts (doubling up to the maximum). */
+  reconnectBaseMs?: number;
+  reconnectMaxMs?: number;
+}
+
+/** The URL without credentials, for logs. */
+export function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = "";
+    u.password = "";
+    return u.toString().replace(/\/$/, "");
+  } catch {
+    return "(invalid url)";
+  }
+}
+
+function authHeaders(url: URL, username?: string, password?: string): Record<string, string> {
+  const user = username || decodeURIComponent(url.username) || "opencode";
+  const pass = password ?? (url.password ? decodeURIComponent(url.password) : undefined);
+  return pass ? { Authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}` } : {};
+}
+
+export class StandaloneService {
+  readonly enforcer: Enforcer;
+  private readonly client: OpencodeClient;
+  private readonly abort = new AbortController();
+  private stopped = false;
+  private lastEventAt = 0;
+  private connections = 0;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly o: ServiceOptions) {
+    const url = new URL(o.url);
+    const baseUrl = safeUrl(o.url);
+    this.client = createOpencodeClient({ baseUrl, directory: o.directory, headers: authHeaders(url, o.username, o.password) });
+    const host = new OpenCodeHost(this.client, o.directory, o.log);
+    this.enforcer = new Enforcer({ config: o.config, store: o.store, host, directory: o.directory });
+  }
+
+  get connectionCount(): number {
+    return this.connections;
+  }
+
+  async start(): Promise<void> {
+    const report = await this.enforcer.start();
+    this.o.log("info", `following ${safeUrl(this.o.url)} for ${this.o.directory}`, { ...report });
+    this.loop = this.follow();
+  }
+
+  /** Stops following, releases this process's leases so another process can adopt its countdowns at once. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.abort.abort();
+    await this.enforcer.dispose();
+    await this.loop?.catch(() => undefined);
+  }
+
+  private async follow(): Promise<void> {
+    let delay = this.o.reconnectBaseMs ?? 500;
+    const maxDelay = this.o.reconnectMaxMs ?? 30_000;
+    while (!this.stopped) {
+      try {
+        const subscription = await this.client.event.subscribe({ signal: this.abort.signal, sseMaxRetryAttempts: 1, throwOnError: true });
+        let connected = false;
+        for await (const event of subscription.stream as AsyncIterable<unknown>) {
+          if (!connected) {
+            connected = true;
+            delay = this.o.reconnectBaseMs ?? 500;
+            this.connections++;
+            if (this.connections > 1) {
+              this.o.log("info", "reconnected to the event stream");
+              await this.catchUp();
+            }
+          }
+          this.lastEventAt = Date.now();
+          this.enforcer.handleEvent(event);
+        }
+        if (!this.stopped) this.o.log("warn", "the event stream ended (server stopped or restarted?); reconnecting");
+      } catch (error) {
+        if (this.stopped) break;
+        this.o.log("warn", `event stream unavailable: ${errorMessage(error)}; retrying in ${Math.round(delay)} ms`);
+      }
+      if (this.stopped) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        this.abort.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      delay = Math.min(maxDelay, delay * 2);
+    }
+  }
+
+  /** Sessions that changed while the stream was down may have gone idle unseen: evaluate them as if they had. */
+  private async catchUp(): Promise<void> {
+    this.enforcer.eventsMayHaveBeenMissed();
+    try {
+      const since = this.lastEventAt - 5000;
+      const result = await this.client.session.list({ throwOnError: true, signal: AbortSignal.timeout(this.o.config.hostTimeoutMs) });
+      const sessions = (result.data as Array<{ id: string; time?: { updated?: number } }>).filter((s) => (s.time?.updated ?? 0) >= since);
+      for (const session of sessions) void this.enforcer.reevaluate(session.id);
+      if (sessions.length > 0) this.o.log("info", `re-evaluating ${sessions.length} session(s) that changed while disconnected`);
+    } catch (error) {
+      this.o.log("warn", `could not list sessions after reconnecting: ${errorMessage(error)}`);
+    }
+  }
+}

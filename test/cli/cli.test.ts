@@ -1,0 +1,209 @@
+// The built `todo-continuation` binary, run as a process against real database files.
+import { execFile } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "../crash/processes.js";
+import { ev } from "../support/events.js";
+import { startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
+
+const BIN = join(ROOT, "dist", "cli", "main.js");
+const exec = promisify(execFile);
+
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], { env: { ...process.env, ...env, TZ: "UTC" } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+let f: EngineFixture;
+const S = "ses_cli_main";
+const OTHER = "ses_cli_other";
+
+beforeAll(async () => {
+  if (!existsSync(BIN)) throw new Error("the CLI is not built: run `npm run build` (npm test does)");
+  f = await startEngine({ config: { countdownSeconds: 0.05, toast: false, retryBaseMs: 60_000 } });
+  f.host.addUserMessage(S, "go");
+  f.host.setTodos(S, [["a", "completed"], ["b", "pending"]]);
+  f.enforcer.handleEvent(ev.idle(S));
+  await new Promise((r) => setTimeout(r, 300));
+  await f.enforcer.settled();
+  f.host.setTodos(OTHER, [["a", "completed"]]);
+  f.enforcer.handleEvent(ev.idle(OTHER));
+  await f.enforcer.settled();
+  // One countdown left armed (long), owned by this live test process.
+  f.host.setTodos("ses_cli_armed", [["x", "pending"]]);
+  await f.close();
+  f = await startEngine({ folder: f.folder, host: f.host, config: { countdownSeconds: 3600, toast: false } });
+  f.enforcer.handleEvent(ev.idle("ses_cli_armed"));
+  await f.enforcer.settled();
+}, 30_000);
+
+afterAll(async () => {
+  await f.destroy();
+});
+
+describe("todo-continuation CLI", () => {
+  it("history shows the continuation as a table, and as JSON", async () => {
+    const table = await cli(["--db", f.dbPath, "history"]);
+    expect(table.code).toBe(0);
+    const [header, row] = table.stdout.trim().split("\n");
+    expect(header).toMatch(/^TIME\s+SESSION\s+STATUS\s+AGENT\s+MODEL\s+OPEN\s+SENT\s+TRY\s+ERROR$/);
+    expect(row).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\s+${S}\\s+sent\\s+build\\s+scripted/model-1\\s+1/2\\s+on time\\s+1$`));
+    const json = await cli(["--db", f.dbPath, "--json", "history", "--session", S]);
+    const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
+    expect(rows).toMatchObject([{ session_id: S, status: "sent", todos_open: 1, todos_total: 2, agent: "build" }]);
+    expect(JSON.parse((await cli(["--db", f.dbPath, "--json", "history", "--session", "nobody"])).stdout)).toEqual([]);
+  });
+
+  it("audit filters by session, reason and event", async () => {
+    const all = JSON.parse((await cli(["--db", f.dbPath, "--json", "audit", "--session", S])).stdout) as Array<{ event: string }>;
+    expect(all.map((r) => r.event)).toEqual(["armed", "fired", "injected"]);
+    const skips = await cli(["--db", f.dbPath, "audit", "--reason", "todos_complete"]);
+    expect(skips.code).toBe(0);
+    expect(skips.stdout).toContain(OTHER);
+    expect(skips.stdout).toMatch(/skipped\s+todos_complete\s+stage=idle total=1 completed=1/);
+    const fired = JSON.parse((await cli(["--db", f.dbPath, "--json", "audit", "--event", "fired", "--since", "1h"])).stdout) as Array<{ detail: { countdownId: string } }>;
+    expect(fired).toHaveLength(1);
+    expect(fired[0]!.detail.countdownId).toMatch(/^cd_/);
+  });
+
+  it("status lists the armed countdown with its owner and lease, and stop/resume change it", async () => {
+    const status = await cli(["--db", f.dbPath, "status"]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/Armed countdowns \(1\):\nSESSION\s+FIRES\s+OPEN\s+OWNER\s+LEASE\s+DIRECTORY\nses_cli_armed\s+in 59 min \d+ s\s+1\/1\s+\S+\s+held, \d+\.\d s left\s+\/work\/project/);
+    expect(status.stdout).toContain("Stopped sessions: none");
+
+    const stop = await cli(["--db", f.dbPath, "stop", "ses_cli_armed"]);
+    expect(stop).toMatchObject({ code: 0 });
+    expect(stop.stdout).toContain("stopped ses_cli_armed (its armed countdown was cancelled)");
+    expect((await cli(["--db", f.dbPath, "stop", "ses_cli_armed"])).stdout).toContain("was already stopped");
+    const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "status"])).stdout) as { armed: unknown[]; stopped: Array<{ session_id: string; stop_source: string }> };
+    expect(json.armed).toEqual([]);
+    expect(json.stopped).toMatchObject([{ session_id: "ses_cli_armed", stop_source: "cli" }]);
+    expect((await cli(["--db", f.dbPath, "resume", "ses_cli_armed"])).stdout).toContain("resumed ses_cli_armed");
+    expect((await cli(["--db", f.dbPath, "resume", "ses_cli_armed"])).stdout).toContain("was not stopped");
+    const trail = JSON.parse((await cli(["--db", f.dbPath, "--json", "audit", "--session", "ses_cli_armed"])).stdout) as Array<{ event: string; reason: string }>;
+    expect(trail.map((r) => `${r.event}:${r.reason}`)).toEqual(["armed:null", "stopped:cli", "cancelled:stopped", "unstopped:cli"]);
+  });
+
+  it("a stop written by the CLI holds in a running engine, before it arms and before it injects", async () => {
+    const engine = await startEngine({ config: { countdownSeconds: 0.3, toast: false } });
+    try {
+      engine.host.addUserMessage("ses_live", "go");
+      engine.host.setTodos("ses_live", [["x", "pending"]]);
+      expect((await cli(["--db", engine.dbPath, "stop", "ses_live", "--directory", "/work/project"])).code).toBe(0);
+      engine.enforcer.handleEvent(ev.idle("ses_live"));
+      await engine.enforcer.settled();
+      expect(engine.rows.trail("ses_live")).toEqual(["stopped:cli", "skipped:stopped"]);
+      await cli(["--db", engine.dbPath, "resume", "ses_live"]);
+      engine.enforcer.handleEvent(ev.idle("ses_live"));
+      await engine.enforcer.settled();
+      // Armed; now stopped by the CLI during the countdown: the countdown's end sees it.
+      await cli(["--db", engine.dbPath, "stop", "ses_live"]);
+      await new Promise((r) => setTimeout(r, 500));
+      await engine.enforcer.settled();
+      expect(engine.host.prompts).toEqual([]);
+      expect(engine.rows.countdowns("ses_live")).toMatchObject([{ state: "cancelled", end_reason: "stopped" }]);
+    } finally {
+      await engine.destroy();
+    }
+  });
+
+  it("doctor reports path, schema, integrity, leases and unsettled continuations", async () => {
+    const doctor = await cli(["--db", f.dbPath, "doctor"]);
+    expect(doctor.code).toBe(0);
+    expect(doctor.stdout).toContain(`database   ${f.dbPath}`);
+    expect(doctor.stdout).toMatch(/OK\s+integrity\s+PRAGMA quick_check: ok/);
+    expect(doctor.stdout).toMatch(/OK\s+schema\s+2\/2 migrations applied/);
+    const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "doctor"])).stdout) as { schema: { pending: number }; integrity: { ok: boolean } };
+    expect(json).toMatchObject({ schema: { pending: 0, newer: false }, integrity: { ok: true } });
+  });
+
+  it("prune deletes settled history older than the duration, in batches, and never an armed countdown", async () => {
+    const folder = tempFolder();
+    const engine = await startEngine({ folder, config: { countdownSeconds: 3600, toast: false } });
+    engine.host.setTodos("ses_keep", [["x", "pending"]]);
+    engine.enforcer.handleEvent(ev.idle("ses_keep"));
+    await engine.enforcer.settled();
+    const old = Date.now() - 40 * 86_400_000;
+    engine.store.raw.exec("BEGIN");
+    for (let i = 0; i < 2500; i++) engine.store.raw.run("INSERT INTO audit_events (at, session_id, event, reason, detail) VALUES (?, 'ses_old', 'skipped', 'no_todos', '{}')", old + i);
+    engine.store.raw.exec("COMMIT");
+    await engine.close();
+    const dry = JSON.parse((await cli(["--db", engine.dbPath, "--json", "prune", "--older-than", "30d", "--dry-run"])).stdout) as { auditEvents: number };
+    expect(dry.auditEvents).toBe(2500);
+    const real = await cli(["--db", engine.dbPath, "--json", "prune", "--older-than", "30d", "--batch", "1000"]);
+    expect(JSON.parse(real.stdout)).toMatchObject({ auditEvents: 2500, countdowns: 0, batches: 6 });
+    const status = JSON.parse((await cli(["--db", engine.dbPath, "--json", "status"])).stdout) as { armed: unknown[] };
+    expect(status.armed).toHaveLength(1);
+    const human = await cli(["--db", engine.dbPath, "prune", "--older-than", "1h"]);
+    expect(human.stdout).toMatch(/^deleted history before .*: 0 audit rows, 0 closed countdowns, 0 settled injections, 0 deleted sessions \(\d+ batches, longest \d+\.\d s\)/);
+    await engine.destroy();
+  });
+
+  it("migrate creates and migrates a new file, then has nothing to do", async () => {
+    const db = join(tempFolder(), "new", "state.db");
+    const first = await cli(["--db", db, "migrate"]);
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.stdout).toContain("applied 2 migration(s)");
+    expect((await cli(["--db", db, "migrate"])).stdout).toContain("is up to date (2/2 migrations)");
+  });
+
+  it("TODO_CONTINUATION_DB is used when --db is not given", async () => {
+    const result = await cli(["--json", "history"], { TODO_CONTINUATION_DB: f.dbPath });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toHaveLength(1);
+  });
+
+  it.each([
+    [["history", "--limit", "0"]],
+    [["history", "--limit", "ten"]],
+    [["audit", "--since", "yesterday"]],
+    [["audit", "--event", "exploded"]],
+    [["prune"]],
+    [["prune", "--older-than", "soon"]],
+    [["stop"]],
+    [["serve"]],
+    [["serve", "--url", "not a url"]],
+    [["frobnicate"]],
+    [["--no-such-option"]],
+  ])("usage error %j exits 2 with a message", async (args) => {
+    const result = await cli(["--db", f.dbPath, ...args]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/error/i);
+  });
+
+  it("--help on every command exits 0", async () => {
+    for (const command of ["history", "audit", "status", "stop", "resume", "migrate", "doctor", "prune", "serve"]) {
+      const result = await cli([command, "--help"]);
+      expect(result.code, command).toBe(0);
+      expect(result.stdout, command).toContain(`Usage: todo-continuation ${command}`);
+    }
+  });
+
+  it("a missing database is a clear failure (exit 1) and is not created by reading commands", async () => {
+    const db = join(tempFolder(), "absent.db");
+    for (const command of ["history", "audit", "status", "doctor"]) {
+      const result = await cli(["--db", db, command]);
+      expect(result.code, command).toBe(1);
+      expect(result.stderr, command).toContain(`no database at ${db}`);
+    }
+    expect(existsSync(db)).toBe(false);
+  });
+
+  it("a corrupt database is a clear failure (exit 1)", async () => {
+    const db = join(tempFolder(), "corrupt.db");
+    writeFileSync(db, Buffer.alloc(64 * 1024, 0x5a));
+    for (const command of ["history", "status", "doctor", "migrate"]) {
+      const result = await cli(["--db", db, command]);
+      expect(result.code, command).toBe(1);
+      expect(result.stderr, command).toMatch(/not a valid SQLite database|damaged/);
+    }
+  });
+});
