@@ -30,6 +30,8 @@ export interface Config {
   promptTimeoutMs: number;
   /** Show the countdown toast every second. */
   toast: boolean;
+  /** Delete settled history older than this many days, in the background (0: keep everything). */
+  retentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -116,6 +118,7 @@ const SPECS: { [K in keyof Config]: OptionSpec<Config[K]> } = {
   hostTimeoutMs: spec(number(100, 600_000, true), 10_000),
   promptTimeoutMs: spec(number(100, 600_000, true), 30_000),
   toast: spec(boolean, true),
+  retentionDays: spec(number(0, 36_500), 0, "TODO_CONTINUATION_RETENTION_DAYS"),
 };
 
 export const OPTION_KEYS = Object.keys(SPECS) as Array<keyof Config>;

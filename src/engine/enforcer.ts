@@ -22,6 +22,7 @@ import type { Config } from "../config.js";
 import type { HostPort, LogLevel } from "../host/port.js";
 import type { Store } from "../store/open.js";
 import { Repository, type NewCountdown, type SessionScope, type SessionUpdate } from "../store/repository.js";
+import { prune } from "../store/retention.js";
 import type { CountdownRow, SessionRow } from "../store/schema.js";
 import { systemClock, type Clock } from "./clock.js";
 import { FactGatherer, type HostFacts } from "./facts.js";
@@ -65,10 +66,14 @@ export interface EnforcerStats {
 const MEMORY_CAP = 5000;
 const KNOWN_MESSAGES_CAP = 20_000;
 const TOAST_INTERVAL_MS = 1000;
+/** Retention runs a minute after start (not during OpenCode's own start-up), then every six hours. */
+const RETENTION_FIRST_RUN_MS = 60_000;
+const RETENTION_PERIOD_MS = 6 * 3_600_000;
 
 export class Enforcer {
   readonly owner: string;
   private readonly repo: Repository;
+  private readonly store: Store;
   private readonly clock: Clock;
   private readonly config: Config;
   private readonly host: HostPort;
@@ -98,6 +103,7 @@ export class Enforcer {
     this.directory = options.directory;
     this.clock = options.clock ?? systemClock;
     this.owner = options.owner ?? newOwnerId();
+    this.store = options.store;
     this.repo = new Repository(options.store.db);
     this.startedAt = this.clock.now();
     this.timers = new TimerQueue(this.clock, (key, error) => this.log("error", "timer callback failed", { key, error: errorMessage(error) }));
@@ -137,6 +143,7 @@ export class Enforcer {
     const report = this.scheduler.recover(RESUME_REASON);
     this.scheduler.startLeaseLoop(() => this.track(this.reconcilePending()));
     await this.reconcilePending();
+    if (this.config.retentionDays > 0) this.scheduleRetention(RETENTION_FIRST_RUN_MS);
     if (report.rearmed + report.fired + report.expired > 0) this.log("info", "countdowns recovered after restart", { ...report });
     return report;
   }
@@ -686,6 +693,23 @@ export class Enforcer {
       const result = await this.injector.reconcile(row);
       if (result === "unknown") await this.reevaluate(row.sessionId);
     }
+  }
+
+  // ── retention ─────────────────────────────────────────────────────────────
+
+  private scheduleRetention(delayMs: number): void {
+    this.timers.schedule("retention", delayMs, () => {
+      const cutoff = this.clock.now() - this.config.retentionDays * 86_400_000;
+      void this.track(
+        prune(this.store.raw, { cutoff }).then((report) => {
+          if (report.auditEvents + report.countdowns + report.injections + report.sessions > 0) {
+            this.log("info", `retention: deleted history older than ${this.config.retentionDays} days`, { ...report });
+          }
+        }),
+      ).finally(() => {
+        if (!this.disposed) this.scheduleRetention(RETENTION_PERIOD_MS);
+      });
+    });
   }
 
   // ── toasts, logging, helpers ──────────────────────────────────────────────

@@ -148,3 +148,26 @@ describe("restart", () => {
     expect(host.prompts).toHaveLength(0);
   });
 });
+
+describe("automatic retention", () => {
+  it("deletes settled history older than retentionDays a minute after start, and keeps what is armed", async () => {
+    const host = newHost();
+    const f = await startEngine({ host, config: { retentionDays: 30, countdownSeconds: 10 } });
+    fixtures.push(f);
+    const old = Date.now() - 31 * 86_400_000;
+    f.store.raw.run("INSERT INTO audit_events (at, session_id, event, reason, detail) VALUES (?, 'ses_old', 'skipped', 'no_todos', '{}')", old);
+    f.store.raw.run("INSERT INTO audit_events (at, session_id, event, reason, detail) VALUES (?, 'ses_new', 'skipped', 'no_todos', '{}')", Date.now() - 86_400_000);
+    f.enforcer.handleEvent(ev.idle(S));
+    await advance(5);
+    await f.close();
+    const g = await startEngine({ folder: f.folder, host, config: { retentionDays: 30, countdownSeconds: 3600 } });
+    fixtures.push(g);
+    await advance(59_000);
+    expect(g.rows.audit("ses_old")).toHaveLength(1);
+    await advance(1_100);
+    await g.enforcer.settled();
+    expect(g.rows.audit("ses_old")).toHaveLength(0);
+    expect(g.rows.audit("ses_new")).toHaveLength(1);
+    expect(host.logs.some((l) => l.message.startsWith("retention: deleted history older than 30 days"))).toBe(true);
+  });
+});

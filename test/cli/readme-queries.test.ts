@@ -1,0 +1,67 @@
+// The SQL the README hands users must run, as written, with the sqlite3 CLI of this machine (3.40) against a real
+// database file the engine wrote.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "../crash/processes.js";
+import { ev } from "../support/events.js";
+import { startEngine, type EngineFixture } from "../support/engine-fixture.js";
+
+function readmeQueries(): string[] {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("### Query it yourself"), readme.indexOf("### Retention"));
+  const sql = [...section.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!).join("\n");
+  return sql
+    .split(";")
+    .map((q) => q.replace(/--[^\n]*\n/g, "").trim())
+    .filter(Boolean);
+}
+
+function sqlite3(db: string, sql: string): unknown[] {
+  const out = execFileSync("sqlite3", ["-json", db, sql], { encoding: "utf8" });
+  return out.trim() === "" ? [] : (JSON.parse(out) as unknown[]);
+}
+
+let f: EngineFixture;
+const S = "ses_readme";
+
+beforeAll(async () => {
+  f = await startEngine({ config: { countdownSeconds: 0.05, toast: false, stagnationLimit: 1 } });
+  f.host.addUserMessage(S, "go");
+  f.host.setTodos(S, [["a", "completed"], ["b", "pending"]]);
+  for (let i = 0; i < 3; i++) {
+    f.enforcer.handleEvent(ev.idle(S));
+    await new Promise((r) => setTimeout(r, 150));
+    await f.enforcer.settled();
+  }
+  f.host.setTodos("ses_waiting", [["x", "pending"]]);
+  const long = await startEngine({ folder: f.folder, host: f.host, config: { countdownSeconds: 600, toast: false } });
+  long.enforcer.handleEvent(ev.idle("ses_waiting"));
+  await long.enforcer.settled();
+  await long.close();
+}, 30_000);
+
+afterAll(async () => {
+  await f.destroy();
+});
+
+describe("README queries", () => {
+  it("the sqlite3 CLI is the 3.40 the README promises to work with", () => {
+    expect(execFileSync("sqlite3", ["--version"], { encoding: "utf8" })).toMatch(/^3\.\d+/);
+  });
+
+  it("each query runs on a real file and returns the rows it promises", () => {
+    const queries = readmeQueries();
+    expect(queries.length).toBeGreaterThanOrEqual(6);
+    const results = queries.map((q) => sqlite3(f.dbPath, q.replaceAll("ses_…", S)));
+    const [history, skips, armed, decisions, perDay, limited] = results as Array<Array<Record<string, unknown>>>;
+    expect(history).toMatchObject([{ status: "sent", agent: "build", open: "1/2" }]);
+    expect(skips).toContainEqual(expect.objectContaining({ reason: "stagnation", skips: expect.any(Number) }));
+    expect(armed).toMatchObject([{ session_id: "ses_waiting" }]);
+    expect(Number(armed![0]!.seconds_left)).toBeGreaterThan(500);
+    expect(decisions!.map((d) => d.event)).toEqual(["armed", "fired", "injected", "skipped", "skipped"]);
+    expect(perDay).toMatchObject([{ sent: 1, failed: 0, unknown: 0 }]);
+    expect(limited).toMatchObject([{ session_id: S, reason: "stagnation" }]);
+  });
+});
