@@ -528,7 +528,10 @@ export class Enforcer {
     const latest = facts?.messages?.latestReal;
     const sessionPatch = latest ? agentColumns(latest) : undefined;
     const previous = this.armed.get(sessionId);
-    this.repo.armCountdown(countdown, detail, sessionPatch);
+    // Another live process already counts down for this session (both saw the same idle): leave it to that one.
+    const respect = (other: CountdownRow) => ownerMayBeAlive(other.owner) && (other.leaseUntil ?? 0) >= now;
+    const { heldBy } = this.repo.armCountdown(countdown, detail, sessionPatch, respect);
+    if (heldBy) return;
     const row: CountdownRow = { ...countdown, state: "armed", endedAt: null, endReason: null };
     if (previous) this.forget(sessionId, previous);
     this.armed.set(sessionId, { row, phase: "waiting", summary });

@@ -309,12 +309,29 @@ export class Repository {
     return this.q.getCountdown.get({ id });
   }
 
-  /** Arms a countdown, replacing (as `superseded`) any armed one of the same session. */
-  armCountdown(countdown: NewCountdown, detail: Record<string, unknown> = {}, sessionPatch?: SessionUpdate): { superseded?: CountdownRow } {
+  /**
+   * Arms a countdown, replacing (as `superseded`) any armed one of the same session, unless that one belongs to
+   * another process that `respect` says is alive: then nothing is armed and the skip (`in_flight`) is audited, so
+   * that two processes watching one session never race to the same continuation.
+   */
+  armCountdown(
+    countdown: NewCountdown,
+    detail: Record<string, unknown> = {},
+    sessionPatch?: SessionUpdate,
+    respect: (armed: CountdownRow) => boolean = () => false,
+  ): { superseded?: CountdownRow; heldBy?: CountdownRow } {
     return this.tx(() => {
       const row = this.ensureSessionRow(countdown, countdown.armedAt);
       if (sessionPatch) this.writeSessionPatch(row, sessionPatch, countdown.armedAt);
       const previous = this.q.armedFor.get({ sessionId: countdown.sessionId });
+      if (previous && previous.owner !== countdown.owner && respect(previous)) {
+        this.writeAudit(countdown.armedAt, countdown, {
+          event: "skipped",
+          reason: "in_flight",
+          detail: { stage: "idle", heldBy: previous.owner, countdownId: previous.id, ...detail },
+        });
+        return { heldBy: previous };
+      }
       if (previous) {
         this.q.endCountdown.run({ id: previous.id, state: "cancelled", now: countdown.armedAt, reason: "superseded" });
         this.writeAudit(countdown.armedAt, countdown, {

@@ -171,3 +171,21 @@ describe("automatic retention", () => {
     expect(host.logs.some((l) => l.message.startsWith("retention: deleted history older than 30 days"))).toBe(true);
   });
 });
+
+describe("two engines watching one session", () => {
+  it("the second to see an idle defers to the first one's countdown (in_flight): one continuation", async () => {
+    const folder = tempFolder();
+    const host = newHost();
+    const a = await engine(folder, host);
+    const b = await engine(folder, host);
+    a.enforcer.handleEvent(ev.idle(S));
+    await advance(5);
+    b.enforcer.handleEvent(ev.idle(S));
+    await advance(5);
+    await advance(11_000);
+    await a.enforcer.settled();
+    await b.enforcer.settled();
+    expect(host.prompts).toHaveLength(1);
+    expect(a.rows.trail(S)).toEqual(["armed", "skipped:in_flight", "fired", "injected"]);
+  });
+});

@@ -30,6 +30,10 @@ export interface ServerOptions {
   /** The plugin spec: a file:// URL of the working tree's entry by default, or an npm name. */
   pluginSpec?: string;
   env?: Record<string, string>;
+  /** A fixed port (0: any free one). */
+  port?: number;
+  /** Turns on the server's basic auth (OPENCODE_SERVER_PASSWORD); the test client then sends it. */
+  password?: string;
 }
 
 export function opencodeConfig(modelUrl: string, plugin: unknown[] | undefined): string {
@@ -91,7 +95,7 @@ export class OpenCodeServer {
     seedConfigFolder(join(dirs.XDG_CONFIG_HOME, "opencode"));
     const plugin = this.options.pluginOptions === false ? undefined : [[this.options.pluginSpec ?? pathToFileURL(PLUGIN_ENTRY).href, this.options.pluginOptions]];
     this.log = "";
-    this.child = spawn(opencodeBinary(), ["serve", "--hostname", "127.0.0.1", "--port", "0", "--print-logs"], {
+    this.child = spawn(opencodeBinary(), ["serve", "--hostname", "127.0.0.1", "--port", String(this.options.port ?? 0), "--print-logs"], {
       cwd: this.project,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
@@ -100,6 +104,7 @@ export class OpenCodeServer {
         ...dirs,
         ...OFFLINE,
         OPENCODE_CONFIG_CONTENT: opencodeConfig(this.options.modelUrl, plugin),
+        ...(this.options.password ? { OPENCODE_SERVER_PASSWORD: this.options.password } : {}),
         ...this.options.env,
       },
     });
@@ -111,7 +116,10 @@ export class OpenCodeServer {
       const match = /opencode server listening on (http:\/\/[\d.:]+)/.exec(this.log);
       if (match) {
         this.url = match[1]!;
-        this.client = createOpencodeClient({ baseUrl: this.url, directory: this.project });
+        const headers: Record<string, string> = this.options.password
+          ? { Authorization: `Basic ${Buffer.from(`opencode:${this.options.password}`).toString("base64")}` }
+          : {};
+        this.client = createOpencodeClient({ baseUrl: this.url, directory: this.project, headers });
         // The first request for a directory creates the instance (and loads the plugin): make it a warm-up.
         await this.client.config.get({ throwOnError: true, signal: AbortSignal.timeout(30_000) });
         return;

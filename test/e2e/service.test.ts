@@ -1,0 +1,126 @@
+// The standalone service (`todo-continuation serve`, the built CLI) following a real `opencode serve` that has no
+// plugin: it continues sessions from outside, survives the server being killed and restarted and a dropped
+// connection (catching up on the idle it missed), authenticates with the server's password and never prints it.
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "../crash/processes.js";
+import { E2E, sleep } from "./support/harness.js";
+import { freePort, TcpProxy } from "./support/tcp-proxy.js";
+import { script } from "./scenarios.js";
+import { spawn, type ChildProcess } from "node:child_process";
+
+const PASSWORD = "s3cret-for-the-e2e";
+
+describe("the standalone service against a real OpenCode server without the plugin", () => {
+  let world: E2E;
+  let proxy: TcpProxy;
+  let service: ChildProcess;
+  let serviceLog = "";
+
+  beforeAll(async () => {
+    const port = await freePort();
+    world = new E2E(script, false, { port, password: PASSWORD });
+    await world.start();
+    proxy = new TcpProxy(port);
+    const proxyPort = await proxy.start();
+    service = spawn(
+      process.execPath,
+      [join(ROOT, "dist", "cli", "main.js"), "serve", "--url", `http://127.0.0.1:${proxyPort}`, "--directory", world.server.project, "--db", world.dbPath, "--options", '{"countdownSeconds":1,"leaseMs":3000}'],
+      { env: { ...process.env, OPENCODE_SERVER_PASSWORD: PASSWORD }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    service.stdout!.on("data", (c: Buffer) => (serviceLog += c.toString()));
+    service.stderr!.on("data", (c: Buffer) => (serviceLog += c.toString()));
+    await world.waitFor("the service to follow the server", () => serviceLog.includes("following http://127.0.0.1"), 20_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    service?.kill("SIGKILL");
+    await proxy?.stop();
+    await world?.stop();
+  });
+
+  it("continues a session from outside OpenCode", async () => {
+    const id = await world.session("basic");
+    await world.prompt(id, "scenario: basic");
+    await world.waitForAudit(id, "injected", 20_000);
+    await world.waitForAudit(id, "skipped:todos_complete", 20_000);
+    expect(world.continuationRequests("basic")).toHaveLength(1);
+    expect(world.injections(id)).toMatchObject([{ status: "sent", agent: "build", model: "scripted/model-1" }]);
+  });
+
+  it("reconnects after the server is killed and restarted, and continues the next idle", async () => {
+    await world.crashServer();
+    await sleep(1500);
+    await world.startServer();
+    await world.waitFor("the service to reconnect", () => serviceLog.includes("reconnected to the event stream"), 60_000);
+    const id = await world.session("restart");
+    await world.prompt(id, "scenario: restart");
+    await world.waitForAudit(id, "injected", 20_000);
+    await world.waitForAudit(id, "skipped:todos_complete", 20_000);
+    expect(world.continuationRequests("restart")).toHaveLength(1);
+  });
+
+  it("after a dropped connection, re-evaluates the session that went idle unseen", async () => {
+    const id = await world.session("stop");
+    proxy.cut();
+    await world.prompt(id, "scenario: stop"); // the server runs the turn; the service hears nothing
+    await world.waitFor("the model's turn to end", () => world.requestsFor("stop").length >= 2);
+    await sleep(1500);
+    expect(world.audit(id)).toEqual([]);
+    proxy.restore();
+    await world.waitForAudit(id, "injected", 60_000);
+    const armed = world.audit(id).find((r) => r.event === "armed")!;
+    expect(armed.detail.trigger).toBe("reevaluate");
+    expect(serviceLog).toMatch(/re-evaluating \d+ session\(s\) that changed while disconnected/);
+  });
+
+  it("stops cleanly on SIGTERM, releasing its leases, and never printed the password", async () => {
+    const exited = new Promise<number | null>((resolve) => service.once("exit", (code) => resolve(code)));
+    service.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(serviceLog).toContain("SIGTERM: stopping, releasing leases");
+    expect(serviceLog).not.toContain(PASSWORD);
+    expect(serviceLog).not.toContain(Buffer.from(`opencode:${PASSWORD}`).toString("base64"));
+  });
+});
+
+describe("the standalone service and the plugin on one database", () => {
+  let world: E2E;
+  let service: ChildProcess;
+  let serviceLog = "";
+
+  beforeAll(async () => {
+    world = new E2E(script, { countdownSeconds: 1 });
+    await world.start();
+    service = spawn(
+      process.execPath,
+      [join(ROOT, "dist", "cli", "main.js"), "serve", "--url", world.server.url, "--directory", world.server.project, "--db", world.dbPath, "--options", '{"countdownSeconds":1}'],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    service.stderr!.on("data", (c: Buffer) => (serviceLog += c.toString()));
+    await world.waitFor("the service to follow the server", () => serviceLog.includes("following http://127.0.0.1"), 20_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    service?.kill("SIGKILL");
+    await world?.stop();
+  });
+
+  it("never both continue the same idle", async () => {
+    const id = await world.session("stagnation");
+    await world.prompt(id, "scenario: stagnation");
+    await world.waitForAudit(id, "skipped:stagnation", 60_000);
+    await sleep(2500);
+    // Both processes saw every idle; the database let exactly one of them send each continuation.
+    expect(world.continuationRequests("stagnation")).toHaveLength(3);
+    const injections = world.injections(id);
+    expect(injections).toHaveLength(3);
+    expect(new Set(injections.map((i) => i.owner)).size).toBeGreaterThanOrEqual(1);
+    const fired = world.audit(id).filter((r) => r.event === "fired");
+    expect(fired).toHaveLength(3);
+    // The second process to see an idle defers to the first one's countdown instead of superseding it.
+    expect(world.audit(id).filter((r) => r.event === "skipped" && r.reason === "in_flight").length).toBe(3);
+    expect(world.trail(id)).not.toContain("cancelled:superseded");
+    console.log(`plugin + service on one file: ${world.trail(id).join(", ")}; senders: ${injections.map((i) => String(i.owner).split("/")[1]).join(", ")}`);
+  });
+});
