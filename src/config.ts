@@ -32,6 +32,10 @@ export interface Config {
   toast: boolean;
   /** Delete settled history older than this many days, in the background (0: keep everything). */
   retentionDays: number;
+  /** How long a write waits for another process's lock before the enforcer pauses (it blocks the host meanwhile). */
+  busyTimeoutMs: number;
+  /** How often a paused enforcer tries the database again. */
+  storeProbeMs: number;
 }
 
 export class ConfigError extends Error {
@@ -119,6 +123,8 @@ const SPECS: { [K in keyof Config]: OptionSpec<Config[K]> } = {
   promptTimeoutMs: spec(number(100, 600_000, true), 30_000),
   toast: spec(boolean, true),
   retentionDays: spec(number(0, 36_500), 0, "TODO_CONTINUATION_RETENTION_DAYS"),
+  busyTimeoutMs: spec(number(0, 60_000, true), 1000),
+  storeProbeMs: spec(number(100, 3_600_000, true), 5000),
 };
 
 export const OPTION_KEYS = Object.keys(SPECS) as Array<keyof Config>;

@@ -14,13 +14,13 @@ export async function openForReading(path: string): Promise<Store> {
   return open(path, true);
 }
 
-export async function openForWriting(path: string): Promise<Store> {
-  return open(path, false);
+export async function openForWriting(path: string, busyTimeoutMs?: number): Promise<Store> {
+  return open(path, false, busyTimeoutMs);
 }
 
-async function open(path: string, readonly: boolean): Promise<Store> {
+async function open(path: string, readonly: boolean, busyTimeoutMs?: number): Promise<Store> {
   try {
-    return await openStore(path, { readonly });
+    return await openStore(path, { readonly, busyTimeoutMs });
   } catch (error) {
     throw new CliError(error instanceof StoreOpenError ? error.message : `cannot open ${path}: ${(error as Error).message}`);
   }

@@ -59,3 +59,5 @@ export const EXPIRE_REASON = "stale_after_restart";
 export const RESUME_REASON = "restart";
 /** `resumed` by another process whose owner's lease ran out. */
 export const TAKEOVER_REASON = "lease_expired";
+/** `resumed` by this process once its database works again after a pause. */
+export const STORE_RECOVERED_REASON = "store_recovered";

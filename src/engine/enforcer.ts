@@ -7,7 +7,7 @@ import { classifyError } from "../core/errors.js";
 import { translateEvent, type DomainEvent } from "../core/events.js";
 import type { AgentChoice } from "../core/messages.js";
 import { findInjectionId, renderPrompt } from "../core/prompt.js";
-import { RESUME_REASON, type CancelReason, type SkipReason } from "../core/reasons.js";
+import { RESUME_REASON, STORE_RECOVERED_REASON, type CancelReason, type SkipReason } from "../core/reasons.js";
 import { summarize, type Todo, type TodoSummary } from "../core/todos.js";
 import {
   afterAssistantResumed,
@@ -32,6 +32,7 @@ import { Injector } from "./injector.js";
 import { newOwnerId, ownerMayBeAlive, registerOwner, unregisterOwner } from "./owner.js";
 import { CountdownScheduler, type DueInfo, type RecoveryReport } from "./scheduler.js";
 import { BoundedMap, SessionMemories, type SessionMemory, type UserMessageEvent } from "./session-memory.js";
+import { StoreHealth } from "./store-health.js";
 import { TimerQueue } from "./timer-queue.js";
 
 export interface EnforcerOptions {
@@ -61,6 +62,8 @@ export interface EnforcerStats {
   armed: number;
   sessionsInMemory: number;
   timers: number;
+  /** Why the enforcer is paused, while its database does not work. */
+  storeProblem?: string;
 }
 
 const MEMORY_CAP = 5000;
@@ -82,6 +85,7 @@ export class Enforcer {
   private readonly scheduler: CountdownScheduler;
   private readonly injector: Injector;
   private readonly facts: FactGatherer;
+  private readonly health: StoreHealth;
   /** The hot-path index: sessions with an armed countdown in this process. */
   private readonly armed = new Map<string, ArmedCountdown>();
   private readonly memories: SessionMemories;
@@ -106,7 +110,7 @@ export class Enforcer {
     this.store = options.store;
     this.repo = new Repository(options.store.db);
     this.startedAt = this.clock.now();
-    this.timers = new TimerQueue(this.clock, (key, error) => this.log("error", "timer callback failed", { key, error: errorMessage(error) }));
+    this.timers = new TimerQueue(this.clock, (key, error) => this.failed(`timer ${key}`, error));
     this.memories = new SessionMemories(MEMORY_CAP, (id) => this.armed.has(id) || this.injector.isBusy(id));
     this.facts = new FactGatherer(this.host, this.config.hostTimeoutMs, () => this.clock.monotonic());
     this.injector = new Injector({
@@ -117,6 +121,16 @@ export class Enforcer {
       promptTimeoutMs: this.config.promptTimeoutMs,
       hostTimeoutMs: this.config.hostTimeoutMs,
       log: (level, message, extra) => this.log(level, message, extra),
+      onJobError: (error) => this.failed("continuation", error),
+    });
+    this.health = new StoreHealth({
+      path: options.store.path,
+      log: (level, message, extra) => this.log(level, message, extra),
+      probe: () => this.repo.probeWrite(this.store.raw, this.config.busyTimeoutMs),
+      onFailed: () => this.pauseForStore(),
+      onRecovered: () => this.resumeAfterStore(),
+      schedule: (delayMs, run) => this.timers.schedule("store-probe", delayMs, run),
+      probeIntervalMs: this.config.storeProbeMs,
     });
     this.scheduler = new CountdownScheduler({
       repo: this.repo,
@@ -129,7 +143,7 @@ export class Enforcer {
       onDue: (row, info) => this.countdownDue(row, info),
       onAdopted: (row) => this.adopt(row),
       isHeld: (id) => this.isHeld(id),
-      onError: (what, error) => this.log("error", `${what} failed`, { error: errorMessage(error) }),
+      onError: (what, error) => this.failed(what, error),
     });
   }
 
@@ -141,7 +155,13 @@ export class Enforcer {
     this.started = true;
     registerOwner(this.owner);
     const report = this.scheduler.recover(RESUME_REASON);
-    this.scheduler.startLeaseLoop(() => this.track(this.reconcilePending()));
+    this.scheduler.startLeaseLoop(
+      () => {
+        this.health.checkFile();
+        if (this.health.healthy) void this.track(this.reconcilePending());
+      },
+      () => !this.health.healthy,
+    );
     await this.reconcilePending();
     if (this.config.retentionDays > 0) this.scheduleRetention(RETENTION_FIRST_RUN_MS);
     if (report.rearmed + report.fired + report.expired > 0) this.log("info", "countdowns recovered after restart", { ...report });
@@ -167,7 +187,13 @@ export class Enforcer {
   }
 
   stats(): EnforcerStats {
-    return { eventsIgnored: this.eventsIgnored, armed: this.armed.size, sessionsInMemory: this.memories.size, timers: this.timers.size };
+    return {
+      eventsIgnored: this.eventsIgnored,
+      armed: this.armed.size,
+      sessionsInMemory: this.memories.size,
+      timers: this.timers.size,
+      storeProblem: this.health.state?.kind,
+    };
   }
 
   // ── events ────────────────────────────────────────────────────────────────
@@ -179,6 +205,7 @@ export class Enforcer {
   handleEvent(raw: unknown): void {
     if (this.disposed) return;
     try {
+      if (!this.health.healthy) return this.observe(raw);
       const type = (raw as { type?: unknown } | null)?.type;
       if (type === "message.part.delta") return this.streamDelta(raw as { properties?: Record<string, unknown> });
       if (type === "message.part.updated") return this.partUpdated(raw as { properties?: Record<string, unknown> });
@@ -189,8 +216,44 @@ export class Enforcer {
       }
       this.dispatch(event);
     } catch (error) {
-      this.log("error", "event handling failed", { error: errorMessage(error) });
+      this.failed("event handling", error);
     }
+  }
+
+  /**
+   * While the database is paused nothing can be decided (no decision without its audit row): keep only the live
+   * facts in memory, so that the first decision after the pause starts from the truth.
+   */
+  private observe(raw: unknown): void {
+    const event = translateEvent(raw);
+    if (!event) return;
+    if (event.type === "status") this.memories.get(event.sessionId).status = event.status;
+    else if (event.type === "todos") this.memories.get(event.sessionId).todos = event.todos;
+    else if (event.type === "compacted") this.memories.get(event.sessionId).compactedRecently = true;
+    else if (event.type === "request") {
+      const requests = this.memories.get(event.sessionId).pendingRequests;
+      if (event.open) requests.add(event.requestId);
+      else requests.delete(event.requestId);
+    } else if (event.type === "message") this.knownMessages.set(event.messageId, event.role);
+  }
+
+  /** The database failed: drop in-memory countdowns (their rows stay ours and are adopted again on recovery). */
+  private pauseForStore(): void {
+    for (const [sessionId, armed] of [...this.armed]) this.forget(sessionId, armed);
+    this.scheduler.untrackAll();
+    this.pendingUser.clear();
+  }
+
+  private resumeAfterStore(): void {
+    this.guarded("recovery after a database pause", () => {
+      this.scheduler.recover(STORE_RECOVERED_REASON);
+    });
+  }
+
+  /** One place for failures at a boundary: the database failing is reported once by StoreHealth; the rest is logged. */
+  private failed(what: string, error: unknown): void {
+    if (this.health.report(error)) return;
+    this.log("error", `${what} failed`, { error: errorMessage(error) });
   }
 
   /** `tool.execute.before` / `tool.execute.after`: a tool is running, so the session is not idle. */
@@ -201,7 +264,7 @@ export class Enforcer {
       if (memory) memory.activity++;
       if (this.armed.has(sessionId)) this.cancel(sessionId, "tool_activity", { phase });
     } catch (error) {
-      this.log("error", "tool activity handling failed", { error: errorMessage(error) });
+      this.failed("tool activity handling", error);
     }
   }
 
@@ -423,7 +486,7 @@ export class Enforcer {
   // ── decisions ─────────────────────────────────────────────────────────────
 
   private async evaluateIdle(sessionId: string, trigger: "idle" | "reevaluate"): Promise<void> {
-    if (this.disposed) return;
+    if (this.disposed || !this.health.healthy) return;
     const memory = this.memories.get(sessionId);
     if (trigger === "idle") {
       memory.status = "idle";
@@ -433,7 +496,7 @@ export class Enforcer {
     const pre = this.decideNow(sessionId, "idle", undefined);
     if (pre.verdict === "skip") return this.auditSkip(sessionId, pre, { trigger });
     const facts = await this.facts.gather(sessionId);
-    if (this.disposed) return;
+    if (this.disposed || !this.health.healthy) return;
     if (memory.activity !== activityBefore || memory.status === "busy") {
       return this.auditSkip(sessionId, { verdict: "skip", reason: "busy", detail: { stage: "idle", during: "fetch" } }, { trigger });
     }
@@ -579,7 +642,7 @@ export class Enforcer {
 
   private countdownDue(row: CountdownRow, info: DueInfo): void {
     const armed = this.armed.get(row.sessionId);
-    if (!armed || armed.row.id !== row.id || this.disposed) return;
+    if (!armed || armed.row.id !== row.id || this.disposed || !this.health.healthy) return;
     this.timers.cancel(`toast:${row.id}`);
     const decision = this.decideNow(row.sessionId, "deadline", undefined);
     if (decision.verdict === "skip") {
@@ -593,7 +656,7 @@ export class Enforcer {
   // ── injection ─────────────────────────────────────────────────────────────
 
   private isCurrent(armed: ArmedCountdown): boolean {
-    return !this.disposed && this.armed.get(armed.row.sessionId) === armed;
+    return !this.disposed && this.health.healthy && this.armed.get(armed.row.sessionId) === armed;
   }
 
   private async inject(armed: ArmedCountdown, info: DueInfo): Promise<void> {
@@ -686,6 +749,7 @@ export class Enforcer {
   }
 
   private async reconcilePending(): Promise<void> {
+    if (!this.health.healthy) return;
     const now = this.clock.now();
     // Orphaned: its owner is certainly gone, or has been silent past the lease it took for the call.
     const rows = this.repo
@@ -745,7 +809,7 @@ export class Enforcer {
 
   private track<T>(promise: Promise<T>): Promise<T> {
     const tracked = promise.catch((error: unknown) => {
-      this.log("error", "background evaluation failed", { error: errorMessage(error) });
+      this.failed("background evaluation", error);
       return undefined as T;
     });
     this.tasks.add(tracked);
@@ -757,7 +821,7 @@ export class Enforcer {
     try {
       return work();
     } catch (error) {
-      this.log("error", `${what} failed`, { error: errorMessage(error) });
+      this.failed(what, error);
       return undefined;
     }
   }

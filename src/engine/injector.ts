@@ -34,6 +34,8 @@ export interface InjectorOptions {
   promptTimeoutMs: number;
   hostTimeoutMs: number;
   log: (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
+  /** A job threw (the database failing, most likely): the engine decides how to report it. */
+  onJobError: (error: unknown) => void;
 }
 
 const RECONCILE_WINDOW = 200;
@@ -60,7 +62,7 @@ export class Injector {
     }
     return queue
       .add(() => this.global.add(job))
-      .catch((error: unknown) => this.o.log("error", "continuation job failed", { sessionId, error: errorMessage(error) }));
+      .catch((error: unknown) => this.o.onJobError(error));
   }
 
   /** A continuation of this session is queued or running in this process. */

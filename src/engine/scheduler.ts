@@ -3,7 +3,7 @@
 // tick) takes over armed countdowns of its scope whose owner is gone or whose lease ran out, applying the misfire
 // policy: re-arm for the time left, fire now if late by less than the resume window, else expire.
 import { classifyArmedCountdown } from "../core/resume.js";
-import { EXPIRE_REASON, RESUME_REASON, TAKEOVER_REASON } from "../core/reasons.js";
+import { EXPIRE_REASON, RESUME_REASON, STORE_RECOVERED_REASON, TAKEOVER_REASON } from "../core/reasons.js";
 import type { Repository } from "../store/repository.js";
 import type { CountdownRow } from "../store/schema.js";
 import type { Clock } from "./clock.js";
@@ -75,7 +75,7 @@ export class CountdownScheduler {
   }
 
   /** Picks up the armed countdowns of this scope that no live process holds. */
-  recover(reason: typeof RESUME_REASON | typeof TAKEOVER_REASON = RESUME_REASON): RecoveryReport {
+  recover(reason: typeof RESUME_REASON | typeof TAKEOVER_REASON | typeof STORE_RECOVERED_REASON = RESUME_REASON): RecoveryReport {
     const report: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
     const now = this.o.clock.now();
     for (const countdown of this.o.repo.armedInScope(this.o.directory)) {
@@ -119,11 +119,12 @@ export class CountdownScheduler {
     return report;
   }
 
-  /** Renews this process's leases and adopts orphans, every third of a lease. */
-  startLeaseLoop(onTick?: () => void): void {
+  /** Renews this process's leases and adopts orphans, every third of a lease (not while `paused()`). */
+  startLeaseLoop(onTick?: () => void, paused: () => boolean = () => false): void {
     if (this.leaseTimer) return;
     const period = Math.max(100, Math.floor(this.o.leaseMs / 3));
     this.leaseTimer = setInterval(() => {
+      if (paused()) return;
       try {
         this.o.repo.renewLeases(this.o.owner, this.o.clock.now() + this.o.leaseMs);
         this.recover(TAKEOVER_REASON);
@@ -133,6 +134,11 @@ export class CountdownScheduler {
       }
     }, period);
     this.leaseTimer.unref?.();
+  }
+
+  /** Stops waiting for everything tracked, leaving the rows as they are (still ours, adopted again later). */
+  untrackAll(): void {
+    for (const id of [...this.tracked.keys()]) this.untrack(id);
   }
 
   /** Stops waiting; with `release`, hands the armed countdowns back so that a successor can adopt them at once. */

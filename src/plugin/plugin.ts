@@ -31,7 +31,7 @@ const OFF: TodoContinuationApi = {
 
 async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<Store> {
   try {
-    return await openStore(config.databasePath);
+    return await openStore(config.databasePath, { busyTimeoutMs: config.busyTimeoutMs });
   } catch (error) {
     host.log("error", `todo-continuation: ${errorMessage(error)}. Continuing with an in-memory database: enforcement works, but nothing survives a restart of OpenCode.`, {
       databasePath: config.databasePath,

@@ -242,6 +242,21 @@ export class Repository {
     return next;
   }
 
+  /**
+   * Throws unless a write can be committed right now. It never waits for a lock (busy timeout 0 for its duration),
+   * so probing a locked file does not stall the host.
+   */
+  probeWrite(raw: { exec(sql: string): void; all<T>(sql: string): T[] }, busyTimeoutMs: number): void {
+    raw.exec("PRAGMA busy_timeout = 0");
+    try {
+      const version = raw.all<{ user_version: number }>("PRAGMA user_version")[0]?.user_version ?? 0;
+      // A committed header write: it fails on a read-only, full, locked or damaged file.
+      raw.exec(`PRAGMA user_version = ${(version + 1) % 1_000_000}`);
+    } finally {
+      raw.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
+    }
+  }
+
   // ── sessions ──────────────────────────────────────────────────────────────
 
   getSession(sessionId: string): SessionRow | undefined {

@@ -77,9 +77,9 @@ export async function startEngine(
 ): Promise<EngineFixture> {
   const folder = options.folder ?? tempFolder();
   const dbPath = join(folder, "state.db");
-  const store = await openStore(dbPath);
-  const host = options.host ?? new FakeHost();
   const config = testConfig(dbPath, { toast: true, ...options.config });
+  const store = await openStore(dbPath, { busyTimeoutMs: config.busyTimeoutMs });
+  const host = options.host ?? new FakeHost();
   const enforcer = new Enforcer({ config, store, host, directory: options.directory ?? DIRECTORY });
   if (options.start !== false) await enforcer.start();
   let closed = false;

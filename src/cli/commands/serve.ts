@@ -34,7 +34,7 @@ export function registerServe(program: Command): void {
       } catch (error) {
         throw new UsageError(error instanceof ConfigError ? error.message : `--options is not valid JSON: ${(error as Error).message}`);
       }
-      const store = await openForWriting(databasePath(config.databasePath));
+      const store = await openForWriting(databasePath(config.databasePath), config.busyTimeoutMs);
       const service = new StandaloneService({
         url: options.url,
         directory: options.directory,

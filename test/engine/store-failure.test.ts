@@ -1,0 +1,82 @@
+// The database failing under a running engine: one clear error, no throw, nothing decided without its audit row,
+// and a clean resume once the file works again.
+import Database from "better-sqlite3";
+import { rmSync } from "node:fs";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ev } from "../support/events.js";
+import { startEngine, type EngineFixture } from "../support/engine-fixture.js";
+
+const S = "ses_store";
+let f: EngineFixture | undefined;
+
+afterEach(async () => {
+  await f?.destroy();
+  f = undefined;
+  vi.useRealTimers();
+});
+
+const errors = (fx: EngineFixture) => fx.host.logs.filter((l) => l.level === "error").map((l) => l.message);
+
+describe("a database that fails under a running engine", () => {
+  it("locked by another process: pauses with one error, keeps handling events, resumes when the lock is gone", async () => {
+    f = await startEngine({ config: { countdownSeconds: 0.3, busyTimeoutMs: 50, storeProbeMs: 200, toast: false } });
+    f.host.addUserMessage(S, "go");
+    f.host.setTodos(S, [["a", "pending"]]);
+    const locker = new Database(f.dbPath);
+    locker.exec("BEGIN EXCLUSIVE");
+    f.enforcer.handleEvent(ev.idle(S));
+    await f.enforcer.settled();
+    for (let i = 0; i < 50; i++) expect(() => f!.enforcer.handleEvent(ev.idle(S))).not.toThrow();
+    await f.enforcer.settled();
+    expect(f.enforcer.stats().storeProblem).toBe("locked");
+    expect(errors(f)).toHaveLength(1);
+    expect(errors(f)[0]).toMatch(/^todo-continuation paused: the database .* is locked by another process .* OpenCode is not affected; it is tried again every 0\.2 s\.$/);
+    locker.exec("ROLLBACK");
+    locker.close();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(f.enforcer.stats().storeProblem).toBeUndefined();
+    expect(f.host.logs.some((l) => /^todo-continuation resumed: the database .* works again/.test(l.message))).toBe(true);
+    f.enforcer.handleEvent(ev.idle(S));
+    await new Promise((r) => setTimeout(r, 500));
+    await f.enforcer.settled();
+    expect(f.host.prompts).toHaveLength(1);
+    expect(errors(f)).toHaveLength(1);
+  });
+
+  it("a countdown armed before the failure is adopted again after it, and its guards see what happened meanwhile", async () => {
+    f = await startEngine({ config: { countdownSeconds: 0.5, busyTimeoutMs: 50, storeProbeMs: 300, toast: false } });
+    f.host.addUserMessage(S, "go");
+    f.host.setTodos(S, [["a", "pending"]]);
+    f.enforcer.handleEvent(ev.idle(S));
+    await f.enforcer.settled();
+    expect(f.rows.countdowns(S)).toMatchObject([{ state: "armed" }]);
+    const locker = new Database(f.dbPath);
+    locker.exec("BEGIN EXCLUSIVE");
+    // The session goes busy while the file is locked: the cancel cannot be written, but the fact is remembered.
+    f.enforcer.handleEvent(ev.status(S, "busy"));
+    expect(f.enforcer.stats().storeProblem).toBe("locked");
+    f.enforcer.handleEvent(ev.delta(S));
+    locker.exec("ROLLBACK");
+    locker.close();
+    await new Promise((r) => setTimeout(r, 900));
+    await f.enforcer.settled();
+    expect(f.host.prompts).toEqual([]);
+    expect(f.rows.trail(S)).toEqual(["armed", "resumed:store_recovered", "skipped:busy"]);
+  });
+
+  it("deleted while open: the next lease tick notices, pauses with one error and stays paused", async () => {
+    f = await startEngine({ config: { countdownSeconds: 0.2, leaseMs: 600, toast: false } });
+    f.host.setTodos(S, [["a", "pending"]]);
+    rmSync(f.dbPath);
+    rmSync(`${f.dbPath}-wal`, { force: true });
+    rmSync(`${f.dbPath}-shm`, { force: true });
+    await new Promise((r) => setTimeout(r, 450));
+    expect(f.enforcer.stats().storeProblem).toBe("gone");
+    expect(errors(f)).toEqual([expect.stringMatching(/was deleted or replaced while this process had it open .* restart OpenCode/)]);
+    f.enforcer.handleEvent(ev.idle(S));
+    await new Promise((r) => setTimeout(r, 400));
+    await f.enforcer.settled();
+    expect(f.host.prompts).toEqual([]);
+    expect(errors(f)).toHaveLength(1);
+  });
+});
