@@ -18,6 +18,7 @@ export interface PruneReport {
   batches: number;
   /** The longest single batch: how long a concurrent writer could have waited for the lock. */
   longestBatchMs: number;
+  medianBatchMs: number;
 }
 
 /** What goes, table by table: settled history only; armed countdowns and pending injections are never touched. */
@@ -32,9 +33,10 @@ const TARGETS = [
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function prune(raw: RawDatabase, options: PruneOptions): Promise<PruneReport> {
-  const batchSize = options.batchSize ?? 1000;
+  const batchSize = options.batchSize ?? 500;
   const pauseMs = options.pauseMs ?? 5;
-  const report: PruneReport = { auditEvents: 0, countdowns: 0, injections: 0, sessions: 0, batches: 0, longestBatchMs: 0 };
+  const report: PruneReport = { auditEvents: 0, countdowns: 0, injections: 0, sessions: 0, batches: 0, longestBatchMs: 0, medianBatchMs: 0 };
+  const durations: number[] = [];
   for (const target of TARGETS) {
     if (options.dryRun) {
       report[target.key] = raw.all<{ n: number }>(`SELECT count(*) AS n FROM ${target.table} WHERE ${target.where}`, options.cutoff)[0]!.n;
@@ -55,12 +57,16 @@ export async function prune(raw: RawDatabase, options: PruneOptions): Promise<Pr
         raw.exec("ROLLBACK");
         throw error;
       }
-      report.longestBatchMs = Math.max(report.longestBatchMs, performance.now() - started);
+      const elapsed = performance.now() - started;
+      durations.push(elapsed);
+      report.longestBatchMs = Math.max(report.longestBatchMs, elapsed);
       report.batches++;
       report[target.key] += changes;
       if (changes < batchSize) break;
       await sleep(pauseMs);
     }
   }
+  durations.sort((a, b) => a - b);
+  report.medianBatchMs = durations.length ? durations[Math.floor(durations.length / 2)]! : 0;
   return report;
 }

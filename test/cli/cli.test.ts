@@ -143,7 +143,7 @@ describe("todo-continuation CLI", () => {
     const status = JSON.parse((await cli(["--db", engine.dbPath, "--json", "status"])).stdout) as { armed: unknown[] };
     expect(status.armed).toHaveLength(1);
     const human = await cli(["--db", engine.dbPath, "prune", "--older-than", "1h"]);
-    expect(human.stdout).toMatch(/^deleted history before .*: 0 audit rows, 0 closed countdowns, 0 settled injections, 0 deleted sessions \(\d+ batches, longest \d+\.\d s\)/);
+    expect(human.stdout).toMatch(/^deleted history before .*: 0 audit rows, 0 closed countdowns, 0 settled injections, 0 deleted sessions \(\d+ batches, median \d+\.\d ms, longest \d+\.\d ms\)/);
     await engine.destroy();
   });
 

@@ -14,7 +14,7 @@ export function registerPrune(program: Command): void {
       if (ms === undefined) throw new InvalidArgumentError("a duration such as 30d, 12h or 90m.");
       return ms;
     })
-    .option("--batch <n>", "rows per transaction", (v) => positiveIntegerArg("--batch", v), 1000)
+    .option("--batch <n>", "rows per transaction", (v) => positiveIntegerArg("--batch", v), 500)
     .option("--dry-run", "count what would go, delete nothing")
     .action(async (options: { olderThan: number; batch: number; dryRun?: boolean }, command: Command) => {
       const { db, json } = globals(command);
@@ -27,7 +27,7 @@ export function registerPrune(program: Command): void {
         print(
           `${verb} history before ${localTime(cutoff)}: ${report.auditEvents} audit rows, ${report.countdowns} closed countdowns, ` +
             `${report.injections} settled injections, ${report.sessions} deleted sessions` +
-            (options.dryRun ? "" : ` (${report.batches} batches, longest ${duration(report.longestBatchMs)})`),
+            (options.dryRun ? "" : ` (${report.batches} batches, median ${report.medianBatchMs.toFixed(1)} ms, longest ${report.longestBatchMs.toFixed(1)} ms)`),
         );
       } finally {
         store.close();
