@@ -517,7 +517,9 @@ export class Enforcer {
     const canWrite = chosen.writeDenied ? false : chosen.agent ? facts?.agents?.find((a) => a.name === chosen.agent)?.canWrite : undefined;
     const live: LiveFacts = {
       inFlight: stage === "before_prompt" ? this.repo.hasPendingInjection(sessionId) : this.injector.isBusy(sessionId) || this.repo.hasPendingInjection(sessionId),
-      status: memory.status ?? facts?.status,
+      // OpenCode's answer beats memory when it says the session is working: another process (or a missed event)
+      // may have set it going since this process last heard of it.
+      status: facts?.status === "busy" || facts?.status === "retry" ? facts.status : (memory.status ?? facts?.status),
       busyChildren: facts?.busyChildren,
       pendingRequests: memory.pendingRequests.size,
       messages: facts?.messages,

@@ -1,7 +1,10 @@
 // One engine process (Node with better-sqlite3, or Bun with bun:sqlite) for the crash and multi-process tests.
-// It recovers what the database holds, then keeps making sessions go idle until told to stop or killed.
-// Env: DB, HOST_URL, SESSIONS (how many), ROUNDS (idles per session, 0 = until killed), DIRECTORY, LEASE_MS,
-// IDLE_EVERY_MS, PAUSE_BEFORE_PROMPT_MS. Prints one JSON line when done.
+// It recovers what the database holds, then makes sessions go idle:
+//   IDLE_MODE=random (default): each tick a random subset of SESSIONS goes idle, for ROUNDS ticks (0: until killed);
+//   IDLE_MODE=once: every session goes idle exactly once; then the process stays up (STAY_MS) or until killed.
+// Then it waits until nothing is armed or pending in its scope and prints {"done":true}.
+// Env: DB, HOST_URL, SESSIONS, SESSION_PREFIX, ROUNDS, DIRECTORY, LEASE_MS, IDLE_EVERY_MS, COUNTDOWN_SECONDS,
+// PAUSE_BEFORE_PROMPT_MS, STAY_MS.
 import { resolveConfig } from "../../src/config.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
 import { openStore } from "../../src/store/open.js";
@@ -11,6 +14,8 @@ const env = process.env;
 const sessions = Number(env.SESSIONS ?? 5);
 const rounds = Number(env.ROUNDS ?? 0);
 const idleEvery = Number(env.IDLE_EVERY_MS ?? 100);
+const mode = env.IDLE_MODE ?? "random";
+const directory = env.DIRECTORY ?? "/crash/project";
 
 const store = await openStore(env.DB!);
 const config = {
@@ -23,31 +28,37 @@ const config = {
   maxContinuations: 100_000,
   leaseMs: Number(env.LEASE_MS ?? 1000),
   retryBaseMs: 200,
+  busyTimeoutMs: 5000,
 };
 const enforcer = new Enforcer({
   config,
   store,
   host: rpcHost(env.HOST_URL!, { pauseBeforePromptMs: Number(env.PAUSE_BEFORE_PROMPT_MS ?? 0) }),
-  directory: env.DIRECTORY ?? "/crash/project",
+  directory,
 });
 const recovery = await enforcer.start();
-process.stdout.write(`${JSON.stringify({ ready: true, pid: process.pid, recovery })}\n`);
+process.stdout.write(`${JSON.stringify({ ready: true, pid: process.pid, runtime: process.versions.bun ? "bun" : "node", recovery })}\n`);
 
-let round = 0;
 const sessionIds = Array.from({ length: sessions }, (_, i) => `${env.SESSION_PREFIX ?? "ses_"}${i}`);
-while (rounds === 0 || round < rounds) {
-  round++;
-  // A random subset goes idle each tick: some countdowns are superseded, most run to their end.
-  for (const id of sessionIds) if (Math.random() < 0.35) enforcer.handleEvent({ type: "session.idle", properties: { sessionID: id } });
-  await new Promise((r) => setTimeout(r, idleEvery));
+const idle = (id: string) => enforcer.handleEvent({ type: "session.idle", properties: { sessionID: id } });
+if (mode === "once") {
+  for (const id of sessionIds) idle(id);
+  process.stdout.write(`${JSON.stringify({ idled: sessionIds.length })}\n`);
+  await new Promise((r) => setTimeout(r, Number(env.STAY_MS ?? 0)));
+} else {
+  for (let round = 0; rounds === 0 || round < rounds; round++) {
+    // A random subset goes idle each tick: some countdowns are superseded, most run to their end.
+    for (const id of sessionIds) if (Math.random() < 0.35) idle(id);
+    await new Promise((r) => setTimeout(r, idleEvery));
+  }
 }
 // Let every countdown armed so far run to its end.
-const deadline = Date.now() + 30_000;
+const count = (sql: string) => store.raw.all<{ n: number }>(sql, directory)[0]!.n;
+const deadline = Date.now() + 60_000;
 while (Date.now() < deadline) {
   await enforcer.settled();
-  const armed = store.raw.all<{ n: number }>("SELECT count(*) AS n FROM countdowns WHERE state = 'armed' AND directory = ?", env.DIRECTORY ?? "/crash/project")[0]!.n;
-  const pending = store.raw.all<{ n: number }>("SELECT count(*) AS n FROM injections WHERE status = 'pending'")[0]!.n;
-  if (armed === 0 && pending === 0) break;
+  const open = count("SELECT count(*) AS n FROM countdowns WHERE state = 'armed' AND directory = ?") + count("SELECT count(*) AS n FROM injections WHERE status = 'pending' AND directory = ?");
+  if (open === 0) break;
   await new Promise((r) => setTimeout(r, 50));
 }
 await enforcer.dispose();

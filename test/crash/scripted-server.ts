@@ -23,6 +23,9 @@ export class ScriptedServer {
   ];
   /** Delay between storing a prompt's message and answering the call. */
   promptLatencyMs = 20;
+  /** Like OpenCode, a prompted session is busy afterwards (here: for good, the model never finishes). */
+  busyAfterPrompt = false;
+  private readonly busy = new Set<string>();
   private server: Server | undefined;
   private seq = 0;
 
@@ -73,13 +76,14 @@ export class ScriptedServer {
       case "getChildren":
         return [];
       case "getStatuses":
-        return {};
+        return Object.fromEntries([...this.busy].map((id) => [id, "busy"]));
       case "getAgents":
         return [{ name: "build", canWrite: true }];
       case "prompt": {
         const request = args[0] as { sessionId: string; messageId?: string; text: string };
         const injectionId = /\[todo-continuation id=(inj_[A-Za-z0-9_-]+)\]/.exec(request.text)?.[1];
         this.prompts.push({ sessionId: request.sessionId, messageId: request.messageId, injectionId, text: request.text, at: Date.now(), pid });
+        if (this.busyAfterPrompt) this.busy.add(request.sessionId);
         this.list(request.sessionId).push({
           id: request.messageId ?? `msg_${++this.seq}`,
           role: "user",
