@@ -44,6 +44,7 @@ export class FactGatherer {
     ]);
     const facts: HostFacts = { todos: todos.status === "fulfilled" && Array.isArray(todos.value) ? todos.value : "fetch_failed" };
     if (todos.status === "rejected") facts.todoError = errorMessage(todos.reason);
+    else if (!Array.isArray(todos.value)) facts.todoError = "OpenCode answered something that is not a todo list";
     if (messages.status === "fulfilled" && Array.isArray(messages.value)) facts.messages = inspectMessages(messages.value);
     if (session.status === "fulfilled" && session.value) facts.parentId = session.value.parentId ?? null;
     if (family.status === "fulfilled") {

@@ -9,7 +9,7 @@ import { startProcess } from "./processes.js";
 import { ScriptedServer } from "./scripted-server.js";
 import { checkInvariants } from "./invariants.js";
 
-const ITERATIONS = Number(process.env.CRASH_ITERATIONS ?? 60);
+const ITERATIONS = Number(process.env.CRASH_ITERATIONS ?? 200);
 
 describe("crash points", () => {
   const server = new ScriptedServer();
