@@ -433,6 +433,7 @@ export class Enforcer {
   // ── the programmatic API ──────────────────────────────────────────────────
 
   markRecovering(sessionId: string): void {
+    if (!this.validSession("markRecovering", sessionId)) return;
     this.guarded("markRecovering", () => {
       const now = this.clock.now();
       const patch = { recoveringSince: now };
@@ -441,6 +442,7 @@ export class Enforcer {
   }
 
   markRecoveryComplete(sessionId: string): void {
+    if (!this.validSession("markRecoveryComplete", sessionId)) return;
     this.guarded("markRecoveryComplete", () => {
       this.repo.updateSession(this.scope(sessionId), { recoveringSince: null }, this.clock.now());
     });
@@ -448,6 +450,7 @@ export class Enforcer {
 
   /** Sets the durable stop (and cancels an armed countdown). Returns false when the session was already stopped. */
   stop(sessionId: string, source = "api"): boolean {
+    if (!this.validSession("stop", sessionId)) return false;
     return (
       this.guarded("stop", () => {
         const { changed, cancelled } = this.repo.setStop(this.scope(sessionId), source, this.clock.now());
@@ -460,6 +463,7 @@ export class Enforcer {
 
   /** Lifts the durable stop. Returns false when the session was not stopped. */
   resume(sessionId: string, source = "api"): boolean {
+    if (!this.validSession("resume", sessionId)) return false;
     return this.guarded("resume", () => this.repo.liftStop(this.scope(sessionId), source, this.clock.now())) ?? false;
   }
 
@@ -480,7 +484,15 @@ export class Enforcer {
 
   /** Evaluates a session as if it had just gone idle (after a reconnect, a resume, or a lost injection). */
   reevaluate(sessionId: string): Promise<void> {
+    if (!this.validSession("reevaluate", sessionId)) return Promise.resolve();
     return this.track(this.evaluateIdle(sessionId, "reevaluate"));
+  }
+
+  /** A missing or empty session id is refused, never applied to some session (peers continued the wrong one). */
+  private validSession(what: string, sessionId: unknown): sessionId is string {
+    if (typeof sessionId === "string" && sessionId.trim() !== "") return true;
+    this.log("warn", `${what} ignored: no session id`);
+    return false;
   }
 
   // ── decisions ─────────────────────────────────────────────────────────────
