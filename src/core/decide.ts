@@ -17,6 +17,8 @@ export interface DecisionConfig {
   skipAgents: readonly string[];
   stagnationLimit: number;
   maxContinuations: number;
+  /** The longest backoff there can be: a backoff further away than this means the wall clock went back. */
+  retryMaxMs?: number;
 }
 
 /** What the database remembers about the session. */
@@ -116,8 +118,11 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
   [
     "backoff",
     // Only a new idle is held back: the retry countdown that the backoff armed is itself the next attempt.
-    ({ stage, durable, now }) =>
-      stage === "idle" && durable.backoffUntil != null && durable.backoffUntil > now
+    ({ stage, durable, now, config }) =>
+      stage === "idle" &&
+      durable.backoffUntil != null &&
+      durable.backoffUntil > now &&
+      durable.backoffUntil - now <= (config.retryMaxMs ?? Number.POSITIVE_INFINITY)
         ? { remainingMs: durable.backoffUntil - now }
         : pass,
   ],

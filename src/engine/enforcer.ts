@@ -795,11 +795,13 @@ export class Enforcer {
 
   // ── toasts, logging, helpers ──────────────────────────────────────────────
 
+  /** The countdown toast, every second until the deadline; timed on the monotonic clock like the countdown itself. */
   private toast(row: CountdownRow, summary: TodoSummary | undefined): void {
     if (!this.config.toast) return;
     const key = `toast:${row.id}`;
+    const dueMono = this.clock.monotonic() + Math.max(0, row.deadlineAt - row.armedAt);
     const tick = () => {
-      const remainingMs = row.deadlineAt - this.clock.now();
+      const remainingMs = dueMono - this.clock.monotonic();
       if (remainingMs <= 0) return;
       const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
       const open = summary ? ` (${summary.open} todos open)` : "";

@@ -124,6 +124,11 @@ describe("decide: guard order and boundaries", () => {
     expect(reason(input({ stage: "before_prompt", durable }))).toBe("continue");
   });
 
+  it("a backoff further away than the longest possible backoff is a clock that went back: ignored", () => {
+    expect(reason(input({ durable: { backoffUntil: NOW + 3 * 3_600_000 }, config: { retryMaxMs: 60_000 } }))).toBe("continue");
+    expect(reason(input({ durable: { backoffUntil: NOW + 59_000 }, config: { retryMaxMs: 60_000 } }))).toBe("backoff");
+  });
+
   it("unknown facts pass (the pre-check before anything is fetched)", () => {
     const d = decide(input({ todos: undefined, live: {} }));
     expect(d).toEqual({ verdict: "continue", summary: undefined, stagnantStreak: 0 });
