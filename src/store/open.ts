@@ -1,7 +1,7 @@
 // Opens the database file with the driver of the running runtime (bun:sqlite inside OpenCode, better-sqlite3 under
 // Node), makes the file owner-only, sets the PRAGMAs both drivers need, and migrates under a write lock so that two
 // processes opening a fresh file at once cannot both create the tables.
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
@@ -114,7 +114,7 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
     opened = await openRaw(file, readonly);
   } catch (error) {
     if (error instanceof StoreOpenError) throw error;
-    throw new StoreOpenError(file, errorText(error), error);
+    throw new StoreOpenError(file, explainAccess(file, readonly) ?? describeOpenFailure(error), error);
   }
   const { raw, db, driver } = opened;
   try {
@@ -137,8 +137,31 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
     } catch {
       // Already unusable: the original error is the one worth reporting.
     }
-    throw new StoreOpenError(file, describeOpenFailure(error), error);
+    throw new StoreOpenError(file, (!readonly && explainAccess(file, readonly)) || describeOpenFailure(error), error);
   }
+}
+
+/** SQLite says "unable to open database file" for several causes: name the one the file system shows. */
+function explainAccess(file: string, readonly: boolean): string | undefined {
+  if (file === ":memory:") return undefined;
+  const check = (path: string, mode: number) => {
+    try {
+      accessSync(path, mode);
+      return undefined;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code;
+    }
+  };
+  const folder = dirname(file);
+  if (!readonly) {
+    const fileProblem = existsSync(file) ? check(file, constants.R_OK | constants.W_OK) : undefined;
+    // WAL needs the folder too: SQLite creates the -wal and -shm files beside the database.
+    const folderProblem = check(folder, constants.W_OK);
+    if (fileProblem === "EROFS" || folderProblem === "EROFS") return "the file or its folder is read-only (a read-only file system)";
+    if (fileProblem) return `the file is read-only or not accessible to this user (${fileProblem})`;
+    if (folderProblem) return `its folder ${folder} is read-only or not accessible to this user (${folderProblem})`;
+  }
+  return undefined;
 }
 
 /** The switch needs a moment without other connections; several processes opening a fresh file can collide. */

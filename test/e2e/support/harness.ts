@@ -19,7 +19,11 @@ export interface AuditRow {
 
 export class E2E {
   readonly root = mkdtempSync(join(tmpdir(), "tc-e2e-"));
-  readonly dbPath = join(this.root, "todo-continuation.db");
+  /** The plugin's database: the `databasePath` option when a test sets one, else a file in the world's folder. */
+  get dbPath(): string {
+    const given = this.pluginOptions === false ? undefined : this.pluginOptions.databasePath;
+    return typeof given === "string" ? given : join(this.root, "todo-continuation.db");
+  }
   readonly model: ScriptedModel;
   server!: OpenCodeServer;
   private modelUrl = "";

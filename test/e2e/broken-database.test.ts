@@ -1,0 +1,170 @@
+// The plugin's database broken in every way a file can break, inside a real OpenCode: the plugin says so in one
+// clear line of OpenCode's log, never throws into a hook, and OpenCode keeps working (with in-memory enforcement when
+// the file cannot even be opened; paused, then resumed, when it breaks under a running plugin). The CLI reports
+// each case clearly too.
+import Database from "better-sqlite3";
+import { execFile } from "node:child_process";
+import { rmSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { ROOT } from "../crash/processes.js";
+import { openStore } from "../../src/store/open.js";
+import { E2E, sleep } from "./support/harness.js";
+import { Tmpfs } from "./support/tmpfs.js";
+import { script } from "./scenarios.js";
+
+const exec = promisify(execFile);
+let world: E2E | undefined;
+let disk: Tmpfs | undefined;
+
+afterEach(async () => {
+  await world?.stop();
+  world = undefined;
+  disk?.dispose();
+  disk = undefined;
+});
+
+async function cli(...args: string[]): Promise<{ code: number; stderr: string; stdout: string }> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [join(ROOT, "dist", "cli", "main.js"), ...args]);
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** The plugin's own log lines about its database. */
+function databaseLines(w: E2E): string[] {
+  return w.server.output().split("\n").filter((l) => /todo-continuation(: cannot open| paused| resumed)/.test(l));
+}
+
+async function startWith(databasePath: string, options: Record<string, unknown> = {}): Promise<E2E> {
+  world = new E2E(script, { databasePath, ...options });
+  await world.start();
+  return world;
+}
+
+/** A session whose model stops with open todos, then finishes them when reminded. */
+async function runBasic(w: E2E, name = "basic"): Promise<string> {
+  const id = await w.session(name);
+  await w.prompt(id, `scenario: ${name}`);
+  await w.waitFor("the model's turn", () => w.requestsFor(name).length >= 2, 20_000);
+  return id;
+}
+
+describe("a database that cannot be opened: one error, in-memory enforcement, OpenCode unharmed", () => {
+  it.each([
+    ["a read-only file", "read-only"],
+    ["a read-only folder", "read-only|cannot create"],
+    ["a file of garbage bytes", "not a valid SQLite database"],
+    ["a truncated file", "not a valid SQLite database|malformed|damaged"],
+  ])("%s", async (kind, expected) => {
+    disk = new Tmpfs(4096);
+    const dir = join(disk.path, "data");
+    const db = join(dir, "todo-continuation.db");
+    if (kind === "a read-only file") {
+      (await openStore(db)).close();
+      disk.readonly();
+    } else if (kind === "a read-only folder") {
+      disk.readonly();
+    } else if (kind === "a file of garbage bytes") {
+      (await openStore(db)).close();
+      writeFileSync(db, Buffer.alloc(200_000, 0x42));
+    } else {
+      const store = await openStore(db);
+      store.raw.exec("BEGIN");
+      for (let i = 0; i < 3000; i++) store.raw.run("INSERT INTO audit_events (at, event, detail) VALUES (?, 'skipped', ?)", i, "x".repeat(100));
+      store.raw.exec("COMMIT");
+      store.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      store.close();
+      truncateSync(db, 8192);
+    }
+    const w = await startWith(db, { countdownSeconds: 1 });
+    const id = await runBasic(w);
+    // In-memory enforcement still continues the session.
+    await w.waitFor("the continuation", () => w.continuationRequests("basic").length === 1, 20_000);
+    const lines = databaseLines(w);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(expected));
+    expect(lines[0]).toContain("Continuing with an in-memory database");
+    expect(await w.todos(id)).toHaveLength(3);
+    const doctor = await cli("--db", db, "doctor");
+    const stop = await cli("--db", db, "stop", "ses_x");
+    expect([doctor.code, stop.code]).toContain(1);
+    expect(`${doctor.stderr}${stop.stderr}`).toMatch(/read-only|no database|not a valid SQLite database|damaged|malformed|cannot create/);
+  });
+});
+
+describe("a database that breaks under a running plugin: one error, paused, OpenCode unharmed, resumed when it works", () => {
+  it("locked by another process for longer than the busy timeout", async () => {
+    const w = await startWith(join(await tmpDir(), "state.db"), { countdownSeconds: 1, storeProbeMs: 1000 });
+    await runBasic(w, "stagnation");
+    await w.waitForAudit(await firstSession(w), "armed");
+    const locker = new Database(w.dbPath);
+    locker.exec("BEGIN EXCLUSIVE");
+    const started = Date.now();
+    await w.waitFor("the pause", () => databaseLines(w).some((l) => l.includes("paused")), 20_000);
+    // OpenCode answers while the file is locked.
+    const ping = Date.now();
+    await w.server.client.session.list({ throwOnError: true });
+    expect(Date.now() - ping).toBeLessThan(1500);
+    await sleep(3000);
+    locker.exec("ROLLBACK");
+    locker.close();
+    await w.waitFor("the resume", () => databaseLines(w).some((l) => l.includes("resumed")), 20_000);
+    const lines = databaseLines(w);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/paused: the database .* is locked by another process/);
+    console.log(`locked: paused ${Date.now() - started} ms after the lock, resumed after release`);
+    // Working again: the stagnation scenario runs to its end.
+    await w.waitForAudit(await firstSession(w), "skipped:stagnation", 60_000);
+  });
+
+  it("a disk that fills up", async () => {
+    disk = new Tmpfs(1024);
+    const w = await startWith(join(disk.path, "state.db"), { countdownSeconds: 1, storeProbeMs: 1000 });
+    const first = await runBasic(w);
+    await w.waitForAudit(first, "skipped:todos_complete", 20_000);
+    const ballast = disk.fill();
+    await runBasic(w, "stagnation");
+    await w.waitFor("the pause", () => databaseLines(w).some((l) => l.includes("paused")), 30_000);
+    expect(databaseLines(w)[0]).toMatch(/paused: the database .* cannot grow \(the disk is full\)/);
+    const cliStop = await cli("--db", w.dbPath, "stop", "ses_x");
+    expect(cliStop.code).toBe(1);
+    expect(cliStop.stderr).toMatch(/full/);
+    rmSync(ballast);
+    await w.waitFor("the resume", () => databaseLines(w).some((l) => l.includes("resumed")), 20_000);
+    expect(databaseLines(w)).toHaveLength(2);
+  });
+
+  it("deleted while OpenCode has it open", async () => {
+    const dir = await tmpDir();
+    const w = await startWith(join(dir, "state.db"), { countdownSeconds: 1, leaseMs: 1500 });
+    const first = await runBasic(w);
+    await w.waitForAudit(first, "skipped:todos_complete", 20_000);
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${w.dbPath}${suffix}`, { force: true });
+    await w.waitFor("the pause", () => databaseLines(w).some((l) => l.includes("paused")), 10_000);
+    expect(databaseLines(w)).toEqual([expect.stringMatching(/was deleted or replaced while this process had it open/)]);
+    const id = await runBasic(w, "stagnation");
+    await sleep(3000);
+    expect(w.continuationRequests("stagnation")).toEqual([]);
+    expect(await w.todos(id)).toHaveLength(3);
+    expect(databaseLines(w)).toHaveLength(1);
+    const doctor = await cli("--db", w.dbPath, "doctor");
+    expect(doctor.code).toBe(1);
+    expect(doctor.stderr).toContain("no database at");
+  });
+});
+
+async function tmpDir(): Promise<string> {
+  const { mkdtempSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  return mkdtempSync(join(tmpdir(), "tc-broken-"));
+}
+
+async function firstSession(w: E2E): Promise<string> {
+  const list = await w.server.client.session.list({ throwOnError: true });
+  return (list.data as Array<{ id: string; title: string }>).find((s) => s.title === "stagnation")!.id;
+}
