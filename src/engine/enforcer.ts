@@ -108,7 +108,7 @@ export class Enforcer {
     this.clock = options.clock ?? systemClock;
     this.owner = options.owner ?? newOwnerId();
     this.store = options.store;
-    this.repo = new Repository(options.store.db);
+    this.repo = new Repository(options.store);
     this.startedAt = this.clock.now();
     this.timers = new TimerQueue(this.clock, (key, error) => this.failed(`timer ${key}`, error));
     this.memories = new SessionMemories(MEMORY_CAP, (id) => this.armed.has(id) || this.injector.isBusy(id));
@@ -278,6 +278,8 @@ export class Enforcer {
   }
 
   private partUpdated(raw: { properties?: Record<string, unknown> }): void {
+    // The common case while a model streams: nothing to cancel, no user message to classify.
+    if (this.armed.size === 0 && this.pendingUser.size === 0) return;
     const part = raw.properties?.part as Record<string, unknown> | undefined;
     if (!part || typeof part !== "object") return;
     const messageId = part.messageID;
@@ -606,7 +608,7 @@ export class Enforcer {
     const sessionPatch = latest ? agentColumns(latest) : undefined;
     const previous = this.armed.get(sessionId);
     // Another live process already counts down for this session (both saw the same idle): leave it to that one.
-    const respect = (other: CountdownRow) => ownerMayBeAlive(other.owner) && (other.leaseUntil ?? 0) >= now;
+    const respect = (other: { owner: string | null; leaseUntil: number | null }) => ownerMayBeAlive(other.owner) && (other.leaseUntil ?? 0) >= now;
     const { heldBy } = this.repo.armCountdown(countdown, detail, sessionPatch, respect);
     if (heldBy) return;
     const row: CountdownRow = { ...countdown, state: "armed", endedAt: null, endReason: null };

@@ -56,6 +56,11 @@ export async function TodoContinuation(input: PluginInput, options?: Record<stri
   }
 
   const store = await openOrFallBack(config, host);
+  return pluginHooks(input, config, store, host);
+}
+
+/** The hooks over an open store: what the plugin function returns once its configuration and file are settled. */
+export function pluginHooks(input: PluginInput, config: Config, store: Store, host = new OpenCodeHost(input.client, input.directory)): TodoContinuationHooks {
   const enforcer = new Enforcer({ config, store, host, directory: input.directory });
   // Recovery reads OpenCode (pending injections are reconciled against the session's messages): after init only.
   const startTimer = setTimeout(() => {

@@ -13,6 +13,8 @@ export type Db = BaseSQLiteDatabase<"sync", unknown, Schema>;
 /** The few raw calls the store needs beyond drizzle: PRAGMAs, migrations and diagnostics. */
 export interface RawDatabase {
   exec(sql: string): void;
+  /** Runs `work` in one BEGIN IMMEDIATE transaction (the wrapper is built once per connection, not per call). */
+  immediate<T>(work: () => T): T;
   all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[];
   run(sql: string, ...params: unknown[]): { changes: number };
   close(): void;
@@ -34,6 +36,8 @@ export interface OpenOptions {
   readonly?: boolean;
   busyTimeoutMs?: number;
   migrationsFolder?: string;
+  /** Called with every statement executed (better-sqlite3 only): how benchmarks count SQL on the hot path. */
+  onStatement?: (sql: string) => void;
 }
 
 /** Raised for every failure to open: the message says which file and what to do. */
@@ -68,13 +72,15 @@ function prepareFile(path: string): void {
   }
 }
 
-async function openRaw(path: string, readonly: boolean): Promise<{ raw: RawDatabase; db: Db; driver: DriverName }> {
+async function openRaw(path: string, readonly: boolean, onStatement?: (sql: string) => void): Promise<{ raw: RawDatabase; db: Db; driver: DriverName }> {
   if (isBun) {
     const { Database } = await import("bun:sqlite");
     const { drizzle } = await import("drizzle-orm/bun-sqlite");
     const client = readonly ? new Database(path, { readonly: true }) : new Database(path, { create: true, readwrite: true });
+    const transaction = client.transaction((work: () => unknown) => work());
     const raw: RawDatabase = {
       exec: (sql) => void client.exec(sql),
+      immediate: <T>(work: () => T) => transaction.immediate(work) as T,
       all: <T>(sql: string, ...params: unknown[]) => client.query(sql).all(...(params as never[])) as T[],
       run: (sql, ...params) => ({ changes: client.query(sql).run(...(params as never[])).changes }),
       close: () => client.close(),
@@ -88,9 +94,12 @@ async function openRaw(path: string, readonly: boolean): Promise<{ raw: RawDatab
     throw new StoreOpenError(path, `better-sqlite3 is not installed (npm install better-sqlite3): ${errorText(error)}`, error);
   }
   const { drizzle } = await import("drizzle-orm/better-sqlite3");
-  const client = new BetterSqlite(path, readonly ? { readonly: true, fileMustExist: true } : {});
+  const verbose = onStatement ? (sql: unknown) => onStatement(String(sql)) : undefined;
+  const client = new BetterSqlite(path, readonly ? { readonly: true, fileMustExist: true, verbose } : { verbose });
+  const transaction = client.transaction((work: () => unknown) => work());
   const raw: RawDatabase = {
     exec: (sql) => void client.exec(sql),
+    immediate: <T>(work: () => T) => transaction.immediate(work) as T,
     all: <T>(sql: string, ...params: unknown[]) => client.prepare(sql).all(...params) as T[],
     run: (sql, ...params) => ({ changes: client.prepare(sql).run(...params).changes }),
     close: () => client.close(),
@@ -111,7 +120,7 @@ export async function openStore(path: string, options: OpenOptions = {}): Promis
   }
   let opened: Awaited<ReturnType<typeof openRaw>>;
   try {
-    opened = await openRaw(file, readonly);
+    opened = await openRaw(file, readonly, options.onStatement);
   } catch (error) {
     if (error instanceof StoreOpenError) throw error;
     throw new StoreOpenError(file, explainAccess(file, readonly) ?? describeOpenFailure(error), error);

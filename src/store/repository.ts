@@ -4,7 +4,7 @@
 import { and, asc, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { AuditEvent } from "../core/reasons.js";
 import type { SessionPatch } from "../core/transitions.js";
-import type { Db } from "./open.js";
+import type { Db, Store } from "./open.js";
 import { auditEvents, countdowns, injections, sessions, type CountdownRow, type InjectionRow, type SessionRow } from "./schema.js";
 
 export interface AuditEntry {
@@ -107,7 +107,7 @@ function prepare(db: Db) {
       })
       .prepare(),
     armedFor: db
-      .select()
+      .select({ id: countdowns.id, owner: countdowns.owner, leaseUntil: countdowns.leaseUntil })
       .from(countdowns)
       .where(and(eq(countdowns.sessionId, p("sessionId")), eq(countdowns.state, "armed")))
       .limit(1)
@@ -205,15 +205,20 @@ function prepare(db: Db) {
   };
 }
 
+/** What a state change needs to know of the session's armed countdown. */
+export type ArmedRef = Pick<CountdownRow, "id" | "owner" | "leaseUntil">;
+
 export class Repository {
   private readonly q: ReturnType<typeof prepare>;
+  private readonly store: Pick<Store, "db" | "raw">;
 
-  constructor(private readonly db: Db) {
-    this.q = prepare(db);
+  constructor(store: Pick<Store, "db" | "raw">) {
+    this.store = store;
+    this.q = prepare(store.db);
   }
 
   private tx<T>(work: () => T): T {
-    return this.db.transaction(() => work(), { behavior: "immediate" });
+    return this.store.raw.immediate(work);
   }
 
   private writeAudit(at: number, scope: Partial<SessionScope>, entry: AuditEntry): void {
@@ -230,8 +235,13 @@ export class Repository {
   private ensureSessionRow(scope: SessionScope, now: number): SessionRow {
     const existing = this.q.getSession.get({ sessionId: scope.sessionId });
     if (existing) return existing;
-    this.q.insertSession.run({ sessionId: scope.sessionId, directory: scope.directory, parentId: null, projectId: null, now });
+    this.touchSession(scope, now);
     return this.q.getSession.get({ sessionId: scope.sessionId })!;
+  }
+
+  /** Creates the session's row if it has none (one statement, no read): enough when nothing of it is patched. */
+  private touchSession(scope: SessionScope, now: number): void {
+    this.q.insertSession.run({ sessionId: scope.sessionId, directory: scope.directory, parentId: null, projectId: null, now });
   }
 
   private writeSessionPatch(row: SessionRow, patch: SessionUpdate, now: number): SessionRow {
@@ -288,7 +298,7 @@ export class Repository {
    * Sets the durable stop and cancels the session's armed countdown (reason `stopped`), in one transaction. Returns
    * false, writing nothing, when the session was already stopped.
    */
-  setStop(scope: SessionScope, source: string, now: number): { changed: boolean; cancelled?: CountdownRow } {
+  setStop(scope: SessionScope, source: string, now: number): { changed: boolean; cancelled?: ArmedRef } {
     return this.tx(() => {
       const row = this.ensureSessionRow(scope, now);
       if (row.stoppedAt != null) return { changed: false };
@@ -316,7 +326,7 @@ export class Repository {
 
   // ── countdowns ────────────────────────────────────────────────────────────
 
-  armedCountdownFor(sessionId: string): CountdownRow | undefined {
+  armedCountdownFor(sessionId: string): ArmedRef | undefined {
     return this.q.armedFor.get({ sessionId });
   }
 
@@ -333,11 +343,11 @@ export class Repository {
     countdown: NewCountdown,
     detail: Record<string, unknown> = {},
     sessionPatch?: SessionUpdate,
-    respect: (armed: CountdownRow) => boolean = () => false,
-  ): { superseded?: CountdownRow; heldBy?: CountdownRow } {
+    respect: (armed: ArmedRef) => boolean = () => false,
+  ): { superseded?: ArmedRef; heldBy?: ArmedRef } {
     return this.tx(() => {
-      const row = this.ensureSessionRow(countdown, countdown.armedAt);
-      if (sessionPatch) this.writeSessionPatch(row, sessionPatch, countdown.armedAt);
+      // A countdown needs no session row of its own (it carries its directory); one is written only to patch it.
+      if (sessionPatch) this.writeSessionPatch(this.ensureSessionRow(countdown, countdown.armedAt), sessionPatch, countdown.armedAt);
       const previous = this.q.armedFor.get({ sessionId: countdown.sessionId });
       if (previous && previous.owner !== countdown.owner && respect(previous)) {
         this.writeAudit(countdown.armedAt, countdown, {

@@ -120,7 +120,7 @@ describe("todo-continuation CLI", () => {
     expect(doctor.code).toBe(0);
     expect(doctor.stdout).toContain(`database   ${f.dbPath}`);
     expect(doctor.stdout).toMatch(/OK\s+integrity\s+PRAGMA quick_check: ok/);
-    expect(doctor.stdout).toMatch(/OK\s+schema\s+2\/2 migrations applied/);
+    expect(doctor.stdout).toMatch(/OK\s+schema\s+(\d+)\/\1 migrations applied/);
     const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "doctor"])).stdout) as { schema: { pending: number }; integrity: { ok: boolean } };
     expect(json).toMatchObject({ schema: { pending: 0, newer: false }, integrity: { ok: true } });
   });
@@ -151,8 +151,8 @@ describe("todo-continuation CLI", () => {
     const db = join(tempFolder(), "new", "state.db");
     const first = await cli(["--db", db, "migrate"]);
     expect(first).toMatchObject({ code: 0 });
-    expect(first.stdout).toContain("applied 2 migration(s)");
-    expect((await cli(["--db", db, "migrate"])).stdout).toContain("is up to date (2/2 migrations)");
+    expect(first.stdout).toMatch(/applied \d+ migration\(s\)/);
+    expect((await cli(["--db", db, "migrate"])).stdout).toMatch(/is up to date \((\d+)\/\1 migrations\)/);
   });
 
   it("TODO_CONTINUATION_DB is used when --db is not given", async () => {

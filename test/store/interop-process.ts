@@ -6,7 +6,7 @@ const mode = process.env.MODE ?? "open";
 const runtime = typeof (process.versions as Record<string, string | undefined>).bun === "string" ? "bun" : "node";
 try {
   const store = await openStore(process.env.DB!);
-  const repo = new Repository(store.db);
+  const repo = new Repository(store);
   const result: Record<string, unknown> = { runtime, driver: store.driver, applied: store.migration.applied };
   if (mode === "write") {
     const now = Date.now();

@@ -41,7 +41,7 @@ function injection(id: string, countdownId: string, extra: Partial<NewInjection>
 async function withStore(folder: string, work: (store: Store, repo: Repository) => void | Promise<void>): Promise<void> {
   const store = await openStore(join(folder, "nested", "dir", "state.db"));
   try {
-    await work(store, new Repository(store.db));
+    await work(store, new Repository(store));
   } finally {
     store.close();
   }
@@ -98,7 +98,10 @@ export const STORE_CASES: StoreCase[] = [
           events.map((e) => `${e.event}:${e.reason ?? ""}`),
           ["armed:", "cancelled:superseded", "armed:"],
         );
-        assert.ok(repo.getSession("ses_1"), "arming creates the session row");
+        // A countdown carries its own directory: arming alone writes no session row (one less page per arm).
+        assert.equal(repo.getSession("ses_1"), undefined);
+        repo.armCountdown(countdown("cd_3", "ses_2"), {}, { agent: "build" });
+        assert.equal(repo.getSession("ses_2")?.agent, "build", "a patch given with the arming creates the row");
       });
     },
   },

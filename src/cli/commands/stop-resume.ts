@@ -18,7 +18,7 @@ export function registerStopResume(program: Command): void {
       const { db, json } = globals(command);
       const store = await openForWriting(databasePath(db));
       try {
-        const repo = new Repository(store.db);
+        const repo = new Repository(store);
         const { changed, cancelled } = query(() => repo.setStop(scopeOf(repo, sessionId, options.directory), "cli", Date.now()));
         if (json) return printJson({ sessionId, stopped: true, changed, cancelledCountdown: cancelled?.id ?? null });
         print(
@@ -39,7 +39,7 @@ export function registerStopResume(program: Command): void {
       const { db, json } = globals(command);
       const store = await openForWriting(databasePath(db));
       try {
-        const repo = new Repository(store.db);
+        const repo = new Repository(store);
         const changed = query(() => repo.liftStop(scopeOf(repo, sessionId, undefined), "cli", Date.now()));
         if (json) return printJson({ sessionId, stopped: false, changed });
         print(changed ? `resumed ${sessionId}: it is continued again at its next idle` : `${sessionId} was not stopped`);
