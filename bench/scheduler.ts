@@ -35,7 +35,10 @@ export async function schedulerPrecision(count: number): Promise<Figure[]> {
     due.set(row.id, performance.now() + (row.deadlineAt - Date.now()));
     scheduler.track(row);
   }
+  // The TimerQueue's timer is unref'd (it must not keep a CLI alive): hold the process open while waiting.
+  const keepAlive = setInterval(() => undefined, 1000);
   await finished;
+  clearInterval(keepAlive);
   timers.stop();
   const p = percentiles(lateness);
   return [

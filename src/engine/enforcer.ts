@@ -88,6 +88,8 @@ export class Enforcer {
   private readonly health: StoreHealth;
   /** The hot-path index: sessions with an armed countdown in this process. */
   private readonly armed = new Map<string, ArmedCountdown>();
+  /** The same countdowns by id (the scheduler asks whether one is already held). */
+  private readonly armedIds = new Set<string>();
   private readonly memories: SessionMemories;
   /** User messages seen but not yet classified (real, own, synthetic): their text part decides. */
   private readonly pendingUser = new Map<string, PendingUserMessage>();
@@ -176,6 +178,7 @@ export class Enforcer {
     this.timers.stop();
     this.injector.dispose();
     this.armed.clear();
+    this.armedIds.clear();
     unregisterOwner(this.owner);
   }
 
@@ -613,7 +616,7 @@ export class Enforcer {
     if (heldBy) return;
     const row: CountdownRow = { ...countdown, state: "armed", endedAt: null, endReason: null };
     if (previous) this.forget(sessionId, previous);
-    this.armed.set(sessionId, { row, phase: "waiting", summary });
+    this.hold(sessionId, { row, phase: "waiting", summary });
     this.scheduler.track(row);
     this.toast(row, summary);
   }
@@ -623,17 +626,22 @@ export class Enforcer {
     const current = this.armed.get(row.sessionId);
     if (current && current.row.id !== row.id) this.forget(row.sessionId, current);
     const summary = row.todosOpen != null && row.todosTotal != null ? { open: row.todosOpen, total: row.todosTotal, completed: 0 } : undefined;
-    this.armed.set(row.sessionId, { row, phase: "waiting", summary });
+    this.hold(row.sessionId, { row, phase: "waiting", summary });
   }
 
   private isHeld(countdownId: string): boolean {
-    for (const armed of this.armed.values()) if (armed.row.id === countdownId) return true;
-    return false;
+    return this.armedIds.has(countdownId);
+  }
+
+  private hold(sessionId: string, armed: ArmedCountdown): void {
+    this.armed.set(sessionId, armed);
+    this.armedIds.add(armed.row.id);
   }
 
   /** Drops the countdown from memory and its timers; the database row is the caller's business. */
   private forget(sessionId: string, armed: ArmedCountdown): void {
     if (this.armed.get(sessionId) === armed) this.armed.delete(sessionId);
+    this.armedIds.delete(armed.row.id);
     this.scheduler.untrack(armed.row.id);
     this.timers.cancel(`toast:${armed.row.id}`);
   }

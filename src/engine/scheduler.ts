@@ -10,6 +10,8 @@ import type { Clock } from "./clock.js";
 import { ownerMayBeAlive } from "./owner.js";
 import type { TimerQueue } from "./timer-queue.js";
 
+const RECOVERY_CHUNK = 500;
+
 export interface DueInfo {
   /** How late the countdown fires relative to its deadline (0 for one this process armed and waited for). */
   lateMs: number;
@@ -78,45 +80,54 @@ export class CountdownScheduler {
   recover(reason: typeof RESUME_REASON | typeof TAKEOVER_REASON | typeof STORE_RECOVERED_REASON = RESUME_REASON): RecoveryReport {
     const report: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
     const now = this.o.clock.now();
-    for (const countdown of this.o.repo.armedInScope(this.o.directory)) {
-      if (this.tracked.has(countdown.id) || this.o.isHeld(countdown.id)) continue;
+    const candidates = this.o.repo.armedInScope(this.o.directory).filter((countdown) => {
+      if (this.tracked.has(countdown.id) || this.o.isHeld(countdown.id)) return false;
       const orphaned =
         countdown.owner === null ||
         countdown.owner === this.o.owner ||
         !ownerMayBeAlive(countdown.owner) ||
         (countdown.leaseUntil ?? 0) < now;
-      if (!orphaned) {
-        report.foreign++;
-        continue;
-      }
-      if (!this.o.repo.takeOver(countdown.id, countdown.owner, this.o.owner, now + this.o.leaseMs)) continue;
-      const adopted: CountdownRow = { ...countdown, owner: this.o.owner, leaseUntil: now + this.o.leaseMs };
-      const verdict = classifyArmedCountdown(countdown, now, this.o.resumeWindowMs);
-      const detail = { countdownId: countdown.id, previousOwner: countdown.owner, deadlineAt: countdown.deadlineAt };
-      if (verdict.action === "expire") {
-        this.o.repo.endCountdown(adopted, "expired", EXPIRE_REASON, now, {
-          event: "expired",
-          reason: EXPIRE_REASON,
-          detail: { ...detail, lateMs: verdict.lateMs, resumeWindowMs: this.o.resumeWindowMs },
-        });
-        report.expired++;
-        continue;
-      }
-      this.o.repo.audit(now, adopted, {
-        event: "resumed",
-        reason,
-        detail: { ...detail, ...(verdict.action === "rearm" ? { remainingMs: verdict.remainingMs } : { lateMs: verdict.lateMs }) },
+      if (!orphaned) report.foreign++;
+      return orphaned;
+    });
+    // In chunks: one transaction per chunk keeps a big recovery fast without holding the write lock for long.
+    for (let start = 0; start < candidates.length; start += RECOVERY_CHUNK) {
+      this.o.repo.inTransaction(() => {
+        for (const countdown of candidates.slice(start, start + RECOVERY_CHUNK)) this.adoptOne(countdown, now, reason, report);
       });
-      this.o.onAdopted(adopted);
-      if (verdict.action === "rearm") {
-        this.track({ ...adopted, deadlineAt: now + verdict.remainingMs }, { resumed: true });
-        report.rearmed++;
-      } else {
-        report.fired++;
-        this.o.onDue(adopted, { lateMs: verdict.lateMs, resumed: true });
-      }
     }
     return report;
+  }
+
+  private adoptOne(countdown: CountdownRow, now: number, reason: string, report: RecoveryReport): void {
+    if (!this.o.repo.takeOver(countdown.id, countdown.owner, this.o.owner, now + this.o.leaseMs)) return;
+    const adopted: CountdownRow = { ...countdown, owner: this.o.owner, leaseUntil: now + this.o.leaseMs };
+    const verdict = classifyArmedCountdown(countdown, now, this.o.resumeWindowMs);
+    const detail = { countdownId: countdown.id, previousOwner: countdown.owner, deadlineAt: countdown.deadlineAt };
+    if (verdict.action === "expire") {
+      this.o.repo.endCountdown(adopted, "expired", EXPIRE_REASON, now, {
+        event: "expired",
+        reason: EXPIRE_REASON,
+        detail: { ...detail, lateMs: verdict.lateMs, resumeWindowMs: this.o.resumeWindowMs },
+      });
+      report.expired++;
+      return;
+    }
+    this.o.repo.audit(now, adopted, {
+      event: "resumed",
+      reason,
+      detail: { ...detail, ...(verdict.action === "rearm" ? { remainingMs: verdict.remainingMs } : { lateMs: verdict.lateMs }) },
+    });
+    this.o.onAdopted(adopted);
+    if (verdict.action === "rearm") {
+      this.track({ ...adopted, deadlineAt: now + verdict.remainingMs }, { resumed: true });
+      report.rearmed++;
+      return;
+    }
+    // Overdue: due at once, on the next tick of the timer, after the adoption is committed (firing reads and writes
+    // the same rows) and without holding up whoever awaits the recovery.
+    this.track(adopted, { resumed: true });
+    report.fired++;
   }
 
   /** Renews this process's leases and adopts orphans, every third of a lease (not while `paused()`). */

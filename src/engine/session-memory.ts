@@ -35,12 +35,16 @@ export class BoundedMap<K, V> extends Map<K, V> {
 
 export class SessionMemories {
   private readonly map = new Map<string, SessionMemory>();
+  /** Eviction runs again only when the map reaches this size (pinned sessions may hold it above the cap). */
+  private evictAt: number;
 
   constructor(
     private readonly cap: number,
     /** Sessions that must not be forgotten (a countdown is armed or a continuation is queued). */
     private readonly pinned: (sessionId: string) => boolean,
-  ) {}
+  ) {
+    this.evictAt = cap;
+  }
 
   get size(): number {
     return this.map.size;
@@ -57,7 +61,7 @@ export class SessionMemories {
   get(sessionId: string): SessionMemory {
     let memory = this.map.get(sessionId);
     if (!memory) {
-      if (this.map.size >= this.cap) this.evict();
+      if (this.map.size >= this.evictAt) this.evict();
       memory = { pendingRequests: new Set(), compactedRecently: false, activity: 0 };
       this.map.set(sessionId, memory);
     }
@@ -68,13 +72,19 @@ export class SessionMemories {
     this.map.delete(sessionId);
   }
 
+  /**
+   * Drops the oldest tenth of the cap, skipping pinned sessions. One pass at most, and the next pass only when the map
+   * has grown by another tenth: with thousands of sessions pinned by armed countdowns, eviction stays amortized O(1).
+   */
   private evict(): void {
-    let toDrop = Math.max(1, Math.floor(this.cap / 10));
+    const step = Math.max(1, Math.floor(this.cap / 10));
+    let toDrop = step;
     for (const id of this.map.keys()) {
       if (toDrop === 0) break;
       if (this.pinned(id)) continue;
       this.map.delete(id);
       toDrop--;
     }
+    this.evictAt = Math.max(this.cap, this.map.size + step);
   }
 }

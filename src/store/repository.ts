@@ -221,6 +221,11 @@ export class Repository {
     return this.store.raw.immediate(work);
   }
 
+  /** Runs several state changes as one transaction (each nested change becomes a savepoint). */
+  inTransaction<T>(work: () => T): T {
+    return this.tx(work);
+  }
+
   private writeAudit(at: number, scope: Partial<SessionScope>, entry: AuditEntry): void {
     this.q.insertAudit.run({
       at,
