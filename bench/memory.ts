@@ -21,6 +21,7 @@ export async function memory(lifecycles = 100_000): Promise<Figure[]> {
   host.prompt = async () => undefined;
   host.getTodos = async () => [{ content: "a", status: "pending" }];
   host.getMessages = async () => [];
+  host.log = () => undefined;
   const config = { ...resolveConfig({}, {}), databasePath: db, toast: false, countdownSeconds: 0 };
   const enforcer = new Enforcer({ config, store, host, directory: "/bench" });
   await enforcer.start();
