@@ -3,6 +3,7 @@
 // (`message.part.delta`, `message.part.updated`) are not translated here: the engine answers them from memory
 // without allocating (see engine/enforcer.ts).
 import { classifyError, type ErrorKind } from "./errors.js";
+import { errorFields, obj, readMessageInfo, str, type Json, type MessageInfo } from "./fields.js";
 import { normalizeTodos, type Todo } from "./todos.js";
 
 export type SessionStatus = "busy" | "idle" | "retry";
@@ -11,72 +12,33 @@ export type DomainEvent =
   | { type: "idle"; sessionId: string }
   | { type: "status"; sessionId: string; status: SessionStatus }
   | { type: "error"; sessionId: string; kind: ErrorKind; name?: string; message?: string }
-  | {
-      type: "message";
-      sessionId: string;
-      messageId: string;
-      role: "user" | "assistant";
-      createdAt?: number;
-      completedAt?: number;
-      agent?: string;
-      providerId?: string;
-      modelId?: string;
-      variant?: string;
-      errorName?: string;
-      errorMessage?: string;
-      summary?: boolean;
-    }
+  | ({ type: "message"; sessionId: string; messageId: string; role: "user" | "assistant" } & Omit<MessageInfo, "id" | "sessionId" | "role" | "writeDenied">)
   | { type: "todos"; sessionId: string; todos: Todo[] }
   | { type: "session_info"; sessionId: string; parentId?: string; directory?: string }
   | { type: "session_deleted"; sessionId: string }
   | { type: "request"; sessionId: string; requestId: string; open: boolean }
   | { type: "compacted"; sessionId: string };
 
-type Props = Record<string, unknown>;
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" && value.length > 0 ? value : undefined;
-}
-
-function num(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
-}
-
-function obj(value: unknown): Props | undefined {
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Props) : undefined;
-}
-
-function errorFields(error: unknown): { name?: string; message?: string } {
-  const e = obj(error);
-  if (!e) return typeof error === "string" ? { message: error } : {};
-  const data = obj(e.data);
-  return { name: str(e.name), message: str(data?.message) ?? str(e.message) };
-}
+type Props = Json;
 
 function translateMessage(props: Props): DomainEvent | undefined {
-  const info = obj(props.info);
-  if (!info) return undefined;
-  const sessionId = str(info.sessionID) ?? str(props.sessionID);
-  const messageId = str(info.id);
-  const role = info.role;
-  if (!sessionId || !messageId || (role !== "user" && role !== "assistant")) return undefined;
-  const time = obj(info.time);
-  const model = obj(info.model);
-  const error = info.error === undefined ? {} : errorFields(info.error);
+  const info = readMessageInfo(props.info);
+  const sessionId = info?.sessionId ?? str(props.sessionID);
+  if (!info || !sessionId || (info.role !== "user" && info.role !== "assistant")) return undefined;
   return {
     type: "message",
     sessionId,
-    messageId,
-    role,
-    createdAt: num(time?.created),
-    completedAt: num(time?.completed),
-    agent: str(info.agent) ?? str(info.mode),
-    providerId: str(model?.providerID) ?? str(info.providerID),
-    modelId: str(model?.modelID) ?? str(info.modelID),
-    variant: str(info.variant) ?? str(model?.variant),
-    errorName: error.name,
-    errorMessage: error.message,
-    summary: info.summary === true ? true : undefined,
+    messageId: info.id,
+    role: info.role,
+    createdAt: info.createdAt,
+    completedAt: info.completedAt,
+    agent: info.agent,
+    providerId: info.providerId,
+    modelId: info.modelId,
+    variant: info.variant,
+    errorName: info.errorName,
+    errorMessage: info.errorMessage,
+    summary: info.summary,
   };
 }
 

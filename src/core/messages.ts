@@ -1,6 +1,7 @@
 // What the guards learn from a session's messages: the real agent/model to continue with, an unanswered abort,
 // a pending question, a compaction, and the enforcer's own injections (found by the id each one carries).
 import { classifyError, type ErrorKind } from "./errors.js";
+import type { MessageInfo } from "./fields.js";
 import { findInjectionId } from "./prompt.js";
 
 export interface MessagePart {
@@ -11,21 +12,8 @@ export interface MessagePart {
   toolStatus?: string;
 }
 
-export interface SessionMessage {
-  id: string;
-  role: string;
-  createdAt?: number;
-  completedAt?: number;
-  agent?: string;
-  providerId?: string;
-  modelId?: string;
-  variant?: string;
-  errorName?: string;
-  errorMessage?: string;
-  /** An assistant message that is a compaction summary. */
-  summary?: boolean;
-  /** The user message switched off the write or edit tool (OpenCode's deprecated per-message `tools` map). */
-  writeDenied?: boolean;
+/** A message as the guards read it: its info fields and its parts. */
+export interface SessionMessage extends Omit<MessageInfo, "sessionId"> {
   parts: MessagePart[];
 }
 

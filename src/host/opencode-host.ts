@@ -3,16 +3,12 @@
 // answer is read defensively and normalised here; nothing OpenCode-specific leaks into the engine.
 import type { OpencodeClient } from "@opencode-ai/sdk";
 import type { SessionStatus } from "../core/events.js";
+import { obj, readMessageInfo, str, type Json } from "../core/fields.js";
 import type { MessagePart, SessionMessage } from "../core/messages.js";
 import { normalizeTodos, type Todo } from "../core/todos.js";
 import { agentCanWrite } from "./agent-permissions.js";
 import type { HostAgent, HostPort, HostSession, LogLevel, PromptRequest, ToastRequest } from "./port.js";
 
-type Json = Record<string, unknown>;
-
-const obj = (v: unknown): Json | undefined => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Json) : undefined);
-const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 
 export const LOG_SERVICE = "todo-continuation";
 
@@ -31,27 +27,11 @@ function part(raw: unknown): MessagePart | undefined {
 
 export function normalizeMessage(raw: unknown): SessionMessage | undefined {
   const item = obj(raw);
-  const info = obj(item?.info);
-  const id = str(info?.id);
-  const role = str(info?.role);
-  if (!item || !info || !id || !role) return undefined;
-  const time = obj(info.time);
-  const model = obj(info.model);
-  const error = obj(info.error);
-  const tools = obj(info.tools);
+  const info = readMessageInfo(item?.info);
+  if (!item || !info) return undefined;
+  const { sessionId: _sessionId, ...fields } = info;
   return {
-    id,
-    role,
-    createdAt: num(time?.created),
-    completedAt: num(time?.completed),
-    agent: str(info.agent) ?? str(info.mode),
-    providerId: str(model?.providerID) ?? str(info.providerID),
-    modelId: str(model?.modelID) ?? str(info.modelID),
-    variant: str(model?.variant) ?? str(info.variant),
-    errorName: str(error?.name),
-    errorMessage: str(obj(error?.data)?.message) ?? str(error?.message),
-    summary: info.summary === true ? true : undefined,
-    writeDenied: tools ? tools.write === false || tools.edit === false : undefined,
+    ...fields,
     parts: Array.isArray(item.parts) ? item.parts.map(part).filter((p): p is MessagePart => p !== undefined) : [],
   };
 }
