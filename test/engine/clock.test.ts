@@ -43,8 +43,16 @@ describe.each([
   it("fires each countdown once, at its own time, with no burst", async () => {
     const h = host(sessions);
     const f = await engine(h);
+    const armedAt = new Map<string, number>();
+    const waited: number[] = [];
+    const prompt = h.prompt.bind(h);
+    h.prompt = async (request, signal) => {
+      waited.push(performance.now() - armedAt.get(request.sessionId)!);
+      await prompt(request, signal);
+    };
     // Armed over one second (50 ms apart).
     for (const s of sessions) {
+      armedAt.set(s, performance.now());
       f.enforcer.handleEvent(ev.idle(s));
       await advance(50);
     }
@@ -61,6 +69,9 @@ describe.each([
     await advance(1000);
     await f.enforcer.settled();
     expect(h.prompts).toHaveLength(20);
+    expect(Math.min(...waited)).toBeGreaterThanOrEqual(10_000);
+    expect(Math.max(...waited)).toBeLessThanOrEqual(10_000 + 150);
+    console.log(`clock jump ${delta > 0 ? "+" : ""}${delta / 3_600_000} h: 20 countdowns of 10 s sent after ${Math.min(...waited)}–${Math.max(...waited)} ms (monotonic), no burst`);
     await advance(60_000);
     await f.enforcer.settled();
     expect(h.prompts).toHaveLength(20);

