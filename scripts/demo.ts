@@ -110,6 +110,8 @@ console.log(`\n${bold("Audit trail")} ${dim("(every decision, with its reason)")
 console.log(table(conn.prepare(auditSql).all() as Array<Record<string, unknown>>));
 conn.close();
 console.log(`\n${bold("Query it yourself:")}`);
+console.log(`  sqlite3 -header -column ${dbPath} "SELECT created_local, status, agent, model, todos_open, late_ms FROM injection_history"`);
 console.log(`  sqlite3 -header -column ${dbPath} "SELECT event, reason, count(*) AS n FROM audit_events GROUP BY event, reason ORDER BY n DESC"`);
+console.log(dim(`  (or: npx todo-continuation --db ${dbPath} history | audit | status | doctor)`));
 console.log(dim(`\nThe folder ${root} is left in place for you to look at.`));
 process.exit(0);
