@@ -22,7 +22,7 @@ const say = (text: string) => console.log(`${stamp()} ${text}`);
 const TASKS = ["parse the command-line flags", "write the tests", "update the README"];
 
 /** A model that does one todo per turn and then stops, as agents too often do. */
-function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
+function script(_request: ModelRequest, ctx: ScriptContext): ModelReply {
   const done = ctx.userTexts.filter((t) => t.includes("[SYSTEM REMINDER - TODO CONTINUATION]")).length + 1;
   if (ctx.afterTool) return { text: done < TASKS.length ? "I finished one step; stopping here for now." : "All done." };
   return { toolCalls: [todowrite(TASKS.map((t, i) => [t, i < done ? "completed" : i === done ? "in_progress" : "pending"]))] };

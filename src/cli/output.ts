@@ -1,5 +1,5 @@
 // Every command prints either a human table or, with --json, one JSON document on stdout.
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 
 export interface GlobalOptions {
   db?: string;
@@ -18,10 +18,9 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-export function positiveInteger(name: string) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${value}"`);
-    return n;
-  };
+/** A commander argument parser for options that take a positive integer. */
+export function positiveIntegerArg(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${name} takes a positive integer.`);
+  return n;
 }

@@ -54,7 +54,6 @@ interface ArmedCountdown {
 
 interface PendingUserMessage {
   event: UserMessageEvent;
-  at: number;
 }
 
 export interface EnforcerStats {
@@ -375,7 +374,7 @@ export class Enforcer {
     if (this.ownMessages.has(event.messageId)) return;
     // A message written before this process started is an echo of history, not someone acting now.
     if (event.createdAt !== undefined && event.createdAt < this.startedAt - 1000) return;
-    this.pendingUser.set(event.messageId, { event, at: this.clock.now() });
+    this.pendingUser.set(event.messageId, { event });
   }
 
   private classifyUserMessage(messageId: string, pending: PendingUserMessage, part: Record<string, unknown>): void {

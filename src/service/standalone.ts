@@ -58,10 +58,6 @@ export class StandaloneService {
     this.enforcer = new Enforcer({ config: o.config, store: o.store, host, directory: o.directory });
   }
 
-  get connectionCount(): number {
-    return this.connections;
-  }
-
   async start(): Promise<void> {
     const report = await this.enforcer.start();
     this.o.log("info", `following ${safeUrl(this.o.url)} for ${this.o.directory}`, { ...report });

@@ -1,7 +1,7 @@
 // Every state change of the enforcer as one function: one IMMEDIATE transaction (read-then-write from several
 // processes must not hit SQLITE_BUSY_SNAPSHOT), statements prepared once, and the audit rows of the decision
 // written in the same transaction as the change they explain.
-import { and, asc, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { AuditEvent } from "../core/reasons.js";
 import type { SessionPatch } from "../core/transitions.js";
 import type { Db, Store } from "./open.js";

@@ -4,7 +4,6 @@
 import fc from "fast-check";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Hooks } from "@opencode-ai/plugin";
 import { TodoContinuation, type TodoContinuationHooks } from "../../src/plugin/plugin.js";
 import { ev } from "../support/events.js";
 import { FakeHost } from "../support/fake-host.js";

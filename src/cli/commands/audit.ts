@@ -3,8 +3,7 @@ import { AUDIT_EVENTS } from "../../core/reasons.js";
 import { auditTrail } from "../../store/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { localTime, parseDuration, table } from "../format.js";
-import { globals, print, printJson } from "../output.js";
-import { positiveIntegerArg } from "./history.js";
+import { globals, positiveIntegerArg, print, printJson } from "../output.js";
 
 function compactDetail(detail: string | null): string {
   if (!detail) return "";

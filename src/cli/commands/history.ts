@@ -1,8 +1,8 @@
-import { InvalidArgumentError, type Command } from "commander";
+import type { Command } from "commander";
 import { injectionHistory } from "../../store/queries.js";
 import { openForReading, databasePath, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";
-import { globals, print, printJson } from "../output.js";
+import { globals, positiveIntegerArg, print, printJson } from "../output.js";
 
 export function registerHistory(program: Command): void {
   program
@@ -37,10 +37,4 @@ export function registerHistory(program: Command): void {
         store.close();
       }
     });
-}
-
-export function positiveIntegerArg(name: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${name} takes a positive integer.`);
-  return n;
 }

@@ -1,9 +1,8 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { prune } from "../../store/retention.js";
 import { databasePath, openForWriting, query } from "../database.js";
-import { duration, localTime, parseDuration } from "../format.js";
-import { globals, print, printJson } from "../output.js";
-import { positiveIntegerArg } from "./history.js";
+import { localTime, parseDuration } from "../format.js";
+import { globals, positiveIntegerArg, print, printJson } from "../output.js";
 
 export function registerPrune(program: Command): void {
   program
