@@ -15,10 +15,23 @@ export interface Config {
   continueChildSessions: boolean;
   stagnationLimit: number;
   maxContinuations: number;
+  /** After a real user message that follows one of our continuations, pause until progress or a resume. */
+  pauseAfterUserMessage: boolean;
+  /** Continuations in a row answered with text only (no work) before stopping. */
+  unproductiveLimit: number;
+  /** Treat an assistant message that ends by asking the user something in text as a pending question. */
+  detectTextQuestions: boolean;
+  /** How long a sent continuation may take to start a turn before it counts as failed (`not_started`). */
+  startTimeoutMs: number;
+  /** Continue right after a finished compaction (with the session's real agent) instead of waiting for activity. */
+  continueAfterCompaction: boolean;
   prompt: string;
   /** Prompt calls in flight at once across all sessions of this process. */
   maxConcurrentInjections: number;
-  /** Retries after a failed prompt call before the enforcer gives up on that idle. */
+  /**
+   * Retries in a row after a failed prompt call, an unknown outcome or a turn that never started, and re-checks in a
+   * row after provider errors, before the enforcer gives up.
+   */
   maxRetries: number;
   retryBaseMs: number;
   retryMaxMs: number;
@@ -113,6 +126,11 @@ const SPECS: { [K in keyof Config]: OptionSpec<Config[K]> } = {
   continueChildSessions: spec(boolean, false),
   stagnationLimit: spec(number(1, 1000, true), 3),
   maxContinuations: spec(number(1, 100_000, true), 20),
+  pauseAfterUserMessage: spec(boolean, true),
+  unproductiveLimit: spec(number(1, 1000, true), 1),
+  detectTextQuestions: spec(boolean, true),
+  startTimeoutMs: spec(number(500, 600_000, true), 10_000),
+  continueAfterCompaction: spec(boolean, false),
   prompt: spec(nonEmptyString, DEFAULT_PROMPT_TEMPLATE),
   maxConcurrentInjections: spec(number(1, 1000, true), 8),
   maxRetries: spec(number(0, 100, true), 3),

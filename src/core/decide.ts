@@ -3,10 +3,10 @@
 // idle (arm or skip), when the countdown ends (hand to the injector or skip), and right before the prompt call
 // (after re-fetching the todos). Facts that are not known yet (`undefined`) pass their guard, so the same chain
 // serves as a cheap pre-check before anything is fetched.
-import type { ErrorKind } from "./errors.js";
+import { isRetryableKind, type ErrorKind } from "./errors.js";
 import type { MessageFacts } from "./messages.js";
 import type { SkipReason } from "./reasons.js";
-import { statusProgressed, summarize, type Todo, type TodoSnapshot, type TodoSummary } from "./todos.js";
+import { listRewritten, progressSince, summarize, type ProgressLedger, type Todo, type TodoSummary } from "./todos.js";
 
 export type Stage = "idle" | "deadline" | "before_prompt";
 
@@ -17,8 +17,13 @@ export interface DecisionConfig {
   skipAgents: readonly string[];
   stagnationLimit: number;
   maxContinuations: number;
-  /** The longest backoff there can be: a backoff further away than this means the wall clock went back. */
-  retryMaxMs?: number;
+  /** Re-checks after provider errors (and retries after failed prompts) before giving up. */
+  maxRetries: number;
+  /** The longest backoff or cooldown there can be: one further away means the wall clock went back. */
+  retryMaxMs: number;
+  pauseAfterUserMessage: boolean;
+  unproductiveLimit: number;
+  continueAfterCompaction: boolean;
 }
 
 /** What the database remembers about the session. */
@@ -28,12 +33,25 @@ export interface DurableFacts {
   recovering: boolean;
   lastErrorAt?: number | null;
   lastErrorKind?: ErrorKind | string | null;
+  lastErrorName?: string | null;
+  /** Provider errors in a row (transient or other) since the last turn that ended well or the last real user message. */
+  errorStreak?: number;
+  /** The provider's retry-after of the last error, in ms from `lastErrorAt`. */
+  lastErrorRetryAfterMs?: number | null;
   abortedAt?: number | null;
   tokenLimitAt?: number | null;
   continuations: number;
   stagnantContinuations: number;
-  todoSnapshot?: TodoSnapshot | null;
+  /** Text-only replies in a row to continuations (before the last one). */
+  unproductiveReplies?: number;
+  /** Progress baseline: the todos as of the continuations since the last real user message. */
+  ledger?: ProgressLedger | null;
   backoffUntil?: number | null;
+  /** A real user message followed one of our continuations: the user took the wheel. */
+  pausedAt?: number | null;
+  pauseMessageId?: string | null;
+  /** The todos when the user took over: progress is measured against them. */
+  pauseLedger?: ProgressLedger | null;
 }
 
 /** What this process sees right now (memory mirror of events, and the host when asked). */
@@ -41,11 +59,13 @@ export interface LiveFacts {
   /** Another continuation of this session is queued or in flight. */
   inFlight?: boolean;
   status?: "busy" | "idle" | "retry";
+  /** Busy sessions below this one (children, grandchildren…). */
   busyChildren?: number;
+  busyDescendantIds?: readonly string[];
   /** Questions and permission requests asked and not yet answered. */
   pendingRequests?: number;
   messages?: MessageFacts;
-  /** A `session.compacted` arrived since the last real user message. */
+  /** A `session.compacted` arrived and nothing real happened in the session since. */
   compactedRecently?: boolean;
   /** The agent a continuation would be sent with (that of the latest real message). */
   agent?: string;
@@ -62,6 +82,9 @@ export interface DecisionInput {
   todos?: readonly Todo[] | "fetch_failed";
 }
 
+/** Why a takeover pause ends: the todos moved, the list was replaced, or the user's message answered our question. */
+export type PauseLift = "progress" | "rewritten" | "answered_question";
+
 export type Decision =
   | { verdict: "skip"; reason: SkipReason; detail: Record<string, unknown> }
   | {
@@ -70,11 +93,85 @@ export type Decision =
       summary?: TodoSummary;
       /** Earlier continuations in a row that were followed by no status progress (stored when this one is sent). */
       stagnantStreak: number;
+      /** Text-only replies in a row (stored when this one is sent). */
+      unproductiveStreak: number;
+      /** Not before this time: a failed prompt's backoff or a provider error's cooldown is still running. */
+      notBefore?: number;
+      waitingFor?: "backoff" | "error_cooldown";
+      pauseLifted?: PauseLift;
+      /** The last turn ended well after earlier provider errors: their count starts over. */
+      errorsResolved?: boolean;
     };
 
-type Guard = (input: DecisionInput) => Record<string, unknown> | undefined;
+type Guard = (input: DecisionInput, derived: Derived) => Record<string, unknown> | undefined;
+
+/** Values several guards and the verdict need, computed once per decision. */
+interface Derived {
+  /** `unknown` before the todos are read (a pre-check never holds a session on it). */
+  pause: "none" | "unknown" | "held" | PauseLift;
+  stagnantStreak?: number;
+  unproductiveStreak?: number;
+  wait?: { until: number; waitingFor: "backoff" | "error_cooldown" };
+}
 
 const pass = undefined;
+
+/** The cooldown after the n-th provider error in a row: errorCooldownMs doubled per error, capped; retry-after wins. */
+export function errorCooldownMs(config: Pick<DecisionConfig, "errorCooldownMs" | "retryMaxMs">, streak: number, retryAfterMs?: number | null): number {
+  const exponential = Math.min(config.retryMaxMs, config.errorCooldownMs * 2 ** Math.max(0, streak - 1));
+  return Math.max(config.errorCooldownMs, exponential, Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
+}
+
+/** A provider asking to wait longer than this is asking for a person, not a timer. */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** When a new evaluation must wait for a backoff or a cooldown to end (a wall clock gone back is not honoured). */
+function waitOf({ durable, now, config }: DecisionInput): Derived["wait"] {
+  let wait: Derived["wait"];
+  if (durable.lastErrorAt != null && isRetryableKind(durable.lastErrorKind)) {
+    const cooldown = errorCooldownMs(config, durable.errorStreak ?? 1, durable.lastErrorRetryAfterMs);
+    const until = durable.lastErrorAt + cooldown;
+    if (until > now && until - now <= cooldown) wait = { until, waitingFor: "error_cooldown" };
+  }
+  if (durable.backoffUntil != null && durable.backoffUntil > now && durable.backoffUntil - now <= config.retryMaxMs) {
+    if (!wait || durable.backoffUntil > wait.until) wait = { until: durable.backoffUntil, waitingFor: "backoff" };
+  }
+  return wait;
+}
+
+function pauseOf({ durable, config, todos, live }: DecisionInput): Derived["pause"] {
+  if (durable.pausedAt == null || !config.pauseAfterUserMessage) return "none";
+  if (live.messages?.answersQuestion === true) return "answered_question";
+  if (!Array.isArray(todos)) return "unknown";
+  const baseline = durable.pauseLedger ?? durable.ledger;
+  if (!baseline) return "held";
+  if (progressSince(baseline, todos)) return "progress";
+  if (listRewritten(baseline, todos)) return "rewritten";
+  return "held";
+}
+
+/**
+ * How many continuations in a row produced no status progress, including the last one sent. `undefined` while the
+ * todos are unknown; 0 when there is no earlier continuation to compare with or the todos progressed since.
+ */
+export function stagnantStreak({ durable, todos }: Pick<DecisionInput, "durable" | "todos">): number | undefined {
+  if (!Array.isArray(todos)) return undefined;
+  if (!durable.ledger) return 0;
+  return progressSince(durable.ledger, todos) ? 0 : durable.stagnantContinuations + 1;
+}
+
+/**
+ * Text-only replies in a row to continuations, including the reply to the last one. A reply that did work (a tool
+ * call, an edit, a subagent) or any progress ends the streak; no reply yet leaves it as it was.
+ */
+export function unproductiveStreak({ durable, todos, live }: Pick<DecisionInput, "durable" | "todos" | "live">): number | undefined {
+  const reply = live.messages?.replyToLastInjection;
+  if (!Array.isArray(todos) || reply === undefined) return undefined;
+  if (!durable.ledger || progressSince(durable.ledger, todos)) return 0;
+  const before = durable.unproductiveReplies ?? 0;
+  if (reply === "text_only") return before + 1;
+  return reply === "worked" ? 0 : before;
+}
 
 /**
  * The documented order (README "Guards"): cheap, durable and user-intent guards first, then live host facts, then
@@ -107,43 +204,54 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
           : pass,
   ],
   [
-    "error_cooldown",
-    ({ durable, now, config }) => {
-      if (durable.lastErrorAt == null || durable.lastErrorKind !== "other") return pass;
-      const elapsed = now - durable.lastErrorAt;
-      // A negative elapsed time means the wall clock went back: do not let that stretch the cooldown.
-      return elapsed >= 0 && elapsed < config.errorCooldownMs ? { remainingMs: config.errorCooldownMs - elapsed } : pass;
+    "provider_error",
+    (input) => {
+      const { durable, live } = input;
+      if (live.messages?.unansweredErrorKind === "permanent") return { source: "last_assistant_message", ...errorDetail(live.messages.unansweredError) };
+      return durable.lastErrorKind === "permanent" && lastTurnStillFailed(input) ? { lastErrorAt: durable.lastErrorAt ?? null, errorName: durable.lastErrorName ?? null } : pass;
     },
   ],
   [
-    "backoff",
-    // Only a new idle is held back: the retry countdown that the backoff armed is itself the next attempt.
-    ({ stage, durable, now, config }) =>
-      stage === "idle" &&
-      durable.backoffUntil != null &&
-      durable.backoffUntil > now &&
-      durable.backoffUntil - now <= (config.retryMaxMs ?? Number.POSITIVE_INFINITY)
-        ? { remainingMs: durable.backoffUntil - now }
-        : pass,
+    "errors_persist",
+    (input) => {
+      const { durable, config } = input;
+      const streak = durable.errorStreak ?? 0;
+      if (streak <= config.maxRetries || !isRetryableKind(durable.lastErrorKind) || !lastTurnStillFailed(input)) return pass;
+      return { errors: streak, limit: config.maxRetries, lastErrorKind: durable.lastErrorKind ?? null };
+    },
   ],
+  [
+    "error_cooldown",
+    // A new idle waits for the cooldown (a countdown armed for its end); a countdown that ends early is held here.
+    ({ stage, now }, { wait }) =>
+      stage !== "idle" && wait?.waitingFor === "error_cooldown" ? { remainingMs: wait.until - now } : pass,
+  ],
+  ["backoff", ({ stage, now }, { wait }) => (stage !== "idle" && wait?.waitingFor === "backoff" ? { remainingMs: wait.until - now } : pass)],
   ["in_flight", ({ live }) => (live.inFlight ? {} : pass)],
   ["busy", ({ live }) => (live.status === "busy" ? {} : pass)],
-  ["children_running", ({ live }) => (live.busyChildren ? { busyChildren: live.busyChildren } : pass)],
+  [
+    "children_running",
+    ({ live }) =>
+      live.busyChildren ? { busyChildren: live.busyChildren, ...(live.busyDescendantIds ? { sessions: live.busyDescendantIds.slice(0, 20) } : {}) } : pass,
+  ],
   [
     "waiting_for_user",
-    ({ live }) =>
-      live.pendingRequests
-        ? { pendingRequests: live.pendingRequests }
-        : live.messages?.unfinishedQuestion
-          ? { source: "question_tool" }
-          : pass,
+    ({ live }) => {
+      if (live.pendingRequests) return { source: "request", pendingRequests: live.pendingRequests };
+      if (live.messages?.unfinishedQuestion) return { source: "question_tool" };
+      if (live.messages?.textQuestion !== undefined) return { source: "text_question", question: live.messages.textQuestion };
+      return pass;
+    },
   ],
   [
     "compaction",
-    ({ live }) => {
+    ({ live, config, todos }) => {
       if (live.messages?.compaction === "running") return { state: "running" };
-      const justRan = live.messages?.compaction === "just_ran" || live.compactedRecently === true;
-      return justRan && !live.agent ? { state: "just_ran", agentKnown: false } : pass;
+      const finished = live.messages?.compaction === "finished" || live.compactedRecently === true;
+      if (!finished) return pass;
+      if (!config.continueAfterCompaction) return { state: "finished" };
+      // Which agent to continue with is known only once the messages were read (never the compaction agent).
+      return todos !== undefined && !live.agent ? { state: "finished", agentKnown: false } : pass;
     },
   ],
   [
@@ -165,44 +273,66 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
     },
   ],
   [
+    "user_took_over",
+    ({ durable }, { pause }) => (pause === "held" ? { messageId: durable.pauseMessageId ?? null, pausedAt: durable.pausedAt ?? null } : pass),
+  ],
+  [
+    "no_progress_reply",
+    ({ config }, { unproductiveStreak: streak }) =>
+      streak !== undefined && streak >= config.unproductiveLimit ? { textOnlyReplies: streak, limit: config.unproductiveLimit } : pass,
+  ],
+  [
     "stagnation",
-    (input) => {
-      const streak = stagnantStreak(input);
-      return streak !== undefined && streak >= input.config.stagnationLimit
-        ? { unproductiveContinuations: streak, limit: input.config.stagnationLimit }
-        : pass;
-    },
+    ({ config }, { stagnantStreak: streak }) =>
+      streak !== undefined && streak >= config.stagnationLimit ? { unproductiveContinuations: streak, limit: config.stagnationLimit } : pass,
   ],
   [
     "budget_exhausted",
     ({ durable, config }) =>
-      durable.continuations >= config.maxContinuations
-        ? { continuations: durable.continuations, limit: config.maxContinuations }
-        : pass,
+      durable.continuations >= config.maxContinuations ? { continuations: durable.continuations, limit: config.maxContinuations } : pass,
   ],
 ];
 
 export const GUARD_ORDER: readonly SkipReason[] = GUARDS.map(([reason]) => reason);
 
 /**
- * How many continuations in a row produced no status progress, including the last one sent. `undefined` while the
- * todos are unknown; 0 when there is no earlier continuation to compare with or the statuses moved since.
+ * Recorded provider errors still count only while the last turn ends in one: a turn that ended well since (seen in
+ * the messages) means they are over. Unknown before the facts are read, so a pre-check never stops on them.
  */
-export function stagnantStreak({ durable, todos }: Pick<DecisionInput, "durable" | "todos">): number | undefined {
-  if (!Array.isArray(todos)) return undefined;
-  if (!durable.todoSnapshot) return 0;
-  return statusProgressed(durable.todoSnapshot, todos) ? 0 : durable.stagnantContinuations + 1;
+function lastTurnStillFailed({ todos, live }: DecisionInput): boolean {
+  if (todos === undefined) return false;
+  return live.messages === undefined || live.messages.unansweredErrorKind !== undefined;
+}
+
+function errorDetail(error: MessageFacts["unansweredError"]): Record<string, unknown> {
+  if (!error) return {};
+  return { errorName: error.name ?? null, statusCode: error.statusCode ?? null, message: error.message?.slice(0, 300) ?? null };
 }
 
 export function decide(input: DecisionInput): Decision {
+  const derived: Derived = {
+    pause: pauseOf(input),
+    stagnantStreak: stagnantStreak(input),
+    unproductiveStreak: unproductiveStreak(input),
+    wait: waitOf(input),
+  };
   for (const [reason, guard] of GUARDS) {
-    const detail = guard(input);
+    const detail = guard(input, derived);
     if (detail) return { verdict: "skip", reason, detail: { stage: input.stage, ...detail } };
   }
   const todos = Array.isArray(input.todos) ? input.todos : undefined;
-  return {
+  const messages = input.live.messages;
+  const decision: Decision = {
     verdict: "continue",
     summary: todos ? summarize(todos) : undefined,
-    stagnantStreak: stagnantStreak(input) ?? 0,
+    stagnantStreak: derived.stagnantStreak ?? 0,
+    unproductiveStreak: derived.unproductiveStreak ?? input.durable.unproductiveReplies ?? 0,
   };
+  if (derived.wait && input.stage === "idle") {
+    decision.notBefore = derived.wait.until;
+    decision.waitingFor = derived.wait.waitingFor;
+  }
+  if (derived.pause !== "none" && derived.pause !== "held" && derived.pause !== "unknown") decision.pauseLifted = derived.pause;
+  if ((input.durable.errorStreak ?? 0) > 0 && messages !== undefined && messages.unansweredErrorKind === undefined) decision.errorsResolved = true;
+  return decision;
 }

@@ -2,7 +2,7 @@
 // type or an unknown event type yields `undefined` (ignored), never a throw. The streaming events
 // (`message.part.delta`, `message.part.updated`) are not translated here: the engine answers them from memory
 // without allocating (see engine/enforcer.ts).
-import { classifyError, type ErrorKind } from "./errors.js";
+import { classifyError, type ErrorKind, type ErrorReport } from "./errors.js";
 import { errorFields, obj, readMessageInfo, str, type Json, type MessageInfo } from "./fields.js";
 import { normalizeTodos, type Todo } from "./todos.js";
 
@@ -11,7 +11,7 @@ export type SessionStatus = "busy" | "idle" | "retry";
 export type DomainEvent =
   | { type: "idle"; sessionId: string }
   | { type: "status"; sessionId: string; status: SessionStatus }
-  | { type: "error"; sessionId: string; kind: ErrorKind; name?: string; message?: string }
+  | { type: "error"; sessionId: string; kind: ErrorKind; error: ErrorReport }
   | ({ type: "message"; sessionId: string; messageId: string; role: "user" | "assistant" } & Omit<MessageInfo, "id" | "sessionId" | "role" | "writeDenied">)
   | { type: "todos"; sessionId: string; todos: Todo[] }
   | { type: "session_info"; sessionId: string; parentId?: string; directory?: string }
@@ -36,8 +36,7 @@ function translateMessage(props: Props): DomainEvent | undefined {
     providerId: info.providerId,
     modelId: info.modelId,
     variant: info.variant,
-    errorName: info.errorName,
-    errorMessage: info.errorMessage,
+    error: info.error,
     summary: info.summary,
   };
 }
@@ -48,7 +47,8 @@ function requestEvent(props: Props, open: boolean): DomainEvent | undefined {
   return sessionId && requestId ? { type: "request", sessionId, requestId, open } : undefined;
 }
 
-export function translateEvent(raw: unknown): DomainEvent | undefined {
+/** `now` (epoch ms) dates a provider's retry-after given as an HTTP date. */
+export function translateEvent(raw: unknown, now?: number): DomainEvent | undefined {
   const event = obj(raw);
   const type = event && str(event.type);
   const props = event && obj(event.properties);
@@ -67,8 +67,8 @@ export function translateEvent(raw: unknown): DomainEvent | undefined {
     case "session.error": {
       const sessionId = str(props.sessionID);
       if (!sessionId) return undefined;
-      const { name, message } = errorFields(props.error);
-      return { type: "error", sessionId, kind: classifyError(name, message), name, message };
+      const error = errorFields(props.error, now);
+      return { type: "error", sessionId, kind: classifyError(error), error };
     }
     case "message.updated":
       return translateMessage(props);

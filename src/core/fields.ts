@@ -1,4 +1,5 @@
 // Reading untyped JSON from OpenCode one field at a time: a value of the wrong type reads as absent, never as a throw.
+import { retryAfterMs, type ErrorReport } from "./errors.js";
 
 export type Json = Record<string, unknown>;
 
@@ -14,11 +15,24 @@ export function obj(value: unknown): Json | undefined {
   return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : undefined;
 }
 
-/** `{name, data: {message}}` as OpenCode sends errors (or a bare string). */
-export function errorFields(error: unknown): { name?: string; message?: string } {
+/**
+ * `{name, data: {message, statusCode, isRetryable, responseHeaders, responseBody}}` as OpenCode sends errors (or a
+ * bare string). `now` reads a retry-after given as an HTTP date.
+ */
+export function errorFields(error: unknown, now?: number): ErrorReport {
   const e = obj(error);
   if (!e) return typeof error === "string" ? { message: error } : {};
-  return { name: str(e.name), message: str(obj(e.data)?.message) ?? str(e.message) };
+  const data = obj(e.data);
+  const report: ErrorReport = { name: str(e.name), message: str(data?.message) ?? str(e.message) };
+  const statusCode = num(data?.statusCode) ?? num(e.statusCode);
+  if (statusCode !== undefined) report.statusCode = statusCode;
+  const retryable = data?.isRetryable ?? e.isRetryable;
+  if (typeof retryable === "boolean") report.isRetryable = retryable;
+  const body = str(data?.responseBody) ?? str(e.responseBody);
+  if (body !== undefined) report.responseBody = body.slice(0, 2000);
+  const after = retryAfterMs(obj(data?.responseHeaders) ?? obj(e.responseHeaders), now ?? Number.NaN);
+  if (after !== undefined) report.retryAfterMs = after;
+  return report;
 }
 
 /** The fields of a message's `info` (user or assistant) that the enforcer uses, wherever the message came from. */
@@ -32,8 +46,8 @@ export interface MessageInfo {
   providerId?: string;
   modelId?: string;
   variant?: string;
-  errorName?: string;
-  errorMessage?: string;
+  /** The error the turn ended with (assistant messages). */
+  error?: ErrorReport;
   /** An assistant message that is a compaction summary (a user message's `summary` is an object, not `true`). */
   summary?: true;
   /** OpenCode's deprecated per-message `tools` map switched the write or edit tool off. */
@@ -48,7 +62,7 @@ export function readMessageInfo(raw: unknown): MessageInfo | undefined {
   const time = obj(info.time);
   const model = obj(info.model);
   const tools = obj(info.tools);
-  const error = info.error === undefined ? {} : errorFields(info.error);
+  const error = info.error === undefined || info.error === null ? undefined : errorFields(info.error, num(time?.completed) ?? num(time?.created));
   return {
     id,
     sessionId: str(info.sessionID),
@@ -59,8 +73,7 @@ export function readMessageInfo(raw: unknown): MessageInfo | undefined {
     providerId: str(model?.providerID) ?? str(info.providerID),
     modelId: str(model?.modelID) ?? str(info.modelID),
     variant: str(model?.variant) ?? str(info.variant),
-    errorName: error.name,
-    errorMessage: error.message,
+    error: error && (error.name || error.message) ? error : undefined,
     summary: info.summary === true ? true : undefined,
     writeDenied: tools ? tools.write === false || tools.edit === false : undefined,
   };

@@ -1,8 +1,10 @@
-// What the guards learn from a session's messages: the real agent/model to continue with, an unanswered abort,
-// a pending question, a compaction, and the enforcer's own injections (found by the id each one carries).
-import { classifyError, type ErrorKind } from "./errors.js";
+// What the guards learn from a session's messages: the real agent/model to continue with, an unanswered error, a
+// pending question (a question tool, or a question asked in plain text), a compaction, the enforcer's own injections
+// (found by the id each one carries) and what the model did in reply to the last one.
+import { classifyError, type ErrorKind, type ErrorReport } from "./errors.js";
 import type { MessageInfo } from "./fields.js";
-import { findInjectionId } from "./prompt.js";
+import { COMMAND_NOTE_PREFIX, findInjectionId } from "./prompt.js";
+import { detectTextQuestion } from "./text-question.js";
 
 export interface MessagePart {
   type: string;
@@ -25,63 +27,144 @@ export interface AgentChoice {
   writeDenied?: boolean;
 }
 
+/** What the model did after the enforcer's last continuation, up to the next user message. */
+export type ReplyKind = "none" | "text_only" | "worked";
+
 export interface MessageFacts {
   /** Agent, model and variant of the latest real user message: what a continuation is sent with. */
   latestReal?: AgentChoice & { messageId: string; createdAt?: number };
   /** The last assistant turn ended in an error of this kind and no real user message came after it. */
   unansweredErrorKind?: ErrorKind;
+  unansweredError?: ErrorReport;
   /** A question tool call is still waiting for the user's answer. */
   unfinishedQuestion: boolean;
-  /** `running`: the latest turn is a compaction still in progress; `just_ran`: the latest turn is a finished compaction. */
-  compaction?: "running" | "just_ran";
+  /** The last message is a finished assistant message that ends by asking the user something in plain text. */
+  textQuestion?: string;
+  /** `running`: a compaction is requested or in progress; `finished`: one finished and nothing happened since. */
+  compaction?: "running" | "finished";
   /** Ids of the enforcer's own injections found in user messages. */
   ownInjectionIds: string[];
+  /** Message ids of those injections. */
+  ownMessageIds: string[];
+  /** The reply to the last own injection, when no user message came after it. */
+  replyToLastInjection?: ReplyKind;
+  /**
+   * For `answerOf` (a user message id): whether the assistant message right before it asked the user something (a
+   * question tool or a question in text). Undefined when that message is not in the window.
+   */
+  answersQuestion?: boolean;
 }
 
-const QUESTION_TOOLS: ReadonlySet<string> = new Set(["question", "askuserquestion", "ask_user"]);
+/** Tools through which agents ask the user (OpenCode's own, and the names other agents and plugins use). */
+const QUESTION_TOOLS: ReadonlySet<string> = new Set([
+  "question",
+  "askuserquestion",
+  "askuser",
+  "askquestion",
+  "askfollowupquestion",
+  "requestuserinput",
+  "askhuman",
+  "userinput",
+]);
 const UNFINISHED_TOOL: ReadonlySet<string> = new Set(["pending", "running"]);
+/** Tool calls that only keep the books: they are not work on the task. */
+const BOOKKEEPING_TOOLS: ReadonlySet<string> = new Set(["todowrite", "todoread"]);
+/** Assistant parts that change something or delegate work. */
+const WORK_PARTS: ReadonlySet<string> = new Set(["patch", "subtask", "agent"]);
 
-function isCompactionMessage(message: SessionMessage): boolean {
+export function isQuestionTool(tool: string | undefined): boolean {
+  return tool !== undefined && QUESTION_TOOLS.has(tool.toLowerCase().replace(/[^a-z]/g, ""));
+}
+
+function isCompactionMessage(message: Pick<SessionMessage, "agent" | "role" | "summary" | "parts">): boolean {
   if (message.agent === "compaction") return true;
   if (message.role === "assistant" && message.summary === true) return true;
   return message.parts.some((p) => p.type === "compaction");
 }
 
-/** A user message is "real" when a person wrote it: not one of ours, not compaction, not only synthetic text. */
-export function classifyUserMessage(message: SessionMessage): "real" | "own" | "synthetic" {
-  for (const part of message.parts) {
-    if (part.type === "text" && part.text && findInjectionId(part.text)) return "own";
-  }
-  if (isCompactionMessage(message)) return "synthetic";
+export type UserMessageKind = "real" | "own" | "command" | "synthetic";
+
+/**
+ * The one rule for user messages, used for live events and for messages read from OpenCode: `own` when a text part
+ * carries an injection id, `command` when it is the note of /stop- or /resume-continuation, `synthetic` for a
+ * compaction or when every text part is synthetic (OpenCode's own additions), else `real`: a person wrote it. A
+ * message with no text part (yet) is real.
+ */
+export function classifyUserMessage(message: Pick<SessionMessage, "agent" | "role" | "summary" | "parts">): UserMessageKind {
   const textParts = message.parts.filter((p) => p.type === "text");
+  if (textParts.some((p) => p.text && findInjectionId(p.text))) return "own";
+  if (textParts.some((p) => p.text?.startsWith(COMMAND_NOTE_PREFIX))) return "command";
+  if (isCompactionMessage(message)) return "synthetic";
   if (textParts.length > 0 && textParts.every((p) => p.synthetic === true)) return "synthetic";
   return "real";
 }
 
+/** A live message's parts so far settle its kind once a part is decisive: a non-synthetic text, an id, a compaction. */
+export function isDecisivePart(part: MessagePart): boolean {
+  return part.type === "compaction" || (part.type === "text" && (part.synthetic !== true || (part.text !== undefined && findInjectionId(part.text) !== undefined)));
+}
+
+function textOf(message: SessionMessage): string {
+  return message.parts
+    .filter((p) => p.type === "text" && p.synthetic !== true && typeof p.text === "string")
+    .map((p) => p.text)
+    .join("\n\n");
+}
+
+/** Whether an assistant message asks the user: an unfinished or finished question tool call, or a question in text. */
+function asksUser(message: SessionMessage): boolean {
+  if (message.parts.some((p) => p.type === "tool" && isQuestionTool(p.tool))) return true;
+  return detectTextQuestion(textOf(message)).asks;
+}
+
+function replyKind(replies: readonly SessionMessage[]): ReplyKind {
+  if (replies.length === 0) return "none";
+  const worked = replies.some((m) =>
+    m.parts.some((p) => WORK_PARTS.has(p.type) || (p.type === "tool" && !BOOKKEEPING_TOOLS.has((p.tool ?? "").toLowerCase()) && !isQuestionTool(p.tool))),
+  );
+  return worked ? "worked" : "text_only";
+}
+
+export interface InspectOptions {
+  /** Whether to look for a question asked in text (the `detectTextQuestions` option). */
+  detectTextQuestions?: boolean;
+  /** A user message id whose preceding assistant message is checked for a question (`answersQuestion`). */
+  answerOf?: string | null;
+}
+
 /** Messages oldest first, as OpenCode returns them. */
-export function inspectMessages(messages: readonly SessionMessage[]): MessageFacts {
-  const facts: MessageFacts = { unfinishedQuestion: false, ownInjectionIds: [] };
-  let lastAssistant: SessionMessage | undefined;
+export function inspectMessages(messages: readonly SessionMessage[], options: InspectOptions = {}): MessageFacts {
+  const facts: MessageFacts = { unfinishedQuestion: false, ownInjectionIds: [], ownMessageIds: [] };
   let lastAssistantIndex = -1;
   let lastRealIndex = -1;
+  let lastOwnIndex = -1;
+  let lastUserIndex = -1;
+  let lastCompactionIndex = -1;
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i]!;
+    if (isCompactionMessage(message)) lastCompactionIndex = i;
     if (message.role === "assistant") {
-      lastAssistant = message;
       lastAssistantIndex = i;
       continue;
     }
     if (message.role !== "user") continue;
+    lastUserIndex = i;
     const kind = classifyUserMessage(message);
     if (kind === "own") {
+      lastOwnIndex = i;
+      facts.ownMessageIds.push(message.id);
       for (const part of message.parts) {
         const id = part.type === "text" && part.text ? findInjectionId(part.text) : undefined;
         if (id) facts.ownInjectionIds.push(id);
       }
     }
     if (kind === "real") lastRealIndex = i;
+    if (options.answerOf && message.id === options.answerOf) {
+      const before = messages.slice(0, i).findLast((m) => m.role === "assistant");
+      facts.answersQuestion = before ? asksUser(before) : false;
+    }
     // Our own injections carry the agent and model we chose from a real message; compaction turns do not.
-    if (kind !== "synthetic" && message.agent !== "compaction") {
+    if ((kind === "real" || kind === "own" || kind === "command") && message.agent !== "compaction") {
       facts.latestReal = {
         messageId: message.id,
         createdAt: message.createdAt,
@@ -93,17 +176,42 @@ export function inspectMessages(messages: readonly SessionMessage[]): MessageFac
       };
     }
   }
-  if (lastAssistant && lastAssistantIndex > lastRealIndex && lastAssistant.errorName) {
-    facts.unansweredErrorKind = classifyError(lastAssistant.errorName, lastAssistant.errorMessage);
+  const lastAssistant = lastAssistantIndex >= 0 ? messages[lastAssistantIndex]! : undefined;
+  if (lastAssistant && lastAssistantIndex > lastRealIndex && lastAssistant.error) {
+    facts.unansweredErrorKind = classifyError(lastAssistant.error);
+    facts.unansweredError = lastAssistant.error;
   }
   if (lastAssistant) {
-    facts.unfinishedQuestion = lastAssistant.parts.some(
-      (p) => p.type === "tool" && QUESTION_TOOLS.has((p.tool ?? "").toLowerCase()) && UNFINISHED_TOOL.has(p.toolStatus ?? ""),
-    );
+    facts.unfinishedQuestion = lastAssistant.parts.some((p) => p.type === "tool" && isQuestionTool(p.tool) && UNFINISHED_TOOL.has(p.toolStatus ?? ""));
   }
-  const last = messages[messages.length - 1];
-  if (last && isCompactionMessage(last)) {
-    facts.compaction = last.role === "assistant" && last.completedAt !== undefined ? "just_ran" : "running";
+  const last = messages.at(-1);
+  if (options.detectTextQuestions !== false && last && last.role === "assistant" && !last.error && !isCompactionMessage(last)) {
+    const verdict = detectTextQuestion(textOf(last));
+    if (verdict.asks) facts.textQuestion = verdict.evidence ?? "";
   }
+  if (lastOwnIndex >= 0 && lastOwnIndex === lastUserIndex) {
+    facts.replyToLastInjection = replyKind(messages.slice(lastOwnIndex + 1).filter((m) => m.role === "assistant"));
+  }
+  if (lastCompactionIndex >= 0) facts.compaction = compactionState(messages, lastCompactionIndex);
   return facts;
+}
+
+/**
+ * A compaction is `running` until its summary message completes, `finished` while nothing real happened after it.
+ * OpenCode's own follow-up after an automatic compaction (a synthetic "Continue if you have next steps" message, or
+ * the replayed last user message) does not count as activity; the assistant's answer to it does.
+ */
+function compactionState(messages: readonly SessionMessage[], index: number): "running" | "finished" | undefined {
+  const compaction = messages[index]!;
+  const after = messages.slice(index + 1);
+  if (compaction.role === "user" && !after.some((m) => m.role === "assistant" && isCompactionMessage(m))) return "running";
+  if (compaction.role === "assistant" && compaction.completedAt === undefined && !compaction.error) return "running";
+  const activity = after.some((m) => (m.role === "assistant" && !isCompactionMessage(m)) || (m.role === "user" && classifyUserMessage(m) === "real" && !replaysEarlier(messages, m, index)));
+  return activity ? undefined : "finished";
+}
+
+/** After an overflow compaction OpenCode replays the last real user message: the same text, not a new act. */
+function replaysEarlier(messages: readonly SessionMessage[], message: SessionMessage, before: number): boolean {
+  const text = textOf(message);
+  return text !== "" && messages.slice(0, before).some((m) => m.role === "user" && textOf(m) === text);
 }

@@ -5,6 +5,8 @@ import { focusTodo, summarize, type Todo } from "./todos.js";
 export const PROMPT_HEADER = "[SYSTEM REMINDER - TODO CONTINUATION]";
 
 const ID_LINE_PREFIX = "[todo-continuation id=";
+/** How the notes of /stop-continuation and /resume-continuation begin (the text the model receives for them). */
+export const COMMAND_NOTE_PREFIX = "[todo-continuation]";
 const ID_PATTERN = /\[todo-continuation id=(inj_[A-Za-z0-9_-]{6,64})\]/;
 const MAX_TODO_CHARS = 300;
 
@@ -12,9 +14,12 @@ export const DEFAULT_PROMPT_TEMPLATE = `${PROMPT_HEADER}
 
 Incomplete tasks remain in your todo list. Continue working on the next pending task.
 
-- Proceed without asking for permission
+- Proceed without asking for permission for routine steps
 - Mark each task complete when finished
 - Do not stop until all tasks are done
+- If you believe the work is already done, re-check each open todo and update the list (mark it completed or
+  cancelled) instead of only saying so
+- If you need a decision that only the user can make, ask once, clearly, and stop
 
 Todos:
 {{todos}}

@@ -23,6 +23,8 @@ export const SKIP_REASONS = [
   "recovering",
   "aborted",
   "token_limit",
+  "provider_error",
+  "errors_persist",
   "error_cooldown",
   "backoff",
   "in_flight",
@@ -35,6 +37,8 @@ export const SKIP_REASONS = [
   "todo_fetch_failed",
   "no_todos",
   "todos_complete",
+  "user_took_over",
+  "no_progress_reply",
   "stagnation",
   "budget_exhausted",
 ] as const;
@@ -53,6 +57,10 @@ export const CANCEL_REASONS = [
   "recovering",
 ] as const;
 export type CancelReason = (typeof CANCEL_REASONS)[number];
+
+/** `injection_failed` rows: why a prompt call or its turn failed, and what happens next. */
+export const INJECTION_FAILURE_REASONS = ["retrying", "gave_up", "timeout", "not_started"] as const;
+export type InjectionFailureReason = (typeof INJECTION_FAILURE_REASONS)[number];
 
 /** `expired` rows: a countdown found too late after a restart. `resumed` rows: a countdown picked up after a restart. */
 export const EXPIRE_REASON = "stale_after_restart";

@@ -35,27 +35,83 @@ export function focusTodo(todos: readonly Todo[]): Todo | undefined {
   return todos.find((t) => t.status === "in_progress") ?? todos.find(isOpen);
 }
 
-export type TodoSnapshot = ReadonlyArray<{ content: string; status: string }>;
-
-export function snapshotOf(todos: readonly Todo[]): TodoSnapshot {
-  return todos.map((t) => ({ content: t.content, status: t.status }));
+/** How far a todo has come: open (0), being worked on (1), closed (2). */
+function rank(status: string): number {
+  if (CLOSED_STATUSES.has(status)) return 2;
+  return status === "in_progress" ? 1 : 0;
 }
 
 /**
- * Progress is a change of status, never activity: a todo present before and after whose status differs, or a
- * different number of closed todos. Adding or rewording open todos alone is not progress, so a model cannot
- * escape the stagnation limit by appending items.
+ * The baseline progress is measured against: the highest rank each todo (by its text) has ever reached, and the
+ * most todos ever closed at once. Kept since the last real user message, across continuations.
  */
-export function statusProgressed(before: TodoSnapshot, after: readonly Todo[]): boolean {
-  const closed = (list: ReadonlyArray<{ status: string }>) => list.filter((t) => CLOSED_STATUSES.has(t.status)).length;
-  if (closed(before) !== closed(after)) return true;
-  const statusBefore = new Map<string, string>();
-  for (const t of before) statusBefore.set(t.content, t.status);
-  for (const t of after) {
-    const previous = statusBefore.get(t.content);
-    if (previous !== undefined && previous !== t.status) return true;
+export interface ProgressLedger {
+  closedHigh: number;
+  ranks: Readonly<Record<string, number>>;
+}
+
+export function ledgerOf(todos: ReadonlyArray<{ content: string; status: string }>): ProgressLedger {
+  return mergeLedger({ closedHigh: 0, ranks: {} }, todos);
+}
+
+/** The ledger after these todos were seen: every rank and the closed count only ever go up. */
+export function mergeLedger(ledger: ProgressLedger, todos: ReadonlyArray<{ content: string; status: string }>): ProgressLedger {
+  const ranks: Record<string, number> = { ...ledger.ranks };
+  let closed = 0;
+  for (const todo of todos) {
+    const r = rank(todo.status);
+    if (r === 2) closed++;
+    ranks[todo.content] = Math.max(ranks[todo.content] ?? 0, r);
   }
-  return false;
+  return { closedHigh: Math.max(ledger.closedHigh, closed), ranks };
+}
+
+export type ProgressKind = "closed_more" | "moved_forward";
+
+/**
+ * Progress is more todos closed than ever before, or a known todo moved forward to a status it never had
+ * (open → in progress → closed). Never activity, and never churn: a todo moved back and forth, re-created with the
+ * same text, or new open todos appended do not count.
+ */
+export function progressSince(ledger: ProgressLedger, todos: readonly Todo[]): { kind: ProgressKind; todo?: string } | undefined {
+  let closed = 0;
+  for (const todo of todos) if (rank(todo.status) === 2) closed++;
+  if (closed > ledger.closedHigh) return { kind: "closed_more" };
+  for (const todo of todos) {
+    const before = ledger.ranks[todo.content];
+    if (before !== undefined && rank(todo.status) > before) return { kind: "moved_forward", todo: todo.content };
+  }
+  return undefined;
+}
+
+/** The list was rewritten: most of its todos are new (a new plan, not an item appended to the old one). */
+export function listRewritten(ledger: ProgressLedger, todos: readonly Todo[]): boolean {
+  if (todos.length === 0 || Object.keys(ledger.ranks).length === 0) return false;
+  const known = todos.filter((t) => ledger.ranks[t.content] !== undefined).length;
+  return known * 2 < todos.length;
+}
+
+/** A stored ledger (JSON); the array of `{content,status}` written by earlier versions is read as its ledger. */
+export function parseLedger(text: string | null | undefined): ProgressLedger | null {
+  if (!text) return null;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (Array.isArray(parsed)) return ledgerOf(normalizeTodos(parsed) ?? []);
+    if (parsed && typeof parsed === "object") {
+      const { closedHigh, ranks } = parsed as Record<string, unknown>;
+      if (typeof closedHigh !== "number" || !ranks || typeof ranks !== "object") return null;
+      const clean: Record<string, number> = {};
+      for (const [content, r] of Object.entries(ranks as Record<string, unknown>)) if (typeof r === "number") clean[content] = r;
+      return { closedHigh, ranks: clean };
+    }
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+export function serializeLedger(ledger: ProgressLedger): string {
+  return JSON.stringify(ledger);
 }
 
 /** Accepts whatever OpenCode or a user-facing API hands over and keeps only well-formed todos. */

@@ -1,7 +1,8 @@
 // How the durable session state changes on each kind of fact. Pure: returns the columns to write.
-import type { ErrorKind } from "./errors.js";
+import type { ErrorKind, ErrorReport } from "./errors.js";
+import { isRetryableKind } from "./errors.js";
 import type { AgentChoice } from "./messages.js";
-import { snapshotOf, type Todo } from "./todos.js";
+import { mergeLedger, serializeLedger, type ProgressLedger, type Todo } from "./todos.js";
 
 export interface SessionPatch {
   stoppedAt?: number | null;
@@ -10,36 +11,68 @@ export interface SessionPatch {
   lastErrorAt?: number | null;
   lastErrorName?: string | null;
   lastErrorKind?: string | null;
+  lastErrorRetryAfterMs?: number | null;
+  errorStreak?: number;
   abortedAt?: number | null;
   tokenLimitAt?: number | null;
   continuations?: number;
   stagnantContinuations?: number;
+  unproductiveReplies?: number;
+  /** JSON of the progress ledger (see core/todos.ts). */
   todoSnapshot?: string | null;
   consecutiveFailures?: number;
   backoffUntil?: number | null;
   lastUserMessageAt?: number | null;
+  pausedAt?: number | null;
+  pauseMessageId?: string | null;
+  pauseBaseline?: string | null;
+  recheckAt?: number | null;
   agent?: string | null;
   modelProvider?: string | null;
   modelId?: string | null;
   variant?: string | null;
 }
 
-/** A person stepped in: every block that waits for "the user acted" lifts, and the loop protections start over. */
-export function afterRealUserMessage(now: number, choice: AgentChoice): SessionPatch {
+/** Everything a fresh start clears: the loop protections and the failure and error counts. */
+const FRESH_START: SessionPatch = {
+  lastErrorAt: null,
+  lastErrorName: null,
+  lastErrorKind: null,
+  lastErrorRetryAfterMs: null,
+  errorStreak: 0,
+  continuations: 0,
+  stagnantContinuations: 0,
+  unproductiveReplies: 0,
+  todoSnapshot: null,
+  consecutiveFailures: 0,
+  backoffUntil: null,
+};
+
+/**
+ * A person stepped in: every block that waits for "the user acted" lifts, and the loop protections start over.
+ * When the message follows one of our continuations (`takeover`), the session pauses until its todos progress
+ * beyond `takeover.baseline`, its list is rewritten, or the user resumes.
+ */
+export function afterRealUserMessage(now: number, choice: AgentChoice, takeover?: { messageId: string; baseline: ProgressLedger | null }): SessionPatch {
   return {
+    ...FRESH_START,
     lastUserMessageAt: now,
-    lastErrorAt: null,
-    lastErrorName: null,
-    lastErrorKind: null,
     abortedAt: null,
     tokenLimitAt: null,
-    continuations: 0,
-    stagnantContinuations: 0,
-    todoSnapshot: null,
-    consecutiveFailures: 0,
-    backoffUntil: null,
+    ...(takeover
+      ? { pausedAt: now, pauseMessageId: takeover.messageId, pauseBaseline: takeover.baseline ? serializeLedger(takeover.baseline) : null }
+      : {}),
     ...agentColumns(choice),
   };
+}
+
+/** /resume-continuation, the CLI or the API: the stop and the takeover pause lift, and the counts start over. */
+export function afterExplicitResume(): SessionPatch {
+  return { ...FRESH_START, stoppedAt: null, stopSource: null, ...liftPause() };
+}
+
+export function liftPause(): SessionPatch {
+  return { pausedAt: null, pauseMessageId: null, pauseBaseline: null };
 }
 
 export function agentColumns(choice: AgentChoice): SessionPatch {
@@ -53,8 +86,14 @@ export function agentColumns(choice: AgentChoice): SessionPatch {
   return patch;
 }
 
-export function afterSessionError(kind: ErrorKind, name: string | undefined, now: number): SessionPatch {
-  const patch: SessionPatch = { lastErrorAt: now, lastErrorName: name ?? null, lastErrorKind: kind };
+export function afterSessionError(kind: ErrorKind, report: ErrorReport, now: number, streakBefore: number): SessionPatch {
+  const patch: SessionPatch = {
+    lastErrorAt: now,
+    lastErrorName: report.name ?? null,
+    lastErrorKind: kind,
+    lastErrorRetryAfterMs: report.retryAfterMs ?? null,
+  };
+  if (isRetryableKind(kind)) patch.errorStreak = streakBefore + 1;
   if (kind === "abort") {
     // An abort is the user's word, not a failure: it must not pile up into a permanent pause.
     patch.abortedAt = now;
@@ -65,19 +104,38 @@ export function afterSessionError(kind: ErrorKind, name: string | undefined, now
   return patch;
 }
 
+/** A turn ended without an error after earlier provider errors: the errors are over. */
+export function afterErrorsResolved(): SessionPatch {
+  return { lastErrorAt: null, lastErrorName: null, lastErrorKind: null, lastErrorRetryAfterMs: null, errorStreak: 0 };
+}
+
 /** New assistant output after an abort means the session moved on. */
 export function afterAssistantResumed(): SessionPatch {
   return { abortedAt: null };
 }
 
-export function afterInjectionSent(todos: readonly Todo[], stagnantStreak: number, continuationsBefore: number): SessionPatch {
+/**
+ * What a continuation changes once it is known to have gone out (sent, found after a crash, or outcome unknown): the
+ * loop counts and the progress ledger. Absolute values, so it can be stored with the injection and applied later;
+ * `continuations` is incremented where it is applied.
+ */
+export function continuationPatch(ledger: ProgressLedger | null, todos: readonly Todo[], stagnantStreak: number, unproductiveStreak: number): SessionPatch {
   return {
-    continuations: continuationsBefore + 1,
     stagnantContinuations: stagnantStreak,
-    todoSnapshot: JSON.stringify(snapshotOf(todos)),
-    consecutiveFailures: 0,
+    unproductiveReplies: unproductiveStreak,
+    todoSnapshot: serializeLedger(mergeLedger(ledger ?? { closedHigh: 0, ranks: {} }, todos)),
     backoffUntil: null,
   };
+}
+
+export function parsePatch(text: string | null | undefined): SessionPatch {
+  if (!text) return {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as SessionPatch) : {};
+  } catch {
+    return {};
+  }
 }
 
 export interface RetryPolicy {
@@ -90,22 +148,21 @@ export type FailureOutcome =
   | { retry: true; attempt: number; delayMs: number; patch: SessionPatch }
   | { retry: false; attempt: number; patch: SessionPatch };
 
-/** Exponential backoff: base, 2×base, 4×base… capped, and at most `maxRetries` retries after the first failure. */
-export function afterInjectionFailed(failuresBefore: number, now: number, policy: RetryPolicy): FailureOutcome {
+/**
+ * After a prompt that failed, whose outcome is unknown, or whose turn never started: exponential backoff (base,
+ * 2×base, 4×base… capped), at most `maxRetries` retries in a row; every attempt counts. A failure that retrying
+ * cannot fix (`final`: a context that is full) gives up at once.
+ */
+export function afterInjectionFailed(failuresBefore: number, now: number, policy: RetryPolicy, final = false): FailureOutcome {
   const failures = failuresBefore + 1;
-  if (failures > policy.maxRetries) {
+  if (final || failures > policy.maxRetries) {
     return { retry: false, attempt: failures, patch: { consecutiveFailures: failures, backoffUntil: null } };
   }
   const delayMs = Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** (failures - 1));
   return { retry: true, attempt: failures, delayMs, patch: { consecutiveFailures: failures, backoffUntil: now + delayMs } };
 }
 
-export function parseSnapshot(text: string | null | undefined): Array<{ content: string; status: string }> | null {
-  if (!text) return null;
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) ? (parsed as Array<{ content: string; status: string }>) : null;
-  } catch {
-    return null;
-  }
+/** The continuation's turn started: the failures in a row are over. */
+export function afterStartConfirmed(): SessionPatch {
+  return { consecutiveFailures: 0 };
 }

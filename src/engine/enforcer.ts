@@ -3,20 +3,23 @@
 // happens: a countdown armed or ended, an injection recorded, a session fact that changes a guard.
 import { cancellationFor } from "../core/activity.js";
 import { decide, type Decision, type DurableFacts, type LiveFacts, type Stage } from "../core/decide.js";
-import { classifyError } from "../core/errors.js";
+import { classifyError, type ErrorKind, type ErrorReport } from "../core/errors.js";
 import { translateEvent, type DomainEvent } from "../core/events.js";
 import type { AgentChoice } from "../core/messages.js";
-import { findInjectionId, renderPrompt } from "../core/prompt.js";
-import { RESUME_REASON, STORE_RECOVERED_REASON, type CancelReason, type SkipReason } from "../core/reasons.js";
-import { summarize, type Todo, type TodoSummary } from "../core/todos.js";
+import { renderPrompt } from "../core/prompt.js";
+import { EXPIRE_REASON, RESUME_REASON, STORE_RECOVERED_REASON, type CancelReason, type SkipReason } from "../core/reasons.js";
+import { mergeLedger, parseLedger, summarize, type Todo, type TodoSummary } from "../core/todos.js";
 import {
   afterAssistantResumed,
-  afterInjectionFailed,
-  afterInjectionSent,
+  afterErrorsResolved,
+  afterExplicitResume,
   afterRealUserMessage,
   afterSessionError,
+  afterStartConfirmed,
   agentColumns,
-  parseSnapshot,
+  continuationPatch,
+  liftPause,
+  type SessionPatch,
 } from "../core/transitions.js";
 import type { Config } from "../config.js";
 import type { HostPort, LogLevel } from "../host/port.js";
@@ -28,7 +31,8 @@ import { systemClock, type Clock } from "./clock.js";
 import { FactGatherer, type HostFacts } from "./facts.js";
 import { errorMessage, withTimeout } from "./host-calls.js";
 import { newId, newMessageId } from "./ids.js";
-import { Injector } from "./injector.js";
+import { Injector, type RetryPlan } from "./injector.js";
+import { LiveUserMessages, type Classified } from "./live-user-messages.js";
 import { newOwnerId, ownerMayBeAlive, registerOwner, unregisterOwner } from "./owner.js";
 import { CountdownScheduler, type DueInfo, type RecoveryReport } from "./scheduler.js";
 import { BoundedMap, SessionMemories, type SessionMemory, type UserMessageEvent } from "./session-memory.js";
@@ -47,14 +51,17 @@ export interface EnforcerOptions {
 
 interface ArmedCountdown {
   row: CountdownRow;
-  /** `waiting` for its deadline, or handed to the injector (`injecting`) and not yet claimed. */
-  phase: "waiting" | "injecting";
   summary?: TodoSummary;
 }
 
-interface PendingUserMessage {
-  event: UserMessageEvent;
+/** A continuation sent whose turn has not been seen starting yet. */
+interface StartWatch {
+  injectionId: string;
+  sentMono: number;
 }
+
+/** What triggered an evaluation: an idle event, a look the enforcer owed (after a restart, a resume…), a lost idle. */
+type Trigger = "idle" | "reevaluate" | "recheck" | "restart" | "children_done" | "resume";
 
 export interface EnforcerStats {
   eventsIgnored: number;
@@ -71,6 +78,8 @@ const TOAST_INTERVAL_MS = 1000;
 /** Retention runs a minute after start (not during OpenCode's own start-up), then every six hours. */
 const RETENTION_FIRST_RUN_MS = 60_000;
 const RETENTION_PERIOD_MS = 6 * 3_600_000;
+/** A parent held back by busy sub-sessions is looked at again at least this often (if an event is missed). */
+const CHILDREN_RECHECK_MS = 60_000;
 
 export class Enforcer {
   readonly owner: string;
@@ -90,12 +99,20 @@ export class Enforcer {
   /** The same countdowns by id (the scheduler asks whether one is already held). */
   private readonly armedIds = new Set<string>();
   private readonly memories: SessionMemories;
-  /** User messages seen but not yet classified (real, own, synthetic): their text part decides. */
-  private readonly pendingUser = new Map<string, PendingUserMessage>();
+  /** User messages seen but not yet classified (real, own, command, synthetic). */
+  private readonly userMessages = new LiveUserMessages();
   /** Role of each message seen: an update of a known message is an echo, a part of a user message is not output. */
   private readonly knownMessages = new BoundedMap<string, "user" | "assistant">(KNOWN_MESSAGES_CAP);
   /** Message ids this process chose for its own continuations. */
   private readonly ownMessages = new BoundedMap<string, true>(1000);
+  /** Sessions whose last continuation has not been seen starting. */
+  private readonly starting = new BoundedMap<string, StartWatch>(1000);
+  /** Continuations already counted as never started (each counts once). */
+  private readonly notStartedSeen = new BoundedMap<string, true>(1000);
+  /** Parents held back by busy sub-sessions, and the sub-sessions they wait for. */
+  private readonly waitingOn = new BoundedMap<string, Set<string>>(1000);
+  /** Sessions being evaluated right now (a recheck leaves them to the evaluation in progress). */
+  private readonly evaluating = new Set<string>();
   private readonly tasks = new Set<Promise<unknown>>();
   private readonly startedAt: number;
   private eventsIgnored = 0;
@@ -112,7 +129,7 @@ export class Enforcer {
     this.repo = new Repository(options.store);
     this.startedAt = this.clock.now();
     this.timers = new TimerQueue(this.clock, (key, error) => this.failed(`timer ${key}`, error));
-    this.memories = new SessionMemories(MEMORY_CAP, (id) => this.armed.has(id) || this.injector.isBusy(id));
+    this.memories = new SessionMemories(MEMORY_CAP, (id) => this.armed.has(id) || this.injector.isBusy(id) || this.starting.has(id));
     this.facts = new FactGatherer(this.host, this.config.hostTimeoutMs, () => this.clock.monotonic());
     this.injector = new Injector({
       repo: this.repo,
@@ -121,6 +138,8 @@ export class Enforcer {
       maxConcurrent: this.config.maxConcurrentInjections,
       promptTimeoutMs: this.config.promptTimeoutMs,
       hostTimeoutMs: this.config.hostTimeoutMs,
+      startTimeoutMs: this.config.startTimeoutMs,
+      policy: this.config,
       log: (level, message, extra) => this.log(level, message, extra),
       onJobError: (error) => this.failed("continuation", error),
     });
@@ -150,7 +169,10 @@ export class Enforcer {
 
   // ── lifecycle ─────────────────────────────────────────────────────────────
 
-  /** Resumes or expires the countdowns left armed in this scope, reconciles pending injections, starts the leases. */
+  /**
+   * Resumes or expires the countdowns left armed in this scope, reconciles pending injections, looks again at the
+   * sessions it owed a look (an idle not decided before a crash), starts the leases.
+   */
   async start(): Promise<RecoveryReport> {
     if (this.started) return { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
     this.started = true;
@@ -159,11 +181,14 @@ export class Enforcer {
     this.scheduler.startLeaseLoop(
       () => {
         this.health.checkFile();
-        if (this.health.healthy) void this.track(this.reconcilePending());
+        if (!this.health.healthy) return;
+        void this.track(this.reconcilePending());
+        this.recheckOwed("recheck");
       },
       () => !this.health.healthy,
     );
     await this.reconcilePending();
+    this.recheckOwed("restart");
     if (this.config.retentionDays > 0) this.scheduleRetention(RETENTION_FIRST_RUN_MS);
     if (report.rearmed + report.fired + report.expired > 0) this.log("info", "countdowns recovered after restart", { ...report });
     return report;
@@ -178,6 +203,8 @@ export class Enforcer {
     this.injector.dispose();
     this.armed.clear();
     this.armedIds.clear();
+    this.starting.clear();
+    this.waitingOn.clear();
     unregisterOwner(this.owner);
   }
 
@@ -211,7 +238,7 @@ export class Enforcer {
       const type = (raw as { type?: unknown } | null)?.type;
       if (type === "message.part.delta") return this.streamDelta(raw as { properties?: Record<string, unknown> });
       if (type === "message.part.updated") return this.partUpdated(raw as { properties?: Record<string, unknown> });
-      const event = translateEvent(raw);
+      const event = translateEvent(raw, this.clock.now());
       if (!event) {
         this.eventsIgnored++;
         return;
@@ -227,7 +254,7 @@ export class Enforcer {
    * facts in memory, so that the first decision after the pause starts from the truth.
    */
   private observe(raw: unknown): void {
-    const event = translateEvent(raw);
+    const event = translateEvent(raw, this.clock.now());
     if (!event) return;
     if (event.type === "status") this.memories.get(event.sessionId).status = event.status;
     else if (event.type === "todos") this.memories.get(event.sessionId).todos = event.todos;
@@ -243,7 +270,7 @@ export class Enforcer {
   private pauseForStore(): void {
     for (const [sessionId, armed] of [...this.armed]) this.forget(sessionId, armed);
     this.scheduler.untrackAll();
-    this.pendingUser.clear();
+    this.userMessages.drop();
   }
 
   private resumeAfterStore(): void {
@@ -264,6 +291,7 @@ export class Enforcer {
     try {
       const memory = this.memories.peek(sessionId);
       if (memory) memory.activity++;
+      this.turnStarted(sessionId);
       if (this.armed.has(sessionId)) this.cancel(sessionId, "tool_activity", { phase });
     } catch (error) {
       this.failed("tool activity handling", error);
@@ -281,13 +309,14 @@ export class Enforcer {
 
   private partUpdated(raw: { properties?: Record<string, unknown> }): void {
     // The common case while a model streams: nothing to cancel, no user message to classify.
-    if (this.armed.size === 0 && this.pendingUser.size === 0) return;
+    if (this.armed.size === 0 && this.userMessages.size === 0) return;
     const part = raw.properties?.part as Record<string, unknown> | undefined;
     if (!part || typeof part !== "object") return;
     const messageId = part.messageID;
-    if (this.pendingUser.size > 0 && typeof messageId === "string") {
-      const pending = this.pendingUser.get(messageId);
-      if (pending) return this.classifyUserMessage(messageId, pending, part);
+    if (this.userMessages.size > 0 && typeof messageId === "string") {
+      const verdict = this.userMessages.part(messageId, part);
+      if (verdict === "pending") return;
+      if (verdict) return this.userMessageClassified(verdict);
     }
     if (this.armed.size === 0) return;
     const sessionId = typeof part.sessionID === "string" ? part.sessionID : raw.properties?.sessionID;
@@ -299,12 +328,13 @@ export class Enforcer {
   private dispatch(event: DomainEvent): void {
     switch (event.type) {
       case "idle":
+        this.descendantIdle(event.sessionId);
         void this.track(this.evaluateIdle(event.sessionId, "idle"));
         return;
       case "status":
         return this.statusChanged(event.sessionId, event.status);
       case "error":
-        return this.sessionError(event.sessionId, event.kind, event.name, event.message);
+        return this.sessionError(event.sessionId, event.kind, event.error);
       case "message":
         return event.role === "assistant" ? this.assistantMessage(event) : this.userMessageSeen(event);
       case "todos":
@@ -329,19 +359,23 @@ export class Enforcer {
   private statusChanged(sessionId: string, status: "busy" | "idle" | "retry"): void {
     const memory = this.memories.get(sessionId);
     memory.status = status;
-    if (status === "idle") return;
+    if (status === "idle") return this.descendantIdle(sessionId);
     memory.activity++;
-    this.flushPendingUser(sessionId);
+    this.flushUserMessages(sessionId);
+    this.turnStarted(sessionId);
     if (this.armed.has(sessionId)) this.cancel(sessionId, status === "busy" ? "busy" : "recovering", { status });
   }
 
-  private sessionError(sessionId: string, kind: ReturnType<typeof classifyError>, name?: string, message?: string): void {
+  private sessionError(sessionId: string, kind: ErrorKind, report: ErrorReport): void {
     const memory = this.memories.get(sessionId);
     memory.activity++;
+    // OpenCode answered the prompt with an error: the turn was tried, the error path takes over from the start watch.
+    const wasStarting = this.starting.delete(sessionId);
+    if (wasStarting) this.timers.cancel(`start:${sessionId}`);
     const now = this.clock.now();
-    const patch = afterSessionError(kind, name, now);
+    const patch = (row: SessionRow): SessionUpdate => ({ ...afterSessionError(kind, report, now, row.errorStreak), ...(wasStarting ? { recheckAt: null } : {}) });
     if (kind === "abort") memory.abortedAt = now;
-    const detail = { kind, errorName: name ?? null, message: message?.slice(0, 300) ?? null };
+    const detail = { kind, errorName: report.name ?? null, statusCode: report.statusCode ?? null, message: report.message?.slice(0, 300) ?? null };
     if (!this.cancel(sessionId, "session_error", detail, patch)) this.repo.updateSession(this.scope(sessionId), patch, now);
   }
 
@@ -351,15 +385,18 @@ export class Enforcer {
     const isNew = !this.knownMessages.has(messageId);
     if (isNew) this.knownMessages.set(messageId, "assistant");
     memory.activity++;
-    this.flushPendingUser(sessionId);
+    this.flushUserMessages(sessionId);
+    this.turnStarted(sessionId);
+    // New output after a compaction is the session moving on by itself.
+    if (isNew && event.summary !== true && event.agent !== "compaction") memory.compactedRecently = false;
     if (this.armed.has(sessionId)) this.cancel(sessionId, "assistant_activity", { event: "message.updated", messageId });
-    const kind = event.errorName ? classifyError(event.errorName, event.errorMessage) : undefined;
+    const kind = event.error ? classifyError(event.error) : undefined;
     if (kind === "abort") {
       // An abort during a retry leaves an errored assistant message and no session.error.
-      if (memory.abortedAt == null) this.sessionError(sessionId, kind, event.errorName, event.errorMessage);
+      if (memory.abortedAt == null) this.sessionError(sessionId, kind, event.error!);
       return;
     }
-    if (isNew && !event.errorName && this.abortedAt(sessionId, memory) != null) {
+    if (isNew && !event.error && this.abortedAt(sessionId, memory) != null) {
       const abortedAt = memory.abortedAt!;
       if (event.createdAt === undefined || event.createdAt > abortedAt) {
         memory.abortedAt = null;
@@ -374,36 +411,42 @@ export class Enforcer {
     if (this.ownMessages.has(event.messageId)) return;
     // A message written before this process started is an echo of history, not someone acting now.
     if (event.createdAt !== undefined && event.createdAt < this.startedAt - 1000) return;
-    this.pendingUser.set(event.messageId, { event });
+    const evicted = this.userMessages.seen(event);
+    if (evicted) this.userMessageClassified(evicted);
   }
 
-  private classifyUserMessage(messageId: string, pending: PendingUserMessage, part: Record<string, unknown>): void {
-    if (part.type !== "text") return;
-    this.pendingUser.delete(messageId);
-    const text = typeof part.text === "string" ? part.text : "";
-    if (findInjectionId(text)) return; // our own continuation: not the user stepping in
-    if (part.synthetic === true) return;
-    this.realUserMessage(pending.event);
+  private userMessageClassified({ event, kind }: Classified): void {
+    if (kind === "real") this.realUserMessage(event);
+    else if (kind === "command") this.memories.get(event.sessionId).activity++;
   }
 
-  /** User messages whose text part never came are taken as real once the session moves on. */
-  private flushPendingUser(sessionId: string): void {
-    if (this.pendingUser.size === 0) return;
-    for (const [id, pending] of this.pendingUser) {
-      if (pending.event.sessionId !== sessionId) continue;
-      this.pendingUser.delete(id);
-      this.realUserMessage(pending.event);
-    }
+  /** User messages whose deciding part never came are settled with what came once the session moves on. */
+  private flushUserMessages(sessionId: string): void {
+    if (this.userMessages.size === 0) return;
+    for (const classified of this.userMessages.flush(sessionId)) this.userMessageClassified(classified);
   }
 
+  /**
+   * A person wrote in the session. Blocks that wait for "the user acted" lift and the loop protections start over;
+   * if one of our continuations came since their previous message, the user took the wheel: pause (durably).
+   */
   private realUserMessage(event: UserMessageEvent): void {
     const { sessionId } = event;
     const memory = this.memories.get(sessionId);
     memory.activity++;
     memory.compactedRecently = false;
     memory.abortedAt = null;
+    const wasStarting = this.starting.delete(sessionId);
+    if (wasStarting) this.timers.cancel(`start:${sessionId}`);
     const now = this.clock.now();
-    const patch = afterRealUserMessage(now, event);
+    const patch = (row: SessionRow): SessionUpdate => {
+      const tookOver = this.config.pauseAfterUserMessage && row.continuations > 0;
+      const baseline = tookOver ? mergeLedger(parseLedger(row.todoSnapshot) ?? { closedHigh: 0, ranks: {} }, memory.todos ?? []) : null;
+      return {
+        ...afterRealUserMessage(now, event, tookOver ? { messageId: event.messageId, baseline } : undefined),
+        ...(wasStarting ? { recheckAt: null } : {}),
+      };
+    };
     const armed = this.armed.get(sessionId);
     const reason = armed ? cancellationFor("user_message", armed.row.armedAt, now, this.config.gracePeriodMs) : undefined;
     if (!reason || !this.cancel(sessionId, reason, { messageId: event.messageId }, patch)) {
@@ -425,13 +468,68 @@ export class Enforcer {
   private sessionDeleted(sessionId: string): void {
     const now = this.clock.now();
     // Deletion is the one thing besides an explicit resume that lifts a stop: the session is gone.
-    const patch: SessionUpdate = { deletedAt: now, stoppedAt: null, stopSource: null };
+    const patch: SessionUpdate = { deletedAt: now, stoppedAt: null, stopSource: null, recheckAt: null };
     if (!this.cancel(sessionId, "session_deleted", {}, patch) && this.repo.getSession(sessionId)) {
       this.repo.updateSession(this.scope(sessionId), patch, now);
     }
     this.memories.delete(sessionId);
-    this.timers.cancel(`reevaluate:${sessionId}`);
-    for (const [id, pending] of this.pendingUser) if (pending.event.sessionId === sessionId) this.pendingUser.delete(id);
+    this.starting.delete(sessionId);
+    this.waitingOn.delete(sessionId);
+    this.timers.cancel(`start:${sessionId}`);
+    this.userMessages.drop(sessionId);
+    this.descendantIdle(sessionId);
+  }
+
+  // ── waiting for sub-sessions and for a continuation to start ────────────────
+
+  /** A sub-session went idle (or away): a parent that waited for its last busy descendant is looked at again. */
+  private descendantIdle(sessionId: string): void {
+    if (this.waitingOn.size === 0) return;
+    for (const [parent, busy] of [...this.waitingOn]) {
+      if (!busy.delete(sessionId) || busy.size > 0) continue;
+      this.waitingOn.delete(parent);
+      void this.track(this.evaluateIdle(parent, "children_done"));
+    }
+  }
+
+  /** After `sent`: the turn must start within `startTimeoutMs`, or the continuation counts as failed (`not_started`). */
+  private watchStart(sessionId: string, injectionId: string): void {
+    this.starting.set(sessionId, { injectionId, sentMono: this.clock.monotonic() });
+    this.timers.schedule(`start:${sessionId}`, this.config.startTimeoutMs, () => void this.track(this.checkStart(sessionId, injectionId)));
+  }
+
+  /** Any sign of the turn running confirms the start (a state change: the failures in a row are over). */
+  private turnStarted(sessionId: string): void {
+    if (this.starting.size === 0) return;
+    const watch = this.starting.get(sessionId);
+    if (!watch) return;
+    this.starting.delete(sessionId);
+    this.timers.cancel(`start:${sessionId}`);
+    this.repo.updateSession(this.scope(sessionId), { ...afterStartConfirmed(), recheckAt: null }, this.clock.now());
+  }
+
+  private async checkStart(sessionId: string, injectionId: string): Promise<void> {
+    const watch = this.starting.get(sessionId);
+    if (!watch || watch.injectionId !== injectionId || this.disposed || !this.health.healthy) return;
+    // Events can be missed (a reconnecting service): ask OpenCode before calling it a failure.
+    const facts = await this.facts.gather(sessionId, this.inspectOptions(undefined));
+    if (this.starting.get(sessionId) !== watch) return;
+    this.starting.delete(sessionId);
+    const started = facts.status === "busy" || facts.status === "retry" || (facts.messages !== undefined && facts.messages.replyToLastInjection !== "none");
+    if (started || facts.messages === undefined) {
+      this.repo.updateSession(this.scope(sessionId), { ...afterStartConfirmed(), recheckAt: null }, this.clock.now());
+      return;
+    }
+    this.notStarted(sessionId, injectionId, this.clock.monotonic() - watch.sentMono);
+  }
+
+  private notStarted(sessionId: string, injectionId: string, waitedMs: number): void {
+    if (this.notStartedSeen.has(injectionId)) return;
+    this.notStartedSeen.set(injectionId, true);
+    const next = this.injector.recordNotStarted({ id: injectionId, sessionId, directory: this.directory }, waitedMs);
+    if (!next) return;
+    this.log("warn", "continuation accepted but its turn never started", { sessionId, injectionId, waitedMs: Math.round(waitedMs) });
+    this.retryAfter(sessionId, next, undefined, { retryOf: injectionId, reason: "not_started" });
   }
 
   // ── the programmatic API ──────────────────────────────────────────────────
@@ -465,10 +563,16 @@ export class Enforcer {
     );
   }
 
-  /** Lifts the durable stop. Returns false when the session was not stopped. */
+  /**
+   * An explicit resume: lifts the durable stop and a takeover pause, starts the loop protections over, and looks at
+   * the session again at once. Returns false when there was nothing to lift or reset.
+   */
   resume(sessionId: string, source = "api"): boolean {
     if (!this.validSession("resume", sessionId)) return false;
-    return this.guarded("resume", () => this.repo.liftStop(this.scope(sessionId), source, this.clock.now())) ?? false;
+    const changed = this.guarded("resume", () => this.repo.resume(this.scope(sessionId), source, this.clock.now(), afterExplicitResume())) ?? false;
+    // A command's own turn makes the session busy first; its idle is evaluated then. The API and the CLI look now.
+    if (changed && source !== "command") void this.track(this.evaluateIdle(sessionId, "resume"));
+    return changed;
   }
 
   /**
@@ -482,7 +586,7 @@ export class Enforcer {
         memory.status = undefined;
         memory.pendingRequests.clear();
       }
-      this.pendingUser.clear();
+      this.userMessages.drop();
     });
   }
 
@@ -501,28 +605,111 @@ export class Enforcer {
 
   // ── decisions ─────────────────────────────────────────────────────────────
 
-  private async evaluateIdle(sessionId: string, trigger: "idle" | "reevaluate"): Promise<void> {
+  /**
+   * The sessions of this scope the enforcer owes a look (`sessions.recheck_at`: an idle not decided before a crash,
+   * a continuation not seen starting, a resume from the CLI), within the resume window; older ones expire.
+   */
+  private recheckOwed(trigger: "restart" | "recheck"): void {
+    this.guarded("recheck", () => {
+      const now = this.clock.now();
+      const windowMs = this.config.resumeWindowSeconds * 1000;
+      for (const { sessionId, recheckAt } of this.repo.sessionsToRecheck(this.directory, now)) {
+        if (this.evaluating.has(sessionId) || this.starting.has(sessionId) || this.armed.has(sessionId) || this.injector.isBusy(sessionId)) continue;
+        const lateMs = now - (recheckAt ?? now);
+        if (lateMs >= windowMs) {
+          this.repo.updateSession(this.scope(sessionId), { recheckAt: null }, now, [
+            { event: "expired", reason: EXPIRE_REASON, detail: { recheck: true, lateMs, resumeWindowMs: windowMs } },
+          ]);
+          continue;
+        }
+        void this.track(this.evaluateIdle(sessionId, trigger));
+      }
+    });
+  }
+
+  private async evaluateIdle(sessionId: string, trigger: Trigger): Promise<void> {
     if (this.disposed || !this.health.healthy) return;
     const memory = this.memories.get(sessionId);
     if (trigger === "idle") {
       memory.status = "idle";
-      this.flushPendingUser(sessionId);
+      this.flushUserMessages(sessionId);
     }
-    const activityBefore = memory.activity;
+    const owedAlready = trigger === "recheck" || trigger === "restart" || trigger === "resume";
     const pre = this.decideNow(sessionId, "idle", undefined);
-    if (pre.verdict === "skip") return this.auditSkip(sessionId, pre, { trigger });
-    const facts = await this.facts.gather(sessionId);
+    if (pre.verdict === "skip") return this.recordSkip(sessionId, pre, { trigger }, owedAlready ? { recheckAt: null } : undefined);
+    this.evaluating.add(sessionId);
+    try {
+      // Durable from here: if this process dies while it reads OpenCode, the next one looks again.
+      if (!owedAlready) this.repo.updateSession(this.scope(sessionId), { recheckAt: this.clock.now() }, this.clock.now());
+      await this.evaluateWithFacts(sessionId, memory, trigger);
+    } finally {
+      this.evaluating.delete(sessionId);
+    }
+  }
+
+  private async evaluateWithFacts(sessionId: string, memory: SessionMemory, trigger: Trigger): Promise<void> {
+    const activityBefore = memory.activity;
+    const facts = await this.facts.gather(sessionId, this.inspectOptions(this.repo.getSession(sessionId)));
     if (this.disposed || !this.health.healthy) return;
     if (memory.activity !== activityBefore || memory.status === "busy") {
-      return this.auditSkip(sessionId, { verdict: "skip", reason: "busy", detail: { stage: "idle", during: "fetch" } }, { trigger });
+      return this.recordSkip(sessionId, { verdict: "skip", reason: "busy", detail: { stage: "idle", during: "fetch" } }, { trigger }, { recheckAt: null });
     }
     // A re-evaluation follows missed events: what OpenCode says now beats what this process last saw.
-    if (trigger === "reevaluate" && facts.status) memory.status = facts.status;
+    if (trigger !== "idle" && facts.status) memory.status = facts.status;
     if (facts.parentId !== undefined) this.sessionInfo(sessionId, facts.parentId ?? undefined);
     if (Array.isArray(facts.todos)) memory.todos = facts.todos;
+    if (this.unstartedContinuation(sessionId, facts)) return;
     const decision = this.decideNow(sessionId, "idle", facts);
-    if (decision.verdict === "skip") return this.auditSkip(sessionId, decision, { trigger, ...this.todoError(facts) });
-    this.arm(sessionId, decision.summary, 0, this.config.countdownSeconds * 1000, { trigger }, facts);
+    if (decision.verdict === "skip") {
+      if (decision.reason === "children_running" && facts.busyDescendants?.length) {
+        this.waitingOn.set(sessionId, new Set(facts.busyDescendants));
+        return this.recordSkip(sessionId, decision, { trigger }, { recheckAt: this.clock.now() + CHILDREN_RECHECK_MS });
+      }
+      return this.recordSkip(sessionId, decision, { trigger, ...this.todoError(facts) }, { recheckAt: null });
+    }
+    const delayMs = Math.max(this.config.countdownSeconds * 1000, (decision.notBefore ?? 0) - this.clock.now());
+    const failures = this.repo.getSession(sessionId)?.consecutiveFailures ?? 0;
+    const detail: Record<string, unknown> = { trigger };
+    if (decision.waitingFor) detail.waitingFor = decision.waitingFor;
+    if (decision.pauseLifted) detail.pauseLifted = decision.pauseLifted;
+    this.arm(sessionId, decision.summary, decision.waitingFor === "backoff" ? failures : 0, delayMs, detail, facts, this.armPatch(decision, facts));
+  }
+
+  /**
+   * The last continuation sent is the session's last message, nothing answered it, and the session is idle well
+   * after it went out: OpenCode accepted it and never started the turn (a look after a restart or a missed event).
+   */
+  private unstartedContinuation(sessionId: string, facts: HostFacts): boolean {
+    if (facts.messages?.replyToLastInjection !== "none" || facts.status !== "idle" || this.armed.has(sessionId)) return false;
+    const last = this.lastSent(sessionId, facts);
+    if (!last || this.notStartedSeen.has(last.id) || this.clock.now() - last.createdAt < this.config.startTimeoutMs) return false;
+    this.starting.delete(sessionId);
+    this.timers.cancel(`start:${sessionId}`);
+    this.notStarted(sessionId, last.id, this.clock.now() - last.createdAt);
+    return true;
+  }
+
+  private lastSent(sessionId: string, facts: HostFacts): { id: string; createdAt: number } | undefined {
+    const messageId = facts.messages?.ownMessageIds.at(-1);
+    const injectionId = facts.messages?.ownInjectionIds.at(-1);
+    const row = injectionId ? this.repo.getInjection(injectionId) : undefined;
+    if (!row || row.sessionId !== sessionId || row.status !== "sent" || (messageId && row.messageId && row.messageId !== messageId)) return undefined;
+    return { id: row.id, createdAt: row.createdAt };
+  }
+
+  /** Session columns that go with arming: the agent seen, a pause that lifted, errors that are over, the owed look. */
+  private armPatch(decision: Extract<Decision, { verdict: "continue" }>, facts: HostFacts): SessionPatch {
+    const latest = facts.messages?.latestReal;
+    return {
+      ...(latest ? agentColumns(latest) : {}),
+      ...(decision.pauseLifted ? liftPause() : {}),
+      ...(decision.errorsResolved ? afterErrorsResolved() : {}),
+      recheckAt: null,
+    };
+  }
+
+  private inspectOptions(row: SessionRow | undefined) {
+    return { detectTextQuestions: this.config.detectTextQuestions, answerOf: row?.pauseMessageId ?? null };
   }
 
   private decideNow(sessionId: string, stage: Stage, facts: HostFacts | undefined): Decision {
@@ -536,7 +723,8 @@ export class Enforcer {
       // OpenCode's answer beats memory when it says the session is working: another process (or a missed event)
       // may have set it going since this process last heard of it.
       status: facts?.status === "busy" || facts?.status === "retry" ? facts.status : (memory.status ?? facts?.status),
-      busyChildren: facts?.busyChildren,
+      busyChildren: facts?.busyDescendants?.length,
+      busyDescendantIds: facts?.busyDescendants,
       pendingRequests: memory.pendingRequests.size,
       messages: facts?.messages,
       compactedRecently: memory.compactedRecently,
@@ -554,12 +742,19 @@ export class Enforcer {
       recovering: row?.recoveringSince != null,
       lastErrorAt: row?.lastErrorAt ?? null,
       lastErrorKind: row?.lastErrorKind ?? null,
+      lastErrorName: row?.lastErrorName ?? null,
+      errorStreak: row?.errorStreak ?? 0,
+      lastErrorRetryAfterMs: row?.lastErrorRetryAfterMs ?? null,
       abortedAt: row?.abortedAt ?? null,
       tokenLimitAt: row?.tokenLimitAt ?? null,
       continuations: row?.continuations ?? 0,
       stagnantContinuations: row?.stagnantContinuations ?? 0,
-      todoSnapshot: parseSnapshot(row?.todoSnapshot),
+      unproductiveReplies: row?.unproductiveReplies ?? 0,
+      ledger: parseLedger(row?.todoSnapshot),
       backoffUntil: row?.backoffUntil ?? null,
+      pausedAt: row?.pausedAt ?? null,
+      pauseMessageId: row?.pauseMessageId ?? null,
+      pauseLedger: parseLedger(row?.pauseBaseline),
     };
   }
 
@@ -579,8 +774,17 @@ export class Enforcer {
     return facts.todoError ? { error: facts.todoError } : {};
   }
 
-  private auditSkip(sessionId: string, decision: Extract<Decision, { verdict: "skip" }>, extra: Record<string, unknown>): void {
-    this.repo.audit(this.clock.now(), this.scope(sessionId), { event: "skipped", reason: decision.reason, detail: { ...decision.detail, ...extra } });
+  /** A skip is a decision: its audit row, and the owed look settled (or moved) with it in one transaction. */
+  private recordSkip(
+    sessionId: string,
+    decision: Extract<Decision, { verdict: "skip" }>,
+    extra: Record<string, unknown>,
+    patch?: SessionUpdate,
+  ): void {
+    const entry = { event: "skipped" as const, reason: decision.reason, detail: { ...decision.detail, ...extra } };
+    const now = this.clock.now();
+    if (patch) this.repo.updateSession(this.scope(sessionId), patch, now, [entry]);
+    else this.repo.audit(now, this.scope(sessionId), entry);
   }
 
   // ── countdowns ────────────────────────────────────────────────────────────
@@ -592,6 +796,7 @@ export class Enforcer {
     delayMs: number,
     detail: Record<string, unknown>,
     facts?: HostFacts,
+    sessionPatch?: SessionUpdate,
   ): void {
     const now = this.clock.now();
     const countdown: NewCountdown = {
@@ -607,15 +812,15 @@ export class Enforcer {
       todosTotal: summary?.total ?? null,
     };
     const latest = facts?.messages?.latestReal;
-    const sessionPatch = latest ? agentColumns(latest) : undefined;
+    const patch = sessionPatch ?? (latest ? agentColumns(latest) : undefined);
     const previous = this.armed.get(sessionId);
     // Another live process already counts down for this session (both saw the same idle): leave it to that one.
     const respect = (other: { owner: string | null; leaseUntil: number | null }) => ownerMayBeAlive(other.owner) && (other.leaseUntil ?? 0) >= now;
-    const { heldBy } = this.repo.armCountdown(countdown, detail, sessionPatch, respect);
+    const { heldBy } = this.repo.armCountdown(countdown, detail, patch, respect);
     if (heldBy) return;
     const row: CountdownRow = { ...countdown, state: "armed", endedAt: null, endReason: null };
     if (previous) this.forget(sessionId, previous);
-    this.hold(sessionId, { row, phase: "waiting", summary });
+    this.hold(sessionId, { row, summary });
     this.scheduler.track(row);
     this.toast(row, summary);
   }
@@ -625,7 +830,7 @@ export class Enforcer {
     const current = this.armed.get(row.sessionId);
     if (current && current.row.id !== row.id) this.forget(row.sessionId, current);
     const summary = row.todosOpen != null && row.todosTotal != null ? { open: row.todosOpen, total: row.todosTotal, completed: 0 } : undefined;
-    this.hold(row.sessionId, { row, phase: "waiting", summary });
+    this.hold(row.sessionId, { row, summary });
   }
 
   private isHeld(countdownId: string): boolean {
@@ -646,7 +851,7 @@ export class Enforcer {
   }
 
   /** Ends the session's armed countdown with `reason`; false when none was armed (or another ended it first). */
-  private cancel(sessionId: string, reason: CancelReason, detail: Record<string, unknown>, patch?: SessionUpdate): boolean {
+  private cancel(sessionId: string, reason: CancelReason, detail: Record<string, unknown>, patch?: SessionUpdate | ((row: SessionRow) => SessionUpdate)): boolean {
     return this.endArmed(sessionId, reason, "cancelled", detail, patch);
   }
 
@@ -655,7 +860,7 @@ export class Enforcer {
     reason: CancelReason | SkipReason,
     event: "cancelled" | "skipped",
     detail: Record<string, unknown>,
-    patch?: SessionUpdate,
+    patch?: SessionUpdate | ((row: SessionRow) => SessionUpdate),
   ): boolean {
     const armed = this.armed.get(sessionId);
     if (!armed) return false;
@@ -672,7 +877,6 @@ export class Enforcer {
       this.endArmed(row.sessionId, decision.reason, "skipped", { ...decision.detail, lateMs: info.lateMs });
       return;
     }
-    armed.phase = "injecting";
     void this.injector.run(row.sessionId, () => this.inject(armed, info));
   }
 
@@ -685,9 +889,17 @@ export class Enforcer {
   private async inject(armed: ArmedCountdown, info: DueInfo): Promise<void> {
     const { sessionId } = armed.row;
     if (!this.isCurrent(armed)) return;
-    const facts = await this.facts.gather(sessionId);
+    const session = this.repo.getSession(sessionId);
+    const facts = await this.facts.gather(sessionId, this.inspectOptions(session));
     if (!this.isCurrent(armed)) return;
     if (Array.isArray(facts.todos)) this.memories.get(sessionId).todos = facts.todos;
+    // An earlier continuation that failed or was lost in a timeout may have arrived after all: never send on top of it.
+    const arrived = this.injector.confirmEarlier(sessionId, facts.messages);
+    if (arrived) {
+      this.endArmed(sessionId, "in_flight", "skipped", { stage: "before_prompt", delivered: arrived.id });
+      void this.track(this.evaluateIdle(sessionId, "reevaluate"));
+      return;
+    }
     const decision = this.decideNow(sessionId, "before_prompt", facts);
     if (decision.verdict === "skip") {
       this.endArmed(sessionId, decision.reason, "skipped", { ...decision.detail, ...this.todoError(facts) });
@@ -713,7 +925,8 @@ export class Enforcer {
       resumed: info.resumed,
     };
     this.forget(sessionId, armed);
-    const plan = {
+    const onSent = continuationPatch(parseLedger(row?.todoSnapshot), todos, decision.stagnantStreak, decision.unproductiveStreak);
+    const outcome = await this.injector.deliver({
       injection: {
         id: injectionId,
         sessionId,
@@ -727,6 +940,7 @@ export class Enforcer {
         todosTotal: summary.total,
         todosOpen: summary.open,
         attempt: armed.row.attempt,
+        onSent: JSON.stringify(onSent),
         owner: this.owner,
         leaseUntil: now + this.config.promptTimeoutMs + this.config.hostTimeoutMs + this.config.leaseMs,
       },
@@ -738,37 +952,33 @@ export class Enforcer {
         model,
         variant: choice.variant,
       },
-      sessionPatchOnSent: (session: SessionRow) => afterInjectionSent(todos, decision.verdict === "continue" ? decision.stagnantStreak : 0, session.continuations),
       detail,
-    };
-    const outcome = await this.injector.deliver(plan);
-    if (outcome.status === "sent") {
-      this.log("info", "continuation sent", { sessionId, injectionId, todosOpen: summary.open, latencyMs: Math.round(outcome.latencyMs) });
-      return;
+    });
+    switch (outcome.status) {
+      case "sent":
+        this.log("info", "continuation sent", { sessionId, injectionId, todosOpen: summary.open, latencyMs: Math.round(outcome.latencyMs) });
+        if (!this.disposed) this.watchStart(sessionId, injectionId);
+        return;
+      case "lost":
+        this.log("debug", "countdown no longer ours at the prompt call", { sessionId, countdownId: armed.row.id });
+        return;
+      case "unknown":
+      case "failed":
+        // Possibly delivered or not: the retry looks for it before sending anything (Injector.confirmEarlier).
+        this.log(outcome.next.retry ? "warn" : "error", `continuation ${outcome.status === "unknown" ? "outcome unknown" : "failed"}`, {
+          sessionId,
+          injectionId,
+          error: outcome.error,
+          attempt: outcome.next.attempt,
+        });
+        this.retryAfter(sessionId, outcome.next, summary, { retryOf: injectionId, reason: "backoff" });
     }
-    if (outcome.status === "lost") {
-      this.log("debug", "countdown no longer ours at the prompt call", { sessionId, countdownId: armed.row.id });
-      return;
-    }
-    if (outcome.status === "unknown") {
-      // Possibly delivered: never resend blindly; look at the session again once the backoff has passed.
-      this.log("warn", "continuation outcome unknown", { sessionId, injectionId, error: outcome.error });
-      this.timers.schedule(`reevaluate:${sessionId}`, this.config.retryBaseMs, () => void this.reevaluate(sessionId));
-      return;
-    }
-    this.injectionFailed(sessionId, plan, outcome.error, summary);
   }
 
-  private injectionFailed(sessionId: string, plan: Parameters<Injector["recordFailure"]>[0], error: string, summary: TodoSummary): void {
-    const now = this.clock.now();
-    const failuresBefore = this.repo.getSession(sessionId)?.consecutiveFailures ?? 0;
-    const outcome = afterInjectionFailed(failuresBefore, now, this.config);
-    const detail = { injectionId: plan.injection.id, error, failures: outcome.attempt, ...(outcome.retry ? { retryInMs: outcome.delayMs } : { final: true }) };
-    this.injector.recordFailure(plan, error, { event: "injection_failed", reason: outcome.retry ? "retrying" : "gave_up", detail }, outcome.patch);
-    this.log(outcome.retry ? "warn" : "error", "continuation failed", { sessionId, ...detail });
-    if (outcome.retry && !this.armed.has(sessionId) && !this.disposed) {
-      this.arm(sessionId, summary, outcome.attempt, outcome.delayMs, { retryOf: plan.injection.id, reason: "backoff" });
-    }
+  /** Arms the retry a failure plan asks for, unless something newer already counts down for the session. */
+  private retryAfter(sessionId: string, next: RetryPlan, summary: TodoSummary | undefined, detail: Record<string, unknown>): void {
+    if (!next.retry || this.armed.has(sessionId) || this.disposed) return;
+    this.arm(sessionId, summary, next.attempt, next.delayMs, detail);
   }
 
   private async reconcilePending(): Promise<void> {
@@ -781,7 +991,7 @@ export class Enforcer {
     for (const row of rows) {
       if (this.disposed) return;
       const result = await this.injector.reconcile(row);
-      if (result === "unknown") await this.reevaluate(row.sessionId);
+      if (result.status === "unknown") this.retryAfter(row.sessionId, result.next, undefined, { retryOf: row.id, reason: "not_found" });
     }
   }
 
@@ -804,11 +1014,15 @@ export class Enforcer {
 
   // ── toasts, logging, helpers ──────────────────────────────────────────────
 
-  /** The countdown toast, every second until the deadline; timed on the monotonic clock like the countdown itself. */
+  /**
+   * The countdown toast, every second during the last `countdownSeconds` before the deadline (a long wait for a
+   * backoff or a provider's retry-after stays quiet until then); timed on the monotonic clock like the countdown.
+   */
   private toast(row: CountdownRow, summary: TodoSummary | undefined): void {
     if (!this.config.toast) return;
     const key = `toast:${row.id}`;
     const dueMono = this.clock.monotonic() + Math.max(0, row.deadlineAt - row.armedAt);
+    const windowMs = Math.max(1000, this.config.countdownSeconds * 1000);
     const tick = () => {
       const remainingMs = dueMono - this.clock.monotonic();
       if (remainingMs <= 0) return;
@@ -820,7 +1034,9 @@ export class Enforcer {
       const next = remainingMs - (seconds - 1) * 1000;
       if (seconds > 1) this.timers.schedule(key, Math.min(TOAST_INTERVAL_MS, next), tick);
     };
-    tick();
+    const quietMs = dueMono - this.clock.monotonic() - windowMs;
+    if (quietMs > 0) this.timers.schedule(key, quietMs, tick);
+    else tick();
   }
 
   private scope(sessionId: string): SessionScope {
@@ -859,4 +1075,3 @@ export class Enforcer {
     }
   }
 }
-

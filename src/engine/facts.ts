@@ -1,6 +1,6 @@
 // Gathers what the guards need from OpenCode, all reads in parallel and each one bounded. A read that fails leaves
 // its fact unknown (the guard passes) except the todos, whose failure is itself a reason to skip.
-import { inspectMessages, type MessageFacts } from "../core/messages.js";
+import { inspectMessages, type InspectOptions, type MessageFacts } from "../core/messages.js";
 import type { SessionStatus } from "../core/events.js";
 import type { Todo } from "../core/todos.js";
 import type { HostAgent, HostPort } from "../host/port.js";
@@ -13,13 +13,17 @@ export interface HostFacts {
   parentId?: string | null;
   /** The session's own status as the host reports it (`idle` when absent from the status map). */
   status?: SessionStatus;
-  busyChildren?: number;
+  /** Busy sessions below this one: children, grandchildren and deeper. */
+  busyDescendants?: string[];
   agents?: HostAgent[];
 }
 
 /** Enough recent messages to find the latest real one in a long autonomous run. */
 const MESSAGE_WINDOW = 60;
 const AGENT_CACHE_MS = 60_000;
+/** How deep and how wide the tree of sub-sessions is searched for busy descendants. */
+const DESCENDANT_DEPTH = 6;
+const DESCENDANT_LIMIT = 200;
 
 export class FactGatherer {
   private agents: { list: HostAgent[]; at: number } | undefined;
@@ -30,30 +34,51 @@ export class FactGatherer {
     private readonly monotonic: () => number,
   ) {}
 
-  async gather(sessionId: string): Promise<HostFacts> {
+  async gather(sessionId: string, options: InspectOptions = {}): Promise<HostFacts> {
     const t = this.timeoutMs;
     const [todos, messages, session, family, agents] = await Promise.allSettled([
       withTimeout("todo read", t, (s) => this.host.getTodos(sessionId, s)),
       withTimeout("messages read", t, (s) => this.host.getMessages(sessionId, s, MESSAGE_WINDOW)),
       withTimeout("session read", t, (s) => this.host.getSession(sessionId, s)),
-      withTimeout("children read", t, async (s) => {
-        const [children, statuses] = await Promise.all([this.host.getChildren(sessionId, s), this.host.getStatuses(s)]);
-        return { children, statuses };
-      }),
+      withTimeout("children read", t, (s) => this.family(sessionId, s)),
       this.agentList(),
     ]);
     const facts: HostFacts = { todos: todos.status === "fulfilled" && Array.isArray(todos.value) ? todos.value : "fetch_failed" };
     if (todos.status === "rejected") facts.todoError = errorMessage(todos.reason);
     else if (!Array.isArray(todos.value)) facts.todoError = "OpenCode answered something that is not a todo list";
-    if (messages.status === "fulfilled" && Array.isArray(messages.value)) facts.messages = inspectMessages(messages.value);
+    if (messages.status === "fulfilled" && Array.isArray(messages.value)) facts.messages = inspectMessages(messages.value, options);
     if (session.status === "fulfilled" && session.value) facts.parentId = session.value.parentId ?? null;
     if (family.status === "fulfilled") {
-      const { children, statuses } = family.value;
-      facts.status = statuses[sessionId] ?? "idle";
-      facts.busyChildren = children.filter((c) => statuses[c.id] === "busy" || statuses[c.id] === "retry").length;
+      facts.status = family.value.status;
+      facts.busyDescendants = family.value.busyDescendants;
     }
     if (agents.status === "fulfilled") facts.agents = agents.value;
     return facts;
+  }
+
+  /**
+   * The session's status and its busy descendants. OpenCode lists only sessions that are not idle, so the tree below
+   * the session is searched only when some other session is busy at all.
+   */
+  private async family(sessionId: string, signal: AbortSignal): Promise<{ status: SessionStatus; busyDescendants: string[] }> {
+    const statuses = await this.host.getStatuses(signal);
+    const busy = (id: string) => statuses[id] === "busy" || statuses[id] === "retry";
+    const status = statuses[sessionId] ?? "idle";
+    if (!Object.keys(statuses).some((id) => id !== sessionId && busy(id))) return { status, busyDescendants: [] };
+    const found: string[] = [];
+    const seen = new Set([sessionId]);
+    let level = [sessionId];
+    for (let depth = 0; depth < DESCENDANT_DEPTH && level.length > 0 && seen.size < DESCENDANT_LIMIT; depth++) {
+      const children = (await Promise.all(level.map((id) => this.host.getChildren(id, signal)))).flat();
+      level = [];
+      for (const child of children) {
+        if (seen.has(child.id)) continue;
+        seen.add(child.id);
+        if (busy(child.id)) found.push(child.id);
+        level.push(child.id);
+      }
+    }
+    return { status, busyDescendants: found };
   }
 
   private async agentList(): Promise<HostAgent[]> {

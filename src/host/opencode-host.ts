@@ -7,7 +7,7 @@ import { obj, readMessageInfo, str, type Json } from "../core/fields.js";
 import type { MessagePart, SessionMessage } from "../core/messages.js";
 import { normalizeTodos, type Todo } from "../core/todos.js";
 import { agentCanWrite } from "./agent-permissions.js";
-import type { HostAgent, HostPort, HostSession, LogLevel, PromptRequest, ToastRequest } from "./port.js";
+import { HostHttpError, type HostAgent, type HostPort, type HostSession, type LogLevel, type PromptRequest, type ToastRequest } from "./port.js";
 
 
 export const LOG_SERVICE = "todo-continuation";
@@ -118,10 +118,13 @@ export class OpenCodeHost implements HostPort {
       ...(request.variant ? { variant: request.variant } : {}),
     };
     // prompt_async returns once OpenCode has queued the prompt; the synchronous route would block for the whole turn.
-    await data<unknown>(
-      this.client.session.promptAsync({ path: { id: request.sessionId }, query: this.query, body: body as never, signal, throwOnError: true }),
-      "prompt",
-    );
+    // Without throwOnError the HTTP status survives: a refusal (4xx) and a server failure (5xx) mean different things.
+    const result = obj(await this.client.session.promptAsync({ path: { id: request.sessionId }, query: this.query, body: body as never, signal }));
+    if (result && result.error !== undefined && result.error !== null) {
+      const e = obj(result.error);
+      const status = (result.response as { status?: number } | undefined)?.status ?? 0;
+      throw new HostHttpError("prompt", status, str(obj(e?.data)?.message) ?? str(e?.name) ?? (typeof result.error === "string" ? result.error : ""));
+    }
   }
 
   async toast(request: ToastRequest): Promise<void> {

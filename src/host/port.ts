@@ -5,6 +5,18 @@ import type { SessionMessage } from "../core/messages.js";
 import type { SessionStatus } from "../core/events.js";
 import type { Todo } from "../core/todos.js";
 
+/** OpenCode answered a call with an HTTP error status: the request reached it and was refused or failed there. */
+export class HostHttpError extends Error {
+  constructor(
+    what: string,
+    readonly status: number,
+    detail: string,
+  ) {
+    super(`${what}: HTTP ${status}${detail ? ` ${detail}` : ""}`);
+    this.name = "HostHttpError";
+  }
+}
+
 export interface HostSession {
   id: string;
   parentId?: string;

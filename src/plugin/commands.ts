@@ -1,6 +1,7 @@
 // The two slash commands users control the enforcer with inside OpenCode. OpenCode always sends a command's text to
 // the model (only a throwing hook can prevent that, and that shows the user an error), so the hook sets or lifts the
 // durable stop first and then rewrites the text into a short note the model acknowledges.
+import { COMMAND_NOTE_PREFIX } from "../core/prompt.js";
 import type { Enforcer } from "../engine/enforcer.js";
 
 export const STOP_COMMAND = "stop-continuation";
@@ -26,13 +27,13 @@ export function registerCommands(config: { command?: Record<string, unknown> }):
 export function commandNote(command: string, changed: boolean): string | undefined {
   if (command === STOP_COMMAND) {
     return changed
-      ? "[todo-continuation] Automatic todo continuation is now stopped for this session. It stays stopped, also after a restart, until /resume-continuation. Acknowledge in one short sentence and do not continue the todo list unless asked."
-      : "[todo-continuation] Automatic todo continuation was already stopped for this session. Acknowledge in one short sentence.";
+      ? `${COMMAND_NOTE_PREFIX} Automatic todo continuation is now stopped for this session. It stays stopped, also after a restart, until /resume-continuation. Acknowledge in one short sentence and do not continue the todo list unless asked.`
+      : `${COMMAND_NOTE_PREFIX} Automatic todo continuation was already stopped for this session. Acknowledge in one short sentence.`;
   }
   if (command === RESUME_COMMAND) {
     return changed
-      ? "[todo-continuation] Automatic todo continuation is resumed for this session. Continue with the open todos."
-      : "[todo-continuation] Automatic todo continuation was not stopped for this session. Continue with the open todos.";
+      ? `${COMMAND_NOTE_PREFIX} Automatic todo continuation is resumed for this session. Continue with the open todos.`
+      : `${COMMAND_NOTE_PREFIX} Automatic todo continuation was not stopped for this session. Continue with the open todos.`;
   }
   return undefined;
 }

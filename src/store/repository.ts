@@ -1,7 +1,7 @@
 // Every state change of the enforcer as one function: one IMMEDIATE transaction (read-then-write from several
 // processes must not hit SQLITE_BUSY_SNAPSHOT), statements prepared once, and the audit rows of the decision
 // written in the same transaction as the change they explain.
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gte, inArray, isNotNull, lte, sql } from "drizzle-orm";
 import type { AuditEvent } from "../core/reasons.js";
 import type { SessionPatch } from "../core/transitions.js";
 import type { Db, Store } from "./open.js";
@@ -40,6 +40,8 @@ export interface NewInjection extends SessionScope {
   todosTotal: number;
   todosOpen: number;
   attempt: number;
+  /** JSON of the session columns set once the continuation is known to have gone out. */
+  onSent?: string | null;
   owner: string;
   leaseUntil: number;
 }
@@ -57,14 +59,21 @@ const PATCHABLE = [
   "lastErrorAt",
   "lastErrorName",
   "lastErrorKind",
+  "lastErrorRetryAfterMs",
+  "errorStreak",
   "abortedAt",
   "tokenLimitAt",
   "continuations",
   "stagnantContinuations",
+  "unproductiveReplies",
   "todoSnapshot",
   "consecutiveFailures",
   "backoffUntil",
   "lastUserMessageAt",
+  "pausedAt",
+  "pauseMessageId",
+  "pauseBaseline",
+  "recheckAt",
   "agent",
   "modelProvider",
   "modelId",
@@ -179,6 +188,7 @@ function prepare(db: Db) {
         todosTotal: p("todosTotal"),
         todosOpen: p("todosOpen"),
         attempt: p("attempt"),
+        onSent: p("onSent"),
         owner: p("owner"),
         leaseUntil: p("leaseUntil"),
         updatedAt: p("createdAt"),
@@ -189,6 +199,24 @@ function prepare(db: Db) {
       .update(injections)
       .set({ status: ps("status"), error: ps("error"), updatedAt: ps("now"), leaseUntil: null })
       .where(and(eq(injections.id, p("id")), eq(injections.status, "pending")))
+      .prepare(),
+    // A `failed` or `unknown` continuation that turned out to have arrived after all.
+    confirmUncertain: db
+      .update(injections)
+      .set({ status: "sent", updatedAt: ps("now"), leaseUntil: null })
+      .where(and(eq(injections.id, p("id")), inArray(injections.status, ["failed", "unknown"])))
+      .prepare(),
+    uncertainInSession: db
+      .select()
+      .from(injections)
+      .where(and(eq(injections.sessionId, p("sessionId")), gte(injections.createdAt, p("since")), inArray(injections.status, ["failed", "unknown"])))
+      .orderBy(desc(injections.createdAt))
+      .limit(10)
+      .prepare(),
+    sessionsToRecheck: db
+      .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt })
+      .from(sessions)
+      .where(and(eq(sessions.directory, p("directory")), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, p("dueBy"))))
       .prepare(),
     pendingInSession: db
       .select({ id: injections.id })
@@ -278,25 +306,21 @@ export class Repository {
     return this.q.getSession.get({ sessionId });
   }
 
-  /** Applies a state change to the session (creating its row if needed) and writes the audit rows that explain it. */
-  updateSession(scope: SessionScope, patch: SessionUpdate, now: number, audit: AuditEntry[] = []): SessionRow {
+  /**
+   * Applies a state change to the session (creating its row if needed) and writes the audit rows that explain it. A
+   * patch given as a function is computed from the row read in the same transaction.
+   */
+  updateSession(scope: SessionScope, patch: SessionUpdate | ((row: SessionRow) => SessionUpdate), now: number, audit: AuditEntry[] = []): SessionRow {
     return this.tx(() => {
       const row = this.ensureSessionRow(scope, now);
-      const next = this.writeSessionPatch(row, patch, now);
+      const next = this.writeSessionPatch(row, typeof patch === "function" ? patch(row) : patch, now);
       for (const entry of audit) this.writeAudit(now, scope, entry);
       return next;
     });
   }
 
   audit(now: number, scope: Partial<SessionScope>, entry: AuditEntry): void {
-    this.q.insertAudit.run({
-      at: now,
-      sessionId: scope.sessionId ?? null,
-      directory: scope.directory ?? null,
-      event: entry.event,
-      reason: entry.reason ?? null,
-      detail: JSON.stringify(entry.detail ?? {}),
-    });
+    this.writeAudit(now, scope, entry);
   }
 
   /**
@@ -318,13 +342,27 @@ export class Repository {
     });
   }
 
-  /** Lifts the durable stop. Returns false, writing nothing, when the session was not stopped. */
-  liftStop(scope: SessionScope, source: string, now: number): boolean {
+  /**
+   * An explicit resume: lifts the durable stop and the takeover pause and starts the loop protections over (`patch`,
+   * see core/transitions.ts `afterExplicitResume`), audited `unstopped` with what it lifted. Returns false, writing
+   * nothing, when there was nothing to lift or reset.
+   */
+  resume(scope: SessionScope, source: string, now: number, patch: SessionUpdate): boolean {
     return this.tx(() => {
       const row = this.q.getSession.get({ sessionId: scope.sessionId });
-      if (!row || row.stoppedAt == null) return false;
-      this.writeSessionPatch(row, { stoppedAt: null, stopSource: null }, now);
-      this.writeAudit(now, scope, { event: "unstopped", reason: source });
+      if (!row) return false;
+      const lifted = {
+        stop: row.stoppedAt != null,
+        pause: row.pausedAt != null,
+        counts: row.continuations + row.stagnantContinuations + row.unproductiveReplies + row.consecutiveFailures + row.errorStreak > 0,
+      };
+      if (!lifted.stop && !lifted.pause && !lifted.counts) return false;
+      this.writeSessionPatch(row, patch, now);
+      this.writeAudit(now, scope, {
+        event: "unstopped",
+        reason: source,
+        detail: { stopped: lifted.stop, paused: lifted.pause, continuations: row.continuations, errors: row.errorStreak, failures: row.consecutiveFailures },
+      });
       return true;
     });
   }
@@ -396,14 +434,14 @@ export class Repository {
     reason: string,
     now: number,
     audit: AuditEntry,
-    sessionPatch?: SessionUpdate,
+    sessionPatch?: SessionUpdate | ((row: SessionRow) => SessionUpdate),
   ): boolean {
     return this.tx(() => {
       const { changes } = this.q.endCountdown.run({ id: countdown.id, state, now, reason }) as { changes: number };
       if (changes === 0) return false;
       if (sessionPatch) {
         const row = this.ensureSessionRow(countdown, now);
-        this.writeSessionPatch(row, sessionPatch, now);
+        this.writeSessionPatch(row, typeof sessionPatch === "function" ? sessionPatch(row) : sessionPatch, now);
       }
       this.writeAudit(now, countdown, { ...audit, detail: { countdownId: countdown.id, ...audit.detail } });
       return true;
@@ -421,7 +459,7 @@ export class Repository {
         changes: number;
       };
       if (claimed.changes === 0) return false;
-      this.q.insertInjection.run({ ...injection });
+      this.q.insertInjection.run({ onSent: null, ...injection });
       this.writeAudit(injection.createdAt, injection, {
         event: "fired",
         detail: { countdownId: injection.countdownId, injectionId: injection.id, attempt: injection.attempt, ...detail },
@@ -471,16 +509,60 @@ export class Repository {
     audit: AuditEntry[],
     sessionPatch?: (row: SessionRow) => SessionUpdate,
   ): boolean {
+    return this.settleInjection(injection, status, now, error, (row) => ({ patch: sessionPatch?.(row), audit })) !== undefined;
+  }
+
+  /**
+   * Closes a `pending` injection with what `settle` decides from the session row, read in the same transaction
+   * (the failure count of a retry policy, the counts a continuation raises). Undefined if it was not pending.
+   */
+  settleInjection<T extends { patch?: SessionUpdate; audit: AuditEntry[] }>(
+    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    status: "sent" | "failed" | "unknown",
+    now: number,
+    error: string | null,
+    settle: (row: SessionRow) => T,
+  ): T | undefined {
     return this.tx(() => {
       const { changes } = this.q.finishInjection.run({ id: injection.id, status, error, now }) as { changes: number };
-      if (changes === 0) return false;
-      if (sessionPatch) {
-        const row = this.ensureSessionRow(injection, now);
-        this.writeSessionPatch(row, sessionPatch(row), now);
-      }
-      for (const entry of audit) this.writeAudit(now, injection, entry);
-      return true;
+      if (changes === 0) return undefined;
+      return this.applySettlement(injection, now, settle);
     });
+  }
+
+  /** A `failed` or `unknown` injection found in the session after all: it becomes `sent`. Undefined if it was not. */
+  confirmUncertain<T extends { patch?: SessionUpdate; audit: AuditEntry[] }>(
+    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    now: number,
+    settle: (row: SessionRow) => T,
+  ): T | undefined {
+    return this.tx(() => {
+      const { changes } = this.q.confirmUncertain.run({ id: injection.id, now }) as { changes: number };
+      if (changes === 0) return undefined;
+      return this.applySettlement(injection, now, settle);
+    });
+  }
+
+  private applySettlement<T extends { patch?: SessionUpdate; audit: AuditEntry[] }>(
+    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    now: number,
+    settle: (row: SessionRow) => T,
+  ): T {
+    const row = this.ensureSessionRow(injection, now);
+    const outcome = settle(row);
+    if (outcome.patch) this.writeSessionPatch(row, outcome.patch, now);
+    for (const entry of outcome.audit) this.writeAudit(now, injection, entry);
+    return outcome;
+  }
+
+  /** `failed` and `unknown` continuations of a session since `since`, newest first: they may have arrived after all. */
+  uncertainInjections(sessionId: string, since: number): InjectionRow[] {
+    return this.q.uncertainInSession.all({ sessionId, since });
+  }
+
+  /** Sessions of a scope the enforcer owes a look (see `sessions.recheck_at`) that were due by `dueBy`. */
+  sessionsToRecheck(directory: string, dueBy: number): Array<{ sessionId: string; recheckAt: number | null }> {
+    return this.q.sessionsToRecheck.all({ directory, dueBy });
   }
 
   /** `pending` injections of a scope, oldest first (the engine decides which of them are orphaned). */

@@ -26,17 +26,36 @@ export const sessions = sqliteTable(
     lastErrorName: text("last_error_name"),
     /** `abort`, `token_limit` or `other`. */
     lastErrorKind: text("last_error_kind"),
+    /** The provider's retry-after of the last error, in ms from `last_error_at`. */
+    lastErrorRetryAfterMs: integer("last_error_retry_after_ms"),
+    /** Provider errors (transient or other) in a row, since a turn that ended well or a real user message. */
+    errorStreak: integer("error_streak").notNull().default(0),
     abortedAt: integer("aborted_at"),
     tokenLimitAt: integer("token_limit_at"),
     /** Continuations delivered since the last real user message (the budget). */
     continuations: integer("continuations").notNull().default(0),
     /** Continuations in a row after which the todos' statuses did not move. */
     stagnantContinuations: integer("stagnant_continuations").notNull().default(0),
-    /** JSON `[{content,status}]` of the todos when the last continuation was sent: the baseline for progress. */
+    /** Continuations in a row answered with text only (no tool call, no edit). */
+    unproductiveReplies: integer("unproductive_replies").notNull().default(0),
+    /**
+     * JSON progress ledger `{closedHigh, ranks: {todo text: 0|1|2}}` over the continuations since the last real user
+     * message: the baseline progress is measured against (rows of earlier versions hold `[{content,status}]`).
+     */
     todoSnapshot: text("todo_snapshot"),
     consecutiveFailures: integer("consecutive_failures").notNull().default(0),
     backoffUntil: integer("backoff_until"),
     lastUserMessageAt: integer("last_user_message_at"),
+    /** A real user message followed one of our continuations: no continuation until progress or a resume. */
+    pausedAt: integer("paused_at"),
+    pauseMessageId: text("pause_message_id"),
+    /** JSON progress ledger of the todos when the user took over. */
+    pauseBaseline: text("pause_baseline"),
+    /**
+     * The enforcer owes this session a look at this time: an idle not decided yet, or a continuation whose turn has
+     * not been seen starting. A process that starts re-evaluates these (within the resume window).
+     */
+    recheckAt: integer("recheck_at"),
     agent: text("agent"),
     modelProvider: text("model_provider"),
     modelId: text("model_id"),
@@ -98,6 +117,8 @@ export const injections = sqliteTable(
     todosOpen: integer("todos_open").notNull(),
     error: text("error"),
     attempt: integer("attempt").notNull().default(0),
+    /** JSON of the session columns this continuation sets once it is known to have gone out (loop counts, ledger). */
+    onSent: text("on_sent"),
     owner: text("owner"),
     /** Until when the owner is presumed to be completing the call; reconciliation waits for it. */
     leaseUntil: integer("lease_until"),

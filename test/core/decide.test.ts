@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { decide, GUARD_ORDER, stagnantStreak, type DecisionInput, type DurableFacts } from "../../src/core/decide.js";
+import { decide, errorCooldownMs, GUARD_ORDER, stagnantStreak, unproductiveStreak, type DecisionInput, type DurableFacts } from "../../src/core/decide.js";
+import type { MessageFacts } from "../../src/core/messages.js";
 import { SKIP_REASONS } from "../../src/core/reasons.js";
-import type { Todo } from "../../src/core/todos.js";
+import { ledgerOf, mergeLedger, type Todo } from "../../src/core/todos.js";
 
 const NOW = 1_700_000_000_000;
 const open: Todo[] = [
@@ -9,6 +10,11 @@ const open: Todo[] = [
   { content: "b", status: "in_progress" },
   { content: "c", status: "pending" },
 ];
+const ledger = ledgerOf(open);
+
+function messages(facts: Partial<MessageFacts> = {}): MessageFacts {
+  return { unfinishedQuestion: false, ownInjectionIds: [], ownMessageIds: [], ...facts };
+}
 
 function input(overrides: Partial<Omit<DecisionInput, "durable" | "live" | "config">> & {
   durable?: Partial<DurableFacts>;
@@ -26,6 +32,11 @@ function input(overrides: Partial<Omit<DecisionInput, "durable" | "live" | "conf
       skipAgents: ["plan", "compaction"],
       stagnationLimit: 3,
       maxContinuations: 20,
+      maxRetries: 3,
+      retryMaxMs: 60_000,
+      pauseAfterUserMessage: true,
+      unproductiveLimit: 1,
+      continueAfterCompaction: false,
       ...overrides.config,
     },
     durable: { recovering: false, continuations: 0, stagnantContinuations: 0, ...overrides.durable },
@@ -46,18 +57,23 @@ describe("decide: each guard says no with its reason", () => {
     ["recovering", input({ durable: { recovering: true } })],
     ["recovering", input({ live: { status: "retry" } })],
     ["aborted", input({ durable: { abortedAt: NOW - 1 } })],
-    ["aborted", input({ live: { messages: { unansweredErrorKind: "abort", unfinishedQuestion: false, ownInjectionIds: [] } } })],
+    ["aborted", input({ live: { messages: messages({ unansweredErrorKind: "abort" }) } })],
     ["token_limit", input({ durable: { tokenLimitAt: NOW - 1 } })],
-    ["token_limit", input({ live: { messages: { unansweredErrorKind: "token_limit", unfinishedQuestion: false, ownInjectionIds: [] } } })],
-    ["error_cooldown", input({ durable: { lastErrorAt: NOW - 2999, lastErrorKind: "other" } })],
-    ["backoff", input({ durable: { backoffUntil: NOW + 1 } })],
+    ["token_limit", input({ live: { messages: messages({ unansweredErrorKind: "token_limit" }) } })],
+    ["provider_error", input({ live: { messages: messages({ unansweredErrorKind: "permanent", unansweredError: { name: "APIError", statusCode: 401 } }) } })],
+    ["provider_error", input({ durable: { lastErrorAt: NOW - 1, lastErrorKind: "permanent" } })],
+    ["errors_persist", input({ durable: { lastErrorAt: NOW - 600_000, lastErrorKind: "transient", errorStreak: 4 } })],
+    ["error_cooldown", input({ stage: "deadline", durable: { lastErrorAt: NOW - 2999, lastErrorKind: "transient", errorStreak: 1 } })],
+    ["backoff", input({ stage: "deadline", durable: { backoffUntil: NOW + 1 } })],
     ["in_flight", input({ live: { inFlight: true } })],
     ["busy", input({ live: { status: "busy" } })],
     ["children_running", input({ live: { busyChildren: 2 } })],
     ["waiting_for_user", input({ live: { pendingRequests: 1 } })],
-    ["waiting_for_user", input({ live: { messages: { unfinishedQuestion: true, ownInjectionIds: [] } } })],
-    ["compaction", input({ live: { messages: { compaction: "running", unfinishedQuestion: false, ownInjectionIds: [] }, agent: "build" } })],
-    ["compaction", input({ live: { compactedRecently: true, agent: undefined } })],
+    ["waiting_for_user", input({ live: { messages: messages({ unfinishedQuestion: true }) } })],
+    ["waiting_for_user", input({ live: { messages: messages({ textQuestion: "Should I use PostgreSQL or SQLite?" }) } })],
+    ["compaction", input({ live: { messages: messages({ compaction: "running" }), agent: "build" } })],
+    ["compaction", input({ live: { messages: messages({ compaction: "finished" }), agent: "build" } })],
+    ["compaction", input({ live: { compactedRecently: true } })],
     ["agent_skipped", input({ live: { agent: "plan" } })],
     ["agent_skipped", input({ live: { agent: "Plan" } })],
     ["no_write_permission", input({ live: { agent: "reader", agentCanWrite: false } })],
@@ -65,10 +81,9 @@ describe("decide: each guard says no with its reason", () => {
     ["no_todos", input({ todos: [] })],
     ["todos_complete", input({ todos: [{ content: "a", status: "completed" }, { content: "b", status: "cancelled" }] })],
     ["todos_complete", input({ todos: [{ content: "a", status: "blocked" }, { content: "b", status: "deleted" }] })],
-    [
-      "stagnation",
-      input({ durable: { todoSnapshot: open.map((t) => ({ ...t })), stagnantContinuations: 2 } }),
-    ],
+    ["user_took_over", input({ durable: { pausedAt: NOW - 5000, pauseMessageId: "msg_1", pauseLedger: ledger } })],
+    ["no_progress_reply", input({ durable: { ledger, continuations: 1 }, live: { messages: messages({ replyToLastInjection: "text_only" }) } })],
+    ["stagnation", input({ durable: { ledger, stagnantContinuations: 2 } })],
     ["budget_exhausted", input({ durable: { continuations: 20 } })],
   ];
   it.each(cases)("%s", (expected, i) => {
@@ -77,11 +92,11 @@ describe("decide: each guard says no with its reason", () => {
 
   it("every skip reason of the contract has a guard, in the documented order", () => {
     expect(GUARD_ORDER).toEqual(SKIP_REASONS);
+    expect(new Set(cases.map(([r]) => r))).toEqual(new Set(SKIP_REASONS));
   });
 
-  it("continues when every guard passes, with the todo summary", () => {
-    const d = decide(input());
-    expect(d).toEqual({ verdict: "continue", summary: { total: 3, completed: 1, open: 2 }, stagnantStreak: 0 });
+  it("continues when every guard passes, with the todo summary and the streaks", () => {
+    expect(decide(input())).toEqual({ verdict: "continue", summary: { total: 3, completed: 1, open: 2 }, stagnantStreak: 0, unproductiveStreak: 0 });
   });
 
   it("skip details carry the stage", () => {
@@ -108,36 +123,8 @@ describe("decide: guard order and boundaries", () => {
     expect(reason(input({ durable: { parentId: "p" }, config: { continueChildSessions: true } }))).toBe("continue");
   });
 
-  it("error cooldown lasts exactly errorCooldownMs and ignores abort/token-limit kinds", () => {
-    expect(reason(input({ durable: { lastErrorAt: NOW - 3000, lastErrorKind: "other" } }))).toBe("continue");
-    expect(reason(input({ durable: { lastErrorAt: NOW - 1, lastErrorKind: "abort" } }))).toBe("continue");
-  });
-
-  it("a wall clock that went back does not stretch the error cooldown", () => {
-    expect(reason(input({ durable: { lastErrorAt: NOW + 3_600_000, lastErrorKind: "other" } }))).toBe("continue");
-  });
-
-  it("backoff only holds back a new idle, not the retry countdown itself", () => {
-    const durable = { backoffUntil: NOW + 1000 };
-    expect(reason(input({ stage: "idle", durable }))).toBe("backoff");
-    expect(reason(input({ stage: "deadline", durable }))).toBe("continue");
-    expect(reason(input({ stage: "before_prompt", durable }))).toBe("continue");
-  });
-
-  it("a backoff further away than the longest possible backoff is a clock that went back: ignored", () => {
-    expect(reason(input({ durable: { backoffUntil: NOW + 3 * 3_600_000 }, config: { retryMaxMs: 60_000 } }))).toBe("continue");
-    expect(reason(input({ durable: { backoffUntil: NOW + 59_000 }, config: { retryMaxMs: 60_000 } }))).toBe("backoff");
-  });
-
   it("unknown facts pass (the pre-check before anything is fetched)", () => {
-    const d = decide(input({ todos: undefined, live: {} }));
-    expect(d).toEqual({ verdict: "continue", summary: undefined, stagnantStreak: 0 });
-  });
-
-  it("a compaction that just ran blocks only while the real agent is unknown", () => {
-    const facts = { compaction: "just_ran" as const, unfinishedQuestion: false, ownInjectionIds: [] };
-    expect(reason(input({ live: { messages: facts, agent: undefined } }))).toBe("compaction");
-    expect(reason(input({ live: { messages: facts, agent: "build", agentCanWrite: true } }))).toBe("continue");
+    expect(decide(input({ todos: undefined, live: {} }))).toEqual({ verdict: "continue", summary: undefined, stagnantStreak: 0, unproductiveStreak: 0 });
   });
 
   it("budget: maxContinuations since the last real user message", () => {
@@ -146,23 +133,143 @@ describe("decide: guard order and boundaries", () => {
   });
 });
 
-describe("stagnation", () => {
-  const snapshot = open.map((t) => ({ content: t.content, status: t.status }));
+describe("waiting for a backoff or an error cooldown", () => {
+  it("a new idle is not skipped: it continues, not before the cooldown ends", () => {
+    const d = decide(input({ durable: { lastErrorAt: NOW - 1000, lastErrorKind: "transient", errorStreak: 1 } }));
+    expect(d).toMatchObject({ verdict: "continue", notBefore: NOW + 2000, waitingFor: "error_cooldown" });
+  });
 
-  it("counts continuations in a row after which no status moved", () => {
-    expect(stagnantStreak({ durable: { recovering: false, continuations: 1, stagnantContinuations: 0, todoSnapshot: null }, todos: open })).toBe(0);
-    expect(stagnantStreak({ durable: { recovering: false, continuations: 1, stagnantContinuations: 0, todoSnapshot: snapshot }, todos: open })).toBe(1);
-    expect(stagnantStreak({ durable: { recovering: false, continuations: 3, stagnantContinuations: 2, todoSnapshot: snapshot }, todos: open })).toBe(3);
+  it("a new idle during a failed prompt's backoff continues when the backoff ends (no stall)", () => {
+    expect(decide(input({ durable: { backoffUntil: NOW + 4000 } }))).toMatchObject({ verdict: "continue", notBefore: NOW + 4000, waitingFor: "backoff" });
+    expect(reason(input({ stage: "deadline", durable: { backoffUntil: NOW } }))).toBe("continue");
+    expect(reason(input({ stage: "before_prompt", durable: { backoffUntil: NOW + 10 } }))).toBe("backoff");
+  });
+
+  it("the cooldown doubles with each error in a row, is capped, and a provider's retry-after wins", () => {
+    const config = { errorCooldownMs: 3000, retryMaxMs: 60_000 };
+    expect([1, 2, 3, 4, 5, 6, 10].map((n) => errorCooldownMs(config, n))).toEqual([3000, 6000, 12_000, 24_000, 48_000, 60_000, 60_000]);
+    expect(errorCooldownMs(config, 1, 30_000)).toBe(30_000);
+    expect(errorCooldownMs(config, 1, 500)).toBe(3000);
+    expect(errorCooldownMs(config, 1, 10 * 3_600_000)).toBe(3_600_000);
+  });
+
+  it("the cooldown of a later error in a row is longer", () => {
+    const durable = { lastErrorAt: NOW - 5000, lastErrorKind: "transient", errorStreak: 2 } as const;
+    expect(decide(input({ durable }))).toMatchObject({ notBefore: NOW + 1000 });
+    expect(decide(input({ durable: { ...durable, lastErrorRetryAfterMs: 20_000 } }))).toMatchObject({ notBefore: NOW + 15_000 });
+  });
+
+  it("aborts, token limits and permanent errors have no cooldown: they have their own guards", () => {
+    expect(decide(input({ durable: { lastErrorAt: NOW - 1, lastErrorKind: "abort" } }))).not.toHaveProperty("notBefore");
+  });
+
+  it("a wall clock that went back stretches neither a cooldown nor a backoff", () => {
+    expect(decide(input({ durable: { lastErrorAt: NOW + 3_600_000, lastErrorKind: "transient", errorStreak: 1 } }))).not.toHaveProperty("notBefore");
+    expect(decide(input({ durable: { backoffUntil: NOW + 3 * 3_600_000 } }))).not.toHaveProperty("notBefore");
+    expect(decide(input({ durable: { backoffUntil: NOW + 59_000 } }))).toMatchObject({ notBefore: NOW + 59_000 });
+  });
+});
+
+describe("provider errors", () => {
+  const transient = { lastErrorAt: NOW - 600_000, lastErrorKind: "transient" } as const;
+
+  it("errors persist only beyond maxRetries re-checks in a row", () => {
+    expect(reason(input({ durable: { ...transient, errorStreak: 3 } }))).toBe("continue");
+    expect(reason(input({ durable: { ...transient, errorStreak: 4 } }))).toBe("errors_persist");
+    expect(reason(input({ durable: { ...transient, errorStreak: 2 }, config: { maxRetries: 1 } }))).toBe("errors_persist");
+  });
+
+  it("a turn that ended well since means the errors are over (and their count resets)", () => {
+    const d = decide(input({ durable: { ...transient, errorStreak: 4 }, live: { messages: messages() } }));
+    expect(d).toMatchObject({ verdict: "continue", errorsResolved: true });
+    const failing = input({ durable: { ...transient, errorStreak: 4 }, live: { messages: messages({ unansweredErrorKind: "transient" }) } });
+    expect(reason(failing)).toBe("errors_persist");
+  });
+
+  it("a pre-check never stops on recorded errors (a good turn since can only be seen in the messages)", () => {
+    expect(reason(input({ todos: undefined, live: {}, durable: { ...transient, errorStreak: 9 } }))).toBe("continue");
+    expect(reason(input({ todos: undefined, live: {}, durable: { lastErrorAt: NOW, lastErrorKind: "permanent" } }))).toBe("continue");
+  });
+
+  it("a permanent error stops until a real user message; its detail names it", () => {
+    const d = decide(input({ live: { messages: messages({ unansweredErrorKind: "permanent", unansweredError: { name: "APIError", statusCode: 403, message: "forbidden" } }) } }));
+    expect(d).toMatchObject({ verdict: "skip", reason: "provider_error", detail: { source: "last_assistant_message", statusCode: 403, errorName: "APIError" } });
+    expect(reason(input({ durable: { lastErrorAt: NOW, lastErrorKind: "permanent" }, live: { messages: messages() } }))).toBe("continue");
+  });
+});
+
+describe("the user took over", () => {
+  const paused = { pausedAt: NOW - 5000, pauseMessageId: "msg_user", pauseLedger: ledger };
+
+  it("holds while the todos have not moved since the user's message", () => {
+    expect(decide(input({ durable: paused }))).toMatchObject({ verdict: "skip", reason: "user_took_over", detail: { messageId: "msg_user", pausedAt: NOW - 5000 } });
+  });
+
+  it("lifts on progress, on a rewritten list, or when the message answered our question", () => {
+    const progressed = open.map((t) => (t.content === "b" ? { ...t, status: "completed" } : t));
+    expect(decide(input({ durable: paused, todos: progressed }))).toMatchObject({ verdict: "continue", pauseLifted: "progress" });
+    const rewritten = [{ content: "x", status: "pending" }, { content: "y", status: "pending" }, { content: "c", status: "pending" }];
+    expect(decide(input({ durable: paused, todos: rewritten }))).toMatchObject({ verdict: "continue", pauseLifted: "rewritten" });
+    expect(decide(input({ durable: paused, live: { messages: messages({ answersQuestion: true }) } }))).toMatchObject({ verdict: "continue", pauseLifted: "answered_question" });
+  });
+
+  it("churn and appended todos do not lift it", () => {
+    const churned = open.map((t) => (t.content === "b" ? { ...t, status: "pending" } : t));
+    expect(reason(input({ durable: paused, todos: churned }))).toBe("user_took_over");
+    expect(reason(input({ durable: paused, todos: [...open, { content: "d", status: "pending" }] }))).toBe("user_took_over");
+  });
+
+  it("never holds a pre-check (the todos decide), and is off with pauseAfterUserMessage: false", () => {
+    expect(reason(input({ durable: paused, todos: undefined }))).toBe("continue");
+    expect(reason(input({ durable: paused, config: { pauseAfterUserMessage: false } }))).toBe("continue");
+  });
+
+  it("without a stored baseline, the ledger of the last continuations is the baseline", () => {
+    expect(reason(input({ durable: { pausedAt: NOW, pauseMessageId: "m", ledger } }))).toBe("user_took_over");
+  });
+});
+
+describe("a question asked in plain text", () => {
+  it("is a pending question, with the question in the detail", () => {
+    const d = decide(input({ live: { messages: messages({ textQuestion: "Which database do you prefer?" }) } }));
+    expect(d).toMatchObject({ verdict: "skip", reason: "waiting_for_user", detail: { source: "text_question", question: "Which database do you prefer?" } });
+  });
+});
+
+describe("compaction", () => {
+  const finished = messages({ compaction: "finished", latestReal: { messageId: "m", agent: "build" } });
+
+  it("a running compaction always holds", () => {
+    expect(decide(input({ live: { messages: messages({ compaction: "running" }) }, config: { continueAfterCompaction: true } }))).toMatchObject({ reason: "compaction", detail: { state: "running" } });
+  });
+
+  it("a finished one holds until the next real activity, unless continueAfterCompaction", () => {
+    expect(decide(input({ live: { messages: finished } }))).toMatchObject({ reason: "compaction", detail: { state: "finished" } });
+    expect(reason(input({ live: { messages: finished, agent: "build" }, config: { continueAfterCompaction: true } }))).toBe("continue");
+  });
+
+  it("with continueAfterCompaction, only once the real agent is known from the messages", () => {
+    const config = { continueAfterCompaction: true };
+    expect(decide(input({ live: { compactedRecently: true, agent: undefined }, config }))).toMatchObject({ reason: "compaction", detail: { agentKnown: false } });
+    // The pre-check does not stop on it: the messages that name the agent are read next.
+    expect(reason(input({ todos: undefined, live: { compactedRecently: true, agent: undefined }, config }))).toBe("continue");
+  });
+});
+
+describe("stagnation", () => {
+  it("counts continuations in a row after which no todo made progress", () => {
+    expect(stagnantStreak({ durable: { recovering: false, continuations: 1, stagnantContinuations: 0, ledger: null }, todos: open })).toBe(0);
+    expect(stagnantStreak({ durable: { recovering: false, continuations: 1, stagnantContinuations: 0, ledger }, todos: open })).toBe(1);
+    expect(stagnantStreak({ durable: { recovering: false, continuations: 3, stagnantContinuations: 2, ledger }, todos: open })).toBe(3);
   });
 
   it("progress resets the streak", () => {
     const moved = open.map((t) => (t.content === "b" ? { ...t, status: "completed" } : t));
-    const d = decide(input({ durable: { todoSnapshot: snapshot, stagnantContinuations: 2 }, todos: moved }));
-    expect(d).toMatchObject({ verdict: "continue", stagnantStreak: 0 });
+    expect(decide(input({ durable: { ledger, stagnantContinuations: 2 }, todos: moved }))).toMatchObject({ verdict: "continue", stagnantStreak: 0 });
   });
 
   it("with the default limit of 3, three unproductive continuations are sent, the fourth is refused", () => {
-    let durable: DurableFacts = { recovering: false, continuations: 0, stagnantContinuations: 0, todoSnapshot: null };
+    let durable: DurableFacts = { recovering: false, continuations: 0, stagnantContinuations: 0, ledger: null };
     let sent = 0;
     for (let i = 0; i < 10; i++) {
       const d = decide(input({ durable }));
@@ -171,8 +278,55 @@ describe("stagnation", () => {
         break;
       }
       sent++;
-      durable = { ...durable, continuations: durable.continuations + 1, stagnantContinuations: d.stagnantStreak, todoSnapshot: snapshot };
+      durable = { ...durable, continuations: durable.continuations + 1, stagnantContinuations: d.stagnantStreak, ledger };
     }
     expect(sent).toBe(3);
+  });
+
+  it("churn does not reset it: a todo toggled back and forth stops at the limit, not at the budget", () => {
+    const states: Todo[][] = [
+      [{ content: "a", status: "in_progress" }, { content: "b", status: "pending" }],
+      [{ content: "a", status: "pending" }, { content: "b", status: "pending" }],
+      [{ content: "a", status: "in_progress" }, { content: "b", status: "pending" }],
+      [{ content: "a", status: "pending" }, { content: "b", status: "in_progress" }],
+      [{ content: "a", status: "in_progress" }, { content: "b", status: "pending" }],
+      [{ content: "a", status: "pending" }, { content: "b", status: "pending" }],
+      [{ content: "a", status: "in_progress" }, { content: "b", status: "pending" }],
+    ];
+    let durable: DurableFacts = { recovering: false, continuations: 0, stagnantContinuations: 0, ledger: null };
+    const verdicts: string[] = [];
+    for (const todos of states) {
+      const d = decide(input({ durable, todos }));
+      verdicts.push(d.verdict === "skip" ? d.reason : "continue");
+      if (d.verdict === "skip") break;
+      durable = { ...durable, continuations: durable.continuations + 1, stagnantContinuations: d.stagnantStreak, ledger: mergeLedger(durable.ledger ?? ledgerOf([]), todos) };
+    }
+    // 1st: no baseline; 2nd: a moved back (no); 3rd: a again in progress (had it); 4th: b moved forward (progress);
+    // then three in a row without a status never had before.
+    expect(verdicts).toEqual(["continue", "continue", "continue", "continue", "continue", "continue", "stagnation"]);
+  });
+});
+
+describe("text-only replies", () => {
+  const after = (reply: "text_only" | "worked" | "none", unproductiveReplies = 0) => ({
+    durable: { recovering: false, continuations: 1, stagnantContinuations: 0, ledger, unproductiveReplies },
+    todos: open,
+    live: { messages: messages({ replyToLastInjection: reply }) },
+  });
+
+  it("count in a row; work or progress ends the streak; no reply yet leaves it", () => {
+    expect(unproductiveStreak(after("text_only"))).toBe(1);
+    expect(unproductiveStreak(after("text_only", 1))).toBe(2);
+    expect(unproductiveStreak(after("worked", 2))).toBe(0);
+    expect(unproductiveStreak(after("none", 1))).toBe(1);
+    const progressed = open.map((t) => (t.content === "c" ? { ...t, status: "in_progress" } : t));
+    expect(unproductiveStreak({ ...after("text_only", 3), todos: progressed })).toBe(0);
+  });
+
+  it("stop at unproductiveLimit; a reply that did work falls under stagnationLimit instead", () => {
+    expect(reason(input(after("text_only")))).toBe("no_progress_reply");
+    expect(reason(input({ ...after("text_only"), config: { unproductiveLimit: 2 } }))).toBe("continue");
+    expect(reason(input(after("worked")))).toBe("continue");
+    expect(decide(input({ ...after("text_only"), config: { unproductiveLimit: 2 } }))).toMatchObject({ unproductiveStreak: 1 });
   });
 });

@@ -9,7 +9,8 @@ describe("translateEvent", () => {
     expect(translateEvent(ev.status("s", "retry"))).toEqual({ type: "status", sessionId: "s", status: "retry" });
     expect(translateEvent(ev.error("s", "MessageAbortedError"))).toMatchObject({ type: "error", sessionId: "s", kind: "abort" });
     expect(translateEvent(ev.error("s", "APIError", "This model's maximum context length is 8192 tokens"))).toMatchObject({ kind: "token_limit" });
-    expect(translateEvent(ev.error("s", "APIError", "rate limited"))).toMatchObject({ kind: "other" });
+    expect(translateEvent(ev.error("s", "APIError", "rate limited"))).toMatchObject({ kind: "transient" });
+    expect(translateEvent(ev.error("s", "UnknownError", "something odd"))).toMatchObject({ kind: "other" });
     expect(translateEvent(ev.userMessage("s", "m1"))).toMatchObject({
       type: "message",
       role: "user",
@@ -51,7 +52,7 @@ describe("translateEvent", () => {
   });
 });
 
-describe("classifyError", () => {
+describe("classifyError (names and messages)", () => {
   it.each([
     ["MessageAbortedError", undefined, "abort"],
     ["AbortError", undefined, "abort"],
@@ -60,9 +61,10 @@ describe("classifyError", () => {
     ["APIError", "prompt is too long: 210000 tokens > 200000 maximum", "token_limit"],
     ["APIError", "Input exceeds the context window of this model", "token_limit"],
     ["MessageOutputLengthError", undefined, "other"],
-    ["APIError", "Internal server error", "other"],
+    ["APIError", "Internal server error", "transient"],
+    ["ProviderAuthError", "invalid x-api-key", "permanent"],
     [undefined, undefined, "other"],
   ])("%s %s → %s", (name, message, kind) => {
-    expect(classifyError(name, message)).toBe(kind);
+    expect(classifyError({ name, message })).toBe(kind);
   });
 });

@@ -1,9 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { classifyUserMessage, inspectMessages, type SessionMessage } from "../../src/core/messages.js";
-import { idLine } from "../../src/core/prompt.js";
-import { classifyArmedCountdown } from "../../src/core/resume.js";
-import { cancellationFor } from "../../src/core/activity.js";
-import { afterInjectionFailed } from "../../src/core/transitions.js";
+import { classifyUserMessage, inspectMessages, isQuestionTool, type SessionMessage } from "../../src/core/messages.js";
+import { COMMAND_NOTE_PREFIX, idLine } from "../../src/core/prompt.js";
 
 const user = (id: string, text: string, extra: Partial<SessionMessage> = {}): SessionMessage => ({
   id,
@@ -15,6 +12,9 @@ const user = (id: string, text: string, extra: Partial<SessionMessage> = {}): Se
   ...extra,
 });
 const assistant = (id: string, extra: Partial<SessionMessage> = {}): SessionMessage => ({ id, role: "assistant", completedAt: 1, parts: [], ...extra });
+const said = (text: string) => [{ type: "text", text }];
+const tool = (name: string, status = "completed") => ({ type: "tool", tool: name, toolStatus: status });
+const own = (id: string, injectionId = "inj_000000001") => user(id, `reminder\n${idLine(injectionId)}`);
 
 describe("inspectMessages", () => {
   it("takes the agent, model and variant of the latest real user message", () => {
@@ -30,80 +30,103 @@ describe("inspectMessages", () => {
   it("recognises its own injections by their id and never takes compaction as the agent", () => {
     const facts = inspectMessages([
       user("1", "go", { agent: "build" }),
-      user("2", `reminder\n${idLine("inj_000000001")}`, { agent: "build" }),
+      own("2"),
       user("3", "summarize", { agent: "compaction", parts: [{ type: "compaction" }] }),
       assistant("4", { agent: "compaction", summary: true }),
     ]);
     expect(facts.ownInjectionIds).toEqual(["inj_000000001"]);
+    expect(facts.ownMessageIds).toEqual(["2"]);
     expect(facts.latestReal?.messageId).toBe("2");
-    expect(facts.compaction).toBe("just_ran");
+    expect(facts.compaction).toBe("finished");
   });
 
-  it("sees a compaction still running", () => {
-    expect(inspectMessages([user("1", "go"), assistant("2", { summary: true, completedAt: undefined })]).compaction).toBe("running");
-  });
-
-  it("an abort in the last assistant message counts until a real user message follows it", () => {
-    const aborted = [user("1", "go"), assistant("2", { errorName: "MessageAbortedError" })];
+  it("an error in the last assistant message counts until a real user message follows it", () => {
+    const aborted = [user("1", "go"), assistant("2", { error: { name: "MessageAbortedError" } })];
     expect(inspectMessages(aborted).unansweredErrorKind).toBe("abort");
     expect(inspectMessages([...aborted, user("3", "again")]).unansweredErrorKind).toBeUndefined();
-    expect(inspectMessages([user("1", "go"), assistant("2", { errorName: "APIError", errorMessage: "context length exceeded" })]).unansweredErrorKind).toBe("token_limit");
+    const overflow = [user("1", "go"), assistant("2", { error: { name: "APIError", message: "context length exceeded" } })];
+    expect(inspectMessages(overflow).unansweredErrorKind).toBe("token_limit");
+    const unauthorized = [user("1", "go"), assistant("2", { error: { name: "APIError", statusCode: 401, isRetryable: false, message: "Unauthorized" } })];
+    expect(inspectMessages(unauthorized)).toMatchObject({ unansweredErrorKind: "permanent", unansweredError: { statusCode: 401 } });
   });
 
-  it("finds an unanswered question tool call", () => {
-    const pending = inspectMessages([user("1", "go"), assistant("2", { parts: [{ type: "tool", tool: "question", toolStatus: "running" }] })]);
-    expect(pending.unfinishedQuestion).toBe(true);
-    const answered = inspectMessages([user("1", "go"), assistant("2", { parts: [{ type: "tool", tool: "question", toolStatus: "completed" }] })]);
-    expect(answered.unfinishedQuestion).toBe(false);
-  });
-
-  it("classifies user messages", () => {
-    expect(classifyUserMessage(user("1", "hello"))).toBe("real");
-    expect(classifyUserMessage(user("1", idLine("inj_abcdefgh")))).toBe("own");
-    expect(classifyUserMessage(user("1", "Continue if you have next steps", { parts: [{ type: "text", text: "Continue", synthetic: true }] }))).toBe("synthetic");
-  });
-});
-
-describe("misfire policy", () => {
-  const countdown = { armedAt: 1_000, deadlineAt: 3_000 };
-  it("re-arms a future deadline for the time left", () => {
-    expect(classifyArmedCountdown(countdown, 2_500, 60_000)).toEqual({ action: "rearm", remainingMs: 500 });
-  });
-  it("fires a countdown late by less than the window", () => {
-    expect(classifyArmedCountdown(countdown, 62_999, 60_000)).toEqual({ action: "fire", lateMs: 59_999 });
-  });
-  it("expires one late by the window or more", () => {
-    expect(classifyArmedCountdown(countdown, 63_000, 60_000)).toEqual({ action: "expire", lateMs: 60_000 });
-  });
-  it("never waits longer than the countdown's duration when the clock went back", () => {
-    expect(classifyArmedCountdown(countdown, -3_600_000, 60_000)).toEqual({ action: "rearm", remainingMs: 2_000 });
-  });
-});
-
-describe("cancellation", () => {
-  it("a user message within the grace period does not cancel, after it does", () => {
-    expect(cancellationFor("user_message", 1000, 1499, 500)).toBeUndefined();
-    expect(cancellationFor("user_message", 1000, 1500, 500)).toBe("user_message");
-  });
-  it("other activity cancels at once", () => {
-    for (const a of ["assistant_activity", "tool_activity", "session_error", "session_deleted", "busy"] as const) {
-      expect(cancellationFor(a, 1000, 1000, 500)).toBe(a);
+  it("finds an unanswered question tool call, also under the names other agents use", () => {
+    for (const name of ["question", "ask_user_question", "AskUserQuestion", "ask_followup_question", "request_user_input"]) {
+      expect(isQuestionTool(name)).toBe(true);
+      expect(inspectMessages([user("1", "go"), assistant("2", { parts: [tool(name, "running")] })]).unfinishedQuestion).toBe(true);
     }
+    expect(inspectMessages([user("1", "go"), assistant("2", { parts: [tool("question", "completed")] })]).unfinishedQuestion).toBe(false);
+    expect(isQuestionTool("bash")).toBe(false);
+  });
+
+  it("a question asked in text at the end of the last message is found, unless the option is off or someone spoke since", () => {
+    const asked = [user("1", "go"), assistant("2", { parts: said("Tests pass. Should I also migrate the old records?") })];
+    expect(inspectMessages(asked).textQuestion).toBe("Should I also migrate the old records?");
+    expect(inspectMessages(asked, { detectTextQuestions: false }).textQuestion).toBeUndefined();
+    expect(inspectMessages([...asked, user("3", "yes")]).textQuestion).toBeUndefined();
+    const errored = [user("1", "go"), assistant("2", { parts: said("Should I?"), error: { name: "APIError", statusCode: 500 } })];
+    expect(inspectMessages(errored).textQuestion).toBeUndefined();
+    const synthetic = [user("1", "go"), assistant("2", { parts: [{ type: "text", text: "Which one?", synthetic: true }, { type: "text", text: "Done." }] })];
+    expect(inspectMessages(synthetic).textQuestion).toBeUndefined();
+  });
+
+  it("says what the model did in reply to the last continuation", () => {
+    const base = [user("1", "go"), assistant("2"), own("3")];
+    expect(inspectMessages(base).replyToLastInjection).toBe("none");
+    expect(inspectMessages([...base, assistant("4", { parts: said("All done!") })]).replyToLastInjection).toBe("text_only");
+    expect(inspectMessages([...base, assistant("4", { parts: [tool("todowrite")] }), assistant("5", { parts: said("Updated.") })]).replyToLastInjection).toBe("text_only");
+    expect(inspectMessages([...base, assistant("4", { parts: [tool("bash")] }), assistant("5", { parts: said("Fixed.") })]).replyToLastInjection).toBe("worked");
+    expect(inspectMessages([...base, assistant("4", { parts: [{ type: "patch" }] })]).replyToLastInjection).toBe("worked");
+    expect(inspectMessages([...base, assistant("4"), user("5", "stop")]).replyToLastInjection).toBeUndefined();
+    expect(inspectMessages([user("1", "go"), assistant("2")]).replyToLastInjection).toBeUndefined();
+  });
+
+  it("tells whether a user message answered a question the assistant had asked", () => {
+    const messages = [
+      user("1", "go"),
+      assistant("2", { parts: said("Which database do you prefer, SQLite or PostgreSQL?") }),
+      user("3", "SQLite"),
+      assistant("4", { parts: said("Done with the schema.") }),
+      user("5", "Stop. Let me look at the parser first."),
+    ];
+    expect(inspectMessages(messages, { answerOf: "3" }).answersQuestion).toBe(true);
+    expect(inspectMessages(messages, { answerOf: "5" }).answersQuestion).toBe(false);
+    expect(inspectMessages(messages, { answerOf: "nope" }).answersQuestion).toBeUndefined();
+    const viaTool = [user("1", "go"), assistant("2", { parts: [tool("question")] }), user("3", "blue")];
+    expect(inspectMessages(viaTool, { answerOf: "3" }).answersQuestion).toBe(true);
   });
 });
 
-describe("retry backoff", () => {
-  const policy = { maxRetries: 3, retryBaseMs: 1000, retryMaxMs: 3000 };
-  it("doubles up to the cap and stops after maxRetries", () => {
-    const delays: number[] = [];
-    let failures = 0;
-    for (;;) {
-      const outcome = afterInjectionFailed(failures, 0, policy);
-      failures = outcome.attempt;
-      if (!outcome.retry) break;
-      delays.push(outcome.delayMs);
-    }
-    expect(delays).toEqual([1000, 2000, 3000]);
-    expect(failures).toBe(4);
+describe("compaction", () => {
+  const request = user("2", "", { parts: [{ type: "compaction" }] });
+  const summary = (extra: Partial<SessionMessage> = {}) => assistant("3", { agent: "compaction", summary: true, ...extra });
+
+  it.each<[string, SessionMessage[], string | undefined]>([
+    ["requested, not started", [user("1", "go"), request], "running"],
+    ["summary streaming", [user("1", "go"), request, summary({ completedAt: undefined })], "running"],
+    ["finished, nothing since", [user("1", "go"), request, summary()], "finished"],
+    ["finished, OpenCode's own synthetic follow-up only", [user("1", "go"), request, summary(), user("4", "Continue if you have next steps", { parts: [{ type: "text", text: "Continue if you have next steps", synthetic: true }] })], "finished"],
+    ["finished, the replayed last user message only", [user("1", "go"), request, summary(), user("4", "go")], "finished"],
+    ["finished, then the assistant went on", [user("1", "go"), request, summary(), assistant("4", { parts: said("Next step…") })], undefined],
+    ["finished, then a real user message", [user("1", "go"), request, summary(), user("4", "new work")], undefined],
+    ["no compaction", [user("1", "go"), assistant("2")], undefined],
+  ])("%s", (_what, messages, state) => {
+    expect(inspectMessages(messages).compaction).toBe(state);
+  });
+});
+
+describe("classifyUserMessage: one rule for live events and for messages read back", () => {
+  it.each<[string, SessionMessage, string]>([
+    ["a person's text", user("1", "hello"), "real"],
+    ["our continuation", own("1"), "own"],
+    ["our command note", user("1", `${COMMAND_NOTE_PREFIX} Automatic todo continuation is resumed.`), "command"],
+    ["only synthetic text", user("1", "", { parts: [{ type: "text", text: "Continue", synthetic: true }] }), "synthetic"],
+    ["a compaction request", user("1", "", { parts: [{ type: "compaction" }] }), "synthetic"],
+    ["a synthetic part first, then the person's text", user("1", "", { parts: [{ type: "text", text: "Called the Read tool", synthetic: true }, { type: "text", text: "look at this file" }] }), "real"],
+    ["the person's text, then a synthetic part", user("1", "", { parts: [{ type: "text", text: "look at this file" }, { type: "text", text: "<file>…</file>", synthetic: true }] }), "real"],
+    ["a file only", user("1", "", { parts: [{ type: "file" }] }), "real"],
+    ["no parts (yet)", user("1", "", { parts: [] }), "real"],
+  ])("%s → %s", (_what, message, kind) => {
+    expect(classifyUserMessage(message)).toBe(kind);
   });
 });

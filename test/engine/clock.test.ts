@@ -115,7 +115,7 @@ describe("the wall clock jumping across a restart", () => {
     const f = await engine(h, undefined, { countdownSeconds: 0.1, retryBaseMs: 5000, maxRetries: 1 });
     h.promptScript = ["fail"];
     f.enforcer.handleEvent(ev.idle("ses_b"));
-    await advance(200);
+    await advance(600); // the countdown, the failed call, and its look-up in the session (300 ms)
     await f.enforcer.settled();
     jump(-HOURS);
     await advance(5100);

@@ -1,9 +1,10 @@
 // The engine on a real SQLite file with a scripted host and fake timers: every behaviour issue 2 lists, each
 // asserted on what the host received and on the rows left in the database.
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config.js";
 import { ev } from "../support/events.js";
 import { startEngine, type EngineFixture } from "../support/engine-fixture.js";
+import { advance, settle as settleEngine, useFakeTime } from "../support/fake-time.js";
 
 const S = "ses_main";
 let f: EngineFixture;
@@ -13,7 +14,6 @@ async function boot(config: Partial<Config> = {}) {
   f.host.addUserMessage(S, "build the thing", { agent: "build", providerId: "scripted", modelId: "model-1", variant: "high" });
 }
 
-const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 
 async function idle(sessionId = S) {
   f.enforcer.handleEvent(ev.idle(sessionId));
@@ -28,20 +28,9 @@ function userSays(sessionId = S, text = "please also do X") {
   f.host.addUserMessage(sessionId, text);
 }
 
-async function settle() {
-  await advance(0);
-  await f.enforcer.settled();
-}
+const settle = () => settleEngine(f);
 
-beforeEach(() => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(new Date("2026-11-21T12:00:00Z"));
-});
-
-afterEach(async () => {
-  await f?.destroy();
-  vi.useRealTimers();
-});
+useFakeTime(() => f);
 
 describe("idle with open todos", () => {
   it("injects once after the countdown, with the status line and the agent and model of the latest real message", async () => {
@@ -86,7 +75,7 @@ describe("idle with open todos", () => {
     f.host.todoBehaviour = "fail";
     await idle();
     await settle();
-    expect(f.rows.audit(S)).toMatchObject([{ event: "skipped", reason: "todo_fetch_failed", detail: { error: "scripted host failure" } }]);
+    expect(f.rows.audit(S)).toMatchObject([{ event: "skipped", reason: "todo_fetch_failed", detail: { error: "fetch failed" } }]);
   });
 
   it("repeated idles give one injection (the newer countdown supersedes the older)", async () => {
@@ -218,23 +207,23 @@ describe("errors, aborts and recovery", () => {
     f.host.setTodos(S, [["a", "pending"]]);
   });
 
-  it("a non-abort error gives error_cooldown for errorCooldownMs; a user message clears it", async () => {
+  it("a transient error: the next idle arms a countdown that ends with the cooldown; a user message clears the cooldown", async () => {
     f.enforcer.handleEvent(ev.error(S, "APIError", "Internal server error"));
+    const erroredAt = Date.now();
     await idle();
-    await advance(2000);
-    await idle();
-    expect(f.rows.audit(S).filter((r) => r.event === "skipped").map((r) => r.reason)).toEqual(["error_cooldown", "error_cooldown"]);
-    await advance(1100);
-    await idle();
-    expect(f.rows.countdowns(S)).toHaveLength(1);
-    await advance(2100);
+    expect(f.rows.countdowns(S)).toMatchObject([{ state: "armed", deadline_at: erroredAt + 3000 }]);
+    expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "armed", detail: { waitingFor: "error_cooldown" } });
+    await advance(2900);
+    await settle();
+    expect(f.host.prompts).toHaveLength(0);
+    await advance(200);
     await settle();
     expect(f.host.prompts).toHaveLength(1);
 
     f.enforcer.handleEvent(ev.error(S, "APIError", "Internal server error"));
+    expect(f.rows.session(S)).toMatchObject({ error_streak: 1, last_error_kind: "transient" });
     userSays();
-    await idle();
-    expect(f.rows.countdowns(S).filter((c) => c.state === "armed")).toHaveLength(1);
+    expect(f.rows.session(S)).toMatchObject({ error_streak: 0, last_error_at: null, last_error_kind: null });
   });
 
   it("an abort blocks continuation until the next real activity, and resets failure counters", async () => {
@@ -252,7 +241,7 @@ describe("errors, aborts and recovery", () => {
   });
 
   it("an abort seen only in the last assistant message blocks too", async () => {
-    f.host.addAssistantMessage(S, { errorName: "MessageAbortedError" });
+    f.host.addAssistantMessage(S, { error: { name: "MessageAbortedError" } });
     await idle();
     expect(f.rows.audit(S)).toMatchObject([{ event: "skipped", reason: "aborted", detail: { source: "last_assistant_message" } }]);
   });
@@ -301,16 +290,14 @@ describe("failing prompts", () => {
     f.host.setTodos(S, [["a", "pending"]]);
     f.host.promptDefault = "fail";
     await idle();
-    await advance(2100);
+    await advance(2500); // countdown 2 s, then the failed call is looked up in the session (300 ms)
     await settle();
     expect(f.host.calls.prompt).toBe(1);
     expect(f.rows.session(S)).toMatchObject({ consecutive_failures: 1 });
-    await idle(); // a new idle during the backoff is held back
-    expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "backoff" });
-    await advance(1000);
+    await advance(1500);
     await settle();
     expect(f.host.calls.prompt).toBe(2);
-    await advance(2000);
+    await advance(2500);
     await settle();
     expect(f.host.calls.prompt).toBe(3);
     await advance(60_000);
@@ -331,12 +318,15 @@ describe("failing prompts", () => {
     f.host.setTodos(S, [["a", "pending"]]);
     f.host.promptScript = ["fail"];
     await idle();
-    await advance(2100);
+    await advance(2500);
     await settle();
     await advance(1000);
     await settle();
     expect(f.host.prompts).toHaveLength(1);
-    expect(f.rows.session(S)).toMatchObject({ consecutive_failures: 0, backoff_until: null, continuations: 1 });
+    // Sent is not yet started: the failures in a row end when the turn is seen running.
+    expect(f.rows.session(S)).toMatchObject({ consecutive_failures: 1, backoff_until: null, continuations: 1 });
+    f.enforcer.handleEvent(ev.status(S, "busy"));
+    expect(f.rows.session(S)).toMatchObject({ consecutive_failures: 0, recheck_at: null });
   });
 
   it("a prompt that times out but was accepted is recorded as sent, never resent", async () => {
@@ -346,27 +336,27 @@ describe("failing prompts", () => {
     f.host.hangAccepts = true;
     await idle();
     await advance(2100);
-    await advance(600);
+    await advance(900);
     await settle();
     expect(f.host.prompts).toHaveLength(1);
     expect(f.rows.injections(S)).toMatchObject([{ status: "sent" }]);
     expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "injected", detail: { afterTimeout: true } });
   });
 
-  it("a prompt that times out and cannot be found is `unknown`, and the session is looked at again later", async () => {
+  it("a prompt that times out and cannot be found is `unknown`: it counts, and a retry looks for it before sending", async () => {
     await boot({ promptTimeoutMs: 500, retryBaseMs: 1000 });
     f.host.setTodos(S, [["a", "pending"]]);
     f.host.promptScript = ["hang"];
     await idle();
-    await advance(2700);
+    await advance(2900);
     await settle();
     expect(f.rows.injections(S)).toMatchObject([{ status: "unknown" }]);
+    expect(f.rows.session(S)).toMatchObject({ continuations: 1, consecutive_failures: 1 });
+    expect(f.rows.countdowns(S).filter((c) => c.state === "armed")).toMatchObject([{ attempt: 1 }]);
     await advance(1000);
     await settle();
-    expect(f.rows.countdowns(S).filter((c) => c.state === "armed")).toHaveLength(1);
-    await advance(2100);
-    await settle();
     expect(f.host.prompts).toHaveLength(1);
+    expect(f.rows.injections(S).map((i) => i.status)).toEqual(["unknown", "sent"]);
   });
 });
 

@@ -48,7 +48,7 @@ describe("a failing OpenCode API", () => {
     await cycle();
     expect(f.host.prompts).toEqual([]);
     expect(f.rows.audit(S)).toMatchObject([{ event: "skipped", reason: "todo_fetch_failed" }]);
-    const expected = { fail: /scripted host failure/, hang: /todo read did not answer within 150 ms/, garbage: /not a todo list/ }[behaviour];
+    const expected = { fail: /fetch failed/, hang: /todo read did not answer within 150 ms/, garbage: /not a todo list/ }[behaviour];
     expect(String(f.rows.audit(S)[0]!.detail.error)).toMatch(expected);
   });
 

@@ -4,9 +4,14 @@
 import type { SessionStatus } from "../../src/core/events.js";
 import type { SessionMessage } from "../../src/core/messages.js";
 import type { Todo } from "../../src/core/todos.js";
-import type { HostAgent, HostPort, HostSession, LogLevel, PromptRequest, ToastRequest } from "../../src/host/port.js";
+import { HostHttpError, type HostAgent, type HostPort, type HostSession, type LogLevel, type PromptRequest, type ToastRequest } from "../../src/host/port.js";
 
-export type Behaviour = "ok" | "fail" | "hang" | "garbage";
+/**
+ * `fail`: throws before anything reached OpenCode's state. `accept-then-fail`: OpenCode took the prompt, the answer
+ * was lost (a reset connection, a 5xx after queueing). `reject`: HTTP 400, refused. `refused`: no connection at all.
+ * `accept-idle`: accepted and answered, but no turn will ever start.
+ */
+export type Behaviour = "ok" | "fail" | "hang" | "garbage" | "accept-then-fail" | "reject" | "refused" | "accept-idle";
 
 export class FakeHost implements HostPort {
   todos = new Map<string, Todo[]>();
@@ -30,6 +35,13 @@ export class FakeHost implements HostPort {
   /** A prompt that "hangs" may still have been accepted by the server. */
   hangAccepts = false;
   calls = { todos: 0, messages: 0, prompt: 0 };
+  /**
+   * A prompt accepted with `ok` is answered by a turn that did some work (an assistant message with a tool call), as
+   * a model would; off, the continuation stays unanswered (a turn that never started).
+   */
+  autoReply = true;
+  /** Called for each prompt accepted with `ok` (an engine test can play the turn that follows). */
+  onAccepted: ((request: PromptRequest) => void) | undefined;
   private messageSeq = 0;
 
   setTodos(sessionId: string, todos: Array<[string, string]>): void {
@@ -75,7 +87,9 @@ export class FakeHost implements HostPort {
   }
 
   private async behave<T>(behaviour: Behaviour, signal: AbortSignal, value: () => T, garbage: unknown): Promise<T> {
-    if (behaviour === "fail") throw new Error("scripted host failure");
+    if (behaviour === "fail" || behaviour === "accept-then-fail") throw new TypeError("fetch failed", { cause: new Error("socket hang up (ECONNRESET)") });
+    if (behaviour === "reject") throw new HostHttpError("prompt", 400, "invalid request");
+    if (behaviour === "refused") throw new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED 127.0.0.1:4096") });
     if (behaviour === "hang") {
       await new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted"))));
     }
@@ -102,7 +116,8 @@ export class FakeHost implements HostPort {
   }
 
   async getSession(sessionId: string): Promise<HostSession | undefined> {
-    return this.sessions.get(sessionId) ?? { id: sessionId };
+    const parent = [...this.children].find(([, kids]) => kids.includes(sessionId))?.[0];
+    return this.sessions.get(sessionId) ?? { id: sessionId, ...(parent ? { parentId: parent } : {}) };
   }
 
   async getChildren(sessionId: string): Promise<HostSession[]> {
@@ -120,12 +135,13 @@ export class FakeHost implements HostPort {
   async prompt(request: PromptRequest, signal: AbortSignal): Promise<void> {
     this.calls.prompt++;
     const behaviour = this.promptScript.shift() ?? this.promptDefault;
-    if (behaviour === "hang" && this.hangAccepts) this.accept(request);
+    if ((behaviour === "hang" && this.hangAccepts) || behaviour === "accept-then-fail") this.accept(request, true);
     await this.behave(behaviour, signal, () => undefined, undefined);
-    if (behaviour === "ok") this.accept(request);
+    if (behaviour === "ok" || behaviour === "accept-idle") this.accept(request, behaviour === "ok");
+    if (behaviour === "ok") this.onAccepted?.(request);
   }
 
-  private accept(request: PromptRequest): void {
+  private accept(request: PromptRequest, turnStarts: boolean): void {
     this.prompts.push(request);
     this.addUserMessage(request.sessionId, request.text, {
       ...(request.messageId ? { id: request.messageId } : {}),
@@ -133,6 +149,9 @@ export class FakeHost implements HostPort {
       providerId: request.model?.providerId,
       modelId: request.model?.modelId,
     });
+    if (turnStarts && this.autoReply) {
+      this.addAssistantMessage(request.sessionId, { parts: [{ type: "tool", tool: "bash", toolStatus: "completed" }, { type: "text", text: "Worked on it." }] });
+    }
   }
 
   async toast(request: ToastRequest): Promise<void> {

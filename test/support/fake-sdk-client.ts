@@ -19,7 +19,7 @@ export function fakeSdkClient(host: FakeHost) {
               agent: m.agent,
               time: { created: m.createdAt, completed: m.completedAt },
               model: m.role === "user" ? { providerID: m.providerId, modelID: m.modelId, variant: m.variant } : undefined,
-              error: m.errorName ? { name: m.errorName, data: { message: m.errorMessage ?? "" } } : undefined,
+              error: m.error ? { name: m.error.name, data: { message: m.error.message ?? "", statusCode: m.error.statusCode, isRetryable: m.error.isRetryable } } : undefined,
             },
             parts: m.parts.map((p) => ({ type: p.type, text: p.text, synthetic: p.synthetic, tool: p.tool, state: p.toolStatus ? { status: p.toolStatus } : undefined })),
           })),

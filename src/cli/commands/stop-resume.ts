@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { afterExplicitResume } from "../../core/transitions.js";
 import { Repository } from "../../store/repository.js";
 import { databasePath, openForWriting, query } from "../database.js";
 import { globals, print, printJson } from "../output.js";
@@ -33,16 +34,18 @@ export function registerStopResume(program: Command): void {
 
   program
     .command("resume")
-    .description("lift the durable stop of a session")
+    .description("lift the durable stop or the pause of a session and start its loop protections over")
     .argument("<sessionID>", "the OpenCode session id (ses_…)")
     .action(async (sessionId: string, _options: unknown, command: Command) => {
       const { db, json } = globals(command);
       const store = await openForWriting(databasePath(db));
       try {
         const repo = new Repository(store);
-        const changed = query(() => repo.liftStop(scopeOf(repo, sessionId, undefined), "cli", Date.now()));
+        const now = Date.now();
+        // recheck_at: a running enforcer of the session's directory looks at it within a lease tick (~5 s).
+        const changed = query(() => repo.resume(scopeOf(repo, sessionId, undefined), "cli", now, { ...afterExplicitResume(), recheckAt: now }));
         if (json) return printJson({ sessionId, stopped: false, changed });
-        print(changed ? `resumed ${sessionId}: it is continued again at its next idle` : `${sessionId} was not stopped`);
+        print(changed ? `resumed ${sessionId}: a running enforcer looks at it again within seconds` : `${sessionId} was not stopped, paused or held back`);
       } finally {
         store.close();
       }

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { afterExplicitResume, afterInjectionFailed, afterRealUserMessage, afterSessionError, continuationPatch, parsePatch } from "../../src/core/transitions.js";
+import { ledgerOf, parseLedger } from "../../src/core/todos.js";
+
+describe("retry backoff", () => {
+  const policy = { maxRetries: 3, retryBaseMs: 1000, retryMaxMs: 3000 };
+  it("doubles up to the cap and stops after maxRetries: every attempt counts", () => {
+    const delays: number[] = [];
+    let failures = 0;
+    for (;;) {
+      const outcome = afterInjectionFailed(failures, 0, policy);
+      failures = outcome.attempt;
+      if (!outcome.retry) break;
+      delays.push(outcome.delayMs);
+    }
+    expect(delays).toEqual([1000, 2000, 3000]);
+    expect(failures).toBe(4);
+  });
+  it("a failure retrying cannot fix gives up at once", () => {
+    expect(afterInjectionFailed(0, 0, policy, true)).toMatchObject({ retry: false, attempt: 1 });
+  });
+});
+
+describe("session transitions", () => {
+  it("a real user message starts the loop protections over; after one of our continuations it pauses", () => {
+    const plain = afterRealUserMessage(5, { agent: "build" });
+    expect(plain).toMatchObject({ continuations: 0, stagnantContinuations: 0, unproductiveReplies: 0, errorStreak: 0, lastUserMessageAt: 5, agent: "build" });
+    expect(plain).not.toHaveProperty("pausedAt");
+    const ledger = ledgerOf([{ content: "a", status: "in_progress" }]);
+    const paused = afterRealUserMessage(5, {}, { messageId: "msg_1", baseline: ledger });
+    expect(paused).toMatchObject({ pausedAt: 5, pauseMessageId: "msg_1" });
+    expect(parseLedger(paused.pauseBaseline)).toEqual(ledger);
+  });
+
+  it("an explicit resume lifts the stop and the pause and resets every count", () => {
+    expect(afterExplicitResume()).toMatchObject({ stoppedAt: null, pausedAt: null, pauseBaseline: null, continuations: 0, consecutiveFailures: 0, errorStreak: 0, backoffUntil: null });
+  });
+
+  it("provider errors count in a row; an abort resets the failures and keeps no streak", () => {
+    expect(afterSessionError("transient", { name: "APIError", retryAfterMs: 2000 }, 9, 2)).toMatchObject({ errorStreak: 3, lastErrorKind: "transient", lastErrorRetryAfterMs: 2000 });
+    expect(afterSessionError("abort", {}, 9, 2)).toMatchObject({ abortedAt: 9, consecutiveFailures: 0 });
+    expect(afterSessionError("abort", {}, 9, 2)).not.toHaveProperty("errorStreak");
+    expect(afterSessionError("token_limit", {}, 9, 0)).toMatchObject({ tokenLimitAt: 9 });
+  });
+
+  it("a continuation stores its counts and the merged ledger, and survives a JSON round trip", () => {
+    const patch = continuationPatch(ledgerOf([{ content: "a", status: "in_progress" }]), [{ content: "a", status: "pending" }, { content: "b", status: "completed" }], 2, 1);
+    expect(parseLedger(patch.todoSnapshot)).toEqual({ closedHigh: 1, ranks: { a: 1, b: 2 } });
+    expect(parsePatch(JSON.stringify(patch))).toEqual(patch);
+    expect(parsePatch("not json")).toEqual({});
+  });
+});
