@@ -32,6 +32,9 @@ const PERMANENT_NAMES: ReadonlySet<string> = new Set([
 ]);
 const TOKEN_LIMIT_TEXT =
   /context[ _-]?(length|window|overflow|limit)|maximum context|too many tokens|prompt is too long|token limit|exceeds? the (model'?s? )?(maximum )?context|input is too long|context_length_exceeded/i;
+// Retrying the same request cannot fix these: a missing model, agent or provider, an exhausted quota or plan.
+const PERMANENT_TEXT =
+  /\b(model|agent|provider) not found\b|insufficient_quota|exceeded your current quota|billing|FreeUsageLimitError|GoUsageLimitError|usage limit reached|invalid[ _]api[ _]key|incorrect api key/i;
 // The same signs OpenCode itself retries on (rate limits, overload, 5xx, connection failures).
 const TRANSIENT_TEXT =
   /rate[ _-]?limit|too many requests|too_many_requests|overloaded|service[ _-]unavailable|temporarily unavailable|at capacity|internal server error|server[ _-]error|bad gateway|gateway timeout|upstream connect|fetch failed|failed to fetch|network[ _-]error|connection (error|refused|reset|lost|closed)|socket hang up|econnreset|econnrefused|etimedout|eai_again|enotfound|\btimed? ?out\b|resource[ _]exhausted|try again later/i;
@@ -46,6 +49,7 @@ export function classifyError(report: ErrorReport): ErrorKind {
   if (name === "DOMException" && message && /abort/i.test(message)) return "abort";
   if (name && TOKEN_LIMIT_NAMES.has(name)) return "token_limit";
   if (textMatches(TOKEN_LIMIT_TEXT, report)) return "token_limit";
+  if (textMatches(PERMANENT_TEXT, report)) return "permanent";
   if (report.isRetryable === true) return "transient";
   if (statusCode !== undefined) {
     if (statusCode === 408 || statusCode === 409 || statusCode === 429 || statusCode >= 500) return "transient";

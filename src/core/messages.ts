@@ -27,8 +27,11 @@ export interface AgentChoice {
   writeDenied?: boolean;
 }
 
-/** What the model did after the enforcer's last continuation, up to the next user message. */
-export type ReplyKind = "none" | "text_only" | "worked";
+/**
+ * What the model did after the enforcer's last continuation, up to the next user message: nothing yet, words only,
+ * some work, or a turn that failed (a provider error: neither work nor a refusal to work).
+ */
+export type ReplyKind = "none" | "text_only" | "worked" | "errored";
 
 export interface MessageFacts {
   /** Agent, model and variant of the latest real user message: what a continuation is sent with. */
@@ -122,7 +125,8 @@ function replyKind(replies: readonly SessionMessage[]): ReplyKind {
   const worked = replies.some((m) =>
     m.parts.some((p) => WORK_PARTS.has(p.type) || (p.type === "tool" && !BOOKKEEPING_TOOLS.has((p.tool ?? "").toLowerCase()) && !isQuestionTool(p.tool))),
   );
-  return worked ? "worked" : "text_only";
+  if (worked) return "worked";
+  return replies.at(-1)?.error ? "errored" : "text_only";
 }
 
 export interface InspectOptions {

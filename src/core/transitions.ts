@@ -86,14 +86,26 @@ export function agentColumns(choice: AgentChoice): SessionPatch {
   return patch;
 }
 
-export function afterSessionError(kind: ErrorKind, report: ErrorReport, now: number, streakBefore: number): SessionPatch {
+/** Errors this close together belong to one turn (OpenCode reports some failures twice: the cause, then a wrapper). */
+const SAME_TURN_MS = 1000;
+/** Which error of a turn tells the most: the one retrying cannot fix beats a generic one. */
+const SEVERITY: Record<string, number> = { other: 0, transient: 1, abort: 2, permanent: 3, token_limit: 4 };
+
+export function afterSessionError(
+  kind: ErrorKind,
+  report: ErrorReport,
+  now: number,
+  previous: { errorStreak: number; lastErrorAt?: number | null; lastErrorKind?: string | null },
+): SessionPatch {
+  const sameTurn = previous.lastErrorAt != null && now - previous.lastErrorAt >= 0 && now - previous.lastErrorAt < SAME_TURN_MS;
+  if (sameTurn && (SEVERITY[previous.lastErrorKind ?? ""] ?? 0) > SEVERITY[kind]!) return { lastErrorAt: now };
   const patch: SessionPatch = {
     lastErrorAt: now,
     lastErrorName: report.name ?? null,
     lastErrorKind: kind,
     lastErrorRetryAfterMs: report.retryAfterMs ?? null,
   };
-  if (isRetryableKind(kind)) patch.errorStreak = streakBefore + 1;
+  if (isRetryableKind(kind) && !sameTurn) patch.errorStreak = previous.errorStreak + 1;
   if (kind === "abort") {
     // An abort is the user's word, not a failure: it must not pile up into a permanent pause.
     patch.abortedAt = now;

@@ -57,6 +57,7 @@ interface ArmedCountdown {
 /** A continuation sent whose turn has not been seen starting yet. */
 interface StartWatch {
   injectionId: string;
+  messageId: string;
   sentMono: number;
 }
 
@@ -352,6 +353,8 @@ export class Enforcer {
       }
       case "compacted":
         this.memories.get(event.sessionId).compactedRecently = true;
+        // A full context is what a compaction fixes (OpenCode compacts on overflow and goes on by itself).
+        this.repo.updateSession(this.scope(event.sessionId), { tokenLimitAt: null }, this.clock.now());
         return;
     }
   }
@@ -369,11 +372,10 @@ export class Enforcer {
   private sessionError(sessionId: string, kind: ErrorKind, report: ErrorReport): void {
     const memory = this.memories.get(sessionId);
     memory.activity++;
-    // OpenCode answered the prompt with an error: the turn was tried, the error path takes over from the start watch.
-    const wasStarting = this.starting.delete(sessionId);
-    if (wasStarting) this.timers.cancel(`start:${sessionId}`);
+    // Not the end of a start watch: OpenCode reports a prompt it could not even begin (an unknown agent) this way too,
+    // and then never goes busy or idle.
     const now = this.clock.now();
-    const patch = (row: SessionRow): SessionUpdate => ({ ...afterSessionError(kind, report, now, row.errorStreak), ...(wasStarting ? { recheckAt: null } : {}) });
+    const patch = (row: SessionRow): SessionUpdate => afterSessionError(kind, report, now, row);
     if (kind === "abort") memory.abortedAt = now;
     const detail = { kind, errorName: report.name ?? null, statusCode: report.statusCode ?? null, message: report.message?.slice(0, 300) ?? null };
     if (!this.cancel(sessionId, "session_error", detail, patch)) this.repo.updateSession(this.scope(sessionId), patch, now);
@@ -493,8 +495,8 @@ export class Enforcer {
   }
 
   /** After `sent`: the turn must start within `startTimeoutMs`, or the continuation counts as failed (`not_started`). */
-  private watchStart(sessionId: string, injectionId: string): void {
-    this.starting.set(sessionId, { injectionId, sentMono: this.clock.monotonic() });
+  private watchStart(sessionId: string, injectionId: string, messageId: string): void {
+    this.starting.set(sessionId, { injectionId, messageId, sentMono: this.clock.monotonic() });
     this.timers.schedule(`start:${sessionId}`, this.config.startTimeoutMs, () => void this.track(this.checkStart(sessionId, injectionId)));
   }
 
@@ -512,11 +514,10 @@ export class Enforcer {
     const watch = this.starting.get(sessionId);
     if (!watch || watch.injectionId !== injectionId || this.disposed || !this.health.healthy) return;
     // Events can be missed (a reconnecting service): ask OpenCode before calling it a failure.
-    const facts = await this.facts.gather(sessionId, this.inspectOptions(undefined));
+    const started = await this.facts.turnStarted(sessionId, watch.messageId);
     if (this.starting.get(sessionId) !== watch) return;
     this.starting.delete(sessionId);
-    const started = facts.status === "busy" || facts.status === "retry" || (facts.messages !== undefined && facts.messages.replyToLastInjection !== "none");
-    if (started || facts.messages === undefined) {
+    if (started !== false) {
       this.repo.updateSession(this.scope(sessionId), { ...afterStartConfirmed(), recheckAt: null }, this.clock.now());
       return;
     }
@@ -636,7 +637,11 @@ export class Enforcer {
     }
     const owedAlready = trigger === "recheck" || trigger === "restart" || trigger === "resume";
     const pre = this.decideNow(sessionId, "idle", undefined);
-    if (pre.verdict === "skip") return this.recordSkip(sessionId, pre, { trigger }, owedAlready ? { recheckAt: null } : undefined);
+    if (pre.verdict === "skip") {
+      // Our own continuation is still being delivered (its answer looked up): this idle is looked at once it settles.
+      if (pre.reason === "in_flight" && this.injector.isBusy(sessionId)) memory.idleWhileInjecting = true;
+      return this.recordSkip(sessionId, pre, { trigger }, owedAlready ? { recheckAt: null } : undefined);
+    }
     this.evaluating.add(sessionId);
     try {
       // Durable from here: if this process dies while it reads OpenCode, the next one looks again.
@@ -887,6 +892,20 @@ export class Enforcer {
   }
 
   private async inject(armed: ArmedCountdown, info: DueInfo): Promise<void> {
+    try {
+      await this.deliverContinuation(armed, info);
+    } finally {
+      const memory = this.memories.peek(armed.row.sessionId);
+      if (memory?.idleWhileInjecting && !this.disposed) {
+        memory.idleWhileInjecting = false;
+        // After this job has left the session's queue, or the look would see it in flight again.
+        const { sessionId } = armed.row;
+        this.timers.schedule(`reevaluate:${sessionId}`, 0, () => void this.track(this.evaluateIdle(sessionId, "reevaluate")));
+      }
+    }
+  }
+
+  private async deliverContinuation(armed: ArmedCountdown, info: DueInfo): Promise<void> {
     const { sessionId } = armed.row;
     if (!this.isCurrent(armed)) return;
     const session = this.repo.getSession(sessionId);
@@ -957,7 +976,7 @@ export class Enforcer {
     switch (outcome.status) {
       case "sent":
         this.log("info", "continuation sent", { sessionId, injectionId, todosOpen: summary.open, latencyMs: Math.round(outcome.latencyMs) });
-        if (!this.disposed) this.watchStart(sessionId, injectionId);
+        if (!this.disposed) this.watchStart(sessionId, injectionId, messageId);
         return;
       case "lost":
         this.log("debug", "countdown no longer ours at the prompt call", { sessionId, countdownId: armed.row.id });

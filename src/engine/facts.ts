@@ -81,6 +81,23 @@ export class FactGatherer {
     return { status, busyDescendants: found };
   }
 
+  /**
+   * Whether the turn of a prompt sent with `messageId` started: the session is busy, or an answer follows that message.
+   * False when OpenCode shows neither (the message may not even exist: an unknown agent is refused after the 204);
+   * undefined when OpenCode cannot be read (no verdict).
+   */
+  async turnStarted(sessionId: string, messageId: string): Promise<boolean | undefined> {
+    const t = this.timeoutMs;
+    const [statuses, messages] = await Promise.allSettled([
+      withTimeout("status read", t, (s) => this.host.getStatuses(s)),
+      withTimeout("messages read", t, (s) => this.host.getMessages(sessionId, s, MESSAGE_WINDOW)),
+    ]);
+    if (statuses.status === "fulfilled" && (statuses.value[sessionId] === "busy" || statuses.value[sessionId] === "retry")) return true;
+    if (messages.status === "rejected" || !Array.isArray(messages.value)) return undefined;
+    const index = messages.value.findIndex((m) => m.id === messageId);
+    return index >= 0 && messages.value.slice(index + 1).some((m) => m.role === "assistant");
+  }
+
   private async agentList(): Promise<HostAgent[]> {
     const cached = this.agents;
     if (cached && this.monotonic() - cached.at < AGENT_CACHE_MS) return cached.list;

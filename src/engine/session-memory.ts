@@ -14,6 +14,8 @@ export interface SessionMemory {
   compactedRecently: boolean;
   /** Bumped by every activity: an evaluation that awaited OpenCode can tell that the session moved on meanwhile. */
   activity: number;
+  /** An idle came while this process's continuation of the session was still in flight: look again once it settles. */
+  idleWhileInjecting?: boolean;
 }
 
 export type UserMessageEvent = Extract<DomainEvent, { type: "message" }>;

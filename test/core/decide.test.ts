@@ -308,7 +308,7 @@ describe("stagnation", () => {
 });
 
 describe("text-only replies", () => {
-  const after = (reply: "text_only" | "worked" | "none", unproductiveReplies = 0) => ({
+  const after = (reply: "text_only" | "worked" | "none" | "errored", unproductiveReplies = 0) => ({
     durable: { recovering: false, continuations: 1, stagnantContinuations: 0, ledger, unproductiveReplies },
     todos: open,
     live: { messages: messages({ replyToLastInjection: reply }) },
@@ -319,6 +319,7 @@ describe("text-only replies", () => {
     expect(unproductiveStreak(after("text_only", 1))).toBe(2);
     expect(unproductiveStreak(after("worked", 2))).toBe(0);
     expect(unproductiveStreak(after("none", 1))).toBe(1);
+    expect(unproductiveStreak(after("errored", 1))).toBe(1);
     const progressed = open.map((t) => (t.content === "c" ? { ...t, status: "in_progress" } : t));
     expect(unproductiveStreak({ ...after("text_only", 3), todos: progressed })).toBe(0);
   });

@@ -77,6 +77,7 @@ describe("inspectMessages", () => {
     expect(inspectMessages([...base, assistant("4", { parts: [tool("todowrite")] }), assistant("5", { parts: said("Updated.") })]).replyToLastInjection).toBe("text_only");
     expect(inspectMessages([...base, assistant("4", { parts: [tool("bash")] }), assistant("5", { parts: said("Fixed.") })]).replyToLastInjection).toBe("worked");
     expect(inspectMessages([...base, assistant("4", { parts: [{ type: "patch" }] })]).replyToLastInjection).toBe("worked");
+    expect(inspectMessages([...base, assistant("4", { error: { name: "APIError", statusCode: 503 } })]).replyToLastInjection).toBe("errored");
     expect(inspectMessages([...base, assistant("4"), user("5", "stop")]).replyToLastInjection).toBeUndefined();
     expect(inspectMessages([user("1", "go"), assistant("2")]).replyToLastInjection).toBeUndefined();
   });

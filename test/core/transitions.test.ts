@@ -37,10 +37,19 @@ describe("session transitions", () => {
   });
 
   it("provider errors count in a row; an abort resets the failures and keeps no streak", () => {
-    expect(afterSessionError("transient", { name: "APIError", retryAfterMs: 2000 }, 9, 2)).toMatchObject({ errorStreak: 3, lastErrorKind: "transient", lastErrorRetryAfterMs: 2000 });
-    expect(afterSessionError("abort", {}, 9, 2)).toMatchObject({ abortedAt: 9, consecutiveFailures: 0 });
-    expect(afterSessionError("abort", {}, 9, 2)).not.toHaveProperty("errorStreak");
-    expect(afterSessionError("token_limit", {}, 9, 0)).toMatchObject({ tokenLimitAt: 9 });
+    const before = { errorStreak: 2, lastErrorAt: 1_000, lastErrorKind: "transient" };
+    expect(afterSessionError("transient", { name: "APIError", retryAfterMs: 2000 }, 90_000, before)).toMatchObject({ errorStreak: 3, lastErrorKind: "transient", lastErrorRetryAfterMs: 2000 });
+    expect(afterSessionError("abort", {}, 90_000, before)).toMatchObject({ abortedAt: 90_000, consecutiveFailures: 0 });
+    expect(afterSessionError("abort", {}, 90_000, before)).not.toHaveProperty("errorStreak");
+    expect(afterSessionError("token_limit", {}, 90_000, { errorStreak: 0 })).toMatchObject({ tokenLimitAt: 90_000 });
+  });
+
+  it("two errors of one turn count once, and the generic wrapper does not hide the telling cause", () => {
+    const cause = { errorStreak: 0, lastErrorAt: 5_000, lastErrorKind: "permanent" };
+    expect(afterSessionError("other", { name: "UnknownError", message: "UnknownError: UnknownError" }, 5_002, cause)).toEqual({ lastErrorAt: 5_002 });
+    const transient = { errorStreak: 1, lastErrorAt: 5_000, lastErrorKind: "transient" };
+    expect(afterSessionError("transient", {}, 5_100, transient)).not.toHaveProperty("errorStreak");
+    expect(afterSessionError("permanent", { name: "APIError" }, 5_100, transient)).toMatchObject({ lastErrorKind: "permanent" });
   });
 
   it("a continuation stores its counts and the merged ledger, and survives a JSON round trip", () => {

@@ -12,6 +12,16 @@ const DONE: Array<[string, string]> = OPEN.map(([c]) => [c, "completed"]);
 const DROPPED: Array<[string, string]> = OPEN.map(([c, s]) => [c, s === "completed" ? s : "cancelled"]);
 
 const toolResults = (request: ModelRequest) => request.messages.filter((m) => m.role === "tool").length;
+/** How many continuations this request's conversation holds (1 for the first one). */
+const continuations = (ctx: ScriptContext) => ctx.userTexts.filter((t) => t.includes(HEADER)).length;
+/** Work that moves no todo: a shell command, as a model runs one. */
+const work = { toolCalls: [{ name: "bash", args: { command: "echo working on it", description: "Work on the task" } }] };
+/** Scenarios whose provider is down for a while after their first continuation: until when. */
+const outageUntil = new Map<string, number>();
+const CHURN: Array<Array<[string, string]>> = [
+  [["write the parser", "completed"], ["add the tests", "pending"], ["update the docs", "in_progress"]],
+  [["write the parser", "completed"], ["add the tests", "in_progress"], ["update the docs", "pending"]],
+];
 
 export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
   const scenario = scenarioOf(request);
@@ -23,6 +33,9 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
     if (scenario === "abort" && toolResults(request) === 1) return { text: "Thinking very hard…", delayMs: 15_000 };
     if (scenario === "question" && toolResults(request) === 1) {
       return { toolCalls: [{ name: "question", args: { questions: [{ question: "Which database?", header: "Database", options: [{ label: "sqlite", description: "embedded" }, { label: "postgres", description: "server" }] }] } }] };
+    }
+    if (scenario === "text-question" && ctx.userTexts.length === 1) {
+      return { text: "The parser is done. I can keep the cache in SQLite or in a JSON file.\n\nWhich do you prefer?" };
     }
     return { text: "I will stop here for now." };
   }
@@ -38,8 +51,40 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
     case "user-message":
       return last.includes("drop the rest") ? { toolCalls: [todowrite(DROPPED)] } : { toolCalls: [todowrite(OPEN)] };
     case "stagnation":
-      // A model that answers every reminder with words and never touches its todos.
-      return continuation ? { text: "Still working on it." } : { toolCalls: [todowrite(OPEN)] };
+      // A model that answers every reminder with work (a command) and never moves a todo.
+      return continuation ? work : { toolCalls: [todowrite(OPEN)] };
+    case "text-only":
+      // A model that answers the reminder with words only.
+      return continuation ? { text: "All done! Everything is finished." } : { toolCalls: [todowrite(OPEN)] };
+    case "churn":
+      // A model that works on every reminder and toggles statuses back and forth while it does.
+      return continuation ? { toolCalls: [...work.toolCalls, todowrite(CHURN[continuations(ctx) % 2]!)] } : { toolCalls: [todowrite(OPEN)] };
+    case "takeover":
+      if (last.startsWith("Stop.")) return { text: "Understood, I'll leave the parser alone." };
+      if (!continuation) return { toolCalls: [todowrite(OPEN)] };
+      return continuations(ctx) === 1 ? work : { toolCalls: [todowrite(DONE)] };
+    case "text-question":
+      if (continuation) return { toolCalls: [todowrite(DONE)] };
+      if (ctx.userTexts.length > 1) return { toolCalls: [todowrite([["write the parser", "completed"], ["add the tests", "completed"], ["update the docs", "pending"]])] };
+      return { toolCalls: [todowrite(OPEN)] };
+    case "transient":
+    case "permanent": {
+      if (!continuation) return { toolCalls: [todowrite(OPEN)] };
+      if (scenario === "permanent") return { status: 401, text: "Incorrect API key provided", errorType: "invalid_request_error" };
+      if (!outageUntil.has(scenario)) outageUntil.set(scenario, Date.now() + 2500);
+      // OpenCode retries a 503 itself (5 times, honouring retry-after-ms), then reports the error and goes idle.
+      if (Date.now() < outageUntil.get(scenario)!) return { status: 503, text: "The server is overloaded", headers: { "retry-after-ms": "50" } };
+      return { toolCalls: [todowrite(DONE)] };
+    }
+    case "compaction":
+      // The summary OpenCode asks for when compacting (no tools offered), else the usual stop with open todos.
+      if (!request.tools?.length) return { text: "Summary: the parser is written; tests and docs remain." };
+      return continuation ? { toolCalls: [todowrite(DONE)] } : { toolCalls: [todowrite(OPEN)] };
+    case "not-started":
+    case "gp-parent":
+      return continuation ? { toolCalls: [todowrite(DONE)] } : { toolCalls: [todowrite(OPEN)] };
+    case "gp-grandchild":
+      return { text: "Grandchild at work…", delayMs: 8000 };
     case "abort":
     case "question":
     case "parent":

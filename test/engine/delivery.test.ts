@@ -55,7 +55,8 @@ describe("a prompt call that fails after OpenCode took it", () => {
     expect(f.host.calls.prompt).toBe(1);
     expect(f.rows.injections(S)).toMatchObject([{ status: "sent" }]);
     expect(f.rows.trail(S)).toContain("reconciled:found");
-    expect(f.rows.countdowns(S).at(-1)).toMatchObject({ state: "cancelled", end_reason: "in_flight" });
+    // The retry countdown closes without a prompt; the session is then looked at afresh (its turn ran: a new idle).
+    expect(f.rows.countdowns(S).map((c) => `${c.state}:${c.end_reason}`)).toEqual(["fired:null", "cancelled:in_flight", "armed:null"]);
     // Counted once: as a continuation when its outcome became unknown, not again when found.
     expect(f.rows.session(S)).toMatchObject({ continuations: 1, consecutive_failures: 0 });
   });
@@ -199,6 +200,33 @@ describe("a continuation that is accepted but never starts a turn", () => {
     expect(f.rows.audit(S).filter((r) => r.event === "injection_failed").at(-1)).toMatchObject({ detail: { final: true } });
   });
 
+  it("OpenCode refusing it after the 204 (an agent that no longer exists: two session.errors, never busy, never idle)", async () => {
+    const host = new FakeHost();
+    host.autoReply = false;
+    await boot({ startTimeoutMs: 5000, maxRetries: 1, retryBaseMs: 1000 }, host);
+    // The 204 came, but OpenCode never wrote the message: its agent is gone.
+    f.host.prompt = async () => {
+      f.host.calls.prompt++;
+      queueMicrotask(() => {
+        for (let i = 0; i < 2; i++) f.enforcer.handleEvent(ev.error(S, "UnknownError", 'Agent not found: "writer". Available agents: build, plan'));
+      });
+    };
+    f.enforcer.handleEvent(ev.idle(S));
+    await advance(2100);
+    await settle();
+    await advance(5000);
+    await settle();
+    expect(failures()).toEqual(["not_started"]);
+    expect(f.rows.session(S)).toMatchObject({ last_error_kind: "permanent" });
+    for (let i = 0; i < 10; i++) {
+      await advance(3000);
+      await settle();
+    }
+    // Its retry is not sent: the error says retrying cannot help (provider_error).
+    expect(f.host.calls.prompt).toBe(1);
+    expect(f.rows.countdowns(S).at(-1)).toMatchObject({ state: "cancelled", end_reason: "provider_error" });
+  });
+
   it("a turn that starts in time confirms it: no failure", async () => {
     await boot({ startTimeoutMs: 10_000 });
     f.host.autoReply = false;
@@ -271,5 +299,23 @@ describe("resume through the API", () => {
     await advance(1100);
     await settle();
     expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "armed", detail: { trigger: "recheck" } });
+  });
+});
+
+describe("an idle that comes while our continuation is still being delivered", () => {
+  it("is looked at again once the delivery settles (the turn ran while a lost answer was looked up)", async () => {
+    await boot();
+    f.host.promptScript = ["accept-then-fail"];
+    f.enforcer.handleEvent(ev.idle(S));
+    await advance(2050); // the call failed; its look-up waits 300 ms
+    // Meanwhile the continuation's turn ran and finished every todo, and OpenCode said idle.
+    f.host.setTodos(S, [["a", "completed"], ["b", "completed"]]);
+    f.enforcer.handleEvent(ev.idle(S));
+    await advance(5);
+    expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "in_flight" });
+    await advance(500);
+    await settle();
+    expect(f.rows.trail(S).slice(-2)).toEqual(["injected", "skipped:todos_complete"]);
+    expect(f.host.calls.prompt).toBe(1);
   });
 });

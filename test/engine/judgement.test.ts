@@ -341,6 +341,17 @@ describe("§6 work that is not finished yet", () => {
     expect(sent()).toBe(1);
   });
 
+  it("a context overflow that OpenCode compacted away by itself no longer holds the session (token_limit lifts)", async () => {
+    await boot();
+    f.enforcer.handleEvent({ type: "session.error", properties: { sessionID: S, error: { name: "ContextOverflowError", data: { message: "maximum context length is 8192 tokens" } } } });
+    expect(f.rows.session(S)).toMatchObject({ token_limit_at: expect.any(Number) });
+    f.enforcer.handleEvent(ev.compacted(S));
+    f.enforcer.handleEvent(ev.assistantMessage(S)); // OpenCode goes on after its automatic compaction
+    expect(f.rows.session(S)).toMatchObject({ token_limit_at: null });
+    await idleAndWait();
+    expect(sent()).toBe(1);
+  });
+
   it("continueAfterCompaction: continued with the real agent, read from the messages even when the row has none", async () => {
     await boot({ continueAfterCompaction: true });
     f.host.addUserMessage(S, "", { agent: "build", parts: [{ type: "compaction" }] });

@@ -67,8 +67,8 @@ export class E2E {
     return created.data.id;
   }
 
-  async prompt(sessionId: string, text: string): Promise<void> {
-    await this.server.client.session.promptAsync({ path: { id: sessionId }, body: { parts: [{ type: "text", text }] }, throwOnError: true });
+  async prompt(sessionId: string, text: string, agent?: string): Promise<void> {
+    await this.server.client.session.promptAsync({ path: { id: sessionId }, body: { parts: [{ type: "text", text }], ...(agent ? { agent } : {}) }, throwOnError: true });
   }
 
   async todos(sessionId: string): Promise<Array<{ content: string; status: string }>> {
@@ -81,8 +81,13 @@ export class E2E {
     return result.data as never;
   }
 
+  /**
+   * A read-only connection to the plugin's file, opened afresh for each look: one kept across a crash of OpenCode can
+   * go on showing the file as it was before the crash.
+   */
   private database(): Database.Database | undefined {
-    if (!this.db && existsSync(this.dbPath)) this.db = new Database(this.dbPath, { readonly: true, fileMustExist: true });
+    this.db?.close();
+    this.db = existsSync(this.dbPath) ? new Database(this.dbPath, { readonly: true, fileMustExist: true }) : undefined;
     return this.db;
   }
 
@@ -139,9 +144,14 @@ export function lastUser(request: ModelRequest) {
   return [...request.messages].reverse().find((m) => m.role === "user");
 }
 
+/** The scenario named in the conversation's first user message that names one (after a compaction, a later one). */
 export function scenarioOf(request: ModelRequest): string | undefined {
-  const first = request.messages.find((m) => m.role === "user");
-  return /scenario: ([\w-]+)/.exec(textOf(first?.content))?.[1];
+  for (const message of request.messages) {
+    if (message.role !== "user") continue;
+    const name = /scenario: ([\w-]+)/.exec(textOf(message.content))?.[1];
+    if (name) return name;
+  }
+  return undefined;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -34,9 +34,11 @@ export interface ServerOptions {
   port?: number;
   /** Turns on the server's basic auth (OPENCODE_SERVER_PASSWORD); the test client then sends it. */
   password?: string;
+  /** More configuration (agents, …), merged into the generated opencode.json. */
+  config?: Record<string, unknown>;
 }
 
-export function opencodeConfig(modelUrl: string, plugin: unknown[] | undefined): string {
+export function opencodeConfig(modelUrl: string, plugin: unknown[] | undefined, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
     $schema: "https://opencode.ai/config.json",
     model: "scripted/model-1",
@@ -57,6 +59,7 @@ export function opencodeConfig(modelUrl: string, plugin: unknown[] | undefined):
     share: "disabled",
     autoupdate: false,
     ...(plugin ? { plugin } : {}),
+    ...extra,
   });
 }
 
@@ -103,7 +106,7 @@ export class OpenCodeServer {
         PATH: process.env.PATH ?? "/usr/bin:/bin",
         ...dirs,
         ...OFFLINE,
-        OPENCODE_CONFIG_CONTENT: opencodeConfig(this.options.modelUrl, plugin),
+        OPENCODE_CONFIG_CONTENT: opencodeConfig(this.options.modelUrl, plugin, this.options.config),
         ...(this.options.password ? { OPENCODE_SERVER_PASSWORD: this.options.password } : {}),
         ...this.options.env,
       },

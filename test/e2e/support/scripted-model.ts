@@ -25,6 +25,10 @@ export interface ModelReply {
   delayMs?: number;
   /** Answer with this HTTP status and no completion. */
   status?: number;
+  /** Response headers of an error answer (`retry-after-ms`, `retry-after`). */
+  headers?: Record<string, string>;
+  /** The OpenAI error `type` of an error answer (OpenCode retries "server_error" by its text alone). */
+  errorType?: string;
 }
 
 export type Script = (request: ModelRequest, context: ScriptContext) => ModelReply | Promise<ModelReply>;
@@ -88,8 +92,8 @@ export class ScriptedModel {
     }
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (reply.status && reply.status >= 400) {
-      res.writeHead(reply.status, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { message: reply.text ?? "scripted failure", type: "server_error" } }));
+      res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
+      res.end(JSON.stringify({ error: { message: reply.text ?? "scripted failure", type: reply.errorType ?? "server_error" } }));
       return;
     }
     this.stream(res, request, reply);

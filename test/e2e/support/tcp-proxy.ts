@@ -1,5 +1,6 @@
-// A TCP proxy that can cut every connection and refuse new ones for a while: a network blip between the standalone
-// service and OpenCode, while OpenCode itself keeps running (and publishing events nobody receives).
+// A TCP proxy between the standalone service and OpenCode, for faults that happen on the wire while OpenCode itself
+// keeps running: cut every connection (a network blip), lose the answer to one request after OpenCode handled it
+// (a reset connection after delivery), or slow every answer but the event stream down (a slow link).
 import { createServer, connect, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 
@@ -7,6 +8,11 @@ export class TcpProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private open = true;
+  /** Requests whose first line matches this lose their answer (once each); the count of answers lost so far. */
+  private dropPattern: RegExp | undefined;
+  dropped = 0;
+  /** Delay of every answer except the event stream's. */
+  private latencyMs = 0;
 
   constructor(private readonly targetPort: number) {}
 
@@ -22,12 +28,43 @@ export class TcpProxy {
         socket.on("close", () => this.sockets.delete(socket));
         socket.on("error", () => socket.destroy());
       }
-      client.pipe(upstream).pipe(client);
+      let dropNextAnswer = false;
+      let stream = false;
+      client.on("data", (chunk: Buffer) => {
+        const firstLine = chunk.toString("latin1", 0, Math.min(chunk.length, 200)).split("\r\n", 1)[0] ?? "";
+        if (/^[A-Z]+ \//.test(firstLine)) {
+          stream = /^GET \/(global\/)?event\b/.test(firstLine);
+          if (this.dropPattern?.test(firstLine)) dropNextAnswer = true;
+        }
+        upstream.write(chunk);
+      });
+      upstream.on("data", (chunk: Buffer) => {
+        if (dropNextAnswer) {
+          // OpenCode has handled the request and answered; the answer never reaches the caller.
+          dropNextAnswer = false;
+          this.dropped++;
+          client.destroy();
+          upstream.destroy();
+          return;
+        }
+        if (this.latencyMs > 0 && !stream) setTimeout(() => client.write(chunk), this.latencyMs);
+        else client.write(chunk);
+      });
       client.on("close", () => upstream.destroy());
-      upstream.on("close", () => client.destroy());
+      upstream.on("close", () => (this.latencyMs > 0 && !stream ? setTimeout(() => client.destroy(), this.latencyMs + 50) : client.destroy()));
     });
     await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
     return (this.server.address() as AddressInfo).port;
+  }
+
+  /** The answers to requests whose first line (`POST /session/…/prompt_async HTTP/1.1`) matches are lost. */
+  dropAnswersTo(pattern: RegExp | undefined): void {
+    this.dropPattern = pattern;
+  }
+
+  /** Every answer except the event stream's arrives this much later. */
+  slowDown(latencyMs: number): void {
+    this.latencyMs = latencyMs;
   }
 
   /** Drops every connection and refuses new ones. */
