@@ -147,6 +147,28 @@ describe("restart", () => {
     expect(second.rows.trail("ses_lost")).toEqual(["reconciled:not_found", "armed"]);
     expect(host.prompts).toHaveLength(0);
   });
+
+  it("a continuation found after a crash updates the loop counts and the progress baseline it was sent with", async () => {
+    const folder = tempFolder();
+    const host = newHost();
+    const first = await engine(folder, host);
+    const onSent = JSON.stringify({ stagnantContinuations: 2, unproductiveReplies: 0, todoSnapshot: JSON.stringify({ closedHigh: 0, ranks: { a: 0, b: 0 } }), backoffUntil: null });
+    first.store.raw.run(
+      `INSERT INTO injections (id, session_id, countdown_id, directory, created_at, status, todos_total, todos_open, on_sent, owner, lease_until, updated_at)
+       VALUES ('inj_foundafter1', ?, 'cd_x', '/work/project', ?, 'pending', 2, 2, ?, 'otherhost/1/dead', ?, ?)`,
+      S, Date.now() - 5000, onSent, Date.now() - 1000, Date.now() - 5000,
+    );
+    host.addUserMessage(S, "[SYSTEM REMINDER - TODO CONTINUATION]\n…\n[todo-continuation id=inj_foundafter1]");
+    await first.close();
+    const second = await engine(folder, host);
+    await second.enforcer.settled();
+    expect(second.rows.session(S)).toMatchObject({ continuations: 1, stagnant_continuations: 2, todo_snapshot: JSON.stringify({ closedHigh: 0, ranks: { a: 0, b: 0 } }) });
+    // The next idle judges progress against it: nothing moved, so this is the third continuation without progress.
+    second.enforcer.handleEvent(ev.idle(S));
+    await advance(5);
+    await second.enforcer.settled();
+    expect(second.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "stagnation", detail: { unproductiveContinuations: 3 } });
+  });
 });
 
 describe("automatic retention", () => {
