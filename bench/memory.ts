@@ -17,8 +17,11 @@ export async function memory(lifecycles = 100_000): Promise<Figure[]> {
   const { db, cleanup } = scratch();
   const store = await openStore(db);
   const host = new FakeHost();
-  // The host forgets what it was told (a real OpenCode keeps it, not this process).
-  host.prompt = async () => undefined;
+  // The host forgets what it was told (a real OpenCode keeps it, not this process); like OpenCode, it starts the
+  // turn of each prompt it takes (a busy status), which confirms the continuation started.
+  host.prompt = async (request) => {
+    queueMicrotask(() => enforcer.handleEvent({ type: "session.status", properties: { sessionID: request.sessionId, status: { type: "busy" } } }));
+  };
   host.getTodos = async () => [{ content: "a", status: "pending" }];
   host.getMessages = async () => [];
   host.log = () => undefined;

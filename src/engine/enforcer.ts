@@ -291,7 +291,10 @@ export class Enforcer {
     if (this.disposed || typeof sessionId !== "string") return;
     try {
       const memory = this.memories.peek(sessionId);
-      if (memory) memory.activity++;
+      if (memory) {
+        memory.activity++;
+        memory.turnSignals++;
+      }
       this.turnStarted(sessionId);
       if (this.armed.has(sessionId)) this.cancel(sessionId, "tool_activity", { phase });
     } catch (error) {
@@ -364,6 +367,7 @@ export class Enforcer {
     memory.status = status;
     if (status === "idle") return this.descendantIdle(sessionId);
     memory.activity++;
+    memory.turnSignals++;
     this.flushUserMessages(sessionId);
     this.turnStarted(sessionId);
     if (this.armed.has(sessionId)) this.cancel(sessionId, status === "busy" ? "busy" : "recovering", { status });
@@ -387,6 +391,7 @@ export class Enforcer {
     const isNew = !this.knownMessages.has(messageId);
     if (isNew) this.knownMessages.set(messageId, "assistant");
     memory.activity++;
+    memory.turnSignals++;
     this.flushUserMessages(sessionId);
     this.turnStarted(sessionId);
     // New output after a compaction is the session moving on by itself.
@@ -494,9 +499,13 @@ export class Enforcer {
     }
   }
 
-  /** After `sent`: the turn must start within `startTimeoutMs`, or the continuation counts as failed (`not_started`). */
-  private watchStart(sessionId: string, injectionId: string, messageId: string): void {
+  /**
+   * After `sent`: the turn must start within `startTimeoutMs`, or the continuation counts as failed (`not_started`).
+   * `signalsAtCall`: the session's turn signals when the call began; one since then already confirms it.
+   */
+  private watchStart(sessionId: string, injectionId: string, messageId: string, signalsAtCall: number): void {
     this.starting.set(sessionId, { injectionId, messageId, sentMono: this.clock.monotonic() });
+    if (this.memories.get(sessionId).turnSignals !== signalsAtCall) return this.turnStarted(sessionId);
     this.timers.schedule(`start:${sessionId}`, this.config.startTimeoutMs, () => void this.track(this.checkStart(sessionId, injectionId)));
   }
 
@@ -945,6 +954,7 @@ export class Enforcer {
     };
     this.forget(sessionId, armed);
     const onSent = continuationPatch(parseLedger(row?.todoSnapshot), todos, decision.stagnantStreak, decision.unproductiveStreak);
+    const signalsAtCall = this.memories.get(sessionId).turnSignals;
     const outcome = await this.injector.deliver({
       injection: {
         id: injectionId,
@@ -976,7 +986,7 @@ export class Enforcer {
     switch (outcome.status) {
       case "sent":
         this.log("info", "continuation sent", { sessionId, injectionId, todosOpen: summary.open, latencyMs: Math.round(outcome.latencyMs) });
-        if (!this.disposed) this.watchStart(sessionId, injectionId, messageId);
+        if (!this.disposed) this.watchStart(sessionId, injectionId, messageId, signalsAtCall);
         return;
       case "lost":
         this.log("debug", "countdown no longer ours at the prompt call", { sessionId, countdownId: armed.row.id });

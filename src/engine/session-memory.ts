@@ -14,6 +14,11 @@ export interface SessionMemory {
   compactedRecently: boolean;
   /** Bumped by every activity: an evaluation that awaited OpenCode can tell that the session moved on meanwhile. */
   activity: number;
+  /**
+   * Bumped by every sign of a turn running (busy, assistant output, a tool): a continuation's start is confirmed by
+   * any that came after its prompt call began (OpenCode may go busy before the call returns).
+   */
+  turnSignals: number;
   /** An idle came while this process's continuation of the session was still in flight: look again once it settles. */
   idleWhileInjecting?: boolean;
 }
@@ -64,7 +69,7 @@ export class SessionMemories {
     let memory = this.map.get(sessionId);
     if (!memory) {
       if (this.map.size >= this.evictAt) this.evict();
-      memory = { pendingRequests: new Set(), compactedRecently: false, activity: 0 };
+      memory = { pendingRequests: new Set(), compactedRecently: false, activity: 0, turnSignals: 0 };
       this.map.set(sessionId, memory);
     }
     return memory;

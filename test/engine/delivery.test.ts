@@ -319,3 +319,22 @@ describe("an idle that comes while our continuation is still being delivered", (
     expect(f.host.calls.prompt).toBe(1);
   });
 });
+
+describe("a turn that starts before the prompt call returns", () => {
+  it("confirms the start (OpenCode goes busy before answering prompt_async)", async () => {
+    await boot({ startTimeoutMs: 5000 });
+    f.host.autoReply = false;
+    const accept = f.host.prompt.bind(f.host);
+    f.host.prompt = async (request, signal) => {
+      f.enforcer.handleEvent(ev.status(S, "busy"));
+      await accept(request, signal);
+    };
+    f.enforcer.handleEvent(ev.idle(S));
+    await advance(2100);
+    await settle();
+    expect(f.rows.session(S)).toMatchObject({ recheck_at: null, consecutive_failures: 0 });
+    await advance(10_000);
+    await settle();
+    expect(failures()).toEqual([]);
+  });
+});
