@@ -87,6 +87,20 @@ export function stoppedSessions(raw: RawDatabase): StoppedRow[] {
   return raw.all<StoppedRow>("SELECT session_id, directory, stopped_at, stop_source FROM sessions WHERE stopped_at IS NOT NULL ORDER BY stopped_at");
 }
 
+export interface PausedRow {
+  session_id: string;
+  directory: string;
+  paused_at: number;
+  pause_message_id: string | null;
+}
+
+/** Sessions the user took over after a continuation (and not stopped): held until progress or a resume. */
+export function pausedSessions(raw: RawDatabase): PausedRow[] {
+  return raw.all<PausedRow>(
+    "SELECT session_id, directory, paused_at, pause_message_id FROM sessions WHERE paused_at IS NOT NULL AND stopped_at IS NULL AND deleted_at IS NULL ORDER BY paused_at",
+  );
+}
+
 export interface UnsettledRow {
   id: string;
   session_id: string;

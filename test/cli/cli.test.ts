@@ -92,6 +92,17 @@ describe("todo-continuation CLI", () => {
     expect(trail.map((r) => `${r.event}:${r.reason}`)).toEqual(["armed:null", "stopped:cli", "cancelled:stopped", "unstopped:cli"]);
   });
 
+  it("status lists a session the user took over, and resume lifts the pause", async () => {
+    f.store.raw.run("INSERT INTO sessions (session_id, directory, paused_at, pause_message_id, continuations, created_at, updated_at) VALUES ('ses_cli_paused', '/work/project', ?, 'msg_user1', 0, ?, ?)", Date.now(), Date.now(), Date.now());
+    const status = await cli(["--db", f.dbPath, "status"]);
+    expect(status.stdout).toMatch(/Paused sessions \(you stepped in after a continuation; held until the todos progress or a resume\) \(1\):\nSESSION\s+SINCE\s+MESSAGE\s+DIRECTORY\nses_cli_paused\s+\S+ \S+\s+msg_user1\s+\/work\/project/);
+    expect((await cli(["--db", f.dbPath, "resume", "ses_cli_paused"])).stdout).toContain("resumed ses_cli_paused");
+    const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "status"])).stdout) as { paused: unknown[] };
+    expect(json.paused).toEqual([]);
+    const row = f.store.raw.all<{ paused_at: number | null; recheck_at: number | null }>("SELECT paused_at, recheck_at FROM sessions WHERE session_id = 'ses_cli_paused'")[0]!;
+    expect(row).toMatchObject({ paused_at: null, recheck_at: expect.any(Number) });
+  });
+
   it("a stop written by the CLI holds in a running engine, before it arms and before it injects", async () => {
     const engine = await startEngine({ config: { countdownSeconds: 0.3, toast: false } });
     try {

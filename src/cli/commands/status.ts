@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ownerMayBeAlive } from "../../engine/owner.js";
-import { armedCountdowns, stoppedSessions, unsettledInjections, type ArmedRow } from "../../store/queries.js";
+import { armedCountdowns, pausedSessions, stoppedSessions, unsettledInjections, type ArmedRow } from "../../store/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { duration, localTime, table, untilOrLate } from "../format.js";
 import { globals, print, printJson } from "../output.js";
@@ -15,7 +15,7 @@ export function leaseState(row: Pick<ArmedRow, "owner" | "lease_until">, now: nu
 export function registerStatus(program: Command): void {
   program
     .command("status")
-    .description("countdowns armed now, stopped sessions, and continuations not settled")
+    .description("countdowns armed now, stopped and paused sessions, and continuations not settled")
     .action(async (_options: unknown, command: Command) => {
       const { db, json } = globals(command);
       const store = await openForReading(databasePath(db));
@@ -23,8 +23,9 @@ export function registerStatus(program: Command): void {
         const now = Date.now();
         const armed = query(() => armedCountdowns(store.raw));
         const stopped = query(() => stoppedSessions(store.raw));
+        const paused = query(() => pausedSessions(store.raw));
         const unsettled = query(() => unsettledInjections(store.raw));
-        if (json) return printJson({ armed, stopped, unsettled });
+        if (json) return printJson({ armed, stopped, paused, unsettled });
         const parts: string[] = [];
         parts.push(
           armed.length === 0
@@ -52,6 +53,19 @@ export function registerStatus(program: Command): void {
                   { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
                 ],
                 stopped,
+              )}`,
+        );
+        parts.push(
+          paused.length === 0
+            ? "Paused sessions (you stepped in after a continuation): none"
+            : `Paused sessions (you stepped in after a continuation; held until the todos progress or a resume) (${paused.length}):\n${table(
+                [
+                  { header: "SESSION", value: (r) => r.session_id },
+                  { header: "SINCE", value: (r) => localTime(r.paused_at) },
+                  { header: "MESSAGE", value: (r) => r.pause_message_id ?? "" },
+                  { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
+                ],
+                paused,
               )}`,
         );
         parts.push(
