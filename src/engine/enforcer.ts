@@ -8,7 +8,7 @@ import { translateEvent, type DomainEvent } from "../core/events.js";
 import type { AgentChoice } from "../core/messages.js";
 import { renderPrompt } from "../core/prompt.js";
 import { EXPIRE_REASON, RESUME_REASON, STORE_RECOVERED_REASON, type CancelReason, type SkipReason } from "../core/reasons.js";
-import { mergeLedger, parseLedger, summarize, type Todo, type TodoSummary } from "../core/todos.js";
+import { isOpen, mergeLedger, parseLedger, summarize, type Todo, type TodoSummary } from "../core/todos.js";
 import {
   afterAssistantResumed,
   afterErrorsResolved,
@@ -446,8 +446,10 @@ export class Enforcer {
     const wasStarting = this.starting.delete(sessionId);
     if (wasStarting) this.timers.cancel(`start:${sessionId}`);
     const now = this.clock.now();
+    // Stepping in means interrupting work we were pushing: with every todo already closed, a message is new work.
+    const workWasOpen = memory.todos === undefined || memory.todos.some(isOpen);
     const patch = (row: SessionRow): SessionUpdate => {
-      const tookOver = this.config.pauseAfterUserMessage && row.continuations > 0;
+      const tookOver = this.config.pauseAfterUserMessage && row.continuations > 0 && workWasOpen;
       const baseline = tookOver ? mergeLedger(parseLedger(row.todoSnapshot) ?? { closedHigh: 0, ranks: {} }, memory.todos ?? []) : null;
       return {
         ...afterRealUserMessage(now, event, tookOver ? { messageId: event.messageId, baseline } : undefined),

@@ -104,6 +104,17 @@ describe("§2 the user stepped in after a continuation", () => {
     expect(skips()).not.toContain("user_took_over");
   });
 
+  it("new work given after our continuations finished every todo is not a takeover", async () => {
+    await boot();
+    await idleAndWait();
+    f.enforcer.handleEvent(ev.todos(S, [["parse", "completed"], ["test", "completed"], ["docs", "completed"]]));
+    userSays("Great. Now add a --verbose flag.");
+    expect(f.rows.session(S)).toMatchObject({ paused_at: null });
+    f.host.setTodos(S, [["parse", "completed"], ["test", "completed"], ["docs", "completed"], ["add --verbose", "pending"]]);
+    await idleAndWait();
+    expect(sent()).toBe(2);
+  });
+
   it("an answer to the assistant's question is not a takeover", async () => {
     await boot();
     await idleAndWait();
