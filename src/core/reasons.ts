@@ -55,6 +55,7 @@ export const CANCEL_REASONS = [
   "busy",
   "stopped",
   "recovering",
+  "user_key",
 ] as const;
 export type CancelReason = (typeof CANCEL_REASONS)[number];
 

@@ -27,6 +27,7 @@ export interface SessionPatch {
   pauseMessageId?: string | null;
   pauseBaseline?: string | null;
   recheckAt?: number | null;
+  notifiedStop?: string | null;
   agent?: string | null;
   modelProvider?: string | null;
   modelId?: string | null;
@@ -35,6 +36,7 @@ export interface SessionPatch {
 
 /** Everything a fresh start clears: the loop protections and the failure and error counts. */
 const FRESH_START: SessionPatch = {
+  notifiedStop: null,
   lastErrorAt: null,
   lastErrorName: null,
   lastErrorKind: null,
@@ -137,6 +139,8 @@ export function continuationPatch(ledger: ProgressLedger | null, todos: readonly
     unproductiveReplies: unproductiveStreak,
     todoSnapshot: serializeLedger(mergeLedger(ledger ?? { closedHigh: 0, ranks: {} }, todos)),
     backoffUntil: null,
+    // The session is moving again: the next stop is news.
+    notifiedStop: null,
   };
 }
 

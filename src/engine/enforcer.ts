@@ -3,6 +3,7 @@
 // happens: a countdown armed or ended, an injection recorded, a session fact that changes a guard.
 import { cancellationFor } from "../core/activity.js";
 import { decide, type Decision, type DurableFacts, type LiveFacts, type Stage } from "../core/decide.js";
+import { explain, STOP_NOTICES, type Explanation } from "../core/explain.js";
 import { classifyError, type ErrorKind, type ErrorReport } from "../core/errors.js";
 import { translateEvent, type DomainEvent } from "../core/events.js";
 import type { AgentChoice } from "../core/messages.js";
@@ -81,6 +82,8 @@ const RETENTION_FIRST_RUN_MS = 60_000;
 const RETENTION_PERIOD_MS = 6 * 3_600_000;
 /** A parent held back by busy sub-sessions is looked at again at least this often (if an event is missed). */
 const CHILDREN_RECHECK_MS = 60_000;
+/** How long the toast that says why continuation stopped stays up. */
+const STOP_TOAST_MS = 8000;
 
 export class Enforcer {
   readonly owner: string;
@@ -801,6 +804,22 @@ export class Enforcer {
     const now = this.clock.now();
     if (patch) this.repo.updateSession(this.scope(sessionId), patch, now, [entry]);
     else this.repo.audit(now, this.scope(sessionId), entry);
+    if (STOP_NOTICES.has(decision.reason)) this.noticeStop(sessionId, decision.reason, explain("skipped", decision.reason, entry.detail));
+  }
+
+  /**
+   * Continuation ended until someone acts: tell the user once, with the reason and what to do (a toast from the
+   * server side, so it shows without the TUI plugin too). Durable, so a restart does not tell it again.
+   */
+  private noticeStop(sessionId: string, reason: string, explanation: Explanation | undefined): void {
+    if (!explanation || this.repo.getSession(sessionId)?.notifiedStop === reason) return;
+    this.repo.updateSession(this.scope(sessionId), { notifiedStop: reason }, this.clock.now());
+    const message = `${explanation.text[0]!.toUpperCase()}${explanation.text.slice(1)}.${explanation.hint ? ` ${explanation.hint[0]!.toUpperCase()}${explanation.hint.slice(1)}.` : ""}`;
+    this.log("info", `continuation ended: ${explanation.text}`, { sessionId, reason });
+    if (!this.config.toast) return;
+    void withTimeout("toast", this.config.hostTimeoutMs, () =>
+      this.host.toast({ title: "Todo continuation", message, variant: "warning", durationMs: STOP_TOAST_MS }),
+    ).catch(() => undefined);
   }
 
   // ── countdowns ────────────────────────────────────────────────────────────
@@ -884,10 +903,18 @@ export class Enforcer {
     return this.repo.endCountdown(armed.row, "cancelled", reason, this.clock.now(), { event, reason, detail }, patch);
   }
 
+  /** Whether a countdown this process holds was ended elsewhere (the TUI's key, the CLI): then it is let go. */
+  private endedElsewhere(armed: ArmedCountdown): boolean {
+    if (this.repo.getCountdown(armed.row.id)?.state === "armed") return false;
+    this.forget(armed.row.sessionId, armed);
+    return true;
+  }
+
   private countdownDue(row: CountdownRow, info: DueInfo): void {
     const armed = this.armed.get(row.sessionId);
     if (!armed || armed.row.id !== row.id || this.disposed || !this.health.healthy) return;
     this.timers.cancel(`toast:${row.id}`);
+    if (this.endedElsewhere(armed)) return;
     const decision = this.decideNow(row.sessionId, "deadline", undefined);
     if (decision.verdict === "skip") {
       this.endArmed(row.sessionId, decision.reason, "skipped", { ...decision.detail, lateMs: info.lateMs });
@@ -1008,6 +1035,7 @@ export class Enforcer {
 
   /** Arms the retry a failure plan asks for, unless something newer already counts down for the session. */
   private retryAfter(sessionId: string, next: RetryPlan, summary: TodoSummary | undefined, detail: Record<string, unknown>): void {
+    if (!next.retry && !this.disposed) this.noticeStop(sessionId, "gave_up", explain("injection_failed", "gave_up", { attempt: next.attempt, final: true }));
     if (!next.retry || this.armed.has(sessionId) || this.disposed) return;
     this.arm(sessionId, summary, next.attempt, next.delayMs, detail);
   }
@@ -1057,6 +1085,9 @@ export class Enforcer {
     const tick = () => {
       const remainingMs = dueMono - this.clock.monotonic();
       if (remainingMs <= 0) return;
+      // Cancelled with the TUI's key (another process): the countdown stops showing within a second.
+      const armed = this.armed.get(row.sessionId);
+      if (!armed || armed.row.id !== row.id || this.guarded("countdown check", () => this.endedElsewhere(armed)) !== false) return;
       const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
       const open = summary ? ` (${summary.open} todos open)` : "";
       void withTimeout("toast", this.config.hostTimeoutMs, () =>

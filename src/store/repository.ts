@@ -74,6 +74,7 @@ const PATCHABLE = [
   "pauseMessageId",
   "pauseBaseline",
   "recheckAt",
+  "notifiedStop",
   "agent",
   "modelProvider",
   "modelId",
@@ -368,6 +369,21 @@ export class Repository {
   }
 
   // ── countdowns ────────────────────────────────────────────────────────────
+
+  /**
+   * Ends the session's armed countdown for a person (the TUI's key): durable the moment it commits, so the process
+   * that owns the countdown finds it ended at its deadline and cannot claim it, whatever the timing or a restart.
+   * Returns the countdown it ended, or undefined when none was armed (already fired, or never armed).
+   */
+  cancelArmed(scope: SessionScope, reason: "user_key", now: number, detail: Record<string, unknown> = {}): ArmedRef | undefined {
+    return this.tx(() => {
+      const armed = this.q.armedFor.get({ sessionId: scope.sessionId });
+      if (!armed) return undefined;
+      this.q.endCountdown.run({ id: armed.id, state: "cancelled", now, reason });
+      this.writeAudit(now, scope, { event: "cancelled", reason, detail: { countdownId: armed.id, ...detail } });
+      return armed;
+    });
+  }
 
   armedCountdownFor(sessionId: string): ArmedRef | undefined {
     return this.q.armedFor.get({ sessionId });

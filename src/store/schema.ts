@@ -56,6 +56,8 @@ export const sessions = sqliteTable(
      * not been seen starting. A process that starts re-evaluates these (within the resume window).
      */
     recheckAt: integer("recheck_at"),
+    /** The reason continuation ended that the user was last told about (a toast once per stop, not per idle). */
+    notifiedStop: text("notified_stop"),
     agent: text("agent"),
     modelProvider: text("model_provider"),
     modelId: text("model_id"),

@@ -1,0 +1,119 @@
+// A decision in words, for people: the toast that says why continuation stopped, and the TUI panel's last line.
+// Pure: the audit row's event, reason and detail in, a short sentence out.
+
+/** How the session stands after a decision: on its way, held for a while, needing the user, or finished. */
+export type Standing = "continuing" | "waiting" | "paused" | "stopped" | "done" | "off";
+
+export interface Explanation {
+  standing: Standing;
+  /** One line, lower case, no final stop: "stopped: 3 continuations without progress". */
+  text: string;
+  /** What the user can do about it, when something. */
+  hint?: string;
+}
+
+const RESUME_HINT = "/resume-continuation to go on";
+
+function n(detail: Record<string, unknown>, key: string): number | undefined {
+  const value = detail[key];
+  return typeof value === "number" ? value : undefined;
+}
+
+function plural(count: number | undefined, word: string): string {
+  return count === undefined ? `${word}s` : `${count} ${word}${count === 1 ? "" : "s"}`;
+}
+
+const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = {
+  disabled: () => ({ standing: "off", text: "off: the enforcer is disabled" }),
+  session_filtered: () => ({ standing: "off", text: "not continued: a subagent's session" }),
+  stopped: () => ({ standing: "stopped", text: "stopped", hint: RESUME_HINT }),
+  recovering: () => ({ standing: "waiting", text: "waiting: OpenCode is retrying the provider" }),
+  aborted: () => ({ standing: "waiting", text: "waiting: you aborted the last turn" }),
+  token_limit: () => ({ standing: "stopped", text: "stopped: the context is full", hint: "compact the session or write to go on" }),
+  provider_error: (d) => ({
+    standing: "stopped",
+    text: `stopped: the provider refused the request${n(d, "statusCode") ? ` (${n(d, "statusCode")})` : ""}`,
+    hint: "fix it, then write or /resume-continuation",
+  }),
+  errors_persist: (d) => ({ standing: "stopped", text: `stopped: ${plural(n(d, "errors"), "provider error")} in a row`, hint: RESUME_HINT }),
+  error_cooldown: () => ({ standing: "waiting", text: "waiting: a provider error, looking again soon" }),
+  backoff: () => ({ standing: "waiting", text: "waiting: retrying a failed continuation" }),
+  in_flight: () => ({ standing: "continuing", text: "a continuation is on its way" }),
+  busy: () => ({ standing: "continuing", text: "working" }),
+  children_running: (d) => ({ standing: "waiting", text: `waiting: ${plural(n(d, "busyChildren"), "subagent")} still working` }),
+  waiting_for_user: (d) => ({
+    standing: "waiting",
+    text: d.source === "request" ? "waiting: a permission request or question needs you" : "waiting: the assistant asked you a question",
+  }),
+  compaction: (d) => ({
+    standing: "waiting",
+    text: d.state === "running" ? "waiting: a compaction is running" : "waiting: a compaction ran; continues after your next message",
+  }),
+  agent_skipped: (d) => ({ standing: "off", text: `not continued: agent ${String(d.agent ?? "")}`.trimEnd() }),
+  no_write_permission: (d) => ({ standing: "off", text: `not continued: agent ${String(d.agent ?? "")} cannot edit files` }),
+  todo_fetch_failed: () => ({ standing: "waiting", text: "could not read the todo list" }),
+  no_todos: () => ({ standing: "done", text: "no todos" }),
+  todos_complete: () => ({ standing: "done", text: "done: every todo is closed" }),
+  user_took_over: () => ({ standing: "paused", text: "paused: you stepped in", hint: `continues once the todos move, or ${RESUME_HINT}` }),
+  no_progress_reply: (d) => ({ standing: "stopped", text: `stopped: ${plural(n(d, "textOnlyReplies"), "reply")} in words only, no work`, hint: RESUME_HINT }),
+  stagnation: (d) => ({ standing: "stopped", text: `stopped: ${plural(n(d, "unproductiveContinuations"), "continuation")} without progress`, hint: RESUME_HINT }),
+  budget_exhausted: (d) => ({ standing: "stopped", text: `stopped: ${plural(n(d, "continuations"), "continuation")}, the budget is spent`, hint: RESUME_HINT }),
+};
+
+const CANCELS: Record<string, string> = {
+  user_key: "cancelled by you",
+  user_message: "cancelled: you wrote",
+  assistant_activity: "cancelled: the assistant went on",
+  tool_activity: "cancelled: a tool ran",
+  session_error: "cancelled: an error",
+  session_deleted: "cancelled: the session was deleted",
+  superseded: "replaced by a newer countdown",
+  busy: "cancelled: the session went on",
+  recovering: "cancelled: OpenCode is retrying the provider",
+  stopped: "cancelled: stopped",
+};
+
+/** The words for one audit row; undefined for rows that change nothing a person needs to see. */
+export function explain(event: string, reason: string | null, detail: Record<string, unknown> = {}): Explanation | undefined {
+  switch (event) {
+    case "armed":
+    case "resumed":
+      return { standing: "continuing", text: "continuing soon" };
+    case "fired":
+    case "injected":
+    case "reconciled":
+      return { standing: "continuing", text: "continued" };
+    case "skipped":
+      return reason ? SKIPS[reason]?.(detail) : undefined;
+    case "cancelled":
+      return reason ? { standing: reason === "user_key" ? "paused" : "waiting", text: CANCELS[reason] ?? `cancelled: ${reason}` } : undefined;
+    case "injection_failed":
+      return reason === "gave_up" || detail.final === true
+        ? { standing: "stopped", text: `stopped: ${plural(n(detail, "attempt"), "attempt")} to continue failed`, hint: RESUME_HINT }
+        : { standing: "waiting", text: "a continuation failed; retrying" };
+    case "expired":
+      return { standing: "waiting", text: "a countdown expired (OpenCode was down too long)" };
+    case "stopped":
+      return { standing: "stopped", text: "stopped", hint: RESUME_HINT };
+    case "unstopped":
+      return { standing: "continuing", text: "resumed" };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The skips after which continuation has ended until someone acts: the user is told once (a toast), not at every
+ * idle. Waiting states (a question, sub-sessions, a cooldown) end by themselves and are not announced.
+ */
+export const STOP_NOTICES: ReadonlySet<string> = new Set([
+  "stopped",
+  "token_limit",
+  "provider_error",
+  "errors_persist",
+  "user_took_over",
+  "no_progress_reply",
+  "stagnation",
+  "budget_exhausted",
+  "gave_up",
+]);
