@@ -41,8 +41,10 @@ export interface Config {
   hostTimeoutMs: number;
   /** Timeout of the prompt call. */
   promptTimeoutMs: number;
-  /** Show the countdown toast every second. */
+  /** Show the countdown toast every second (and the toast that says why continuation stopped). */
   toast: boolean;
+  /** A continuation shows in the transcript as one line; the full prompt still reaches the model. */
+  quietTranscript: boolean;
   /** Delete settled history older than this many days, in the background (0: keep everything). */
   retentionDays: number;
   /** How long a write waits for another process's lock before the enforcer pauses (it blocks the host meanwhile). */
@@ -140,6 +142,7 @@ const SPECS: { [K in keyof Config]: OptionSpec<Config[K]> } = {
   hostTimeoutMs: spec(number(100, 600_000, true), 10_000),
   promptTimeoutMs: spec(number(100, 600_000, true), 30_000),
   toast: spec(boolean, true),
+  quietTranscript: spec(boolean, true),
   retentionDays: spec(number(0, 36_500), 0, "TODO_CONTINUATION_RETENTION_DAYS"),
   busyTimeoutMs: spec(number(0, 60_000, true), 1000),
   storeProbeMs: spec(number(100, 3_600_000, true), 5000),

@@ -3,7 +3,7 @@
 // (found by the id each one carries) and what the model did in reply to the last one.
 import { classifyError, type ErrorKind, type ErrorReport } from "./errors.js";
 import type { MessageInfo } from "./fields.js";
-import { COMMAND_NOTE_PREFIX, findInjectionId } from "./prompt.js";
+import { COMMAND_NOTE_PREFIX, findInjectionId, TRANSCRIPT_LINE_PREFIX } from "./prompt.js";
 import { detectTextQuestion } from "./text-question.js";
 
 export interface MessagePart {
@@ -95,7 +95,7 @@ export type UserMessageKind = "real" | "own" | "command" | "synthetic";
  */
 export function classifyUserMessage(message: Pick<SessionMessage, "agent" | "role" | "summary" | "parts">): UserMessageKind {
   const textParts = message.parts.filter((p) => p.type === "text");
-  if (textParts.some((p) => p.text && findInjectionId(p.text))) return "own";
+  if (textParts.some((p) => p.text && (findInjectionId(p.text) || p.text.startsWith(TRANSCRIPT_LINE_PREFIX)))) return "own";
   if (textParts.some((p) => p.text?.startsWith(COMMAND_NOTE_PREFIX))) return "command";
   if (isCompactionMessage(message)) return "synthetic";
   if (textParts.length > 0 && textParts.every((p) => p.synthetic === true)) return "synthetic";

@@ -7,6 +7,9 @@ export const PROMPT_HEADER = "[SYSTEM REMINDER - TODO CONTINUATION]";
 const ID_LINE_PREFIX = "[todo-continuation id=";
 /** How the notes of /stop-continuation and /resume-continuation begin (the text the model receives for them). */
 export const COMMAND_NOTE_PREFIX = "[todo-continuation]";
+/** How the one visible line of a continuation begins (the full prompt travels beside it as a synthetic part). */
+export const TRANSCRIPT_LINE_PREFIX = "↻ todo-continuation:";
+const MAX_LINE_TODO_CHARS = 80;
 const ID_PATTERN = /\[todo-continuation id=(inj_[A-Za-z0-9_-]{6,64})\]/;
 const MAX_TODO_CHARS = 300;
 
@@ -66,6 +69,17 @@ export function idLine(injectionId: string): string {
 export function findInjectionId(text: string): string | undefined {
   if (!text.includes(ID_LINE_PREFIX)) return undefined;
   return ID_PATTERN.exec(text)?.[1];
+}
+
+/**
+ * The one line a person sees in the transcript for a continuation: `↻ todo-continuation: 1/3 done, continuing with
+ * "write the tests"`. The checklist is in the prompt itself, which the model receives and the TUI does not draw.
+ */
+export function transcriptLine(todos: readonly Todo[]): string {
+  const { total, completed } = summarize(todos);
+  const next = focusTodo(todos);
+  const clipped = next && next.content.length > MAX_LINE_TODO_CHARS ? `${next.content.slice(0, MAX_LINE_TODO_CHARS)}…` : next?.content;
+  return `${TRANSCRIPT_LINE_PREFIX} ${completed}/${total} done${clipped ? `, continuing with ${JSON.stringify(clipped)}` : ""}`;
 }
 
 export function renderPrompt(todos: readonly Todo[], injectionId: string, template: string = DEFAULT_PROMPT_TEMPLATE): string {

@@ -7,7 +7,7 @@ import { explain, STOP_NOTICES, type Explanation } from "../core/explain.js";
 import { classifyError, type ErrorKind, type ErrorReport } from "../core/errors.js";
 import { translateEvent, type DomainEvent } from "../core/events.js";
 import type { AgentChoice } from "../core/messages.js";
-import { renderPrompt } from "../core/prompt.js";
+import { renderPrompt, transcriptLine } from "../core/prompt.js";
 import { EXPIRE_REASON, RESUME_REASON, STORE_RECOVERED_REASON, type CancelReason, type SkipReason } from "../core/reasons.js";
 import { isOpen, mergeLedger, parseLedger, summarize, type Todo, type TodoSummary } from "../core/todos.js";
 import {
@@ -1006,6 +1006,7 @@ export class Enforcer {
         sessionId,
         messageId,
         text: renderPrompt(todos, injectionId, this.config.prompt),
+        display: this.config.quietTranscript ? transcriptLine(todos) : undefined,
         agent: choice.agent,
         model,
         variant: choice.variant,

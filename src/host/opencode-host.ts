@@ -111,7 +111,8 @@ export class OpenCodeHost implements HostPort {
 
   async prompt(request: PromptRequest, signal: AbortSignal): Promise<void> {
     const body: Json = {
-      parts: [{ type: "text", text: request.text }],
+      // The prompt first: a process that reads the parts as they stream in knows the message for ours at once.
+      parts: request.display ? [{ type: "text", text: request.text, synthetic: true }, { type: "text", text: request.display }] : [{ type: "text", text: request.text }],
       ...(request.messageId ? { messageID: request.messageId } : {}),
       ...(request.agent ? { agent: request.agent } : {}),
       ...(request.model ? { model: { providerID: request.model.providerId, modelID: request.model.modelId } } : {}),

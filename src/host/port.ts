@@ -33,7 +33,13 @@ export interface PromptRequest {
   sessionId: string;
   /** The id OpenCode gives the user message (chosen by the enforcer). */
   messageId?: string;
+  /** What the model receives. */
   text: string;
+  /**
+   * When set, the one line drawn in the transcript: `text` then goes as a synthetic part, which the model receives
+   * and the TUI does not draw.
+   */
+  display?: string;
   agent?: string;
   model?: { providerId: string; modelId: string };
   variant?: string;

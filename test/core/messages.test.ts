@@ -120,6 +120,8 @@ describe("classifyUserMessage: one rule for live events and for messages read ba
   it.each<[string, SessionMessage, string]>([
     ["a person's text", user("1", "hello"), "real"],
     ["our continuation", own("1"), "own"],
+    ["our continuation, quiet: the prompt as a synthetic part, then one visible line", user("1", "", { parts: [{ type: "text", text: `reminder\n${idLine("inj_000000002")}`, synthetic: true }, { type: "text", text: '↻ todo-continuation: 1/3 done, continuing with "b"' }] }), "own"],
+    ["only the visible line of one of ours (seen before its prompt part)", user("1", '↻ todo-continuation: 1/3 done, continuing with "b"'), "own"],
     ["our command note", user("1", `${COMMAND_NOTE_PREFIX} Automatic todo continuation is resumed.`), "command"],
     ["only synthetic text", user("1", "", { parts: [{ type: "text", text: "Continue", synthetic: true }] }), "synthetic"],
     ["a compaction request", user("1", "", { parts: [{ type: "compaction" }] }), "synthetic"],

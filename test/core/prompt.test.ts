@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findInjectionId, PROMPT_HEADER, renderPrompt, statusLine } from "../../src/core/prompt.js";
+import { findInjectionId, PROMPT_HEADER, renderPrompt, statusLine, transcriptLine } from "../../src/core/prompt.js";
 
 const todos = [
   { content: "Write the parser", status: "completed" },
@@ -51,6 +51,18 @@ describe("the continuation prompt", () => {
     expect(text.startsWith(`${PROMPT_HEADER}\n\nKeep going on "Add tests" (1/5, 2 left). {{unknown}}`)).toBe(true);
     expect(text).toContain("[Status: 1/5 completed, 2 remaining]");
     expect(findInjectionId(text)).toBe("inj_abcdef123");
+  });
+
+  it("the transcript shows one line: done of total, and the todo it continues with", () => {
+    expect(transcriptLine(todos)).toBe('↻ todo-continuation: 1/5 done, continuing with "Add tests"');
+    expect(transcriptLine([{ content: "z".repeat(200), status: "pending" }])).toBe(`↻ todo-continuation: 0/1 done, continuing with "${"z".repeat(80)}…"`);
+    expect(transcriptLine([{ content: "a", status: "completed" }])).toBe("↻ todo-continuation: 1/1 done");
+  });
+
+  it("the instructions that keep a model from claiming it is done, or asking again and again", () => {
+    const text = renderPrompt(todos, "inj_abcdef123");
+    expect(text).toContain("re-check each open todo and update the list");
+    expect(text).toContain("ask once, clearly, and stop");
   });
 
   it("finds no id in ordinary text", () => {

@@ -52,6 +52,8 @@ describe("idle with open todos", () => {
     expect(f.rows.injections(S)).toMatchObject([{ status: "sent", agent: "build", model: "scripted/model-1", todos_total: 3, todos_open: 2 }]);
     expect(f.rows.trail(S)).toEqual(["armed", "fired", "injected"]);
     expect(prompt.text).toContain(`[todo-continuation id=${f.rows.injections(S)[0]!.id}]`);
+    // The transcript shows one line; the checklist above goes to the model as a synthetic part.
+    expect(prompt.display).toBe('↻ todo-continuation: 1/3 done, continuing with "test"');
     expect(f.rows.session(S)).toMatchObject({ continuations: 1, directory: "/work/project" });
   });
 

@@ -144,6 +144,7 @@ export class FakeHost implements HostPort {
   private accept(request: PromptRequest, turnStarts: boolean): void {
     this.prompts.push(request);
     this.addUserMessage(request.sessionId, request.text, {
+      ...(request.display ? { parts: [{ type: "text", text: request.text, synthetic: true }, { type: "text", text: request.display }] } : {}),
       ...(request.messageId ? { id: request.messageId } : {}),
       agent: request.agent,
       providerId: request.model?.providerId,

@@ -29,12 +29,14 @@ export function fakeSdkClient(host: FakeHost) {
       status: () => ok(async () => Object.fromEntries(Object.entries(await host.getStatuses()).map(([id, type]) => [id, { type }]))),
       promptAsync: (o: Opts) =>
         ok(async () => {
-          const body = o.body as { parts: Array<{ text: string }>; messageID?: string; agent?: string; model?: { providerID: string; modelID: string } };
+          const body = o.body as { parts: Array<{ text: string; synthetic?: boolean }>; messageID?: string; agent?: string; model?: { providerID: string; modelID: string } };
+          const display = body.parts.length > 1 ? body.parts.find((p) => !p.synthetic)?.text : undefined;
           await host.prompt(
             {
               sessionId: o.path!.id!,
               messageId: body.messageID,
               text: body.parts[0]!.text,
+              display,
               agent: body.agent,
               model: body.model ? { providerId: body.model.providerID, modelId: body.model.modelID } : undefined,
             },
