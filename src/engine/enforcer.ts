@@ -687,8 +687,10 @@ export class Enforcer {
       return this.recordSkip(sessionId, decision, { trigger, ...this.todoError(facts) }, { recheckAt: null });
     }
     const delayMs = Math.max(this.config.countdownSeconds * 1000, (decision.notBefore ?? 0) - this.clock.now());
-    const failures = this.repo.getSession(sessionId)?.consecutiveFailures ?? 0;
-    const detail: Record<string, unknown> = { trigger };
+    const row = this.repo.getSession(sessionId);
+    const failures = row?.consecutiveFailures ?? 0;
+    // The budget travels with the decision, so a reader of the audit (the TUI panel) can say "2 of 20".
+    const detail: Record<string, unknown> = { trigger, continuations: row?.continuations ?? 0, maxContinuations: this.config.maxContinuations };
     if (decision.waitingFor) detail.waitingFor = decision.waitingFor;
     if (decision.pauseLifted) detail.pauseLifted = decision.pauseLifted;
     this.arm(sessionId, decision.summary, decision.waitingFor === "backoff" ? failures : 0, delayMs, detail, facts, this.armPatch(decision, facts));

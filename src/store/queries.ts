@@ -162,3 +162,58 @@ export function fileSize(store: Pick<Store, "path">): { bytes: number; walBytes:
   };
   return { bytes: size(store.path), walBytes: size(`${store.path}-wal`) };
 }
+
+/** What the TUI panel shows for one session: its stop and pause, its armed countdown, its last decision, its budget. */
+export interface SessionView {
+  sessionId: string;
+  stoppedAt: number | null;
+  stopSource: string | null;
+  pausedAt: number | null;
+  continuations: number;
+  /** The budget as of the last countdown armed (`detail.maxContinuations`), when there was one. */
+  maxContinuations: number | null;
+  countdown: { id: string; armedAt: number; deadlineAt: number; todosOpen: number | null; todosTotal: number | null } | null;
+  lastDecision: { at: number; event: string; reason: string | null; detail: Record<string, unknown> } | null;
+}
+
+function parseDetail(text: unknown): Record<string, unknown> {
+  if (typeof text !== "string") return {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+export function sessionView(raw: RawDatabase, sessionId: string): SessionView {
+  const session = raw.all<{ stopped_at: number | null; stop_source: string | null; paused_at: number | null; continuations: number }>(
+    "SELECT stopped_at, stop_source, paused_at, continuations FROM sessions WHERE session_id = ?",
+    sessionId,
+  )[0];
+  const countdown = raw.all<{ id: string; armed_at: number; deadline_at: number; todos_open: number | null; todos_total: number | null }>(
+    "SELECT id, armed_at, deadline_at, todos_open, todos_total FROM countdowns WHERE session_id = ? AND state = 'armed' LIMIT 1",
+    sessionId,
+  )[0];
+  const last = raw.all<{ at: number; event: string; reason: string | null; detail: string | null }>(
+    "SELECT at, event, reason, detail FROM audit_events WHERE session_id = ? ORDER BY at DESC, id DESC LIMIT 1",
+    sessionId,
+  )[0];
+  const budget = raw.all<{ detail: string | null }>(
+    "SELECT detail FROM audit_events WHERE session_id = ? AND event = 'armed' ORDER BY at DESC, id DESC LIMIT 1",
+    sessionId,
+  )[0];
+  const limit = parseDetail(budget?.detail).maxContinuations;
+  return {
+    sessionId,
+    stoppedAt: session?.stopped_at ?? null,
+    stopSource: session?.stop_source ?? null,
+    pausedAt: session?.paused_at ?? null,
+    continuations: session?.continuations ?? 0,
+    maxContinuations: typeof limit === "number" ? limit : null,
+    countdown: countdown
+      ? { id: countdown.id, armedAt: countdown.armed_at, deadlineAt: countdown.deadline_at, todosOpen: countdown.todos_open, todosTotal: countdown.todos_total }
+      : null,
+    lastDecision: last ? { at: last.at, event: last.event, reason: last.reason, detail: parseDetail(last.detail) } : null,
+  };
+}

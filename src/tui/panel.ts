@@ -1,0 +1,49 @@
+// What the sidebar panel says for one session, from what the database holds and the time. Pure: the TUI plugin
+// renders these lines; the words for a decision come from core/explain.ts, like the server's stop toast.
+import { explain } from "../core/explain.js";
+import type { SessionView } from "../store/queries.js";
+
+export type Tone = "title" | "normal" | "active" | "warning" | "muted";
+
+export interface PanelLine {
+  text: string;
+  tone: Tone;
+}
+
+export interface PanelInput {
+  /** The session in view, or why the database cannot be read (one line, never a dialog). */
+  view: SessionView | { problem: string };
+  now: number;
+  /** How the cancel key is named to the user: "esc", "ctrl+y". */
+  cancelKey: string;
+}
+
+export const PANEL_TITLE = "Todo continuation";
+
+function countdownLine(deadlineAt: number, now: number, cancelKey: string): PanelLine {
+  const seconds = Math.ceil((deadlineAt - now) / 1000);
+  return { text: seconds > 0 ? `continuing in ${seconds}s · ${cancelKey} cancels` : "continuing now…", tone: "active" };
+}
+
+function budgetLine(view: SessionView): PanelLine {
+  const used = view.continuations;
+  return { text: view.maxContinuations === null ? `${used} continuation${used === 1 ? "" : "s"} sent` : `${used} of ${view.maxContinuations} continuations`, tone: "muted" };
+}
+
+export function panelLines({ view, now, cancelKey }: PanelInput): PanelLine[] {
+  const title: PanelLine = { text: PANEL_TITLE, tone: "title" };
+  if ("problem" in view) return [title, { text: `unavailable: ${view.problem}`, tone: "muted" }];
+  if (view.countdown) return [title, countdownLine(view.countdown.deadlineAt, now, cancelKey), budgetLine(view)];
+  if (view.stoppedAt !== null) {
+    return [title, { text: `stopped${view.stopSource ? ` (by ${view.stopSource})` : ""}`, tone: "warning" }, { text: "/resume-continuation to go on", tone: "muted" }];
+  }
+  const last = view.lastDecision ? explain(view.lastDecision.event, view.lastDecision.reason, view.lastDecision.detail) : undefined;
+  // A pause holds until the session moves: it is the state, whatever was decided last (a cancel, a skip).
+  const decision = view.pausedAt !== null && last?.standing !== "continuing" ? explain("skipped", "user_took_over") : last;
+  if (!decision) return [title, { text: "watching", tone: "muted" }];
+  const tone: Tone = decision.standing === "stopped" || decision.standing === "paused" ? "warning" : decision.standing === "continuing" ? "active" : "normal";
+  const lines: PanelLine[] = [title, { text: decision.text, tone }];
+  if (decision.hint) lines.push({ text: decision.hint, tone: "muted" });
+  if (view.continuations > 0 || view.maxContinuations !== null) lines.push(budgetLine(view));
+  return lines;
+}
