@@ -113,5 +113,8 @@ console.log(`\n${bold("Query it yourself:")}`);
 console.log(`  sqlite3 -header -column ${dbPath} "SELECT created_local, status, agent, model, todos_open, late_ms FROM injection_history"`);
 console.log(`  sqlite3 -header -column ${dbPath} "SELECT event, reason, count(*) AS n FROM audit_events GROUP BY event, reason ORDER BY n DESC"`);
 console.log(dim(`  (or: npx todo-continuation --db ${dbPath} history | audit | status | doctor)`));
+console.log(`\n${bold("In OpenCode's own TUI:")} add the TUI plugin to ~/.config/opencode/tui.json for a sidebar panel with`);
+console.log(`  the countdown (Esc cancels it, nothing is sent), the budget and why it stopped; stop/resume in the palette (ctrl+p):`);
+console.log(`  { "plugin": ["opencode-todo-continuation"] }          ${dim('(README "In the TUI")')}`);
 console.log(dim(`\nThe folder ${root} is left in place for you to look at.`));
 process.exit(0);

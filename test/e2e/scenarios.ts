@@ -80,6 +80,10 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
       // The summary OpenCode asks for when compacting (no tools offered), else the usual stop with open todos.
       if (!request.tools?.length) return { text: "Summary: the parser is written; tests and docs remain." };
       return continuation ? { toolCalls: [todowrite(DONE)] } : { toolCalls: [todowrite(OPEN)] };
+    case "tui":
+      // A person in the TUI: the first turn leaves todos open; later messages get words; a continuation finishes.
+      if (continuation) return { toolCalls: [todowrite(DONE)] };
+      return ctx.userTexts.length === 1 ? { toolCalls: [todowrite(OPEN)] } : { text: "Sure." };
     case "not-started":
     case "gp-parent":
       return continuation ? { toolCalls: [todowrite(DONE)] } : { toolCalls: [todowrite(OPEN)] };

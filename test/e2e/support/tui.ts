@@ -1,0 +1,218 @@
+// OpenCode's own TUI (`opencode --port P`: the TUI with its server in a worker) run in tmux, isolated and offline like
+// the e2e server, with the server plugin in opencode.json and the TUI plugin in tui.json. Tests type and press keys
+// with `send-keys` and assert on what `capture-pane` shows.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import Database from "better-sqlite3";
+import { opencodeBinary, ROOT } from "../../crash/processes.js";
+import { opencodeConfig, PLUGIN_ENTRY } from "./opencode-server.js";
+import { ScriptedModel, textOf, type ModelRequest, type Script } from "./scripted-model.js";
+
+export const TUI_ENTRY = join(ROOT, "src", "tui", "index.ts");
+
+const OFFLINE = {
+  OPENCODE_DISABLE_MODELS_FETCH: "1",
+  OPENCODE_DISABLE_AUTOUPDATE: "1",
+  OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+  OPENCODE_DISABLE_SHARE: "1",
+  OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+  OPENCODE_DISABLE_CLAUDE_CODE: "1",
+  OPENCODE_DISABLE_EXTERNAL_SKILLS: "1",
+  OPENCODE_DISABLE_EMBEDDED_WEB_UI: "1",
+  OPENCODE_DISABLE_AUTOCOMPACT: "1",
+};
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface TuiWorldOptions {
+  /** Server plugin options (opencode.json). */
+  server?: Record<string, unknown>;
+  /** TUI plugin options (tui.json). */
+  tui?: Record<string, unknown>;
+  /** The TUI plugin spec: this checkout's entry by default. */
+  tuiSpec?: string;
+  /** More environment for OpenCode (npm settings for its installer). */
+  env?: Record<string, string>;
+  /** Called once the folders exist, before OpenCode starts (to seed its package cache). */
+  prepare?: (home: string) => void;
+}
+
+export class TuiWorld {
+  readonly root = mkdtempSync(join(tmpdir(), "tc-tui-"));
+  readonly project = join(this.root, "project");
+  readonly dbPath = join(this.root, "todo-continuation.db");
+  readonly model: ScriptedModel;
+  /** A tmux server of our own, so nothing else on the machine is touched. */
+  private readonly socket = `tc-tui-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  private pid: number | undefined;
+
+  constructor(
+    script: Script,
+    private readonly options: TuiWorldOptions = {},
+  ) {
+    this.model = new ScriptedModel(script);
+  }
+
+  async start(timeoutMs = 45_000): Promise<void> {
+    const home = join(this.root, "home");
+    const dirs = { HOME: home, XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config"), XDG_CACHE_HOME: join(home, "cache"), XDG_STATE_HOME: join(home, "state") };
+    for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
+    const configDir = join(dirs.XDG_CONFIG_HOME, "opencode");
+    // Lets OpenCode skip its npm install of @opencode-ai/plugin into the config folder.
+    mkdirSync(join(configDir, "node_modules"), { recursive: true });
+    const dependencies = { "@opencode-ai/plugin": "1.18.33" };
+    writeFileSync(join(configDir, "package.json"), JSON.stringify({ dependencies }));
+    writeFileSync(join(configDir, "package-lock.json"), JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies } } }));
+    this.options.prepare?.(home);
+    const tuiSpec = this.options.tuiSpec ?? pathToFileURL(TUI_ENTRY).href;
+    writeFileSync(join(configDir, "tui.json"), JSON.stringify({ $schema: "https://opencode.ai/tui.json", plugin: [[tuiSpec, { databasePath: this.dbPath, ...this.options.tui }]] }, null, 2));
+    const modelUrl = await this.model.start();
+    const plugin = [[pathToFileURL(PLUGIN_ENTRY).href, { databasePath: this.dbPath, ...this.options.server }]];
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      ...dirs,
+      ...OFFLINE,
+      TERM: "tmux-256color",
+      LANG: "C.UTF-8",
+      OPENCODE_CONFIG_CONTENT: opencodeConfig(modelUrl, plugin),
+      ...this.options.env,
+    };
+    const port = 47_000 + Math.floor(Math.random() * 2000);
+    const run = join(this.root, "run.sh");
+    const exports = Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}`).join("\n");
+    writeFileSync(run, `#!/bin/sh\n${exports}\ncd ${quote(this.project)}\nexec ${quote(opencodeBinary())} --port ${port} --hostname 127.0.0.1 2>${quote(join(this.root, "tui-stderr.log"))}\n`, { mode: 0o755 });
+    const conf = join(this.root, "tmux.conf");
+    writeFileSync(conf, "set -g escape-time 0\nset -g default-terminal tmux-256color\n");
+    this.tmux("-f", conf, "new-session", "-d", "-s", "tui", "-x", "160", "-y", "45", `env -i /bin/sh ${quote(run)}`);
+    this.pid = Number(this.tmux("display", "-p", "-t", "tui", "#{pane_pid}").trim());
+    await this.waitScreen("OpenCode's prompt", (s) => s.includes("Ask anything"), timeoutMs);
+  }
+
+  /** The folder OpenCode installs npm plugins into. */
+  get packages(): string {
+    return join(this.root, "home", "cache", "opencode", "packages");
+  }
+
+  async stop(): Promise<void> {
+    try {
+      this.keys("C-u");
+      await sleep(100);
+      this.keys("C-c");
+    } catch {
+      // Already gone.
+    }
+    for (let i = 0; i < 30 && this.alive(); i++) await sleep(100);
+    if (this.alive()) this.signal("SIGKILL");
+    try {
+      this.tmux("kill-server");
+    } catch {
+      // No server left.
+    }
+    await this.model.stop();
+    rmSync(this.root, { recursive: true, force: true });
+  }
+
+  screen(): string {
+    return this.tmux("capture-pane", "-p", "-t", "tui");
+  }
+
+  /** Types text into the focused input, as a person would. */
+  type(text: string): void {
+    this.tmux("send-keys", "-t", "tui", "-l", text);
+  }
+
+  keys(...keys: string[]): void {
+    this.tmux("send-keys", "-t", "tui", ...keys);
+  }
+
+  /** Sends a message from the prompt box. */
+  async say(text: string): Promise<void> {
+    this.type(text);
+    await sleep(150);
+    this.keys("Enter");
+  }
+
+  /** Runs a command of the palette (ctrl+p), picked by typing its title. */
+  async palette(title: string): Promise<void> {
+    this.keys("C-p");
+    await this.waitScreen("the command palette", (s) => /Commands/i.test(s), 5000);
+    this.type(title);
+    await this.waitScreen(`"${title}" in the palette`, (s) => s.includes(title), 5000);
+    this.keys("Enter");
+  }
+
+  /** Polls the screen every 30 ms (toasts last seconds; a countdown second is short). */
+  async waitScreen(what: string, matches: (screen: string) => boolean, timeoutMs = 20_000): Promise<string> {
+    const started = Date.now();
+    for (;;) {
+      const screen = this.screen();
+      if (matches(screen)) return screen;
+      if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the screen:\n${screen}`);
+      await sleep(30);
+    }
+  }
+
+  /** Waits for `probe` to give a value (a model request, a row). */
+  async until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
+    const started = Date.now();
+    for (;;) {
+      const value = probe();
+      if (value) return value;
+      if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      await sleep(50);
+    }
+  }
+
+  /** Rows of the plugin's file, read with a fresh read-only connection. */
+  rows<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[] {
+    if (!existsSync(this.dbPath)) return [];
+    const db = new Database(this.dbPath, { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare(sql).all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  }
+
+  trail(sessionId: string): string[] {
+    return this.rows<{ event: string; reason: string | null }>("SELECT event, reason FROM audit_events WHERE session_id = ? ORDER BY id", sessionId).map((r) =>
+      r.reason ? `${r.event}:${r.reason}` : r.event,
+    );
+  }
+
+  /** The session the TUI created for the first message (its only root session). */
+  sessionId(): string | undefined {
+    return this.rows<{ session_id: string }>("SELECT session_id FROM sessions ORDER BY created_at LIMIT 1")[0]?.session_id;
+  }
+
+  /** Model calls whose last message is a continuation prompt. */
+  continuationRequests(): ModelRequest[] {
+    return this.model.agentRequests().filter((r) => r.messages.at(-1)?.role === "user" && textOf(r.messages.at(-1)?.content).includes("[SYSTEM REMINDER - TODO CONTINUATION]"));
+  }
+
+  private tmux(...args: string[]): string {
+    return execFileSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8" });
+  }
+
+  private alive(): boolean {
+    if (!this.pid) return false;
+    try {
+      process.kill(this.pid, 0);
+      return !execFileSync("ps", ["-o", "stat=", "-p", String(this.pid)], { encoding: "utf8" }).trim().startsWith("Z");
+    } catch {
+      return false;
+    }
+  }
+
+  private signal(signal: NodeJS.Signals): void {
+    try {
+      if (this.pid) process.kill(this.pid, signal);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}

@@ -1,0 +1,76 @@
+// OpenCode's own TUI in tmux, with the server plugin and the TUI plugin on one database and the scripted model: what a
+// person sees and does. The panel shows the countdown; Esc cancels it (nothing is sent, audit cancelled/user_key);
+// the palette's stop holds across the next idle without a model request and the stop toast says why; the palette's
+// resume lets it continue, and the continuation is one line in the transcript while the model got the checklist.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "../crash/processes.js";
+import { textOf } from "./support/scripted-model.js";
+import { TuiWorld } from "./support/tui.js";
+import { script } from "./scenarios.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("the real OpenCode TUI", () => {
+  const world = new TuiWorld(script, { server: { countdownSeconds: 6, leaseMs: 3000 } });
+  let session = "";
+
+  beforeAll(async () => {
+    await world.start();
+  }, 90_000);
+  afterAll(async () => {
+    await world.stop();
+  });
+
+  it("the sidebar panel shows the countdown and its key; Esc cancels it and nothing is sent", async () => {
+    await world.say("scenario: tui");
+    const counting = await world.waitScreen("the countdown in the panel", (s) => /continuing in \ds · esc cancels/.test(s), 30_000);
+    session = world.sessionId()!;
+    expect(counting).toContain("Todo continuation");
+    expect(counting).toMatch(/0 of 20 continuations/);
+    // The captured screen for README "In the TUI".
+    mkdirSync(join(ROOT, ".tmp"), { recursive: true });
+    writeFileSync(join(ROOT, ".tmp", "tui-countdown.txt"), counting);
+    world.keys("Escape");
+    const cancelled = await world.waitScreen("the panel after Esc", (s) => s.includes("cancelled by you"), 5000);
+    expect(cancelled).not.toMatch(/continuing in \ds/);
+    expect(world.rows("SELECT state, end_reason FROM countdowns WHERE session_id = ?", session)).toEqual([{ state: "cancelled", end_reason: "user_key" }]);
+    // In TUI mode OpenCode may load the server plugin twice for the project; the second one defers to the first
+    // one's countdown (`skipped: in_flight`), as any second process would.
+    expect(world.trail(session).filter((t) => t !== "skipped:in_flight")).toEqual(["armed", "cancelled:user_key"]);
+    await sleep(7000);
+    expect(world.continuationRequests()).toEqual([]);
+    expect(world.rows("SELECT id FROM injections")).toEqual([]);
+  });
+
+  it("the palette's stop holds across the next idle without a model request, and a toast says why once", async () => {
+    const requestsBefore = world.model.agentRequests().length;
+    await world.palette("Stop todo continuation");
+    await world.waitScreen("the panel showing the stop", (s) => s.includes("stopped (by tui)"), 5000);
+    expect(world.model.agentRequests().length).toBe(requestsBefore);
+    expect(world.trail(session).slice(-1)).toEqual(["stopped:tui"]);
+    await world.say("ok, go on");
+    const toast = await world.waitScreen("the stop toast", (s) => s.includes("Stopped. /resume-continuation to go on."), 20_000);
+    expect(toast).toContain("Todo continuation");
+    await sleep(7000);
+    expect(world.continuationRequests()).toEqual([]);
+    expect(world.trail(session).filter((t) => t !== "skipped:in_flight").slice(-2)).toEqual(["stopped:tui", "skipped:stopped"]);
+  });
+
+  it("the palette's resume lets it continue; the continuation is one line on screen while the model got the checklist", async () => {
+    await world.palette("Resume todo continuation");
+    await world.waitScreen("a new countdown after the resume", (s) => /continuing in \ds/.test(s), 20_000);
+    const shown = await world.waitScreen("the continuation's one line in the transcript", (s) => s.includes("↻ todo-continuation: 1/3 done, continuing with"), 20_000);
+    expect(shown).toContain('continuing with "add the tests"');
+    expect(shown).not.toContain("[SYSTEM REMINDER - TODO CONTINUATION]");
+    expect(shown).not.toContain("[Status: 1/3 completed");
+    const request = await world.until("the continuation at the model", () => world.continuationRequests()[0]);
+    const received = textOf(request.messages.at(-1)!.content);
+    expect(received).toContain("[SYSTEM REMINDER - TODO CONTINUATION]");
+    expect(received).toContain('- [>] "add the tests" (in progress)');
+    expect(received).toContain("↻ todo-continuation: 1/3 done");
+    await world.waitScreen("the panel once every todo is done", (s) => s.includes("done: every todo is closed"), 20_000);
+    expect(world.rows("SELECT status FROM injections")).toEqual([{ status: "sent" }]);
+  });
+});
