@@ -9,7 +9,8 @@ import { opencodeBinary, ROOT } from "../../crash/processes.js";
 
 export const PLUGIN_ENTRY = join(ROOT, "src", "index.ts");
 
-const OFFLINE = {
+/** With these, OpenCode's only outbound connection is to the scripted model. */
+export const OFFLINE = {
   OPENCODE_DISABLE_MODELS_FETCH: "1",
   OPENCODE_DISABLE_AUTOUPDATE: "1",
   OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
@@ -64,7 +65,7 @@ export function opencodeConfig(modelUrl: string, plugin: unknown[] | undefined, 
 }
 
 /** Lets OpenCode skip its 3–6 s npm install of @opencode-ai/plugin into the config folder. */
-function seedConfigFolder(configDir: string): void {
+export function seedConfigFolder(configDir: string): void {
   mkdirSync(join(configDir, "node_modules"), { recursive: true });
   const dependencies = { "@opencode-ai/plugin": "1.18.33" };
   writeFileSync(join(configDir, "package.json"), JSON.stringify({ dependencies }));

@@ -8,22 +8,10 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { opencodeBinary, ROOT } from "../../crash/processes.js";
-import { opencodeConfig, PLUGIN_ENTRY } from "./opencode-server.js";
+import { OFFLINE, opencodeConfig, PLUGIN_ENTRY, seedConfigFolder } from "./opencode-server.js";
 import { ScriptedModel, textOf, type ModelRequest, type Script } from "./scripted-model.js";
 
 export const TUI_ENTRY = join(ROOT, "src", "tui", "index.ts");
-
-const OFFLINE = {
-  OPENCODE_DISABLE_MODELS_FETCH: "1",
-  OPENCODE_DISABLE_AUTOUPDATE: "1",
-  OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-  OPENCODE_DISABLE_SHARE: "1",
-  OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
-  OPENCODE_DISABLE_CLAUDE_CODE: "1",
-  OPENCODE_DISABLE_EXTERNAL_SKILLS: "1",
-  OPENCODE_DISABLE_EMBEDDED_WEB_UI: "1",
-  OPENCODE_DISABLE_AUTOCOMPACT: "1",
-};
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -62,11 +50,7 @@ export class TuiWorld {
     const dirs = { HOME: home, XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config"), XDG_CACHE_HOME: join(home, "cache"), XDG_STATE_HOME: join(home, "state") };
     for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
     const configDir = join(dirs.XDG_CONFIG_HOME, "opencode");
-    // Lets OpenCode skip its npm install of @opencode-ai/plugin into the config folder.
-    mkdirSync(join(configDir, "node_modules"), { recursive: true });
-    const dependencies = { "@opencode-ai/plugin": "1.18.33" };
-    writeFileSync(join(configDir, "package.json"), JSON.stringify({ dependencies }));
-    writeFileSync(join(configDir, "package-lock.json"), JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies } } }));
+    seedConfigFolder(configDir);
     this.options.prepare?.(home);
     const tuiSpec = this.options.tuiSpec ?? pathToFileURL(TUI_ENTRY).href;
     writeFileSync(join(configDir, "tui.json"), JSON.stringify({ $schema: "https://opencode.ai/tui.json", plugin: [[tuiSpec, { databasePath: this.dbPath, ...this.options.tui }]] }, null, 2));
