@@ -2,13 +2,14 @@
 // the e2e server, with the server plugin in opencode.json and the TUI plugin in tui.json. Tests type and press keys
 // with `send-keys` and assert on what `capture-pane` shows.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { opencodeBinary, ROOT } from "../../crash/processes.js";
 import { OFFLINE, opencodeConfig, PLUGIN_ENTRY, seedConfigFolder } from "./opencode-server.js";
+import { freePort } from "./tcp-proxy.js";
 import { ScriptedModel, textOf, type ModelRequest, type Script } from "./scripted-model.js";
 
 export const TUI_ENTRY = join(ROOT, "src", "tui", "index.ts");
@@ -65,7 +66,8 @@ export class TuiWorld {
       OPENCODE_CONFIG_CONTENT: opencodeConfig(modelUrl, plugin),
       ...this.options.env,
     };
-    const port = 47_000 + Math.floor(Math.random() * 2000);
+    // A port the system says is free now (a fixed range can collide with other tests' listening sockets).
+    const port = await freePort();
     const run = join(this.root, "run.sh");
     const exports = Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}`).join("\n");
     writeFileSync(run, `#!/bin/sh\n${exports}\ncd ${quote(this.project)}\nexec ${quote(opencodeBinary())} --port ${port} --hostname 127.0.0.1 2>${quote(join(this.root, "tui-stderr.log"))}\n`, { mode: 0o755 });
@@ -73,7 +75,12 @@ export class TuiWorld {
     writeFileSync(conf, "set -g escape-time 0\nset -g default-terminal tmux-256color\n");
     this.tmux("-f", conf, "new-session", "-d", "-s", "tui", "-x", "160", "-y", "45", `env -i /bin/sh ${quote(run)}`);
     this.pid = Number(this.tmux("display", "-p", "-t", "tui", "#{pane_pid}").trim());
-    await this.waitScreen("OpenCode's prompt", (s) => s.includes("Ask anything"), timeoutMs);
+    try {
+      await this.waitScreen("OpenCode's prompt", (s) => s.includes("Ask anything"), timeoutMs);
+    } catch (error) {
+      const stderr = join(this.root, "tui-stderr.log");
+      throw new Error(`${(error as Error).message}\nOpenCode's stderr:\n${existsSync(stderr) ? readFileSync(stderr, "utf8").slice(-3000) : "(none)"}`);
+    }
   }
 
   /** The folder OpenCode installs npm plugins into. */
