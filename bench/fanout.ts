@@ -30,7 +30,13 @@ export async function fanout(sessions = 1000, cap = 8, latencyMs = 20): Promise<
     host.setTodos(id, [["a", "pending"]]);
     host.addUserMessage(id, "go");
   }
-  const config = { ...resolveConfig({}, {}), databasePath: db, toast: false, countdownSeconds: 1, maxConcurrentInjections: cap };
+  const config = {
+    ...resolveConfig({}, {}),
+    databasePath: db,
+    toast: false,
+    countdownSeconds: 1,
+    maxConcurrentInjections: cap,
+  };
   const enforcer = new Enforcer({ config, store, host, directory: "/bench" });
   await enforcer.start();
   for (const id of ids) enforcer.handleEvent({ type: "session.idle", properties: { sessionID: id } });

@@ -15,12 +15,29 @@ export async function hotPath(): Promise<Figure[]> {
   const host = new FakeHost();
   host.setTodos("ses_armed", [["a", "pending"]]);
   const config = { ...resolveConfig({}, {}), databasePath: db, countdownSeconds: 3600, toast: false };
-  const hooks = pluginHooks({ directory: "/bench", client: {} } as unknown as PluginInput, config, store, host as never);
+  const hooks = pluginHooks(
+    { directory: "/bench", client: {} } as unknown as PluginInput,
+    config,
+    store,
+    host as never,
+  );
   const event = hooks.event as unknown as (input: { event: unknown }) => void;
   const noop = (_input: { event: unknown }) => {};
-  const delta = { event: { type: "message.part.delta", properties: { sessionID: "ses_stream", messageID: "msg_a", partID: "prt_a", field: "text", delta: "tok" } } };
+  const delta = {
+    event: {
+      type: "message.part.delta",
+      properties: { sessionID: "ses_stream", messageID: "msg_a", partID: "prt_a", field: "text", delta: "tok" },
+    },
+  };
   const part = {
-    event: { type: "message.part.updated", properties: { sessionID: "ses_stream", part: { id: "prt_a", sessionID: "ses_stream", messageID: "msg_a", type: "text", text: "…" }, time: 1 } },
+    event: {
+      type: "message.part.updated",
+      properties: {
+        sessionID: "ses_stream",
+        part: { id: "prt_a", sessionID: "ses_stream", messageID: "msg_a", type: "text", text: "…" },
+        time: 1,
+      },
+    },
   };
   await sleep(20);
 
@@ -32,7 +49,8 @@ export async function hotPath(): Promise<Figure[]> {
   // Arm a countdown for another session, then stream again.
   event({ event: { type: "session.idle", properties: { sessionID: "ses_armed" } } });
   await sleep(200);
-  if (store.raw.all<{ n: number }>("SELECT count(*) AS n FROM countdowns WHERE state = 'armed'")[0]!.n !== 1) throw new Error("no countdown armed");
+  if (store.raw.all<{ n: number }>("SELECT count(*) AS n FROM countdowns WHERE state = 'armed'")[0]!.n !== 1)
+    throw new Error("no countdown armed");
   const armed = await nsPerCall({
     "no-op handler (floor)": () => noop(delta),
     "delta, armed elsewhere": () => event(delta),
@@ -62,14 +80,28 @@ export async function hotPath(): Promise<Figure[]> {
     met: target ? m.median / f <= 2 : undefined,
   });
   const figures: Figure[] = [
-    { group: `hot path (${runtime})`, name: "no-op handler (floor)", median: floor, low: idle["no-op handler (floor)"]!.p25, high: idle["no-op handler (floor)"]!.p75, unit: "ns/event" },
+    {
+      group: `hot path (${runtime})`,
+      name: "no-op handler (floor)",
+      median: floor,
+      low: idle["no-op handler (floor)"]!.p25,
+      high: idle["no-op handler (floor)"]!.p75,
+      unit: "ns/event",
+    },
     row("delta, nothing armed", idle["delta, nothing armed"]!, floor, "≤ 2× floor"),
     row("part.updated, nothing armed", idle["part.updated, nothing armed"]!, floor, "≤ 2× floor"),
     row("delta, countdown armed elsewhere", armed["delta, armed elsewhere"]!, floorArmed),
     row("part.updated, countdown armed elsewhere", armed["part.updated, armed elsewhere"]!, floorArmed),
   ];
   if (!runtime.startsWith("bun")) {
-    figures.push({ group: `hot path (${runtime})`, name: "SQL statements per 100k streaming events", median: sqlPer100k, unit: "statements", target: "0", met: sqlPer100k === 0 });
+    figures.push({
+      group: `hot path (${runtime})`,
+      name: "SQL statements per 100k streaming events",
+      median: sqlPer100k,
+      unit: "statements",
+      target: "0",
+      met: sqlPer100k === 0,
+    });
   }
   return figures;
 }

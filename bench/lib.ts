@@ -20,7 +20,10 @@ export interface Figure {
   note?: string;
 }
 
-export const runtime = typeof (process.versions as Record<string, string | undefined>).bun === "string" ? `bun ${process.versions.bun}` : `node ${process.versions.node}`;
+export const runtime =
+  typeof (process.versions as Record<string, string | undefined>).bun === "string"
+    ? `bun ${process.versions.bun}`
+    : `node ${process.versions.node}`;
 
 /**
  * Nanoseconds per call of each task, each sample the mean of `batch` calls (a single call is too short to time).

@@ -20,7 +20,12 @@ export async function memory(lifecycles = 100_000): Promise<Figure[]> {
   // The host forgets what it was told (a real OpenCode keeps it, not this process); like OpenCode, it starts the
   // turn of each prompt it takes (a busy status), which confirms the continuation started.
   host.prompt = async (request) => {
-    queueMicrotask(() => enforcer.handleEvent({ type: "session.status", properties: { sessionID: request.sessionId, status: { type: "busy" } } }));
+    queueMicrotask(() =>
+      enforcer.handleEvent({
+        type: "session.status",
+        properties: { sessionID: request.sessionId, status: { type: "busy" } },
+      }),
+    );
   };
   host.getTodos = async () => [{ content: "a", status: "pending" }];
   host.getMessages = async () => [];
@@ -33,7 +38,8 @@ export async function memory(lifecycles = 100_000): Promise<Figure[]> {
   const start = process.memoryUsage();
   const wave = 500;
   for (let i = 0; i < lifecycles; i += wave) {
-    for (let j = i; j < i + wave; j++) enforcer.handleEvent({ type: "session.idle", properties: { sessionID: `ses_${j}` } });
+    for (let j = i; j < i + wave; j++)
+      enforcer.handleEvent({ type: "session.idle", properties: { sessionID: `ses_${j}` } });
     await enforcer.settled();
     await sleep(1);
     await enforcer.settled();

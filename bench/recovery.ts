@@ -11,7 +11,11 @@ async function populate(db: string, armed: number, auditRows: number): Promise<v
   const now = Date.now();
   store.raw.exec("BEGIN");
   for (let i = 0; i < auditRows; i++) {
-    store.raw.run("INSERT INTO audit_events (at, session_id, directory, event, reason, detail) VALUES (?, ?, '/bench', 'skipped', 'todos_complete', '{\"stage\":\"idle\"}')", now - 1000 - i, `ses_old_${i % 10_000}`);
+    store.raw.run(
+      "INSERT INTO audit_events (at, session_id, directory, event, reason, detail) VALUES (?, ?, '/bench', 'skipped', 'todos_complete', '{\"stage\":\"idle\"}')",
+      now - 1000 - i,
+      `ses_old_${i % 10_000}`,
+    );
   }
   for (let i = 0; i < armed; i++) {
     // A third still ahead, a third slightly overdue, a third stale: every branch of the misfire policy.
@@ -35,7 +39,12 @@ export async function recovery(armed: number, auditRows = 1_000_000): Promise<Fi
   const host = new FakeHost();
   const started = performance.now();
   const store = await openStore(db);
-  const enforcer = new Enforcer({ config: { ...resolveConfig({}, {}), databasePath: db, toast: false, countdownSeconds: 2 }, store, host, directory: "/bench" });
+  const enforcer = new Enforcer({
+    config: { ...resolveConfig({}, {}), databasePath: db, toast: false, countdownSeconds: 2 },
+    store,
+    host,
+    directory: "/bench",
+  });
   const report = await enforcer.start();
   const elapsed = performance.now() - started;
   const classified = report.rearmed + report.fired + report.expired;

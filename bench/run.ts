@@ -34,7 +34,8 @@ await step("fanout", () => fanout(1000, 8, 20));
 await step("memory", () => inChild("node", "memory.ts", { NODE_OPTIONS: "--expose-gc" }));
 await step("bun", () => inChild("bun", "bun.ts"));
 
-const fmt = (n: number | undefined) => (n === undefined ? "" : n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+const fmt = (n: number | undefined) =>
+  n === undefined ? "" : n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2);
 const rows = figures.map((f) => ({
   figure: `${f.group} · ${f.name}`,
   median: `${fmt(f.median)} ${f.unit}`,
@@ -46,11 +47,20 @@ const rows = figures.map((f) => ({
 }));
 const columns = ["figure", "median", "spread", "ratio", "target", "met", "note"] as const;
 const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => r[c].length)));
-const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join("  ").trimEnd();
+const line = (values: string[]) =>
+  values
+    .map((v, i) => v.padEnd(widths[i]!))
+    .join("  ")
+    .trimEnd();
 console.log(line(columns.map((c) => c.toUpperCase())));
 for (const r of rows) console.log(line(columns.map((c) => r[c])));
 
-const machine = { node: process.versions.node, cpus: cpus().length, cpu: cpus()[0]?.model, at: new Date().toISOString() };
+const machine = {
+  node: process.versions.node,
+  cpus: cpus().length,
+  cpu: cpus()[0]?.model,
+  at: new Date().toISOString(),
+};
 mkdirSync("bench-results", { recursive: true });
 writeFileSync(join("bench-results", "latest.json"), `${JSON.stringify({ machine, figures }, null, 2)}\n`);
 console.log(`\n${figures.length} figures; JSON in bench-results/latest.json (${machine.cpus} cores, ${machine.cpu})`);

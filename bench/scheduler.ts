@@ -31,7 +31,14 @@ export async function schedulerPrecision(count: number): Promise<Figure[]> {
   const now = Date.now();
   for (let i = 0; i < count; i++) {
     const offset = 500 + Math.random() * 3000;
-    const row = { id: `cd_${i}`, sessionId: `ses_${i}`, directory: "/bench", armedAt: now, deadlineAt: now + offset, state: "armed" } as CountdownRow;
+    const row = {
+      id: `cd_${i}`,
+      sessionId: `ses_${i}`,
+      directory: "/bench",
+      armedAt: now,
+      deadlineAt: now + offset,
+      state: "armed",
+    } as CountdownRow;
     due.set(row.id, performance.now() + (row.deadlineAt - Date.now()));
     scheduler.track(row);
   }

@@ -5,7 +5,8 @@ import { Repository, type NewCountdown } from "../src/store/repository.js";
 import { nsPerCall, runtime, scratch, type Figure } from "./lib.js";
 
 async function rawInsert(db: string): Promise<{ run: () => void; close: () => void }> {
-  const sql = "INSERT INTO audit_events (at, session_id, directory, event, reason, detail) VALUES (?, ?, '/bench', 'skipped', 'no_todos', '{}')";
+  const sql =
+    "INSERT INTO audit_events (at, session_id, directory, event, reason, detail) VALUES (?, ?, '/bench', 'skipped', 'no_todos', '{}')";
   if (runtime.startsWith("bun")) {
     const { Database } = await import("bun:sqlite");
     const client = new Database(db);
@@ -33,7 +34,18 @@ export async function stateChanges(): Promise<Figure[]> {
   const countdown = (): NewCountdown => {
     const now = Date.now();
     const id = `cd_bench_${n++}`;
-    return { id, sessionId: `ses_${id}`, directory: "/bench", armedAt: now, deadlineAt: now + 2000, owner: "bench", leaseUntil: now + 15_000, attempt: 0, todosOpen: 2, todosTotal: 3 };
+    return {
+      id,
+      sessionId: `ses_${id}`,
+      directory: "/bench",
+      armedAt: now,
+      deadlineAt: now + 2000,
+      owner: "bench",
+      leaseUntil: now + 15_000,
+      attempt: 0,
+      todosOpen: 2,
+      todosTotal: 3,
+    };
   };
   // Enough countdowns armed beforehand for every cancel the benchmark may do, and sessions that already have a row
   // (as they do when a session goes idle again) for every arm.
@@ -44,7 +56,13 @@ export async function stateChanges(): Promise<Figure[]> {
       armed.push(c);
     }
     const now = Date.now();
-    for (let i = 0; i < 200_000; i++) store.raw.run("INSERT INTO sessions (session_id, directory, created_at, updated_at) VALUES (?, '/bench', ?, ?)", `ses_cd_bench_${n + i}`, now, now);
+    for (let i = 0; i < 200_000; i++)
+      store.raw.run(
+        "INSERT INTO sessions (session_id, directory, created_at, updated_at) VALUES (?, '/bench', ?, ?)",
+        `ses_cd_bench_${n + i}`,
+        now,
+        now,
+      );
   });
   let cancelled = 0;
   const results = await nsPerCall(
@@ -55,7 +73,12 @@ export async function stateChanges(): Promise<Figure[]> {
         const c = armed[cancelled++ % armed.length]!;
         repo.endCountdown(c, "cancelled", "user_message", Date.now(), { event: "cancelled", reason: "user_message" });
       },
-      "audit row": () => repo.audit(Date.now(), { sessionId: "ses_a", directory: "/bench" }, { event: "skipped", reason: "todos_complete", detail: { stage: "idle" } }),
+      "audit row": () =>
+        repo.audit(
+          Date.now(),
+          { sessionId: "ses_a", directory: "/bench" },
+          { event: "skipped", reason: "todos_complete", detail: { stage: "idle" } },
+        ),
     },
     { batch: 50, timeMs: 800 },
   );
@@ -79,7 +102,14 @@ export async function stateChanges(): Promise<Figure[]> {
     };
   };
   return [
-    { group, name: "raw prepared INSERT, autocommit (floor)", median: f / 1000, low: results["raw prepared INSERT (floor)"]!.p25 / 1000, high: results["raw prepared INSERT (floor)"]!.p75 / 1000, unit: "µs" },
+    {
+      group,
+      name: "raw prepared INSERT, autocommit (floor)",
+      median: f / 1000,
+      low: results["raw prepared INSERT (floor)"]!.p25 / 1000,
+      high: results["raw prepared INSERT (floor)"]!.p75 / 1000,
+      unit: "µs",
+    },
     row("arm a countdown (transaction + audit)", "arm a countdown", 3),
     row("cancel a countdown (transaction + audit)", "cancel a countdown", 3),
     row("one audit row", "audit row"),

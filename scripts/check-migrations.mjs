@@ -15,7 +15,16 @@ try {
   try {
     output = execFileSync(
       process.execPath,
-      ["node_modules/drizzle-kit/bin.cjs", "generate", "--dialect", "sqlite", "--schema", "./src/store/schema.ts", "--out", copy],
+      [
+        "node_modules/drizzle-kit/bin.cjs",
+        "generate",
+        "--dialect",
+        "sqlite",
+        "--schema",
+        "./src/store/schema.ts",
+        "--out",
+        copy,
+      ],
       { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
     );
   } catch (error) {
@@ -35,7 +44,9 @@ try {
     console.error("run `npm run db:generate` and commit the new migration");
     process.exitCode = 1;
   } else {
-    console.log(`migrations match the schema (${before.filter((f) => f.endsWith(".sql")).length} migration files): ${output.trim().split("\n").at(-1)}`);
+    console.log(
+      `migrations match the schema (${before.filter((f) => f.endsWith(".sql")).length} migration files): ${output.trim().split("\n").at(-1)}`,
+    );
   }
 } catch (error) {
   console.error(error.message);

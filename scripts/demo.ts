@@ -5,7 +5,13 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OpenCodeServer } from "../test/e2e/support/opencode-server.js";
-import { ScriptedModel, todowrite, type ModelReply, type ModelRequest, type ScriptContext } from "../test/e2e/support/scripted-model.js";
+import {
+  ScriptedModel,
+  todowrite,
+  type ModelReply,
+  type ModelRequest,
+  type ScriptContext,
+} from "../test/e2e/support/scripted-model.js";
 
 const color = process.stdout.isTTY && !process.env.NO_COLOR;
 const paint = (code: string) => (text: string) => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
@@ -25,7 +31,9 @@ const TASKS = ["parse the command-line flags", "write the tests", "update the RE
 function script(_request: ModelRequest, ctx: ScriptContext): ModelReply {
   const done = ctx.userTexts.filter((t) => t.includes("[SYSTEM REMINDER - TODO CONTINUATION]")).length + 1;
   if (ctx.afterTool) return { text: done < TASKS.length ? "I finished one step; stopping here for now." : "All done." };
-  return { toolCalls: [todowrite(TASKS.map((t, i) => [t, i < done ? "completed" : i === done ? "in_progress" : "pending"]))] };
+  return {
+    toolCalls: [todowrite(TASKS.map((t, i) => [t, i < done ? "completed" : i === done ? "in_progress" : "pending"]))],
+  };
 }
 
 const root = mkdtempSync(join(tmpdir(), "todo-continuation-demo-"));
@@ -34,7 +42,9 @@ const model = new ScriptedModel(script);
 const server = new OpenCodeServer({ root, modelUrl: await model.start(), pluginOptions: { databasePath: dbPath } });
 
 console.log(bold("opencode-todo-continuation demo"));
-console.log(dim(`A real OpenCode server (opencode-ai 1.18.33) runs offline in ${root}, with a scripted model and this plugin.\n`));
+console.log(
+  dim(`A real OpenCode server (opencode-ai 1.18.33) runs offline in ${root}, with a scripted model and this plugin.\n`),
+);
 say("starting opencode serve …");
 await server.start();
 say(`server listening on ${server.url}`);
@@ -52,30 +62,51 @@ void (async () => {
     if (p?.sessionID && p.sessionID !== id) continue;
     if (type === "todo.updated") {
       const todos = p.todos as Array<{ content: string; status: string }>;
-      const line = todos.map((t) => (t.status === "completed" ? green("✔") : t.status === "in_progress" ? yellow("▶") : "○") + " " + t.content).join("   ");
+      const line = todos
+        .map(
+          (t) =>
+            (t.status === "completed" ? green("✔") : t.status === "in_progress" ? yellow("▶") : "○") + " " + t.content,
+        )
+        .join("   ");
       if (line !== lastTodos) say(`todos   ${line}`);
       lastTodos = line;
     } else if (type === "session.idle") {
       say(cyan("session idle: the model ended its turn"));
     } else if (type === "tui.toast.show") {
       say(yellow(`toast   ${p.message}`));
-    } else if (type === "message.part.updated" && p.part?.type === "text" && String(p.part.text).startsWith("[SYSTEM REMINDER - TODO CONTINUATION]")) {
+    } else if (
+      type === "message.part.updated" &&
+      p.part?.type === "text" &&
+      String(p.part.text).startsWith("[SYSTEM REMINDER - TODO CONTINUATION]")
+    ) {
       const status = /\[Status: [^\]]+\]/.exec(p.part.text)?.[0] ?? "";
       say(bold(green(`continuation injected ${status}`)));
-    } else if (type === "message.part.updated" && p.part?.type === "text" && p.part.text && !p.part.synthetic && p.part.time?.end) {
+    } else if (
+      type === "message.part.updated" &&
+      p.part?.type === "text" &&
+      p.part.text &&
+      !p.part.synthetic &&
+      p.part.time?.end
+    ) {
       say(dim(`model   "${p.part.text}"`));
     }
   }
 })();
 
 say(`user    "Build a small CLI: flags, tests and README." ${dim(`(session ${id})`)}`);
-await server.client.session.promptAsync({ path: { id }, body: { parts: [{ type: "text", text: "Build a small CLI: flags, tests and README." }] }, throwOnError: true });
+await server.client.session.promptAsync({
+  path: { id },
+  body: { parts: [{ type: "text", text: "Build a small CLI: flags, tests and README." }] },
+  throwOnError: true,
+});
 
 const db = () => new Database(dbPath, { readonly: true, fileMustExist: true });
 const poll = setInterval(() => {
   try {
     const conn = db();
-    const complete = conn.prepare("SELECT 1 FROM audit_events WHERE session_id = ? AND reason = 'todos_complete'").get(id);
+    const complete = conn
+      .prepare("SELECT 1 FROM audit_events WHERE session_id = ? AND reason = 'todos_complete'")
+      .get(id);
     conn.close();
     if (complete) finished();
   } catch {
@@ -110,11 +141,19 @@ console.log(`\n${bold("Audit trail")} ${dim("(every decision, with its reason)")
 console.log(table(conn.prepare(auditSql).all() as Array<Record<string, unknown>>));
 conn.close();
 console.log(`\n${bold("Query it yourself:")}`);
-console.log(`  sqlite3 -header -column ${dbPath} "SELECT created_local, status, agent, model, todos_open, late_ms FROM injection_history"`);
-console.log(`  sqlite3 -header -column ${dbPath} "SELECT event, reason, count(*) AS n FROM audit_events GROUP BY event, reason ORDER BY n DESC"`);
+console.log(
+  `  sqlite3 -header -column ${dbPath} "SELECT created_local, status, agent, model, todos_open, late_ms FROM injection_history"`,
+);
+console.log(
+  `  sqlite3 -header -column ${dbPath} "SELECT event, reason, count(*) AS n FROM audit_events GROUP BY event, reason ORDER BY n DESC"`,
+);
 console.log(dim(`  (or: npx todo-continuation --db ${dbPath} history | audit | status | doctor)`));
-console.log(`\n${bold("In OpenCode's own TUI:")} add the TUI plugin to ~/.config/opencode/tui.json for a sidebar panel with`);
-console.log(`  the countdown (Esc cancels it, nothing is sent), the budget and why it stopped; stop/resume in the palette (ctrl+p):`);
+console.log(
+  `\n${bold("In OpenCode's own TUI:")} add the TUI plugin to ~/.config/opencode/tui.json for a sidebar panel with`,
+);
+console.log(
+  `  the countdown (Esc cancels it, nothing is sent), the budget and why it stopped; stop/resume in the palette (ctrl+p):`,
+);
 console.log(`  { "plugin": ["opencode-todo-continuation"] }          ${dim('(README "In the TUI")')}`);
 console.log(dim(`\nThe folder ${root} is left in place for you to look at.`));
 process.exit(0);

@@ -102,7 +102,13 @@ const nonEmptyString: Parser<string> = (key, value) => {
 };
 
 const stringList: Parser<string[]> = (key, value) => {
-  const list = typeof value === "string" ? value.split(",").map((s) => s.trim()).filter(Boolean) : value;
+  const list =
+    typeof value === "string"
+      ? value
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : value;
   if (Array.isArray(list) && list.every((s) => typeof s === "string" && s.trim() !== "")) return [...list];
   throw new ConfigError(key, value, "an array of agent names");
 };
@@ -114,7 +120,11 @@ interface OptionSpec<T> {
 }
 
 function spec<T>(parse: Parser<T>, fallback: T | ((env: NodeJS.ProcessEnv) => T), env?: string): OptionSpec<T> {
-  return { parse, fallback: typeof fallback === "function" ? (fallback as (e: NodeJS.ProcessEnv) => T) : () => fallback, env };
+  return {
+    parse,
+    fallback: typeof fallback === "function" ? (fallback as (e: NodeJS.ProcessEnv) => T) : () => fallback,
+    env,
+  };
 }
 
 const SPECS: { [K in keyof Config]: OptionSpec<Config[K]> } = {

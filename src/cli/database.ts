@@ -10,7 +10,10 @@ export function databasePath(option: string | undefined): string {
 }
 
 export async function openForReading(path: string): Promise<Store> {
-  if (!existsSync(path)) throw new CliError(`no database at ${path} (the plugin creates it on its first event; set --db or TODO_CONTINUATION_DB to look elsewhere)`);
+  if (!existsSync(path))
+    throw new CliError(
+      `no database at ${path} (the plugin creates it on its first event; set --db or TODO_CONTINUATION_DB to look elsewhere)`,
+    );
   return open(path, true);
 }
 
@@ -22,7 +25,9 @@ async function open(path: string, readonly: boolean, busyTimeoutMs?: number): Pr
   try {
     return await openStore(path, { readonly, busyTimeoutMs });
   } catch (error) {
-    throw new CliError(error instanceof StoreOpenError ? error.message : `cannot open ${path}: ${(error as Error).message}`);
+    throw new CliError(
+      error instanceof StoreOpenError ? error.message : `cannot open ${path}: ${(error as Error).message}`,
+    );
   }
 }
 
@@ -33,7 +38,9 @@ export function query<T>(run: () => T): T {
   } catch (error) {
     const text = (error as Error).message;
     if (/no such (table|view|column)/i.test(text)) {
-      throw new CliError(`the database schema is older than this version of todo-continuation (${text}); run \`todo-continuation migrate\``);
+      throw new CliError(
+        `the database schema is older than this version of todo-continuation (${text}); run \`todo-continuation migrate\``,
+      );
     }
     if (/not a database|malformed/i.test(text)) throw new CliError(`the database file is damaged: ${text}`);
     throw new CliError(text);

@@ -46,11 +46,26 @@ export function untilOrLate(deadline: number, now: number): string {
   return deadline >= now ? `in ${duration(deadline - now)}` : `late by ${duration(now - deadline)}`;
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+const UNITS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  min: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
 
 /** "90d", "12h", "30m", "45s", "2w", "1h30m" → milliseconds; undefined when it is not a duration. */
 export function parseDuration(text: string): number | undefined {
   const parts = [...text.trim().matchAll(/(\d+(?:\.\d+)?)\s*(ms|min|s|m|h|d|w)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join("").replace(/\s/g, "") !== text.trim().replace(/\s/g, "")) return undefined;
+  if (
+    parts.length === 0 ||
+    parts
+      .map((p) => p[0])
+      .join("")
+      .replace(/\s/g, "") !== text.trim().replace(/\s/g, "")
+  )
+    return undefined;
   return parts.reduce((total, [, n, unit]) => total + Number(n) * UNITS[unit!]!, 0);
 }

@@ -15,7 +15,10 @@ import { CliError, UsageError } from "./errors.js";
 export function buildProgram(): Command {
   const program = new Command("todo-continuation")
     .description("Look into and control the durable todo-continuation enforcer of OpenCode.")
-    .option("--db <path>", "the SQLite file (default: $TODO_CONTINUATION_DB, else $XDG_DATA_HOME/opencode/todo-continuation.db)")
+    .option(
+      "--db <path>",
+      "the SQLite file (default: $TODO_CONTINUATION_DB, else $XDG_DATA_HOME/opencode/todo-continuation.db)",
+    )
     .option("--json", "print JSON for scripts instead of tables")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
@@ -41,7 +44,9 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`error: ${error.message}\n`);
       return 2;
     }
-    process.stderr.write(`todo-continuation: ${error instanceof CliError ? error.message : (error as Error).stack ?? String(error)}\n`);
+    process.stderr.write(
+      `todo-continuation: ${error instanceof CliError ? error.message : ((error as Error).stack ?? String(error))}\n`,
+    );
     return 1;
   }
 }

@@ -117,7 +117,11 @@ interface Derived {
 const pass = undefined;
 
 /** The cooldown after the n-th provider error in a row: errorCooldownMs doubled per error, capped; retry-after wins. */
-export function errorCooldownMs(config: Pick<DecisionConfig, "errorCooldownMs" | "retryMaxMs">, streak: number, retryAfterMs?: number | null): number {
+export function errorCooldownMs(
+  config: Pick<DecisionConfig, "errorCooldownMs" | "retryMaxMs">,
+  streak: number,
+  retryAfterMs?: number | null,
+): number {
   const exponential = Math.min(config.retryMaxMs, config.errorCooldownMs * 2 ** Math.max(0, streak - 1));
   return Math.max(config.errorCooldownMs, exponential, Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
 }
@@ -164,7 +168,11 @@ export function stagnantStreak({ durable, todos }: Pick<DecisionInput, "durable"
  * Text-only replies in a row to continuations, including the reply to the last one. A reply that did work (a tool
  * call, an edit, a subagent) or any progress ends the streak; no reply yet leaves it as it was.
  */
-export function unproductiveStreak({ durable, todos, live }: Pick<DecisionInput, "durable" | "todos" | "live">): number | undefined {
+export function unproductiveStreak({
+  durable,
+  todos,
+  live,
+}: Pick<DecisionInput, "durable" | "todos" | "live">): number | undefined {
   const reply = live.messages?.replyToLastInjection;
   if (!Array.isArray(todos) || reply === undefined) return undefined;
   if (!durable.ledger || progressSince(durable.ledger, todos)) return 0;
@@ -181,7 +189,8 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
   ["disabled", ({ config }) => (config.enabled ? pass : {})],
   [
     "session_filtered",
-    ({ config, durable }) => (durable.parentId && !config.continueChildSessions ? { parentId: durable.parentId } : pass),
+    ({ config, durable }) =>
+      durable.parentId && !config.continueChildSessions ? { parentId: durable.parentId } : pass,
   ],
   ["stopped", ({ durable }) => (durable.stoppedAt != null ? { stoppedAt: durable.stoppedAt } : pass)],
   ["recovering", ({ durable, live }) => (durable.recovering || live.status === "retry" ? {} : pass)],
@@ -207,8 +216,11 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
     "provider_error",
     (input) => {
       const { durable, live } = input;
-      if (live.messages?.unansweredErrorKind === "permanent") return { source: "last_assistant_message", ...errorDetail(live.messages.unansweredError) };
-      return durable.lastErrorKind === "permanent" && lastTurnStillFailed(input) ? { lastErrorAt: durable.lastErrorAt ?? null, errorName: durable.lastErrorName ?? null } : pass;
+      if (live.messages?.unansweredErrorKind === "permanent")
+        return { source: "last_assistant_message", ...errorDetail(live.messages.unansweredError) };
+      return durable.lastErrorKind === "permanent" && lastTurnStillFailed(input)
+        ? { lastErrorAt: durable.lastErrorAt ?? null, errorName: durable.lastErrorName ?? null }
+        : pass;
     },
   ],
   [
@@ -216,7 +228,8 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
     (input) => {
       const { durable, config } = input;
       const streak = durable.errorStreak ?? 0;
-      if (streak <= config.maxRetries || !isRetryableKind(durable.lastErrorKind) || !lastTurnStillFailed(input)) return pass;
+      if (streak <= config.maxRetries || !isRetryableKind(durable.lastErrorKind) || !lastTurnStillFailed(input))
+        return pass;
       return { errors: streak, limit: config.maxRetries, lastErrorKind: durable.lastErrorKind ?? null };
     },
   ],
@@ -226,20 +239,30 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
     ({ stage, now }, { wait }) =>
       stage !== "idle" && wait?.waitingFor === "error_cooldown" ? { remainingMs: wait.until - now } : pass,
   ],
-  ["backoff", ({ stage, now }, { wait }) => (stage !== "idle" && wait?.waitingFor === "backoff" ? { remainingMs: wait.until - now } : pass)],
+  [
+    "backoff",
+    ({ stage, now }, { wait }) =>
+      stage !== "idle" && wait?.waitingFor === "backoff" ? { remainingMs: wait.until - now } : pass,
+  ],
   ["in_flight", ({ live }) => (live.inFlight ? {} : pass)],
   ["busy", ({ live }) => (live.status === "busy" ? {} : pass)],
   [
     "children_running",
     ({ live }) =>
-      live.busyChildren ? { busyChildren: live.busyChildren, ...(live.busyDescendantIds ? { sessions: live.busyDescendantIds.slice(0, 20) } : {}) } : pass,
+      live.busyChildren
+        ? {
+            busyChildren: live.busyChildren,
+            ...(live.busyDescendantIds ? { sessions: live.busyDescendantIds.slice(0, 20) } : {}),
+          }
+        : pass,
   ],
   [
     "waiting_for_user",
     ({ live }) => {
       if (live.pendingRequests) return { source: "request", pendingRequests: live.pendingRequests };
       if (live.messages?.unfinishedQuestion) return { source: "question_tool" };
-      if (live.messages?.textQuestion !== undefined) return { source: "text_question", question: live.messages.textQuestion };
+      if (live.messages?.textQuestion !== undefined)
+        return { source: "text_question", question: live.messages.textQuestion };
       return pass;
     },
   ],
@@ -274,22 +297,29 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
   ],
   [
     "user_took_over",
-    ({ durable }, { pause }) => (pause === "held" ? { messageId: durable.pauseMessageId ?? null, pausedAt: durable.pausedAt ?? null } : pass),
+    ({ durable }, { pause }) =>
+      pause === "held" ? { messageId: durable.pauseMessageId ?? null, pausedAt: durable.pausedAt ?? null } : pass,
   ],
   [
     "no_progress_reply",
     ({ config }, { unproductiveStreak: streak }) =>
-      streak !== undefined && streak >= config.unproductiveLimit ? { textOnlyReplies: streak, limit: config.unproductiveLimit } : pass,
+      streak !== undefined && streak >= config.unproductiveLimit
+        ? { textOnlyReplies: streak, limit: config.unproductiveLimit }
+        : pass,
   ],
   [
     "stagnation",
     ({ config }, { stagnantStreak: streak }) =>
-      streak !== undefined && streak >= config.stagnationLimit ? { unproductiveContinuations: streak, limit: config.stagnationLimit } : pass,
+      streak !== undefined && streak >= config.stagnationLimit
+        ? { unproductiveContinuations: streak, limit: config.stagnationLimit }
+        : pass,
   ],
   [
     "budget_exhausted",
     ({ durable, config }) =>
-      durable.continuations >= config.maxContinuations ? { continuations: durable.continuations, limit: config.maxContinuations } : pass,
+      durable.continuations >= config.maxContinuations
+        ? { continuations: durable.continuations, limit: config.maxContinuations }
+        : pass,
   ],
 ];
 
@@ -306,7 +336,11 @@ function lastTurnStillFailed({ todos, live }: DecisionInput): boolean {
 
 function errorDetail(error: MessageFacts["unansweredError"]): Record<string, unknown> {
   if (!error) return {};
-  return { errorName: error.name ?? null, statusCode: error.statusCode ?? null, message: error.message?.slice(0, 300) ?? null };
+  return {
+    errorName: error.name ?? null,
+    statusCode: error.statusCode ?? null,
+    message: error.message?.slice(0, 300) ?? null,
+  };
 }
 
 export function decide(input: DecisionInput): Decision {
@@ -332,7 +366,9 @@ export function decide(input: DecisionInput): Decision {
     decision.notBefore = derived.wait.until;
     decision.waitingFor = derived.wait.waitingFor;
   }
-  if (derived.pause !== "none" && derived.pause !== "held" && derived.pause !== "unknown") decision.pauseLifted = derived.pause;
-  if ((input.durable.errorStreak ?? 0) > 0 && messages !== undefined && messages.unansweredErrorKind === undefined) decision.errorsResolved = true;
+  if (derived.pause !== "none" && derived.pause !== "held" && derived.pause !== "unknown")
+    decision.pauseLifted = derived.pause;
+  if ((input.durable.errorStreak ?? 0) > 0 && messages !== undefined && messages.unansweredErrorKind === undefined)
+    decision.errorsResolved = true;
   return decision;
 }

@@ -40,7 +40,10 @@ const TRANSIENT_TEXT =
   /rate[ _-]?limit|too many requests|too_many_requests|overloaded|service[ _-]unavailable|temporarily unavailable|at capacity|internal server error|server[ _-]error|bad gateway|gateway timeout|upstream connect|fetch failed|failed to fetch|network[ _-]error|connection (error|refused|reset|lost|closed)|socket hang up|econnreset|econnrefused|etimedout|eai_again|enotfound|\btimed? ?out\b|resource[ _]exhausted|try again later/i;
 
 function textMatches(pattern: RegExp, report: ErrorReport): boolean {
-  return (report.message !== undefined && pattern.test(report.message)) || (report.responseBody !== undefined && pattern.test(report.responseBody));
+  return (
+    (report.message !== undefined && pattern.test(report.message)) ||
+    (report.responseBody !== undefined && pattern.test(report.responseBody))
+  );
 }
 
 export function classifyError(report: ErrorReport): ErrorKind {
@@ -72,7 +75,8 @@ export function isRetryableKind(kind: ErrorKind | string | null | undefined): bo
 export function retryAfterMs(headers: Record<string, unknown> | undefined, now: number): number | undefined {
   if (!headers) return undefined;
   const header = (name: string): string | undefined => {
-    for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name && typeof value === "string") return value;
+    for (const [key, value] of Object.entries(headers))
+      if (key.toLowerCase() === name && typeof value === "string") return value;
     return undefined;
   };
   const ms = Number.parseFloat(header("retry-after-ms") ?? "");

@@ -12,7 +12,10 @@ export type DomainEvent =
   | { type: "idle"; sessionId: string }
   | { type: "status"; sessionId: string; status: SessionStatus }
   | { type: "error"; sessionId: string; kind: ErrorKind; error: ErrorReport }
-  | ({ type: "message"; sessionId: string; messageId: string; role: "user" | "assistant" } & Omit<MessageInfo, "id" | "sessionId" | "role" | "writeDenied">)
+  | ({ type: "message"; sessionId: string; messageId: string; role: "user" | "assistant" } & Omit<
+      MessageInfo,
+      "id" | "sessionId" | "role" | "writeDenied"
+    >)
   | { type: "todos"; sessionId: string; todos: Todo[] }
   | { type: "session_info"; sessionId: string; parentId?: string; directory?: string }
   | { type: "session_deleted"; sessionId: string }

@@ -29,35 +29,71 @@ const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = 
   stopped: () => ({ standing: "stopped", text: "stopped", hint: RESUME_HINT }),
   recovering: () => ({ standing: "waiting", text: "waiting: OpenCode is retrying the provider" }),
   aborted: () => ({ standing: "waiting", text: "waiting: you aborted the last turn" }),
-  token_limit: () => ({ standing: "stopped", text: "stopped: the context is full", hint: "compact the session or write to go on" }),
+  token_limit: () => ({
+    standing: "stopped",
+    text: "stopped: the context is full",
+    hint: "compact the session or write to go on",
+  }),
   provider_error: (d) => ({
     standing: "stopped",
     text: `stopped: the provider refused the request${n(d, "statusCode") ? ` (${n(d, "statusCode")})` : ""}`,
     hint: "fix it, then write or /resume-continuation",
   }),
-  errors_persist: (d) => ({ standing: "stopped", text: `stopped: ${plural(n(d, "errors"), "provider error")} in a row`, hint: RESUME_HINT }),
+  errors_persist: (d) => ({
+    standing: "stopped",
+    text: `stopped: ${plural(n(d, "errors"), "provider error")} in a row`,
+    hint: RESUME_HINT,
+  }),
   error_cooldown: () => ({ standing: "waiting", text: "waiting: a provider error, looking again soon" }),
   backoff: () => ({ standing: "waiting", text: "waiting: retrying a failed continuation" }),
   in_flight: () => ({ standing: "continuing", text: "a continuation is on its way" }),
   busy: () => ({ standing: "continuing", text: "working" }),
-  children_running: (d) => ({ standing: "waiting", text: `waiting: ${plural(n(d, "busyChildren"), "subagent")} still working` }),
+  children_running: (d) => ({
+    standing: "waiting",
+    text: `waiting: ${plural(n(d, "busyChildren"), "subagent")} still working`,
+  }),
   waiting_for_user: (d) => ({
     standing: "waiting",
-    text: d.source === "request" ? "waiting: a permission request or question needs you" : "waiting: the assistant asked you a question",
+    text:
+      d.source === "request"
+        ? "waiting: a permission request or question needs you"
+        : "waiting: the assistant asked you a question",
   }),
   compaction: (d) => ({
     standing: "waiting",
-    text: d.state === "running" ? "waiting: a compaction is running" : "waiting: a compaction ran; continues after your next message",
+    text:
+      d.state === "running"
+        ? "waiting: a compaction is running"
+        : "waiting: a compaction ran; continues after your next message",
   }),
   agent_skipped: (d) => ({ standing: "off", text: `not continued: agent ${String(d.agent ?? "")}`.trimEnd() }),
-  no_write_permission: (d) => ({ standing: "off", text: `not continued: agent ${String(d.agent ?? "")} cannot edit files` }),
+  no_write_permission: (d) => ({
+    standing: "off",
+    text: `not continued: agent ${String(d.agent ?? "")} cannot edit files`,
+  }),
   todo_fetch_failed: () => ({ standing: "waiting", text: "could not read the todo list" }),
   no_todos: () => ({ standing: "done", text: "no todos" }),
   todos_complete: () => ({ standing: "done", text: "done: every todo is closed" }),
-  user_took_over: () => ({ standing: "paused", text: "paused: you stepped in", hint: `continues once the todos move, or ${RESUME_HINT}` }),
-  no_progress_reply: (d) => ({ standing: "stopped", text: `stopped: ${plural(n(d, "textOnlyReplies"), "reply")} in words only, no work`, hint: RESUME_HINT }),
-  stagnation: (d) => ({ standing: "stopped", text: `stopped: ${plural(n(d, "unproductiveContinuations"), "continuation")} without progress`, hint: RESUME_HINT }),
-  budget_exhausted: (d) => ({ standing: "stopped", text: `stopped: ${plural(n(d, "continuations"), "continuation")}, the budget is spent`, hint: RESUME_HINT }),
+  user_took_over: () => ({
+    standing: "paused",
+    text: "paused: you stepped in",
+    hint: `continues once the todos move, or ${RESUME_HINT}`,
+  }),
+  no_progress_reply: (d) => ({
+    standing: "stopped",
+    text: `stopped: ${plural(n(d, "textOnlyReplies"), "reply")} in words only, no work`,
+    hint: RESUME_HINT,
+  }),
+  stagnation: (d) => ({
+    standing: "stopped",
+    text: `stopped: ${plural(n(d, "unproductiveContinuations"), "continuation")} without progress`,
+    hint: RESUME_HINT,
+  }),
+  budget_exhausted: (d) => ({
+    standing: "stopped",
+    text: `stopped: ${plural(n(d, "continuations"), "continuation")}, the budget is spent`,
+    hint: RESUME_HINT,
+  }),
 };
 
 const CANCELS: Record<string, string> = {
@@ -74,7 +110,11 @@ const CANCELS: Record<string, string> = {
 };
 
 /** The words for one audit row; undefined for rows that change nothing a person needs to see. */
-export function explain(event: string, reason: string | null, detail: Record<string, unknown> = {}): Explanation | undefined {
+export function explain(
+  event: string,
+  reason: string | null,
+  detail: Record<string, unknown> = {},
+): Explanation | undefined {
   switch (event) {
     case "armed":
     case "resumed":
@@ -86,10 +126,16 @@ export function explain(event: string, reason: string | null, detail: Record<str
     case "skipped":
       return reason ? SKIPS[reason]?.(detail) : undefined;
     case "cancelled":
-      return reason ? { standing: reason === "user_key" ? "paused" : "waiting", text: CANCELS[reason] ?? `cancelled: ${reason}` } : undefined;
+      return reason
+        ? { standing: reason === "user_key" ? "paused" : "waiting", text: CANCELS[reason] ?? `cancelled: ${reason}` }
+        : undefined;
     case "injection_failed":
       return reason === "gave_up" || detail.final === true
-        ? { standing: "stopped", text: `stopped: ${plural(n(detail, "attempt"), "attempt")} to continue failed`, hint: RESUME_HINT }
+        ? {
+            standing: "stopped",
+            text: `stopped: ${plural(n(detail, "attempt"), "attempt")} to continue failed`,
+            hint: RESUME_HINT,
+          }
         : { standing: "waiting", text: "a continuation failed; retrying" };
     case "expired":
       return { standing: "waiting", text: "a countdown expired (OpenCode was down too long)" };

@@ -62,7 +62,10 @@ export function readMessageInfo(raw: unknown): MessageInfo | undefined {
   const time = obj(info.time);
   const model = obj(info.model);
   const tools = obj(info.tools);
-  const error = info.error === undefined || info.error === null ? undefined : errorFields(info.error, num(time?.completed) ?? num(time?.created));
+  const error =
+    info.error === undefined || info.error === null
+      ? undefined
+      : errorFields(info.error, num(time?.completed) ?? num(time?.created));
   return {
     id,
     sessionId: str(info.sessionID),

@@ -93,9 +93,12 @@ export type UserMessageKind = "real" | "own" | "command" | "synthetic";
  * compaction or when every text part is synthetic (OpenCode's own additions), else `real`: a person wrote it. A
  * message with no text part (yet) is real.
  */
-export function classifyUserMessage(message: Pick<SessionMessage, "agent" | "role" | "summary" | "parts">): UserMessageKind {
+export function classifyUserMessage(
+  message: Pick<SessionMessage, "agent" | "role" | "summary" | "parts">,
+): UserMessageKind {
   const textParts = message.parts.filter((p) => p.type === "text");
-  if (textParts.some((p) => p.text && (findInjectionId(p.text) || p.text.startsWith(TRANSCRIPT_LINE_PREFIX)))) return "own";
+  if (textParts.some((p) => p.text && (findInjectionId(p.text) || p.text.startsWith(TRANSCRIPT_LINE_PREFIX))))
+    return "own";
   if (textParts.some((p) => p.text?.startsWith(COMMAND_NOTE_PREFIX))) return "command";
   if (isCompactionMessage(message)) return "synthetic";
   if (textParts.length > 0 && textParts.every((p) => p.synthetic === true)) return "synthetic";
@@ -104,7 +107,11 @@ export function classifyUserMessage(message: Pick<SessionMessage, "agent" | "rol
 
 /** A live message's parts so far settle its kind once a part is decisive: a non-synthetic text, an id, a compaction. */
 export function isDecisivePart(part: MessagePart): boolean {
-  return part.type === "compaction" || (part.type === "text" && (part.synthetic !== true || (part.text !== undefined && findInjectionId(part.text) !== undefined)));
+  return (
+    part.type === "compaction" ||
+    (part.type === "text" &&
+      (part.synthetic !== true || (part.text !== undefined && findInjectionId(part.text) !== undefined)))
+  );
 }
 
 function textOf(message: SessionMessage): string {
@@ -123,7 +130,11 @@ function asksUser(message: SessionMessage): boolean {
 function replyKind(replies: readonly SessionMessage[]): ReplyKind {
   if (replies.length === 0) return "none";
   const worked = replies.some((m) =>
-    m.parts.some((p) => WORK_PARTS.has(p.type) || (p.type === "tool" && !BOOKKEEPING_TOOLS.has((p.tool ?? "").toLowerCase()) && !isQuestionTool(p.tool))),
+    m.parts.some(
+      (p) =>
+        WORK_PARTS.has(p.type) ||
+        (p.type === "tool" && !BOOKKEEPING_TOOLS.has((p.tool ?? "").toLowerCase()) && !isQuestionTool(p.tool)),
+    ),
   );
   if (worked) return "worked";
   return replies.at(-1)?.error ? "errored" : "text_only";
@@ -186,10 +197,18 @@ export function inspectMessages(messages: readonly SessionMessage[], options: In
     facts.unansweredError = lastAssistant.error;
   }
   if (lastAssistant) {
-    facts.unfinishedQuestion = lastAssistant.parts.some((p) => p.type === "tool" && isQuestionTool(p.tool) && UNFINISHED_TOOL.has(p.toolStatus ?? ""));
+    facts.unfinishedQuestion = lastAssistant.parts.some(
+      (p) => p.type === "tool" && isQuestionTool(p.tool) && UNFINISHED_TOOL.has(p.toolStatus ?? ""),
+    );
   }
   const last = messages.at(-1);
-  if (options.detectTextQuestions !== false && last && last.role === "assistant" && !last.error && !isCompactionMessage(last)) {
+  if (
+    options.detectTextQuestions !== false &&
+    last &&
+    last.role === "assistant" &&
+    !last.error &&
+    !isCompactionMessage(last)
+  ) {
     const verdict = detectTextQuestion(textOf(last));
     if (verdict.asks) facts.textQuestion = verdict.evidence ?? "";
   }
@@ -208,9 +227,14 @@ export function inspectMessages(messages: readonly SessionMessage[], options: In
 function compactionState(messages: readonly SessionMessage[], index: number): "running" | "finished" | undefined {
   const compaction = messages[index]!;
   const after = messages.slice(index + 1);
-  if (compaction.role === "user" && !after.some((m) => m.role === "assistant" && isCompactionMessage(m))) return "running";
+  if (compaction.role === "user" && !after.some((m) => m.role === "assistant" && isCompactionMessage(m)))
+    return "running";
   if (compaction.role === "assistant" && compaction.completedAt === undefined && !compaction.error) return "running";
-  const activity = after.some((m) => (m.role === "assistant" && !isCompactionMessage(m)) || (m.role === "user" && classifyUserMessage(m) === "real" && !replaysEarlier(messages, m, index)));
+  const activity = after.some(
+    (m) =>
+      (m.role === "assistant" && !isCompactionMessage(m)) ||
+      (m.role === "user" && classifyUserMessage(m) === "real" && !replaysEarlier(messages, m, index)),
+  );
   return activity ? undefined : "finished";
 }
 

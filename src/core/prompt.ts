@@ -78,11 +78,18 @@ export function findInjectionId(text: string): string | undefined {
 export function transcriptLine(todos: readonly Todo[]): string {
   const { total, completed } = summarize(todos);
   const next = focusTodo(todos);
-  const clipped = next && next.content.length > MAX_LINE_TODO_CHARS ? `${next.content.slice(0, MAX_LINE_TODO_CHARS)}…` : next?.content;
+  const clipped =
+    next && next.content.length > MAX_LINE_TODO_CHARS
+      ? `${next.content.slice(0, MAX_LINE_TODO_CHARS)}…`
+      : next?.content;
   return `${TRANSCRIPT_LINE_PREFIX} ${completed}/${total} done${clipped ? `, continuing with ${JSON.stringify(clipped)}` : ""}`;
 }
 
-export function renderPrompt(todos: readonly Todo[], injectionId: string, template: string = DEFAULT_PROMPT_TEMPLATE): string {
+export function renderPrompt(
+  todos: readonly Todo[],
+  injectionId: string,
+  template: string = DEFAULT_PROMPT_TEMPLATE,
+): string {
   const { total, completed, open } = summarize(todos);
   const next = focusTodo(todos);
   const values: Record<(typeof PROMPT_PLACEHOLDERS)[number], string> = {

@@ -3,9 +3,7 @@
 // jumped is bounded here: no countdown waits longer than its own configured duration.
 
 export type ResumeAction =
-  | { action: "rearm"; remainingMs: number }
-  | { action: "fire"; lateMs: number }
-  | { action: "expire"; lateMs: number };
+  { action: "rearm"; remainingMs: number } | { action: "fire"; lateMs: number } | { action: "expire"; lateMs: number };
 
 export function classifyArmedCountdown(
   countdown: { armedAt: number; deadlineAt: number },

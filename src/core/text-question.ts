@@ -104,7 +104,9 @@ function proseOf(text: string): string {
       .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s)\]>]+/gi, "link")
       .replace(/\bwww\.[^\s)\]>]+/gi, "link")
       // Quotations: "…", “…”, «…», 「…」 with a question inside are someone else's words; so is a 'quoted question?'.
-      .replace(/"[^"\n]{0,200}"|“[^”\n]{0,200}”|«[^»\n]{0,200}»|「[^」\n]{0,200}」|『[^』\n]{0,200}』/g, (q) => (QUESTION_MARK.test(q) ? "quote" : q))
+      .replace(/"[^"\n]{0,200}"|“[^”\n]{0,200}”|«[^»\n]{0,200}»|「[^」\n]{0,200}」|『[^』\n]{0,200}』/g, (q) =>
+        QUESTION_MARK.test(q) ? "quote" : q,
+      )
       .replace(/(^|[\s:(])['‘][^'‘’\n]{1,200}\?['’](?=[\s.,;:!)—–-]|$)/gm, "$1quote")
       .split("\n")
       // Headings, block quotes, tables, rules, and the questions of a FAQ ("Q: …") are not asked of the user.
@@ -143,7 +145,9 @@ function sentencesOf(region: string): string[] {
   for (const line of region.split("\n")) {
     const body = line.replace(LIST_ITEM, "").trim();
     if (!body) continue;
-    const parts = body.match(/[^.!?。！？؟]+(?:[.!?。！？؟]+(?:[)\]"'’”*_~\s]|\p{Extended_Pictographic}|\u{FE0F})*|$)/gu) ?? [body];
+    const parts = body.match(
+      /[^.!?。！？؟]+(?:[.!?。！？؟]+(?:[)\]"'’”*_~\s]|\p{Extended_Pictographic}|\u{FE0F})*|$)/gu,
+    ) ?? [body];
     for (const part of parts) if (part.trim()) sentences.push(part.trim());
   }
   return sentences;

@@ -55,7 +55,10 @@ export function ledgerOf(todos: ReadonlyArray<{ content: string; status: string 
 }
 
 /** The ledger after these todos were seen: every rank and the closed count only ever go up. */
-export function mergeLedger(ledger: ProgressLedger, todos: ReadonlyArray<{ content: string; status: string }>): ProgressLedger {
+export function mergeLedger(
+  ledger: ProgressLedger,
+  todos: ReadonlyArray<{ content: string; status: string }>,
+): ProgressLedger {
   const ranks: Record<string, number> = { ...ledger.ranks };
   let closed = 0;
   for (const todo of todos) {
@@ -73,7 +76,10 @@ export type ProgressKind = "closed_more" | "moved_forward";
  * (open → in progress → closed). Never activity, and never churn: a todo moved back and forth, re-created with the
  * same text, or new open todos appended do not count.
  */
-export function progressSince(ledger: ProgressLedger, todos: readonly Todo[]): { kind: ProgressKind; todo?: string } | undefined {
+export function progressSince(
+  ledger: ProgressLedger,
+  todos: readonly Todo[],
+): { kind: ProgressKind; todo?: string } | undefined {
   let closed = 0;
   for (const todo of todos) if (rank(todo.status) === 2) closed++;
   if (closed > ledger.closedHigh) return { kind: "closed_more" };
@@ -101,7 +107,8 @@ export function parseLedger(text: string | null | undefined): ProgressLedger | n
       const { closedHigh, ranks } = parsed as Record<string, unknown>;
       if (typeof closedHigh !== "number" || !ranks || typeof ranks !== "object") return null;
       const clean: Record<string, number> = {};
-      for (const [content, r] of Object.entries(ranks as Record<string, unknown>)) if (typeof r === "number") clean[content] = r;
+      for (const [content, r] of Object.entries(ranks as Record<string, unknown>))
+        if (typeof r === "number") clean[content] = r;
       return { closedHigh, ranks: clean };
     }
     return null;

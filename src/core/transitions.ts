@@ -55,14 +55,22 @@ const FRESH_START: SessionPatch = {
  * When the message follows one of our continuations (`takeover`), the session pauses until its todos progress
  * beyond `takeover.baseline`, its list is rewritten, or the user resumes.
  */
-export function afterRealUserMessage(now: number, choice: AgentChoice, takeover?: { messageId: string; baseline: ProgressLedger | null }): SessionPatch {
+export function afterRealUserMessage(
+  now: number,
+  choice: AgentChoice,
+  takeover?: { messageId: string; baseline: ProgressLedger | null },
+): SessionPatch {
   return {
     ...FRESH_START,
     lastUserMessageAt: now,
     abortedAt: null,
     tokenLimitAt: null,
     ...(takeover
-      ? { pausedAt: now, pauseMessageId: takeover.messageId, pauseBaseline: takeover.baseline ? serializeLedger(takeover.baseline) : null }
+      ? {
+          pausedAt: now,
+          pauseMessageId: takeover.messageId,
+          pauseBaseline: takeover.baseline ? serializeLedger(takeover.baseline) : null,
+        }
       : {}),
     ...agentColumns(choice),
   };
@@ -99,7 +107,8 @@ export function afterSessionError(
   now: number,
   previous: { errorStreak: number; lastErrorAt?: number | null; lastErrorKind?: string | null },
 ): SessionPatch {
-  const sameTurn = previous.lastErrorAt != null && now - previous.lastErrorAt >= 0 && now - previous.lastErrorAt < SAME_TURN_MS;
+  const sameTurn =
+    previous.lastErrorAt != null && now - previous.lastErrorAt >= 0 && now - previous.lastErrorAt < SAME_TURN_MS;
   if (sameTurn && (SEVERITY[previous.lastErrorKind ?? ""] ?? 0) > SEVERITY[kind]!) return { lastErrorAt: now };
   const patch: SessionPatch = {
     lastErrorAt: now,
@@ -133,7 +142,12 @@ export function afterAssistantResumed(): SessionPatch {
  * loop counts and the progress ledger. Absolute values, so it can be stored with the injection and applied later;
  * `continuations` is incremented where it is applied.
  */
-export function continuationPatch(ledger: ProgressLedger | null, todos: readonly Todo[], stagnantStreak: number, unproductiveStreak: number): SessionPatch {
+export function continuationPatch(
+  ledger: ProgressLedger | null,
+  todos: readonly Todo[],
+  stagnantStreak: number,
+  unproductiveStreak: number,
+): SessionPatch {
   return {
     stagnantContinuations: stagnantStreak,
     unproductiveReplies: unproductiveStreak,
@@ -169,13 +183,23 @@ export type FailureOutcome =
  * 2×base, 4×base… capped), at most `maxRetries` retries in a row; every attempt counts. A failure that retrying
  * cannot fix (`final`: a context that is full) gives up at once.
  */
-export function afterInjectionFailed(failuresBefore: number, now: number, policy: RetryPolicy, final = false): FailureOutcome {
+export function afterInjectionFailed(
+  failuresBefore: number,
+  now: number,
+  policy: RetryPolicy,
+  final = false,
+): FailureOutcome {
   const failures = failuresBefore + 1;
   if (final || failures > policy.maxRetries) {
     return { retry: false, attempt: failures, patch: { consecutiveFailures: failures, backoffUntil: null } };
   }
   const delayMs = Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** (failures - 1));
-  return { retry: true, attempt: failures, delayMs, patch: { consecutiveFailures: failures, backoffUntil: now + delayMs } };
+  return {
+    retry: true,
+    attempt: failures,
+    delayMs,
+    patch: { consecutiveFailures: failures, backoffUntil: now + delayMs },
+  };
 }
 
 /** The continuation's turn started: the failures in a row are over. */

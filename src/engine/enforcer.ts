@@ -8,7 +8,13 @@ import { classifyError, type ErrorKind, type ErrorReport } from "../core/errors.
 import { translateEvent, type DomainEvent } from "../core/events.js";
 import type { AgentChoice } from "../core/messages.js";
 import { renderPrompt, transcriptLine } from "../core/prompt.js";
-import { EXPIRE_REASON, RESUME_REASON, STORE_RECOVERED_REASON, type CancelReason, type SkipReason } from "../core/reasons.js";
+import {
+  EXPIRE_REASON,
+  RESUME_REASON,
+  STORE_RECOVERED_REASON,
+  type CancelReason,
+  type SkipReason,
+} from "../core/reasons.js";
 import { isOpen, mergeLedger, parseLedger, summarize, type Todo, type TodoSummary } from "../core/todos.js";
 import {
   afterAssistantResumed,
@@ -133,7 +139,10 @@ export class Enforcer {
     this.repo = new Repository(options.store);
     this.startedAt = this.clock.now();
     this.timers = new TimerQueue(this.clock, (key, error) => this.failed(`timer ${key}`, error));
-    this.memories = new SessionMemories(MEMORY_CAP, (id) => this.armed.has(id) || this.injector.isBusy(id) || this.starting.has(id));
+    this.memories = new SessionMemories(
+      MEMORY_CAP,
+      (id) => this.armed.has(id) || this.injector.isBusy(id) || this.starting.has(id),
+    );
     this.facts = new FactGatherer(this.host, this.config.hostTimeoutMs, () => this.clock.monotonic());
     this.injector = new Injector({
       repo: this.repo,
@@ -194,7 +203,8 @@ export class Enforcer {
     await this.reconcilePending();
     this.recheckOwed("restart");
     if (this.config.retentionDays > 0) this.scheduleRetention(RETENTION_FIRST_RUN_MS);
-    if (report.rearmed + report.fired + report.expired > 0) this.log("info", "countdowns recovered after restart", { ...report });
+    if (report.rearmed + report.fired + report.expired > 0)
+      this.log("info", "countdowns recovered after restart", { ...report });
     return report;
   }
 
@@ -384,8 +394,14 @@ export class Enforcer {
     const now = this.clock.now();
     const patch = (row: SessionRow): SessionUpdate => afterSessionError(kind, report, now, row);
     if (kind === "abort") memory.abortedAt = now;
-    const detail = { kind, errorName: report.name ?? null, statusCode: report.statusCode ?? null, message: report.message?.slice(0, 300) ?? null };
-    if (!this.cancel(sessionId, "session_error", detail, patch)) this.repo.updateSession(this.scope(sessionId), patch, now);
+    const detail = {
+      kind,
+      errorName: report.name ?? null,
+      statusCode: report.statusCode ?? null,
+      message: report.message?.slice(0, 300) ?? null,
+    };
+    if (!this.cancel(sessionId, "session_error", detail, patch))
+      this.repo.updateSession(this.scope(sessionId), patch, now);
   }
 
   private assistantMessage(event: UserMessageEvent): void {
@@ -399,7 +415,8 @@ export class Enforcer {
     this.turnStarted(sessionId);
     // New output after a compaction is the session moving on by itself.
     if (isNew && event.summary !== true && event.agent !== "compaction") memory.compactedRecently = false;
-    if (this.armed.has(sessionId)) this.cancel(sessionId, "assistant_activity", { event: "message.updated", messageId });
+    if (this.armed.has(sessionId))
+      this.cancel(sessionId, "assistant_activity", { event: "message.updated", messageId });
     const kind = event.error ? classifyError(event.error) : undefined;
     if (kind === "abort") {
       // An abort during a retry leaves an errored assistant message and no session.error.
@@ -453,14 +470,18 @@ export class Enforcer {
     const workWasOpen = memory.todos === undefined || memory.todos.some(isOpen);
     const patch = (row: SessionRow): SessionUpdate => {
       const tookOver = this.config.pauseAfterUserMessage && row.continuations > 0 && workWasOpen;
-      const baseline = tookOver ? mergeLedger(parseLedger(row.todoSnapshot) ?? { closedHigh: 0, ranks: {} }, memory.todos ?? []) : null;
+      const baseline = tookOver
+        ? mergeLedger(parseLedger(row.todoSnapshot) ?? { closedHigh: 0, ranks: {} }, memory.todos ?? [])
+        : null;
       return {
         ...afterRealUserMessage(now, event, tookOver ? { messageId: event.messageId, baseline } : undefined),
         ...(wasStarting ? { recheckAt: null } : {}),
       };
     };
     const armed = this.armed.get(sessionId);
-    const reason = armed ? cancellationFor("user_message", armed.row.armedAt, now, this.config.gracePeriodMs) : undefined;
+    const reason = armed
+      ? cancellationFor("user_message", armed.row.armedAt, now, this.config.gracePeriodMs)
+      : undefined;
     if (!reason || !this.cancel(sessionId, reason, { messageId: event.messageId }, patch)) {
       this.repo.updateSession(this.scope(sessionId), patch, now);
     }
@@ -511,7 +532,11 @@ export class Enforcer {
   private watchStart(sessionId: string, injectionId: string, messageId: string, signalsAtCall: number): void {
     this.starting.set(sessionId, { injectionId, messageId, sentMono: this.clock.monotonic() });
     if (this.memories.get(sessionId).turnSignals !== signalsAtCall) return this.turnStarted(sessionId);
-    this.timers.schedule(`start:${sessionId}`, this.config.startTimeoutMs, () => void this.track(this.checkStart(sessionId, injectionId)));
+    this.timers.schedule(
+      `start:${sessionId}`,
+      this.config.startTimeoutMs,
+      () => void this.track(this.checkStart(sessionId, injectionId)),
+    );
   }
 
   /** Any sign of the turn running confirms the start (a state change: the failures in a row are over). */
@@ -543,7 +568,11 @@ export class Enforcer {
     this.notStartedSeen.set(injectionId, true);
     const next = this.injector.recordNotStarted({ id: injectionId, sessionId, directory: this.directory }, waitedMs);
     if (!next) return;
-    this.log("warn", "continuation accepted but its turn never started", { sessionId, injectionId, waitedMs: Math.round(waitedMs) });
+    this.log("warn", "continuation accepted but its turn never started", {
+      sessionId,
+      injectionId,
+      waitedMs: Math.round(waitedMs),
+    });
     this.retryAfter(sessionId, next, undefined, { retryOf: injectionId, reason: "not_started" });
   }
 
@@ -554,7 +583,8 @@ export class Enforcer {
     this.guarded("markRecovering", () => {
       const now = this.clock.now();
       const patch = { recoveringSince: now };
-      if (!this.cancel(sessionId, "recovering", { source: "api" }, patch)) this.repo.updateSession(this.scope(sessionId), patch, now);
+      if (!this.cancel(sessionId, "recovering", { source: "api" }, patch))
+        this.repo.updateSession(this.scope(sessionId), patch, now);
     });
   }
 
@@ -584,7 +614,10 @@ export class Enforcer {
    */
   resume(sessionId: string, source = "api"): boolean {
     if (!this.validSession("resume", sessionId)) return false;
-    const changed = this.guarded("resume", () => this.repo.resume(this.scope(sessionId), source, this.clock.now(), afterExplicitResume())) ?? false;
+    const changed =
+      this.guarded("resume", () =>
+        this.repo.resume(this.scope(sessionId), source, this.clock.now(), afterExplicitResume()),
+      ) ?? false;
     // A command's own turn makes the session busy first; its idle is evaluated then. The API and the CLI look now.
     if (changed && source !== "command") void this.track(this.evaluateIdle(sessionId, "resume"));
     return changed;
@@ -629,7 +662,13 @@ export class Enforcer {
       const now = this.clock.now();
       const windowMs = this.config.resumeWindowSeconds * 1000;
       for (const { sessionId, recheckAt } of this.repo.sessionsToRecheck(this.directory, now)) {
-        if (this.evaluating.has(sessionId) || this.starting.has(sessionId) || this.armed.has(sessionId) || this.injector.isBusy(sessionId)) continue;
+        if (
+          this.evaluating.has(sessionId) ||
+          this.starting.has(sessionId) ||
+          this.armed.has(sessionId) ||
+          this.injector.isBusy(sessionId)
+        )
+          continue;
         const lateMs = now - (recheckAt ?? now);
         if (lateMs >= windowMs) {
           this.repo.updateSession(this.scope(sessionId), { recheckAt: null }, now, [
@@ -659,7 +698,8 @@ export class Enforcer {
     this.evaluating.add(sessionId);
     try {
       // Durable from here: if this process dies while it reads OpenCode, the next one looks again.
-      if (!owedAlready) this.repo.updateSession(this.scope(sessionId), { recheckAt: this.clock.now() }, this.clock.now());
+      if (!owedAlready)
+        this.repo.updateSession(this.scope(sessionId), { recheckAt: this.clock.now() }, this.clock.now());
       await this.evaluateWithFacts(sessionId, memory, trigger);
     } finally {
       this.evaluating.delete(sessionId);
@@ -671,7 +711,12 @@ export class Enforcer {
     const facts = await this.facts.gather(sessionId, this.inspectOptions(this.repo.getSession(sessionId)));
     if (this.disposed || !this.health.healthy) return;
     if (memory.activity !== activityBefore || memory.status === "busy") {
-      return this.recordSkip(sessionId, { verdict: "skip", reason: "busy", detail: { stage: "idle", during: "fetch" } }, { trigger }, { recheckAt: null });
+      return this.recordSkip(
+        sessionId,
+        { verdict: "skip", reason: "busy", detail: { stage: "idle", during: "fetch" } },
+        { trigger },
+        { recheckAt: null },
+      );
     }
     // A re-evaluation follows missed events: what OpenCode says now beats what this process last saw.
     if (trigger !== "idle" && facts.status) memory.status = facts.status;
@@ -690,10 +735,22 @@ export class Enforcer {
     const row = this.repo.getSession(sessionId);
     const failures = row?.consecutiveFailures ?? 0;
     // The budget travels with the decision, so a reader of the audit (the TUI panel) can say "2 of 20".
-    const detail: Record<string, unknown> = { trigger, continuations: row?.continuations ?? 0, maxContinuations: this.config.maxContinuations };
+    const detail: Record<string, unknown> = {
+      trigger,
+      continuations: row?.continuations ?? 0,
+      maxContinuations: this.config.maxContinuations,
+    };
     if (decision.waitingFor) detail.waitingFor = decision.waitingFor;
     if (decision.pauseLifted) detail.pauseLifted = decision.pauseLifted;
-    this.arm(sessionId, decision.summary, decision.waitingFor === "backoff" ? failures : 0, delayMs, detail, facts, this.armPatch(decision, facts));
+    this.arm(
+      sessionId,
+      decision.summary,
+      decision.waitingFor === "backoff" ? failures : 0,
+      delayMs,
+      detail,
+      facts,
+      this.armPatch(decision, facts),
+    );
   }
 
   /**
@@ -701,9 +758,11 @@ export class Enforcer {
    * after it went out: OpenCode accepted it and never started the turn (a look after a restart or a missed event).
    */
   private unstartedContinuation(sessionId: string, facts: HostFacts): boolean {
-    if (facts.messages?.replyToLastInjection !== "none" || facts.status !== "idle" || this.armed.has(sessionId)) return false;
+    if (facts.messages?.replyToLastInjection !== "none" || facts.status !== "idle" || this.armed.has(sessionId))
+      return false;
     const last = this.lastSent(sessionId, facts);
-    if (!last || this.notStartedSeen.has(last.id) || this.clock.now() - last.createdAt < this.config.startTimeoutMs) return false;
+    if (!last || this.notStartedSeen.has(last.id) || this.clock.now() - last.createdAt < this.config.startTimeoutMs)
+      return false;
     this.starting.delete(sessionId);
     this.timers.cancel(`start:${sessionId}`);
     this.notStarted(sessionId, last.id, this.clock.now() - last.createdAt);
@@ -714,7 +773,13 @@ export class Enforcer {
     const messageId = facts.messages?.ownMessageIds.at(-1);
     const injectionId = facts.messages?.ownInjectionIds.at(-1);
     const row = injectionId ? this.repo.getInjection(injectionId) : undefined;
-    if (!row || row.sessionId !== sessionId || row.status !== "sent" || (messageId && row.messageId && row.messageId !== messageId)) return undefined;
+    if (
+      !row ||
+      row.sessionId !== sessionId ||
+      row.status !== "sent" ||
+      (messageId && row.messageId && row.messageId !== messageId)
+    )
+      return undefined;
     return { id: row.id, createdAt: row.createdAt };
   }
 
@@ -738,9 +803,16 @@ export class Enforcer {
     const row = this.repo.getSession(sessionId);
     const durable = this.durableFacts(row, memory, facts);
     const chosen = this.agentChoice(row, facts);
-    const canWrite = chosen.writeDenied ? false : chosen.agent ? facts?.agents?.find((a) => a.name === chosen.agent)?.canWrite : undefined;
+    const canWrite = chosen.writeDenied
+      ? false
+      : chosen.agent
+        ? facts?.agents?.find((a) => a.name === chosen.agent)?.canWrite
+        : undefined;
     const live: LiveFacts = {
-      inFlight: stage === "before_prompt" ? this.repo.hasPendingInjection(sessionId) : this.injector.isBusy(sessionId) || this.repo.hasPendingInjection(sessionId),
+      inFlight:
+        stage === "before_prompt"
+          ? this.repo.hasPendingInjection(sessionId)
+          : this.injector.isBusy(sessionId) || this.repo.hasPendingInjection(sessionId),
       // OpenCode's answer beats memory when it says the session is working: another process (or a missed event)
       // may have set it going since this process last heard of it.
       status: facts?.status === "busy" || facts?.status === "retry" ? facts.status : (memory.status ?? facts?.status),
@@ -806,7 +878,8 @@ export class Enforcer {
     const now = this.clock.now();
     if (patch) this.repo.updateSession(this.scope(sessionId), patch, now, [entry]);
     else this.repo.audit(now, this.scope(sessionId), entry);
-    if (STOP_NOTICES.has(decision.reason)) this.noticeStop(sessionId, decision.reason, explain("skipped", decision.reason, entry.detail));
+    if (STOP_NOTICES.has(decision.reason))
+      this.noticeStop(sessionId, decision.reason, explain("skipped", decision.reason, entry.detail));
   }
 
   /**
@@ -852,7 +925,8 @@ export class Enforcer {
     const patch = sessionPatch ?? (latest ? agentColumns(latest) : undefined);
     const previous = this.armed.get(sessionId);
     // Another live process already counts down for this session (both saw the same idle): leave it to that one.
-    const respect = (other: { owner: string | null; leaseUntil: number | null }) => ownerMayBeAlive(other.owner) && (other.leaseUntil ?? 0) >= now;
+    const respect = (other: { owner: string | null; leaseUntil: number | null }) =>
+      ownerMayBeAlive(other.owner) && (other.leaseUntil ?? 0) >= now;
     const { heldBy } = this.repo.armCountdown(countdown, detail, patch, respect);
     if (heldBy) return;
     const row: CountdownRow = { ...countdown, state: "armed", endedAt: null, endReason: null };
@@ -866,7 +940,10 @@ export class Enforcer {
   private adopt(row: CountdownRow): void {
     const current = this.armed.get(row.sessionId);
     if (current && current.row.id !== row.id) this.forget(row.sessionId, current);
-    const summary = row.todosOpen != null && row.todosTotal != null ? { open: row.todosOpen, total: row.todosTotal, completed: 0 } : undefined;
+    const summary =
+      row.todosOpen != null && row.todosTotal != null
+        ? { open: row.todosOpen, total: row.todosTotal, completed: 0 }
+        : undefined;
     this.hold(row.sessionId, { row, summary });
   }
 
@@ -888,7 +965,12 @@ export class Enforcer {
   }
 
   /** Ends the session's armed countdown with `reason`; false when none was armed (or another ended it first). */
-  private cancel(sessionId: string, reason: CancelReason, detail: Record<string, unknown>, patch?: SessionUpdate | ((row: SessionRow) => SessionUpdate)): boolean {
+  private cancel(
+    sessionId: string,
+    reason: CancelReason,
+    detail: Record<string, unknown>,
+    patch?: SessionUpdate | ((row: SessionRow) => SessionUpdate),
+  ): boolean {
     return this.endArmed(sessionId, reason, "cancelled", detail, patch);
   }
 
@@ -940,7 +1022,11 @@ export class Enforcer {
         memory.idleWhileInjecting = false;
         // After this job has left the session's queue, or the look would see it in flight again.
         const { sessionId } = armed.row;
-        this.timers.schedule(`reevaluate:${sessionId}`, 0, () => void this.track(this.evaluateIdle(sessionId, "reevaluate")));
+        this.timers.schedule(
+          `reevaluate:${sessionId}`,
+          0,
+          () => void this.track(this.evaluateIdle(sessionId, "reevaluate")),
+        );
       }
     }
   }
@@ -972,7 +1058,8 @@ export class Enforcer {
     const now = this.clock.now();
     const messageId = newMessageId(now);
     this.ownMessages.set(messageId, true);
-    const model = choice.providerId && choice.modelId ? { providerId: choice.providerId, modelId: choice.modelId } : undefined;
+    const model =
+      choice.providerId && choice.modelId ? { providerId: choice.providerId, modelId: choice.modelId } : undefined;
     const detail = {
       countdownId: armed.row.id,
       agent: choice.agent ?? null,
@@ -984,7 +1071,12 @@ export class Enforcer {
       resumed: info.resumed,
     };
     this.forget(sessionId, armed);
-    const onSent = continuationPatch(parseLedger(row?.todoSnapshot), todos, decision.stagnantStreak, decision.unproductiveStreak);
+    const onSent = continuationPatch(
+      parseLedger(row?.todoSnapshot),
+      todos,
+      decision.stagnantStreak,
+      decision.unproductiveStreak,
+    );
     const signalsAtCall = this.memories.get(sessionId).turnSignals;
     const outcome = await this.injector.deliver({
       injection: {
@@ -1017,7 +1109,12 @@ export class Enforcer {
     });
     switch (outcome.status) {
       case "sent":
-        this.log("info", "continuation sent", { sessionId, injectionId, todosOpen: summary.open, latencyMs: Math.round(outcome.latencyMs) });
+        this.log("info", "continuation sent", {
+          sessionId,
+          injectionId,
+          todosOpen: summary.open,
+          latencyMs: Math.round(outcome.latencyMs),
+        });
         if (!this.disposed) this.watchStart(sessionId, injectionId, messageId, signalsAtCall);
         return;
       case "lost":
@@ -1026,19 +1123,33 @@ export class Enforcer {
       case "unknown":
       case "failed":
         // Possibly delivered or not: the retry looks for it before sending anything (Injector.confirmEarlier).
-        this.log(outcome.next.retry ? "warn" : "error", `continuation ${outcome.status === "unknown" ? "outcome unknown" : "failed"}`, {
-          sessionId,
-          injectionId,
-          error: outcome.error,
-          attempt: outcome.next.attempt,
-        });
+        this.log(
+          outcome.next.retry ? "warn" : "error",
+          `continuation ${outcome.status === "unknown" ? "outcome unknown" : "failed"}`,
+          {
+            sessionId,
+            injectionId,
+            error: outcome.error,
+            attempt: outcome.next.attempt,
+          },
+        );
         this.retryAfter(sessionId, outcome.next, summary, { retryOf: injectionId, reason: "backoff" });
     }
   }
 
   /** Arms the retry a failure plan asks for, unless something newer already counts down for the session. */
-  private retryAfter(sessionId: string, next: RetryPlan, summary: TodoSummary | undefined, detail: Record<string, unknown>): void {
-    if (!next.retry && !this.disposed) this.noticeStop(sessionId, "gave_up", explain("injection_failed", "gave_up", { attempt: next.attempt, final: true }));
+  private retryAfter(
+    sessionId: string,
+    next: RetryPlan,
+    summary: TodoSummary | undefined,
+    detail: Record<string, unknown>,
+  ): void {
+    if (!next.retry && !this.disposed)
+      this.noticeStop(
+        sessionId,
+        "gave_up",
+        explain("injection_failed", "gave_up", { attempt: next.attempt, final: true }),
+      );
     if (!next.retry || this.armed.has(sessionId) || this.disposed) return;
     this.arm(sessionId, summary, next.attempt, next.delayMs, detail);
   }
@@ -1049,11 +1160,16 @@ export class Enforcer {
     // Orphaned: its owner is certainly gone, or has been silent past the lease it took for the call.
     const rows = this.repo
       .pendingInjections(this.directory)
-      .filter((row) => (row.owner === this.owner ? !this.injector.isBusy(row.sessionId) : !ownerMayBeAlive(row.owner) || (row.leaseUntil ?? 0) < now));
+      .filter((row) =>
+        row.owner === this.owner
+          ? !this.injector.isBusy(row.sessionId)
+          : !ownerMayBeAlive(row.owner) || (row.leaseUntil ?? 0) < now,
+      );
     for (const row of rows) {
       if (this.disposed) return;
       const result = await this.injector.reconcile(row);
-      if (result.status === "unknown") this.retryAfter(row.sessionId, result.next, undefined, { retryOf: row.id, reason: "not_found" });
+      if (result.status === "unknown")
+        this.retryAfter(row.sessionId, result.next, undefined, { retryOf: row.id, reason: "not_found" });
     }
   }
 
@@ -1090,11 +1206,21 @@ export class Enforcer {
       if (remainingMs <= 0) return;
       // Cancelled with the TUI's key (another process): the countdown stops showing within a second.
       const armed = this.armed.get(row.sessionId);
-      if (!armed || armed.row.id !== row.id || this.guarded("countdown check", () => this.endedElsewhere(armed)) !== false) return;
+      if (
+        !armed ||
+        armed.row.id !== row.id ||
+        this.guarded("countdown check", () => this.endedElsewhere(armed)) !== false
+      )
+        return;
       const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
       const open = summary ? ` (${summary.open} todos open)` : "";
       void withTimeout("toast", this.config.hostTimeoutMs, () =>
-        this.host.toast({ title: "Todo continuation", message: `Resuming in ${seconds}s…${open}`, variant: "warning", durationMs: 950 }),
+        this.host.toast({
+          title: "Todo continuation",
+          message: `Resuming in ${seconds}s…${open}`,
+          variant: "warning",
+          durationMs: 950,
+        }),
       ).catch(() => undefined);
       const next = remainingMs - (seconds - 1) * 1000;
       if (seconds > 1) this.timers.schedule(key, Math.min(TOAST_INTERVAL_MS, next), tick);

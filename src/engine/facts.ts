@@ -43,10 +43,13 @@ export class FactGatherer {
       withTimeout("children read", t, (s) => this.family(sessionId, s)),
       this.agentList(),
     ]);
-    const facts: HostFacts = { todos: todos.status === "fulfilled" && Array.isArray(todos.value) ? todos.value : "fetch_failed" };
+    const facts: HostFacts = {
+      todos: todos.status === "fulfilled" && Array.isArray(todos.value) ? todos.value : "fetch_failed",
+    };
     if (todos.status === "rejected") facts.todoError = errorMessage(todos.reason);
     else if (!Array.isArray(todos.value)) facts.todoError = "OpenCode answered something that is not a todo list";
-    if (messages.status === "fulfilled" && Array.isArray(messages.value)) facts.messages = inspectMessages(messages.value, options);
+    if (messages.status === "fulfilled" && Array.isArray(messages.value))
+      facts.messages = inspectMessages(messages.value, options);
     if (session.status === "fulfilled" && session.value) facts.parentId = session.value.parentId ?? null;
     if (family.status === "fulfilled") {
       facts.status = family.value.status;
@@ -60,7 +63,10 @@ export class FactGatherer {
    * The session's status and its busy descendants. OpenCode lists only sessions that are not idle, so the tree below
    * the session is searched only when some other session is busy at all.
    */
-  private async family(sessionId: string, signal: AbortSignal): Promise<{ status: SessionStatus; busyDescendants: string[] }> {
+  private async family(
+    sessionId: string,
+    signal: AbortSignal,
+  ): Promise<{ status: SessionStatus; busyDescendants: string[] }> {
     const statuses = await this.host.getStatuses(signal);
     const busy = (id: string) => statuses[id] === "busy" || statuses[id] === "retry";
     const status = statuses[sessionId] ?? "idle";
@@ -92,7 +98,11 @@ export class FactGatherer {
       withTimeout("status read", t, (s) => this.host.getStatuses(s)),
       withTimeout("messages read", t, (s) => this.host.getMessages(sessionId, s, MESSAGE_WINDOW)),
     ]);
-    if (statuses.status === "fulfilled" && (statuses.value[sessionId] === "busy" || statuses.value[sessionId] === "retry")) return true;
+    if (
+      statuses.status === "fulfilled" &&
+      (statuses.value[sessionId] === "busy" || statuses.value[sessionId] === "retry")
+    )
+      return true;
     if (messages.status === "rejected" || !Array.isArray(messages.value)) return undefined;
     const index = messages.value.findIndex((m) => m.id === messageId);
     return index >= 0 && messages.value.slice(index + 1).some((m) => m.role === "assistant");

@@ -14,7 +14,8 @@ export class HostTimeoutError extends Error {
  * a timeout, a reset connection, a 5xx may all come after OpenCode accepted it.
  */
 export function mayHaveBeenDelivered(error: unknown): boolean {
-  if (error instanceof HostHttpError) return !(error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429);
+  if (error instanceof HostHttpError)
+    return !(error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429);
   const text = `${errorMessage(error)} ${errorMessage((error as { cause?: unknown } | null)?.cause ?? "")}`;
   return !/ECONNREFUSED|connection refused|ConnectionRefused|FailedToOpenSocket/i.test(text);
 }

@@ -75,12 +75,11 @@ export class Injector {
       queue = new PQueue({ concurrency: 1 });
       this.perSession.set(sessionId, queue);
       queue.on("idle", () => {
-        if (this.perSession.get(sessionId) === queue && queue!.size === 0 && queue!.pending === 0) this.perSession.delete(sessionId);
+        if (this.perSession.get(sessionId) === queue && queue!.size === 0 && queue!.pending === 0)
+          this.perSession.delete(sessionId);
       });
     }
-    return queue
-      .add(() => this.global.add(job))
-      .catch((error: unknown) => this.o.onJobError(error));
+    return queue.add(() => this.global.add(job)).catch((error: unknown) => this.o.onJobError(error));
   }
 
   /** A continuation of this session is queued or running in this process. */
@@ -114,9 +113,15 @@ export class Injector {
     if (mayHaveBeenDelivered(error)) {
       await sleep(LOOKUP_DELAY_MS);
       const found = await this.lookUp(plan.injection);
-      if (found === true) return this.recordSent(plan, this.o.clock.monotonic() - started, timeout ? { afterTimeout: true } : { afterError: message });
+      if (found === true)
+        return this.recordSent(
+          plan,
+          this.o.clock.monotonic() - started,
+          timeout ? { afterTimeout: true } : { afterError: message },
+        );
       // Not found (or not readable): it may still arrive; a retry looks for it again before sending (see confirmEarlier).
-      if (timeout || found === undefined) return this.recordUncertain(plan, message, timeout ? "timeout" : "retrying", final);
+      if (timeout || found === undefined)
+        return this.recordUncertain(plan, message, timeout ? "timeout" : "retrying", final);
     }
     return this.recordFailed(plan, message, final);
   }
@@ -126,7 +131,12 @@ export class Injector {
     const now = this.o.clock.now();
     this.o.repo.settleInjection(injection, "sent", now, null, (row) => ({
       patch: { ...wentOut(injection.onSent, row), recheckAt: now + this.o.startTimeoutMs },
-      audit: [{ event: "injected", detail: { injectionId: injection.id, latencyMs: Math.round(latencyMs), ...plan.detail, ...extra } }],
+      audit: [
+        {
+          event: "injected",
+          detail: { injectionId: injection.id, latencyMs: Math.round(latencyMs), ...plan.detail, ...extra },
+        },
+      ],
     }));
     return { status: "sent", latencyMs };
   }
@@ -134,25 +144,48 @@ export class Injector {
   private recordFailed(plan: DeliveryPlan, error: string, final: boolean): DeliveryOutcome {
     const now = this.o.clock.now();
     const settled = this.o.repo.settleInjection(plan.injection, "failed", now, error, (row) =>
-      this.failure(row, now, final, (next) => ({
-        event: "injection_failed",
-        reason: next.retry ? "retrying" : "gave_up",
-        detail: { injectionId: plan.injection.id, error, ...plan.detail, ...retryDetail(next), ...(final ? { tokenLimit: true } : {}) },
-      }), final ? { tokenLimitAt: now } : {}),
+      this.failure(
+        row,
+        now,
+        final,
+        (next) => ({
+          event: "injection_failed",
+          reason: next.retry ? "retrying" : "gave_up",
+          detail: {
+            injectionId: plan.injection.id,
+            error,
+            ...plan.detail,
+            ...retryDetail(next),
+            ...(final ? { tokenLimit: true } : {}),
+          },
+        }),
+        final ? { tokenLimitAt: now } : {},
+      ),
     );
     return { status: "failed", error, next: settled?.next ?? { retry: false, attempt: 0 } };
   }
 
   /** Possibly delivered: it counts as a continuation (budget, progress ledger) and as an attempt (retries). */
-  private recordUncertain(plan: DeliveryPlan, error: string, reason: InjectionFailureReason, final: boolean): DeliveryOutcome {
+  private recordUncertain(
+    plan: DeliveryPlan,
+    error: string,
+    reason: InjectionFailureReason,
+    final: boolean,
+  ): DeliveryOutcome {
     const { injection } = plan;
     const now = this.o.clock.now();
     const settled = this.o.repo.settleInjection(injection, "unknown", now, error, (row) =>
-      this.failure(row, now, final, (next) => ({
-        event: "injection_failed",
-        reason,
-        detail: { injectionId: injection.id, error, ...plan.detail, ...retryDetail(next) },
-      }), wentOut(injection.onSent, row)),
+      this.failure(
+        row,
+        now,
+        final,
+        (next) => ({
+          event: "injection_failed",
+          reason,
+          detail: { injectionId: injection.id, error, ...plan.detail, ...retryDetail(next) },
+        }),
+        wentOut(injection.onSent, row),
+      ),
     );
     return { status: "unknown", error, next: settled?.next ?? { retry: false, attempt: 0 } };
   }
@@ -166,7 +199,9 @@ export class Injector {
     extra: SessionPatch = {},
   ): { patch: SessionUpdate; audit: AuditEntry[]; next: RetryPlan } {
     const outcome = afterInjectionFailed(row.consecutiveFailures, now, this.o.policy, final);
-    const next: RetryPlan = outcome.retry ? { retry: true, attempt: outcome.attempt, delayMs: outcome.delayMs } : { retry: false, attempt: outcome.attempt };
+    const next: RetryPlan = outcome.retry
+      ? { retry: true, attempt: outcome.attempt, delayMs: outcome.delayMs }
+      : { retry: false, attempt: outcome.attempt };
     return { patch: { ...extra, ...outcome.patch }, audit: [audit(next)], next };
   }
 
@@ -174,17 +209,26 @@ export class Injector {
    * A sent continuation whose turn never started (OpenCode accepted it and did nothing): an attempt like any failure.
    * Undefined when the injection is no longer `sent` (settled otherwise meanwhile).
    */
-  recordNotStarted(injection: Pick<InjectionRow, "id" | "sessionId" | "directory">, waitedMs: number): RetryPlan | undefined {
+  recordNotStarted(
+    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    waitedMs: number,
+  ): RetryPlan | undefined {
     const now = this.o.clock.now();
     const { repo } = this.o;
     return repo.inTransaction(() => {
       const row = repo.getSession(injection.sessionId);
       if (!row) return undefined;
-      const outcome = this.failure(row, now, false, (next) => ({
-        event: "injection_failed",
-        reason: "not_started",
-        detail: { injectionId: injection.id, waitedMs: Math.round(waitedMs), ...retryDetail(next) },
-      }), { recheckAt: null });
+      const outcome = this.failure(
+        row,
+        now,
+        false,
+        (next) => ({
+          event: "injection_failed",
+          reason: "not_started",
+          detail: { injectionId: injection.id, waitedMs: Math.round(waitedMs), ...retryDetail(next) },
+        }),
+        { recheckAt: null },
+      );
       repo.updateSession(injection, outcome.patch, now, outcome.audit);
       return outcome.next;
     });
@@ -194,7 +238,9 @@ export class Injector {
    * Settles a `pending` row whose owner is gone: `sent` if its id is in the session's messages, else `unknown` (an
    * attempt, retried by the policy). `deferred` when the messages cannot be read now (the row stays pending).
    */
-  async reconcile(row: InjectionRow): Promise<{ status: "sent" } | { status: "unknown"; next: RetryPlan } | { status: "deferred" }> {
+  async reconcile(
+    row: InjectionRow,
+  ): Promise<{ status: "sent" } | { status: "unknown"; next: RetryPlan } | { status: "deferred" }> {
     const found = await this.lookUp(row);
     if (found === undefined) {
       this.o.log("warn", "cannot reconcile a pending continuation yet", { injectionId: row.id });
@@ -209,8 +255,19 @@ export class Injector {
       }));
       return { status: "sent" };
     }
-    const settled = this.o.repo.settleInjection(row, "unknown", now, "not found in the session after a restart", (session) =>
-      this.failure(session, now, false, (next) => ({ event: "reconciled", reason: "not_found", detail: { ...detail, ...retryDetail(next) } }), wentOut(row.onSent, session)),
+    const settled = this.o.repo.settleInjection(
+      row,
+      "unknown",
+      now,
+      "not found in the session after a restart",
+      (session) =>
+        this.failure(
+          session,
+          now,
+          false,
+          (next) => ({ event: "reconciled", reason: "not_found", detail: { ...detail, ...retryDetail(next) } }),
+          wentOut(row.onSent, session),
+        ),
     );
     return { status: "unknown", next: settled?.next ?? { retry: false, attempt: 0 } };
   }
@@ -223,12 +280,24 @@ export class Injector {
     if (!messages) return undefined;
     const now = this.o.clock.now();
     for (const row of this.o.repo.uncertainInjections(sessionId, now - UNCERTAIN_WINDOW_MS)) {
-      const arrived = (row.messageId !== null && messages.ownMessageIds.includes(row.messageId)) || messages.ownInjectionIds.includes(row.id);
+      const arrived =
+        (row.messageId !== null && messages.ownMessageIds.includes(row.messageId)) ||
+        messages.ownInjectionIds.includes(row.id);
       if (!arrived) continue;
       this.o.repo.confirmUncertain(row, now, (session) => ({
         // An `unknown` one was already counted as a continuation; a `failed` one was not.
-        patch: { ...(row.status === "failed" ? wentOut(row.onSent, session) : {}), consecutiveFailures: 0, backoffUntil: null },
-        audit: [{ event: "reconciled", reason: "found", detail: { injectionId: row.id, countdownId: row.countdownId, was: row.status } }],
+        patch: {
+          ...(row.status === "failed" ? wentOut(row.onSent, session) : {}),
+          consecutiveFailures: 0,
+          backoffUntil: null,
+        },
+        audit: [
+          {
+            event: "reconciled",
+            reason: "found",
+            detail: { injectionId: row.id, countdownId: row.countdownId, was: row.status },
+          },
+        ],
       }));
       return row;
     }
@@ -237,7 +306,10 @@ export class Injector {
 
   /** Resolves when every queued job has finished. */
   async drain(): Promise<void> {
-    while (this.global.size + this.global.pending > 0 || [...this.perSession.values()].some((q) => q.size + q.pending > 0)) {
+    while (
+      this.global.size + this.global.pending > 0 ||
+      [...this.perSession.values()].some((q) => q.size + q.pending > 0)
+    ) {
       await Promise.all([this.global.onIdle(), ...[...this.perSession.values()].map((q) => q.onIdle())]);
     }
   }
@@ -254,7 +326,10 @@ export class Injector {
     try {
       return await this.findInSession(injection);
     } catch (error) {
-      this.o.log("debug", "could not look for a continuation in the session", { injectionId: injection.id, error: errorMessage(error) });
+      this.o.log("debug", "could not look for a continuation in the session", {
+        injectionId: injection.id,
+        error: errorMessage(error),
+      });
       return undefined;
     }
   }

@@ -76,6 +76,14 @@ export class LiveUserMessages {
   }
 
   private settle(held: Pending): Classified {
-    return { event: held.event, kind: classifyUserMessage({ role: "user", agent: held.event.agent, summary: held.event.summary, parts: held.parts }) };
+    return {
+      event: held.event,
+      kind: classifyUserMessage({
+        role: "user",
+        agent: held.event.agent,
+        summary: held.event.summary,
+        parts: held.parts,
+      }),
+    };
   }
 }

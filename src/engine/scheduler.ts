@@ -77,7 +77,9 @@ export class CountdownScheduler {
   }
 
   /** Picks up the armed countdowns of this scope that no live process holds. */
-  recover(reason: typeof RESUME_REASON | typeof TAKEOVER_REASON | typeof STORE_RECOVERED_REASON = RESUME_REASON): RecoveryReport {
+  recover(
+    reason: typeof RESUME_REASON | typeof TAKEOVER_REASON | typeof STORE_RECOVERED_REASON = RESUME_REASON,
+  ): RecoveryReport {
     const report: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
     const now = this.o.clock.now();
     const candidates = this.o.repo.armedInScope(this.o.directory).filter((countdown) => {
@@ -93,7 +95,8 @@ export class CountdownScheduler {
     // In chunks: one transaction per chunk keeps a big recovery fast without holding the write lock for long.
     for (let start = 0; start < candidates.length; start += RECOVERY_CHUNK) {
       this.o.repo.inTransaction(() => {
-        for (const countdown of candidates.slice(start, start + RECOVERY_CHUNK)) this.adoptOne(countdown, now, reason, report);
+        for (const countdown of candidates.slice(start, start + RECOVERY_CHUNK))
+          this.adoptOne(countdown, now, reason, report);
       });
     }
     return report;
@@ -116,7 +119,10 @@ export class CountdownScheduler {
     this.o.repo.audit(now, adopted, {
       event: "resumed",
       reason,
-      detail: { ...detail, ...(verdict.action === "rearm" ? { remainingMs: verdict.remainingMs } : { lateMs: verdict.lateMs }) },
+      detail: {
+        ...detail,
+        ...(verdict.action === "rearm" ? { remainingMs: verdict.remainingMs } : { lateMs: verdict.lateMs }),
+      },
     });
     this.o.onAdopted(adopted);
     if (verdict.action === "rearm") {

@@ -77,7 +77,8 @@ export class StoreHealth {
   /** A deleted or replaced file raises no SQLite error (the old inode keeps working): look for it. */
   checkFile(): void {
     if (this.fileIdentity === undefined || this.problem?.kind === "gone") return;
-    if (identity(this.o.path) !== this.fileIdentity) this.fail("gone", "the file at the configured path is not the one that was opened");
+    if (identity(this.o.path) !== this.fileIdentity)
+      this.fail("gone", "the file at the configured path is not the one that was opened");
   }
 
   private fail(kind: StoreProblem, detail: string): void {
@@ -86,8 +87,15 @@ export class StoreHealth {
       return;
     }
     this.problem = { kind, since: Date.now(), failures: 1 };
-    const retry = kind === "gone" ? "restart OpenCode (or the service) to start a new file" : `it is tried again every ${Number((this.o.probeIntervalMs / 1000).toFixed(1))} s`;
-    this.o.log("error", `todo-continuation paused: the database ${this.o.path} ${DESCRIPTIONS[kind]} (${detail}). OpenCode is not affected; ${retry}.`, { kind });
+    const retry =
+      kind === "gone"
+        ? "restart OpenCode (or the service) to start a new file"
+        : `it is tried again every ${Number((this.o.probeIntervalMs / 1000).toFixed(1))} s`;
+    this.o.log(
+      "error",
+      `todo-continuation paused: the database ${this.o.path} ${DESCRIPTIONS[kind]} (${detail}). OpenCode is not affected; ${retry}.`,
+      { kind },
+    );
     this.o.onFailed();
     if (kind !== "gone") this.o.schedule(this.o.probeIntervalMs, () => this.probe());
   }
@@ -103,7 +111,10 @@ export class StoreHealth {
     }
     const { kind, since, failures } = this.problem;
     this.problem = undefined;
-    this.o.log("info", `todo-continuation resumed: the database ${this.o.path} works again after ${Math.round((Date.now() - since) / 1000)} s (${failures} failed write(s) while ${kind}).`);
+    this.o.log(
+      "info",
+      `todo-continuation resumed: the database ${this.o.path} works again after ${Math.round((Date.now() - since) / 1000)} s (${failures} failed write(s) while ${kind}).`,
+    );
     this.o.onRecovered();
   }
 }

@@ -38,7 +38,13 @@ export class TimerQueue {
   schedule(key: string, delayMs: number, run: () => void): void {
     if (this.stopped) return;
     this.cancel(key);
-    const entry: Entry = { key, due: this.clock.monotonic() + Math.max(0, delayMs), seq: this.seq++, run, cancelled: false };
+    const entry: Entry = {
+      key,
+      due: this.clock.monotonic() + Math.max(0, delayMs),
+      seq: this.seq++,
+      run,
+      cancelled: false,
+    };
     this.byKey.set(key, entry);
     this.push(entry);
     if (entry.due < this.timerDue) this.arm();

@@ -7,8 +7,15 @@ import { obj, readMessageInfo, str, type Json } from "../core/fields.js";
 import type { MessagePart, SessionMessage } from "../core/messages.js";
 import { normalizeTodos, type Todo } from "../core/todos.js";
 import { agentCanWrite } from "./agent-permissions.js";
-import { HostHttpError, type HostAgent, type HostPort, type HostSession, type LogLevel, type PromptRequest, type ToastRequest } from "./port.js";
-
+import {
+  HostHttpError,
+  type HostAgent,
+  type HostPort,
+  type HostSession,
+  type LogLevel,
+  type PromptRequest,
+  type ToastRequest,
+} from "./port.js";
 
 export const LOG_SERVICE = "todo-continuation";
 
@@ -66,7 +73,10 @@ export class OpenCodeHost implements HostPort {
   }
 
   async getTodos(sessionId: string, signal: AbortSignal): Promise<Todo[]> {
-    const raw = await data<unknown>(this.client.session.todo({ path: { id: sessionId }, query: this.query, signal, throwOnError: true }), "todo read");
+    const raw = await data<unknown>(
+      this.client.session.todo({ path: { id: sessionId }, query: this.query, signal, throwOnError: true }),
+      "todo read",
+    );
     const todos = normalizeTodos(raw);
     if (!todos) throw new Error("todo read: OpenCode answered something that is not a todo list");
     return todos;
@@ -74,7 +84,12 @@ export class OpenCodeHost implements HostPort {
 
   async getMessages(sessionId: string, signal: AbortSignal, limit?: number): Promise<SessionMessage[]> {
     const raw = await data<unknown>(
-      this.client.session.messages({ path: { id: sessionId }, query: { ...this.query, ...(limit ? { limit } : {}) }, signal, throwOnError: true }),
+      this.client.session.messages({
+        path: { id: sessionId },
+        query: { ...this.query, ...(limit ? { limit } : {}) },
+        signal,
+        throwOnError: true,
+      }),
       "messages read",
     );
     if (!Array.isArray(raw)) throw new Error("messages read: OpenCode answered something that is not a message list");
@@ -82,16 +97,30 @@ export class OpenCodeHost implements HostPort {
   }
 
   async getSession(sessionId: string, signal: AbortSignal): Promise<HostSession | undefined> {
-    return session(await data<unknown>(this.client.session.get({ path: { id: sessionId }, query: this.query, signal, throwOnError: true }), "session read"));
+    return session(
+      await data<unknown>(
+        this.client.session.get({ path: { id: sessionId }, query: this.query, signal, throwOnError: true }),
+        "session read",
+      ),
+    );
   }
 
   async getChildren(sessionId: string, signal: AbortSignal): Promise<HostSession[]> {
-    const raw = await data<unknown>(this.client.session.children({ path: { id: sessionId }, query: this.query, signal, throwOnError: true }), "children read");
+    const raw = await data<unknown>(
+      this.client.session.children({ path: { id: sessionId }, query: this.query, signal, throwOnError: true }),
+      "children read",
+    );
     return Array.isArray(raw) ? raw.map(session).filter((s): s is HostSession => s !== undefined) : [];
   }
 
   async getStatuses(signal: AbortSignal): Promise<Record<string, SessionStatus>> {
-    const raw = obj(await data<unknown>(this.client.session.status({ query: this.query, signal, throwOnError: true }), "status read")) ?? {};
+    const raw =
+      obj(
+        await data<unknown>(
+          this.client.session.status({ query: this.query, signal, throwOnError: true }),
+          "status read",
+        ),
+      ) ?? {};
     const statuses: Record<string, SessionStatus> = {};
     for (const [id, value] of Object.entries(raw)) {
       const type = str(obj(value)?.type);
@@ -101,7 +130,10 @@ export class OpenCodeHost implements HostPort {
   }
 
   async getAgents(signal: AbortSignal): Promise<HostAgent[]> {
-    const raw = await data<unknown>(this.client.app.agents({ query: this.query, signal, throwOnError: true }), "agent list");
+    const raw = await data<unknown>(
+      this.client.app.agents({ query: this.query, signal, throwOnError: true }),
+      "agent list",
+    );
     if (!Array.isArray(raw)) return [];
     return raw.flatMap((a) => {
       const name = str(obj(a)?.name);
@@ -112,7 +144,12 @@ export class OpenCodeHost implements HostPort {
   async prompt(request: PromptRequest, signal: AbortSignal): Promise<void> {
     const body: Json = {
       // The prompt first: a process that reads the parts as they stream in knows the message for ours at once.
-      parts: request.display ? [{ type: "text", text: request.text, synthetic: true }, { type: "text", text: request.display }] : [{ type: "text", text: request.text }],
+      parts: request.display
+        ? [
+            { type: "text", text: request.text, synthetic: true },
+            { type: "text", text: request.display },
+          ]
+        : [{ type: "text", text: request.text }],
       ...(request.messageId ? { messageID: request.messageId } : {}),
       ...(request.agent ? { agent: request.agent } : {}),
       ...(request.model ? { model: { providerID: request.model.providerId, modelID: request.model.modelId } } : {}),
@@ -120,11 +157,22 @@ export class OpenCodeHost implements HostPort {
     };
     // prompt_async returns once OpenCode has queued the prompt; the synchronous route would block for the whole turn.
     // Without throwOnError the HTTP status survives: a refusal (4xx) and a server failure (5xx) mean different things.
-    const result = obj(await this.client.session.promptAsync({ path: { id: request.sessionId }, query: this.query, body: body as never, signal }));
+    const result = obj(
+      await this.client.session.promptAsync({
+        path: { id: request.sessionId },
+        query: this.query,
+        body: body as never,
+        signal,
+      }),
+    );
     if (result && result.error !== undefined && result.error !== null) {
       const e = obj(result.error);
       const status = (result.response as { status?: number } | undefined)?.status ?? 0;
-      throw new HostHttpError("prompt", status, str(obj(e?.data)?.message) ?? str(e?.name) ?? (typeof result.error === "string" ? result.error : ""));
+      throw new HostHttpError(
+        "prompt",
+        status,
+        str(obj(e?.data)?.message) ?? str(e?.name) ?? (typeof result.error === "string" ? result.error : ""),
+      );
     }
   }
 
@@ -132,7 +180,12 @@ export class OpenCodeHost implements HostPort {
     await data<unknown>(
       this.client.tui.showToast({
         query: this.query,
-        body: { title: request.title, message: request.message, variant: request.variant, duration: request.durationMs },
+        body: {
+          title: request.title,
+          message: request.message,
+          variant: request.variant,
+          duration: request.durationMs,
+        },
         throwOnError: true,
       }),
       "toast",

@@ -33,9 +33,13 @@ async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<Store
   try {
     return await openStore(config.databasePath, { busyTimeoutMs: config.busyTimeoutMs });
   } catch (error) {
-    host.log("error", `todo-continuation: ${errorMessage(error)}. Continuing with an in-memory database: enforcement works, but nothing survives a restart of OpenCode.`, {
-      databasePath: config.databasePath,
-    });
+    host.log(
+      "error",
+      `todo-continuation: ${errorMessage(error)}. Continuing with an in-memory database: enforcement works, but nothing survives a restart of OpenCode.`,
+      {
+        databasePath: config.databasePath,
+      },
+    );
     return openStore(":memory:");
   }
 }
@@ -44,14 +48,21 @@ async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<Store
  * The plugin function OpenCode calls with its context and the options of the plugin entry. It is also the factory
  * of the programmatic API: the returned object holds the hooks and the API methods.
  */
-export async function TodoContinuation(input: PluginInput, options?: Record<string, unknown>): Promise<TodoContinuationHooks> {
+export async function TodoContinuation(
+  input: PluginInput,
+  options?: Record<string, unknown>,
+): Promise<TodoContinuationHooks> {
   const host = new OpenCodeHost(input.client, input.directory);
   let config: Config;
   try {
     config = resolveConfig(options ?? {}, process.env);
   } catch (error) {
     const text = error instanceof ConfigError ? error.message : errorMessage(error);
-    host.log("error", `todo-continuation is off: ${text}`, error instanceof ConfigError ? { key: error.key } : undefined);
+    host.log(
+      "error",
+      `todo-continuation is off: ${text}`,
+      error instanceof ConfigError ? { key: error.key } : undefined,
+    );
     return { ...OFF };
   }
 
@@ -60,14 +71,22 @@ export async function TodoContinuation(input: PluginInput, options?: Record<stri
 }
 
 /** The hooks over an open store: what the plugin function returns once its configuration and file are settled. */
-export function pluginHooks(input: PluginInput, config: Config, store: Store, host = new OpenCodeHost(input.client, input.directory)): TodoContinuationHooks {
+export function pluginHooks(
+  input: PluginInput,
+  config: Config,
+  store: Store,
+  host = new OpenCodeHost(input.client, input.directory),
+): TodoContinuationHooks {
   const enforcer = new Enforcer({ config, store, host, directory: input.directory });
   // Recovery reads OpenCode (pending injections are reconciled against the session's messages): after init only.
   const startTimer = setTimeout(() => {
-    enforcer.start().catch((error: unknown) => host.log("error", `todo-continuation could not start: ${errorMessage(error)}`));
+    enforcer
+      .start()
+      .catch((error: unknown) => host.log("error", `todo-continuation could not start: ${errorMessage(error)}`));
   }, 0);
 
-  const guard = <A extends unknown[]>(what: string, work: (...args: A) => void) =>
+  const guard =
+    <A extends unknown[]>(what: string, work: (...args: A) => void) =>
     async (...args: A): Promise<void> => {
       try {
         work(...args);
@@ -94,16 +113,27 @@ export function pluginHooks(input: PluginInput, config: Config, store: Store, ho
     event: (({ event }: { event: unknown }) => {
       enforcer.handleEvent(event);
     }) as unknown as Hooks["event"],
-    "tool.execute.before": guard("tool hook", (toolInput: { sessionID?: string }) => enforcer.toolActivity(toolInput?.sessionID, "before")),
-    "tool.execute.after": guard("tool hook", (toolInput: { sessionID?: string }) => enforcer.toolActivity(toolInput?.sessionID, "after")),
-    config: guard("config hook", (cfg: { command?: Record<string, unknown> }) => registerCommands(cfg)) as Hooks["config"],
-    "command.execute.before": guard("command", (commandInput: { command: string; sessionID: string }, output: { parts: unknown[] }) => {
-      const note = runCommand(enforcer, commandInput.command, commandInput.sessionID);
-      if (note === undefined) return;
-      // OpenCode keeps its own reference to this array: edit it in place.
-      const text = output.parts.find((p): p is { type: "text"; text: string } => (p as { type?: string })?.type === "text");
-      if (text) text.text = note;
-    }),
+    "tool.execute.before": guard("tool hook", (toolInput: { sessionID?: string }) =>
+      enforcer.toolActivity(toolInput?.sessionID, "before"),
+    ),
+    "tool.execute.after": guard("tool hook", (toolInput: { sessionID?: string }) =>
+      enforcer.toolActivity(toolInput?.sessionID, "after"),
+    ),
+    config: guard("config hook", (cfg: { command?: Record<string, unknown> }) =>
+      registerCommands(cfg),
+    ) as Hooks["config"],
+    "command.execute.before": guard(
+      "command",
+      (commandInput: { command: string; sessionID: string }, output: { parts: unknown[] }) => {
+        const note = runCommand(enforcer, commandInput.command, commandInput.sessionID);
+        if (note === undefined) return;
+        // OpenCode keeps its own reference to this array: edit it in place.
+        const text = output.parts.find(
+          (p): p is { type: "text"; text: string } => (p as { type?: string })?.type === "text",
+        );
+        if (text) text.text = note;
+      },
+    ),
     dispose,
     markRecovering: (sessionID) => enforcer.markRecovering(sessionID),
     markRecoveryComplete: (sessionID) => enforcer.markRecoveryComplete(sessionID),

@@ -53,7 +53,11 @@ export class StandaloneService {
   constructor(private readonly o: ServiceOptions) {
     const url = new URL(o.url);
     const baseUrl = safeUrl(o.url);
-    this.client = createOpencodeClient({ baseUrl, directory: o.directory, headers: authHeaders(url, o.username, o.password) });
+    this.client = createOpencodeClient({
+      baseUrl,
+      directory: o.directory,
+      headers: authHeaders(url, o.username, o.password),
+    });
     const host = new OpenCodeHost(this.client, o.directory, o.log);
     this.enforcer = new Enforcer({ config: o.config, store: o.store, host, directory: o.directory });
   }
@@ -78,7 +82,11 @@ export class StandaloneService {
     const maxDelay = this.o.reconnectMaxMs ?? 30_000;
     while (!this.stopped) {
       try {
-        const subscription = await this.client.event.subscribe({ signal: this.abort.signal, sseMaxRetryAttempts: 1, throwOnError: true });
+        const subscription = await this.client.event.subscribe({
+          signal: this.abort.signal,
+          sseMaxRetryAttempts: 1,
+          throwOnError: true,
+        });
         let connected = false;
         for await (const event of subscription.stream as AsyncIterable<unknown>) {
           if (!connected) {
@@ -112,10 +120,16 @@ export class StandaloneService {
     this.enforcer.eventsMayHaveBeenMissed();
     try {
       const since = this.lastEventAt - 5000;
-      const result = await this.client.session.list({ throwOnError: true, signal: AbortSignal.timeout(this.o.config.hostTimeoutMs) });
-      const sessions = (result.data as Array<{ id: string; time?: { updated?: number } }>).filter((s) => (s.time?.updated ?? 0) >= since);
+      const result = await this.client.session.list({
+        throwOnError: true,
+        signal: AbortSignal.timeout(this.o.config.hostTimeoutMs),
+      });
+      const sessions = (result.data as Array<{ id: string; time?: { updated?: number } }>).filter(
+        (s) => (s.time?.updated ?? 0) >= since,
+      );
       for (const session of sessions) void this.enforcer.reevaluate(session.id);
-      if (sessions.length > 0) this.o.log("info", `re-evaluating ${sessions.length} session(s) that changed while disconnected`);
+      if (sessions.length > 0)
+        this.o.log("info", `re-evaluating ${sessions.length} session(s) that changed while disconnected`);
     } catch (error) {
       this.o.log("warn", `could not list sessions after reconnecting: ${errorMessage(error)}`);
     }

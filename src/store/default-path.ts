@@ -3,7 +3,8 @@ import { join } from "node:path";
 
 /** `$XDG_DATA_HOME/opencode/todo-continuation.db`, or `~/.local/share/opencode/todo-continuation.db` when unset. */
 export function defaultDatabasePath(env: NodeJS.ProcessEnv = process.env): string {
-  const dataHome = env.XDG_DATA_HOME && env.XDG_DATA_HOME.trim() !== "" ? env.XDG_DATA_HOME : join(homedir(), ".local", "share");
+  const dataHome =
+    env.XDG_DATA_HOME && env.XDG_DATA_HOME.trim() !== "" ? env.XDG_DATA_HOME : join(homedir(), ".local", "share");
   return join(dataHome, "opencode", "todo-continuation.db");
 }
 

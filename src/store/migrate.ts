@@ -41,7 +41,11 @@ export function applyMigrations(raw: RawDatabase, migrationsFolder: string): Mig
       for (const statement of migration.sql) {
         if (statement.trim() !== "") raw.exec(statement);
       }
-      raw.run(`INSERT INTO "${MIGRATIONS_TABLE}" ("hash", "created_at") VALUES (?, ?)`, migration.hash, migration.folderMillis);
+      raw.run(
+        `INSERT INTO "${MIGRATIONS_TABLE}" ("hash", "created_at") VALUES (?, ?)`,
+        migration.hash,
+        migration.folderMillis,
+      );
       applied++;
     }
     raw.exec("COMMIT");

@@ -72,11 +72,17 @@ function prepareFile(path: string): void {
   }
 }
 
-async function openRaw(path: string, readonly: boolean, onStatement?: (sql: string) => void): Promise<{ raw: RawDatabase; db: Db; driver: DriverName }> {
+async function openRaw(
+  path: string,
+  readonly: boolean,
+  onStatement?: (sql: string) => void,
+): Promise<{ raw: RawDatabase; db: Db; driver: DriverName }> {
   if (isBun) {
     const { Database } = await import("bun:sqlite");
     const { drizzle } = await import("drizzle-orm/bun-sqlite");
-    const client = readonly ? new Database(path, { readonly: true }) : new Database(path, { create: true, readwrite: true });
+    const client = readonly
+      ? new Database(path, { readonly: true })
+      : new Database(path, { create: true, readwrite: true });
     const transaction = client.transaction((work: () => unknown) => work());
     const raw: RawDatabase = {
       exec: (sql) => void client.exec(sql),
@@ -91,7 +97,11 @@ async function openRaw(path: string, readonly: boolean, onStatement?: (sql: stri
   try {
     BetterSqlite = (await import("better-sqlite3")).default;
   } catch (error) {
-    throw new StoreOpenError(path, `better-sqlite3 is not installed (npm install better-sqlite3): ${errorText(error)}`, error);
+    throw new StoreOpenError(
+      path,
+      `better-sqlite3 is not installed (npm install better-sqlite3): ${errorText(error)}`,
+      error,
+    );
   }
   const { drizzle } = await import("drizzle-orm/better-sqlite3");
   const verbose = onStatement ? (sql: unknown) => onStatement(String(sql)) : undefined;
@@ -166,7 +176,8 @@ function explainAccess(file: string, readonly: boolean): string | undefined {
     const fileProblem = existsSync(file) ? check(file, constants.R_OK | constants.W_OK) : undefined;
     // WAL needs the folder too: SQLite creates the -wal and -shm files beside the database.
     const folderProblem = check(folder, constants.W_OK);
-    if (fileProblem === "EROFS" || folderProblem === "EROFS") return "the file or its folder is read-only (a read-only file system)";
+    if (fileProblem === "EROFS" || folderProblem === "EROFS")
+      return "the file or its folder is read-only (a read-only file system)";
     if (fileProblem) return `the file is read-only or not accessible to this user (${fileProblem})`;
     if (folderProblem) return `its folder ${folder} is read-only or not accessible to this user (${folderProblem})`;
   }
@@ -190,7 +201,8 @@ function switchToWal(raw: RawDatabase): void {
 
 function describeOpenFailure(error: unknown): string {
   const text = errorText(error);
-  if (/not a database|malformed|file is encrypted/i.test(text)) return `the file is not a valid SQLite database (${text})`;
+  if (/not a database|malformed|file is encrypted/i.test(text))
+    return `the file is not a valid SQLite database (${text})`;
   if (/readonly|read-only|attempt to write/i.test(text)) return `the file or its folder is read-only (${text})`;
   if (/locked|busy/i.test(text)) return `the file is locked by another process (${text})`;
   return text;

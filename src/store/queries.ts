@@ -84,7 +84,9 @@ export interface StoppedRow {
 }
 
 export function stoppedSessions(raw: RawDatabase): StoppedRow[] {
-  return raw.all<StoppedRow>("SELECT session_id, directory, stopped_at, stop_source FROM sessions WHERE stopped_at IS NOT NULL ORDER BY stopped_at");
+  return raw.all<StoppedRow>(
+    "SELECT session_id, directory, stopped_at, stop_source FROM sessions WHERE stopped_at IS NOT NULL ORDER BY stopped_at",
+  );
 }
 
 export interface PausedRow {
@@ -131,10 +133,18 @@ export interface SchemaState {
 export function schemaState(raw: RawDatabase, migrationsFolder = SHIPPED_MIGRATIONS): SchemaState {
   const shipped = readMigrationFiles({ migrationsFolder });
   const latestApplied = lastAppliedMigration(raw);
-  const applied = latestApplied === null ? 0 : raw.all<{ n: number }>(`SELECT count(*) AS n FROM "${MIGRATIONS_TABLE}"`)[0]!.n;
+  const applied =
+    latestApplied === null ? 0 : raw.all<{ n: number }>(`SELECT count(*) AS n FROM "${MIGRATIONS_TABLE}"`)[0]!.n;
   const latestShipped = shipped.at(-1)?.folderMillis ?? null;
   const pending = shipped.filter((m) => latestApplied === null || m.folderMillis > latestApplied).length;
-  return { shipped: shipped.length, applied, latestShipped, latestApplied, pending, newer: latestApplied !== null && latestShipped !== null && latestApplied > latestShipped };
+  return {
+    shipped: shipped.length,
+    applied,
+    latestShipped,
+    latestApplied,
+    pending,
+    newer: latestApplied !== null && latestShipped !== null && latestApplied > latestShipped,
+  };
 }
 
 export interface Integrity {
@@ -172,7 +182,13 @@ export interface SessionView {
   continuations: number;
   /** The budget as of the last countdown armed (`detail.maxContinuations`), when there was one. */
   maxContinuations: number | null;
-  countdown: { id: string; armedAt: number; deadlineAt: number; todosOpen: number | null; todosTotal: number | null } | null;
+  countdown: {
+    id: string;
+    armedAt: number;
+    deadlineAt: number;
+    todosOpen: number | null;
+    todosTotal: number | null;
+  } | null;
   lastDecision: { at: number; event: string; reason: string | null; detail: Record<string, unknown> } | null;
 }
 
@@ -187,11 +203,19 @@ function parseDetail(text: unknown): Record<string, unknown> {
 }
 
 export function sessionView(raw: RawDatabase, sessionId: string): SessionView {
-  const session = raw.all<{ stopped_at: number | null; stop_source: string | null; paused_at: number | null; continuations: number }>(
-    "SELECT stopped_at, stop_source, paused_at, continuations FROM sessions WHERE session_id = ?",
-    sessionId,
-  )[0];
-  const countdown = raw.all<{ id: string; armed_at: number; deadline_at: number; todos_open: number | null; todos_total: number | null }>(
+  const session = raw.all<{
+    stopped_at: number | null;
+    stop_source: string | null;
+    paused_at: number | null;
+    continuations: number;
+  }>("SELECT stopped_at, stop_source, paused_at, continuations FROM sessions WHERE session_id = ?", sessionId)[0];
+  const countdown = raw.all<{
+    id: string;
+    armed_at: number;
+    deadline_at: number;
+    todos_open: number | null;
+    todos_total: number | null;
+  }>(
     "SELECT id, armed_at, deadline_at, todos_open, todos_total FROM countdowns WHERE session_id = ? AND state = 'armed' LIMIT 1",
     sessionId,
   )[0];
@@ -212,8 +236,16 @@ export function sessionView(raw: RawDatabase, sessionId: string): SessionView {
     continuations: session?.continuations ?? 0,
     maxContinuations: typeof limit === "number" ? limit : null,
     countdown: countdown
-      ? { id: countdown.id, armedAt: countdown.armed_at, deadlineAt: countdown.deadline_at, todosOpen: countdown.todos_open, todosTotal: countdown.todos_total }
+      ? {
+          id: countdown.id,
+          armedAt: countdown.armed_at,
+          deadlineAt: countdown.deadline_at,
+          todosOpen: countdown.todos_open,
+          todosTotal: countdown.todos_total,
+        }
       : null,
-    lastDecision: last ? { at: last.at, event: last.event, reason: last.reason, detail: parseDetail(last.detail) } : null,
+    lastDecision: last
+      ? { at: last.at, event: last.event, reason: last.reason, detail: parseDetail(last.detail) }
+      : null,
   };
 }

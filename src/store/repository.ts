@@ -5,7 +5,15 @@ import { and, asc, desc, eq, gte, inArray, isNotNull, lte, sql } from "drizzle-o
 import type { AuditEvent } from "../core/reasons.js";
 import type { SessionPatch } from "../core/transitions.js";
 import type { Db, Store } from "./open.js";
-import { auditEvents, countdowns, injections, sessions, type CountdownRow, type InjectionRow, type SessionRow } from "./schema.js";
+import {
+  auditEvents,
+  countdowns,
+  injections,
+  sessions,
+  type CountdownRow,
+  type InjectionRow,
+  type SessionRow,
+} from "./schema.js";
 
 export interface AuditEntry {
   event: AuditEvent;
@@ -87,7 +95,12 @@ export type SessionUpdate = SessionPatch & Partial<Pick<SessionRow, "parentId" |
 function prepare(db: Db) {
   const sessionSet = Object.fromEntries(PATCHABLE.map((k) => [k, ps(k)])) as Record<Patchable, ReturnType<typeof ps>>;
   return {
-    getSession: db.select().from(sessions).where(eq(sessions.sessionId, p("sessionId"))).limit(1).prepare(),
+    getSession: db
+      .select()
+      .from(sessions)
+      .where(eq(sessions.sessionId, p("sessionId")))
+      .limit(1)
+      .prepare(),
     insertSession: db
       .insert(sessions)
       .values({
@@ -122,7 +135,12 @@ function prepare(db: Db) {
       .where(and(eq(countdowns.sessionId, p("sessionId")), eq(countdowns.state, "armed")))
       .limit(1)
       .prepare(),
-    getCountdown: db.select().from(countdowns).where(eq(countdowns.id, p("id"))).limit(1).prepare(),
+    getCountdown: db
+      .select()
+      .from(countdowns)
+      .where(eq(countdowns.id, p("id")))
+      .limit(1)
+      .prepare(),
     insertCountdown: db
       .insert(countdowns)
       .values({
@@ -154,7 +172,11 @@ function prepare(db: Db) {
       .set({ owner: ps("owner"), leaseUntil: ps("leaseUntil") })
       .where(
         // Compare-and-swap on the owner the caller saw: of two processes adopting the same orphan, one wins.
-        and(eq(countdowns.id, p("id")), eq(countdowns.state, "armed"), sql`${countdowns.owner} IS ${p("expectedOwner")}`),
+        and(
+          eq(countdowns.id, p("id")),
+          eq(countdowns.state, "armed"),
+          sql`${countdowns.owner} IS ${p("expectedOwner")}`,
+        ),
       )
       .prepare(),
     armedInScope: db
@@ -195,7 +217,12 @@ function prepare(db: Db) {
         updatedAt: p("createdAt"),
       })
       .prepare(),
-    getInjection: db.select().from(injections).where(eq(injections.id, p("id"))).limit(1).prepare(),
+    getInjection: db
+      .select()
+      .from(injections)
+      .where(eq(injections.id, p("id")))
+      .limit(1)
+      .prepare(),
     finishInjection: db
       .update(injections)
       .set({ status: ps("status"), error: ps("error"), updatedAt: ps("now"), leaseUntil: null })
@@ -210,14 +237,22 @@ function prepare(db: Db) {
     uncertainInSession: db
       .select()
       .from(injections)
-      .where(and(eq(injections.sessionId, p("sessionId")), gte(injections.createdAt, p("since")), inArray(injections.status, ["failed", "unknown"])))
+      .where(
+        and(
+          eq(injections.sessionId, p("sessionId")),
+          gte(injections.createdAt, p("since")),
+          inArray(injections.status, ["failed", "unknown"]),
+        ),
+      )
       .orderBy(desc(injections.createdAt))
       .limit(10)
       .prepare(),
     sessionsToRecheck: db
       .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt })
       .from(sessions)
-      .where(and(eq(sessions.directory, p("directory")), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, p("dueBy"))))
+      .where(
+        and(eq(sessions.directory, p("directory")), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, p("dueBy"))),
+      )
       .prepare(),
     pendingInSession: db
       .select({ id: injections.id })
@@ -275,7 +310,13 @@ export class Repository {
 
   /** Creates the session's row if it has none (one statement, no read): enough when nothing of it is patched. */
   private touchSession(scope: SessionScope, now: number): void {
-    this.q.insertSession.run({ sessionId: scope.sessionId, directory: scope.directory, parentId: null, projectId: null, now });
+    this.q.insertSession.run({
+      sessionId: scope.sessionId,
+      directory: scope.directory,
+      parentId: null,
+      projectId: null,
+      now,
+    });
   }
 
   private writeSessionPatch(row: SessionRow, patch: SessionUpdate, now: number): SessionRow {
@@ -311,7 +352,12 @@ export class Repository {
    * Applies a state change to the session (creating its row if needed) and writes the audit rows that explain it. A
    * patch given as a function is computed from the row read in the same transaction.
    */
-  updateSession(scope: SessionScope, patch: SessionUpdate | ((row: SessionRow) => SessionUpdate), now: number, audit: AuditEntry[] = []): SessionRow {
+  updateSession(
+    scope: SessionScope,
+    patch: SessionUpdate | ((row: SessionRow) => SessionUpdate),
+    now: number,
+    audit: AuditEntry[] = [],
+  ): SessionRow {
     return this.tx(() => {
       const row = this.ensureSessionRow(scope, now);
       const next = this.writeSessionPatch(row, typeof patch === "function" ? patch(row) : patch, now);
@@ -337,7 +383,11 @@ export class Repository {
       const armed = this.q.armedFor.get({ sessionId: scope.sessionId });
       if (armed) {
         this.q.endCountdown.run({ id: armed.id, state: "cancelled", now, reason: "stopped" });
-        this.writeAudit(now, scope, { event: "cancelled", reason: "stopped", detail: { countdownId: armed.id, source } });
+        this.writeAudit(now, scope, {
+          event: "cancelled",
+          reason: "stopped",
+          detail: { countdownId: armed.id, source },
+        });
       }
       return { changed: true, cancelled: armed };
     });
@@ -355,14 +405,26 @@ export class Repository {
       const lifted = {
         stop: row.stoppedAt != null,
         pause: row.pausedAt != null,
-        counts: row.continuations + row.stagnantContinuations + row.unproductiveReplies + row.consecutiveFailures + row.errorStreak > 0,
+        counts:
+          row.continuations +
+            row.stagnantContinuations +
+            row.unproductiveReplies +
+            row.consecutiveFailures +
+            row.errorStreak >
+          0,
       };
       if (!lifted.stop && !lifted.pause && !lifted.counts) return false;
       this.writeSessionPatch(row, patch, now);
       this.writeAudit(now, scope, {
         event: "unstopped",
         reason: source,
-        detail: { stopped: lifted.stop, paused: lifted.pause, continuations: row.continuations, errors: row.errorStreak, failures: row.consecutiveFailures },
+        detail: {
+          stopped: lifted.stop,
+          paused: lifted.pause,
+          continuations: row.continuations,
+          errors: row.errorStreak,
+          failures: row.consecutiveFailures,
+        },
       });
       return true;
     });
@@ -375,7 +437,12 @@ export class Repository {
    * that owns the countdown finds it ended at its deadline and cannot claim it, whatever the timing or a restart.
    * Returns the countdown it ended, or undefined when none was armed (already fired, or never armed).
    */
-  cancelArmed(scope: SessionScope, reason: "user_key", now: number, detail: Record<string, unknown> = {}): ArmedRef | undefined {
+  cancelArmed(
+    scope: SessionScope,
+    reason: "user_key",
+    now: number,
+    detail: Record<string, unknown> = {},
+  ): ArmedRef | undefined {
     return this.tx(() => {
       const armed = this.q.armedFor.get({ sessionId: scope.sessionId });
       if (!armed) return undefined;
@@ -406,7 +473,8 @@ export class Repository {
   ): { superseded?: ArmedRef; heldBy?: ArmedRef } {
     return this.tx(() => {
       // A countdown needs no session row of its own (it carries its directory); one is written only to patch it.
-      if (sessionPatch) this.writeSessionPatch(this.ensureSessionRow(countdown, countdown.armedAt), sessionPatch, countdown.armedAt);
+      if (sessionPatch)
+        this.writeSessionPatch(this.ensureSessionRow(countdown, countdown.armedAt), sessionPatch, countdown.armedAt);
       const previous = this.q.armedFor.get({ sessionId: countdown.sessionId });
       if (previous && previous.owner !== countdown.owner && respect(previous)) {
         this.writeAudit(countdown.armedAt, countdown, {
@@ -471,14 +539,23 @@ export class Repository {
    */
   claimForInjection(injection: NewInjection, detail: Record<string, unknown> = {}): boolean {
     return this.tx(() => {
-      const claimed = this.q.claimCountdown.run({ id: injection.countdownId, owner: injection.owner, now: injection.createdAt }) as {
+      const claimed = this.q.claimCountdown.run({
+        id: injection.countdownId,
+        owner: injection.owner,
+        now: injection.createdAt,
+      }) as {
         changes: number;
       };
       if (claimed.changes === 0) return false;
       this.q.insertInjection.run({ onSent: null, ...injection });
       this.writeAudit(injection.createdAt, injection, {
         event: "fired",
-        detail: { countdownId: injection.countdownId, injectionId: injection.id, attempt: injection.attempt, ...detail },
+        detail: {
+          countdownId: injection.countdownId,
+          injectionId: injection.id,
+          attempt: injection.attempt,
+          ...detail,
+        },
       });
       return true;
     });
@@ -525,7 +602,10 @@ export class Repository {
     audit: AuditEntry[],
     sessionPatch?: (row: SessionRow) => SessionUpdate,
   ): boolean {
-    return this.settleInjection(injection, status, now, error, (row) => ({ patch: sessionPatch?.(row), audit })) !== undefined;
+    return (
+      this.settleInjection(injection, status, now, error, (row) => ({ patch: sessionPatch?.(row), audit })) !==
+      undefined
+    );
   }
 
   /**

@@ -35,11 +35,22 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function prune(raw: RawDatabase, options: PruneOptions): Promise<PruneReport> {
   const batchSize = options.batchSize ?? 500;
   const pauseMs = options.pauseMs ?? 5;
-  const report: PruneReport = { auditEvents: 0, countdowns: 0, injections: 0, sessions: 0, batches: 0, longestBatchMs: 0, medianBatchMs: 0 };
+  const report: PruneReport = {
+    auditEvents: 0,
+    countdowns: 0,
+    injections: 0,
+    sessions: 0,
+    batches: 0,
+    longestBatchMs: 0,
+    medianBatchMs: 0,
+  };
   const durations: number[] = [];
   for (const target of TARGETS) {
     if (options.dryRun) {
-      report[target.key] = raw.all<{ n: number }>(`SELECT count(*) AS n FROM ${target.table} WHERE ${target.where}`, options.cutoff)[0]!.n;
+      report[target.key] = raw.all<{ n: number }>(
+        `SELECT count(*) AS n FROM ${target.table} WHERE ${target.where}`,
+        options.cutoff,
+      )[0]!.n;
       continue;
     }
     for (;;) {

@@ -92,7 +92,9 @@ export const countdowns = sqliteTable(
     check("countdowns_state_check", sql`${t.state} in ('armed', 'fired', 'cancelled', 'expired')`),
     // The database itself guarantees at most one armed countdown per session.
     // Holds only armed rows: it finds a session's armed countdown and all armed countdowns of a scope (few rows).
-    uniqueIndex("countdowns_one_armed_per_session").on(t.sessionId).where(sql`state = 'armed'`),
+    uniqueIndex("countdowns_one_armed_per_session")
+      .on(t.sessionId)
+      .where(sql`state = 'armed'`),
     // Deliberately no more indexes: every index is one more page written by each arm and cancel. History by session
     // goes through injections; retention finds old rows in rowid (= time) order.
   ],

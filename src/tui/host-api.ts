@@ -25,18 +25,29 @@ export interface TuiTheme {
 
 export interface TuiApi {
   keymap: {
-    registerLayer(layer: { commands: TuiCommandSpec[]; bindings: Array<{ key: string; cmd: string; desc?: string }> }): unknown;
+    registerLayer(layer: {
+      commands: TuiCommandSpec[];
+      bindings: Array<{ key: string; cmd: string; desc?: string }>;
+    }): unknown;
     /** Sees every key before OpenCode handles it; the handler does not consume it. */
     intercept(type: "key", handler: (input: { event: TuiKeyEvent }) => void): unknown;
   };
   slots: {
-    register(plugin: { order?: number; slots: Record<string, (ctx: { theme: TuiTheme }, props: { session_id: string }) => unknown> }): unknown;
+    register(plugin: {
+      order?: number;
+      slots: Record<string, (ctx: { theme: TuiTheme }, props: { session_id: string }) => unknown>;
+    }): unknown;
   };
   event: {
     on(type: string, handler: (event: { type: string; properties?: Record<string, unknown> }) => void): () => void;
   };
   ui: {
-    toast(input: { variant: "info" | "success" | "warning" | "error"; title?: string; message: string; duration?: number }): void;
+    toast(input: {
+      variant: "info" | "success" | "warning" | "error";
+      title?: string;
+      message: string;
+      duration?: number;
+    }): void;
   };
   route: { readonly current: { name: string; params?: Record<string, unknown> } };
   state: { path: { directory: string } };

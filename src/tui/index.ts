@@ -14,7 +14,9 @@ const LINES = 4;
 
 function color(theme: TuiTheme, tone: Tone): unknown {
   const c = theme.current;
-  const pick = { title: c.text, normal: c.text, active: c.accent ?? c.primary, warning: c.warning, muted: c.textMuted }[tone];
+  const pick = { title: c.text, normal: c.text, active: c.accent ?? c.primary, warning: c.warning, muted: c.textMuted }[
+    tone
+  ];
   return pick ?? c.text;
 }
 

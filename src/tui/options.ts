@@ -13,18 +13,22 @@ export interface TuiOptions {
 }
 
 const KEYS = ["databasePath", "cancelKey", "cancelOnTyping"] as const;
-const KEY_PATTERN = /^(<leader>)?((ctrl|alt|shift|meta|super)\+)*([a-z0-9]|f\d{1,2}|escape|tab|space|return|backspace|delete|home|end|pageup|pagedown|up|down|left|right|[-.,;/\\[\]'`=])$/;
+const KEY_PATTERN =
+  /^(<leader>)?((ctrl|alt|shift|meta|super)\+)*([a-z0-9]|f\d{1,2}|escape|tab|space|return|backspace|delete|home|end|pageup|pagedown|up|down|left|right|[-.,;/\\[\]'`=])$/;
 
 export function resolveTuiOptions(options: unknown = {}, env: NodeJS.ProcessEnv = process.env): TuiOptions {
   if (options === null || options === undefined) options = {};
-  if (typeof options !== "object" || Array.isArray(options)) throw new ConfigError("options", options, "an object of options");
+  if (typeof options !== "object" || Array.isArray(options))
+    throw new ConfigError("options", options, "an object of options");
   const given = options as Record<string, unknown>;
   for (const key of Object.keys(given)) {
-    if (!(KEYS as readonly string[]).includes(key)) throw new ConfigError(key, given[key], `a known option (${KEYS.join(", ")})`);
+    if (!(KEYS as readonly string[]).includes(key))
+      throw new ConfigError(key, given[key], `a known option (${KEYS.join(", ")})`);
   }
   const fromEnv = env.TODO_CONTINUATION_DB;
-  const databasePath = fromEnv && fromEnv !== "" ? fromEnv : given.databasePath ?? defaultDatabasePath(env);
-  if (typeof databasePath !== "string" || databasePath.trim() === "") throw new ConfigError("databasePath", databasePath, "a non-empty string");
+  const databasePath = fromEnv && fromEnv !== "" ? fromEnv : (given.databasePath ?? defaultDatabasePath(env));
+  if (typeof databasePath !== "string" || databasePath.trim() === "")
+    throw new ConfigError("databasePath", databasePath, "a non-empty string");
   const cancelKey = given.cancelKey ?? "escape";
   if (typeof cancelKey !== "string" || !KEY_PATTERN.test(cancelKey.trim().toLowerCase())) {
     throw new ConfigError("cancelKey", cancelKey, 'an OpenCode key such as "escape", "ctrl+y" or "<leader>k"');

@@ -27,7 +27,13 @@ function countdownLine(deadlineAt: number, now: number, cancelKey: string): Pane
 
 function budgetLine(view: SessionView): PanelLine {
   const used = view.continuations;
-  return { text: view.maxContinuations === null ? `${used} continuation${used === 1 ? "" : "s"} sent` : `${used} of ${view.maxContinuations} continuations`, tone: "muted" };
+  return {
+    text:
+      view.maxContinuations === null
+        ? `${used} continuation${used === 1 ? "" : "s"} sent`
+        : `${used} of ${view.maxContinuations} continuations`,
+    tone: "muted",
+  };
 }
 
 export function panelLines({ view, now, cancelKey }: PanelInput): PanelLine[] {
@@ -35,13 +41,25 @@ export function panelLines({ view, now, cancelKey }: PanelInput): PanelLine[] {
   if ("problem" in view) return [title, { text: `unavailable: ${view.problem}`, tone: "muted" }];
   if (view.countdown) return [title, countdownLine(view.countdown.deadlineAt, now, cancelKey), budgetLine(view)];
   if (view.stoppedAt !== null) {
-    return [title, { text: `stopped${view.stopSource ? ` (by ${view.stopSource})` : ""}`, tone: "warning" }, { text: "/resume-continuation to go on", tone: "muted" }];
+    return [
+      title,
+      { text: `stopped${view.stopSource ? ` (by ${view.stopSource})` : ""}`, tone: "warning" },
+      { text: "/resume-continuation to go on", tone: "muted" },
+    ];
   }
-  const last = view.lastDecision ? explain(view.lastDecision.event, view.lastDecision.reason, view.lastDecision.detail) : undefined;
+  const last = view.lastDecision
+    ? explain(view.lastDecision.event, view.lastDecision.reason, view.lastDecision.detail)
+    : undefined;
   // A pause holds until the session moves: it is the state, whatever was decided last (a cancel, a skip).
-  const decision = view.pausedAt !== null && last?.standing !== "continuing" ? explain("skipped", "user_took_over") : last;
+  const decision =
+    view.pausedAt !== null && last?.standing !== "continuing" ? explain("skipped", "user_took_over") : last;
   if (!decision) return [title, { text: "watching", tone: "muted" }];
-  const tone: Tone = decision.standing === "stopped" || decision.standing === "paused" ? "warning" : decision.standing === "continuing" ? "active" : "normal";
+  const tone: Tone =
+    decision.standing === "stopped" || decision.standing === "paused"
+      ? "warning"
+      : decision.standing === "continuing"
+        ? "active"
+        : "normal";
   const lines: PanelLine[] = [title, { text: decision.text, tone }];
   if (decision.hint) lines.push({ text: decision.hint, tone: "muted" });
   if (view.continuations > 0 || view.maxContinuations !== null) lines.push(budgetLine(view));

@@ -13,7 +13,16 @@ import { keyLabel, resolveTuiOptions, type TuiOptions } from "./options.js";
 import { panelLines, type PanelLine } from "./panel.js";
 
 /** Events after which what the panel shows may have changed (the server decides a few milliseconds later). */
-const REFRESH_ON = ["session.idle", "session.status", "session.error", "session.compacted", "session.deleted", "todo.updated", "message.updated", "tui.toast.show"];
+const REFRESH_ON = [
+  "session.idle",
+  "session.status",
+  "session.error",
+  "session.compacted",
+  "session.deleted",
+  "todo.updated",
+  "message.updated",
+  "tui.toast.show",
+];
 /** A refresh right after an event, and one more once the server's decision (after it read OpenCode) is written. */
 const REFRESH_DELAYS_MS = [100, 1200];
 /** A waiting store (another process writing) must never freeze the TUI for long. */
@@ -41,7 +50,10 @@ function oneLine(error: unknown): string {
 /** A printable key typed into the prompt (not a shortcut). */
 function isTyping(event: TuiKeyEvent): boolean {
   if (event.ctrl || event.meta) return false;
-  return event.name === "space" || (typeof event.sequence === "string" && event.sequence.length === 1 && event.sequence >= " ");
+  return (
+    event.name === "space" ||
+    (typeof event.sequence === "string" && event.sequence.length === 1 && event.sequence >= " ")
+  );
 }
 
 export interface TuiPluginHandle {
@@ -135,7 +147,9 @@ export function createTuiPlugin(renderer: PanelRenderer) {
     const cancelCountdown = (via: string, announceNone: boolean) => {
       const sessionId = inView();
       if (!sessionId || !repo) return;
-      const ended = guarded("cancelling", () => repo.cancelArmed(scope(sessionId), "user_key", Date.now(), { source: "tui", via }));
+      const ended = guarded("cancelling", () =>
+        repo.cancelArmed(scope(sessionId), "user_key", Date.now(), { source: "tui", via }),
+      );
       if (ended) say("Countdown cancelled: nothing will be sent.", "success");
       else if (announceNone) say("No countdown is running in this session.");
       refresh(sessionId);
@@ -145,7 +159,11 @@ export function createTuiPlugin(renderer: PanelRenderer) {
       const sessionId = inView();
       if (!sessionId || !repo) return say("Open a session first.");
       const result = guarded("stopping", () => repo.setStop(scope(sessionId), "tui", Date.now()));
-      if (result) say(result.changed ? "Stopped for this session, also after restarts, until resumed." : "Already stopped.", "success");
+      if (result)
+        say(
+          result.changed ? "Stopped for this session, also after restarts, until resumed." : "Already stopped.",
+          "success",
+        );
       refresh(sessionId);
     };
 
@@ -154,8 +172,16 @@ export function createTuiPlugin(renderer: PanelRenderer) {
       if (!sessionId || !repo) return say("Open a session first.");
       const at = Date.now();
       // recheck_at: the enforcer looks at the session again within a lease tick, as after the CLI's resume.
-      const changed = guarded("resuming", () => repo.resume(scope(sessionId), "tui", at, { ...afterExplicitResume(), recheckAt: at }));
-      if (changed !== undefined) say(changed ? "Resumed: it continues within a few seconds if todos are open." : "Nothing to resume: it was neither stopped nor paused.", "success");
+      const changed = guarded("resuming", () =>
+        repo.resume(scope(sessionId), "tui", at, { ...afterExplicitResume(), recheckAt: at }),
+      );
+      if (changed !== undefined)
+        say(
+          changed
+            ? "Resumed: it continues within a few seconds if todos are open."
+            : "Nothing to resume: it was neither stopped nor paused.",
+          "success",
+        );
       refresh(sessionId);
     };
 
@@ -163,17 +189,42 @@ export function createTuiPlugin(renderer: PanelRenderer) {
     try {
       api.keymap.registerLayer({
         commands: [
-          { namespace: "palette", name: COMMANDS.cancel, title: "Cancel the continuation countdown", desc: "Nothing is sent; the next idle starts a new one", category: "Todo continuation", run: () => cancelCountdown("palette", true) },
-          { namespace: "palette", name: COMMANDS.stop, title: "Stop todo continuation", desc: "For this session, across restarts, until resumed; no model turn", category: "Todo continuation", run: stop },
-          { namespace: "palette", name: COMMANDS.resume, title: "Resume todo continuation", desc: "Lift a stop or a pause and start the counts over", category: "Todo continuation", run: resume },
+          {
+            namespace: "palette",
+            name: COMMANDS.cancel,
+            title: "Cancel the continuation countdown",
+            desc: "Nothing is sent; the next idle starts a new one",
+            category: "Todo continuation",
+            run: () => cancelCountdown("palette", true),
+          },
+          {
+            namespace: "palette",
+            name: COMMANDS.stop,
+            title: "Stop todo continuation",
+            desc: "For this session, across restarts, until resumed; no model turn",
+            category: "Todo continuation",
+            run: stop,
+          },
+          {
+            namespace: "palette",
+            name: COMMANDS.resume,
+            title: "Resume todo continuation",
+            desc: "Lift a stop or a pause and start the counts over",
+            category: "Todo continuation",
+            run: resume,
+          },
         ],
         // Escape is watched, never bound: OpenCode keeps every use it has for it (closing dialogs, interrupting).
-        bindings: cancelKey === "escape" ? [] : [{ key: cancelKey, cmd: COMMANDS.cancel, desc: "Cancel the continuation countdown" }],
+        bindings:
+          cancelKey === "escape"
+            ? []
+            : [{ key: cancelKey, cmd: COMMANDS.cancel, desc: "Cancel the continuation countdown" }],
       });
       api.keymap.intercept("key", ({ event }) => {
         if (event.name === "escape" && cancelKey === "escape") return cancelCountdown("escape", false);
         const sessionId = inView();
-        if (options?.cancelOnTyping && sessionId && views.get(sessionId)?.countdown && isTyping(event)) cancelCountdown("typing", false);
+        if (options?.cancelOnTyping && sessionId && views.get(sessionId)?.countdown && isTyping(event))
+          cancelCountdown("typing", false);
       });
       for (const type of REFRESH_ON) {
         unsubscribes.push(

@@ -11,9 +11,14 @@ import { startEngine, tempFolder, type EngineFixture } from "../support/engine-f
 const BIN = join(ROOT, "dist", "cli", "main.js");
 const exec = promisify(execFile);
 
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], { env: { ...process.env, ...env, TZ: "UTC" } });
+    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...env, TZ: "UTC" },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -29,7 +34,10 @@ beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error("the CLI is not built: run `npm run build` (npm test does)");
   f = await startEngine({ config: { countdownSeconds: 0.05, toast: false, retryBaseMs: 60_000 } });
   f.host.addUserMessage(S, "go");
-  f.host.setTodos(S, [["a", "completed"], ["b", "pending"]]);
+  f.host.setTodos(S, [
+    ["a", "completed"],
+    ["b", "pending"],
+  ]);
   f.enforcer.handleEvent(ev.idle(S));
   await new Promise((r) => setTimeout(r, 300));
   await f.enforcer.settled();
@@ -54,7 +62,11 @@ describe("todo-continuation CLI", () => {
     expect(table.code).toBe(0);
     const [header, row] = table.stdout.trim().split("\n");
     expect(header).toMatch(/^TIME\s+SESSION\s+STATUS\s+AGENT\s+MODEL\s+OPEN\s+SENT\s+TRY\s+ERROR$/);
-    expect(row).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\s+${S}\\s+sent\\s+build\\s+scripted/model-1\\s+1/2\\s+on time\\s+1$`));
+    expect(row).toMatch(
+      new RegExp(
+        `^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\s+${S}\\s+sent\\s+build\\s+scripted/model-1\\s+1/2\\s+on time\\s+1$`,
+      ),
+    );
     const json = await cli(["--db", f.dbPath, "--json", "history", "--session", S]);
     const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
     expect(rows).toMatchObject([{ session_id: S, status: "sent", todos_open: 1, todos_total: 2, agent: "build" }]);
@@ -62,13 +74,17 @@ describe("todo-continuation CLI", () => {
   });
 
   it("audit filters by session, reason and event", async () => {
-    const all = JSON.parse((await cli(["--db", f.dbPath, "--json", "audit", "--session", S])).stdout) as Array<{ event: string }>;
+    const all = JSON.parse((await cli(["--db", f.dbPath, "--json", "audit", "--session", S])).stdout) as Array<{
+      event: string;
+    }>;
     expect(all.map((r) => r.event)).toEqual(["armed", "fired", "injected"]);
     const skips = await cli(["--db", f.dbPath, "audit", "--reason", "todos_complete"]);
     expect(skips.code).toBe(0);
     expect(skips.stdout).toContain(OTHER);
     expect(skips.stdout).toMatch(/skipped\s+todos_complete\s+stage=idle total=1 completed=1/);
-    const fired = JSON.parse((await cli(["--db", f.dbPath, "--json", "audit", "--event", "fired", "--since", "1h"])).stdout) as Array<{ detail: { countdownId: string } }>;
+    const fired = JSON.parse(
+      (await cli(["--db", f.dbPath, "--json", "audit", "--event", "fired", "--since", "1h"])).stdout,
+    ) as Array<{ detail: { countdownId: string } }>;
     expect(fired).toHaveLength(1);
     expect(fired[0]!.detail.countdownId).toMatch(/^cd_/);
   });
@@ -76,30 +92,51 @@ describe("todo-continuation CLI", () => {
   it("status lists the armed countdown with its owner and lease, and stop/resume change it", async () => {
     const status = await cli(["--db", f.dbPath, "status"]);
     expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(/Armed countdowns \(1\):\nSESSION\s+FIRES\s+OPEN\s+OWNER\s+LEASE\s+DIRECTORY\nses_cli_armed\s+in 59 min \d+ s\s+1\/1\s+\S+\s+held, \d+\.\d s left\s+\/work\/project/);
+    expect(status.stdout).toMatch(
+      /Armed countdowns \(1\):\nSESSION\s+FIRES\s+OPEN\s+OWNER\s+LEASE\s+DIRECTORY\nses_cli_armed\s+in 59 min \d+ s\s+1\/1\s+\S+\s+held, \d+\.\d s left\s+\/work\/project/,
+    );
     expect(status.stdout).toContain("Stopped sessions: none");
 
     const stop = await cli(["--db", f.dbPath, "stop", "ses_cli_armed"]);
     expect(stop).toMatchObject({ code: 0 });
     expect(stop.stdout).toContain("stopped ses_cli_armed (its armed countdown was cancelled)");
     expect((await cli(["--db", f.dbPath, "stop", "ses_cli_armed"])).stdout).toContain("was already stopped");
-    const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "status"])).stdout) as { armed: unknown[]; stopped: Array<{ session_id: string; stop_source: string }> };
+    const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "status"])).stdout) as {
+      armed: unknown[];
+      stopped: Array<{ session_id: string; stop_source: string }>;
+    };
     expect(json.armed).toEqual([]);
     expect(json.stopped).toMatchObject([{ session_id: "ses_cli_armed", stop_source: "cli" }]);
     expect((await cli(["--db", f.dbPath, "resume", "ses_cli_armed"])).stdout).toContain("resumed ses_cli_armed");
     expect((await cli(["--db", f.dbPath, "resume", "ses_cli_armed"])).stdout).toContain("was not stopped");
-    const trail = JSON.parse((await cli(["--db", f.dbPath, "--json", "audit", "--session", "ses_cli_armed"])).stdout) as Array<{ event: string; reason: string }>;
-    expect(trail.map((r) => `${r.event}:${r.reason}`)).toEqual(["armed:null", "stopped:cli", "cancelled:stopped", "unstopped:cli"]);
+    const trail = JSON.parse(
+      (await cli(["--db", f.dbPath, "--json", "audit", "--session", "ses_cli_armed"])).stdout,
+    ) as Array<{ event: string; reason: string }>;
+    expect(trail.map((r) => `${r.event}:${r.reason}`)).toEqual([
+      "armed:null",
+      "stopped:cli",
+      "cancelled:stopped",
+      "unstopped:cli",
+    ]);
   });
 
   it("status lists a session the user took over, and resume lifts the pause", async () => {
-    f.store.raw.run("INSERT INTO sessions (session_id, directory, paused_at, pause_message_id, continuations, created_at, updated_at) VALUES ('ses_cli_paused', '/work/project', ?, 'msg_user1', 0, ?, ?)", Date.now(), Date.now(), Date.now());
+    f.store.raw.run(
+      "INSERT INTO sessions (session_id, directory, paused_at, pause_message_id, continuations, created_at, updated_at) VALUES ('ses_cli_paused', '/work/project', ?, 'msg_user1', 0, ?, ?)",
+      Date.now(),
+      Date.now(),
+      Date.now(),
+    );
     const status = await cli(["--db", f.dbPath, "status"]);
-    expect(status.stdout).toMatch(/Paused sessions \(you stepped in after a continuation; held until the todos progress or a resume\) \(1\):\nSESSION\s+SINCE\s+MESSAGE\s+DIRECTORY\nses_cli_paused\s+\S+ \S+\s+msg_user1\s+\/work\/project/);
+    expect(status.stdout).toMatch(
+      /Paused sessions \(you stepped in after a continuation; held until the todos progress or a resume\) \(1\):\nSESSION\s+SINCE\s+MESSAGE\s+DIRECTORY\nses_cli_paused\s+\S+ \S+\s+msg_user1\s+\/work\/project/,
+    );
     expect((await cli(["--db", f.dbPath, "resume", "ses_cli_paused"])).stdout).toContain("resumed ses_cli_paused");
     const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "status"])).stdout) as { paused: unknown[] };
     expect(json.paused).toEqual([]);
-    const row = f.store.raw.all<{ paused_at: number | null; recheck_at: number | null }>("SELECT paused_at, recheck_at FROM sessions WHERE session_id = 'ses_cli_paused'")[0]!;
+    const row = f.store.raw.all<{ paused_at: number | null; recheck_at: number | null }>(
+      "SELECT paused_at, recheck_at FROM sessions WHERE session_id = 'ses_cli_paused'",
+    )[0]!;
     expect(row).toMatchObject({ paused_at: null, recheck_at: expect.any(Number) });
   });
 
@@ -132,7 +169,10 @@ describe("todo-continuation CLI", () => {
     expect(doctor.stdout).toContain(`database   ${f.dbPath}`);
     expect(doctor.stdout).toMatch(/OK\s+integrity\s+PRAGMA quick_check: ok/);
     expect(doctor.stdout).toMatch(/OK\s+schema\s+(\d+)\/\1 migrations applied/);
-    const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "doctor"])).stdout) as { schema: { pending: number }; integrity: { ok: boolean } };
+    const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "doctor"])).stdout) as {
+      schema: { pending: number };
+      integrity: { ok: boolean };
+    };
     expect(json).toMatchObject({ schema: { pending: 0, newer: false }, integrity: { ok: true } });
   });
 
@@ -144,17 +184,25 @@ describe("todo-continuation CLI", () => {
     await engine.enforcer.settled();
     const old = Date.now() - 40 * 86_400_000;
     engine.store.raw.exec("BEGIN");
-    for (let i = 0; i < 2500; i++) engine.store.raw.run("INSERT INTO audit_events (at, session_id, event, reason, detail) VALUES (?, 'ses_old', 'skipped', 'no_todos', '{}')", old + i);
+    for (let i = 0; i < 2500; i++)
+      engine.store.raw.run(
+        "INSERT INTO audit_events (at, session_id, event, reason, detail) VALUES (?, 'ses_old', 'skipped', 'no_todos', '{}')",
+        old + i,
+      );
     engine.store.raw.exec("COMMIT");
     await engine.close();
-    const dry = JSON.parse((await cli(["--db", engine.dbPath, "--json", "prune", "--older-than", "30d", "--dry-run"])).stdout) as { auditEvents: number };
+    const dry = JSON.parse(
+      (await cli(["--db", engine.dbPath, "--json", "prune", "--older-than", "30d", "--dry-run"])).stdout,
+    ) as { auditEvents: number };
     expect(dry.auditEvents).toBe(2500);
     const real = await cli(["--db", engine.dbPath, "--json", "prune", "--older-than", "30d", "--batch", "1000"]);
     expect(JSON.parse(real.stdout)).toMatchObject({ auditEvents: 2500, countdowns: 0, batches: 6 });
     const status = JSON.parse((await cli(["--db", engine.dbPath, "--json", "status"])).stdout) as { armed: unknown[] };
     expect(status.armed).toHaveLength(1);
     const human = await cli(["--db", engine.dbPath, "prune", "--older-than", "1h"]);
-    expect(human.stdout).toMatch(/^deleted history before .*: 0 audit rows, 0 closed countdowns, 0 settled injections, 0 deleted sessions \(\d+ batches, median \d+\.\d ms, longest \d+\.\d ms\)/);
+    expect(human.stdout).toMatch(
+      /^deleted history before .*: 0 audit rows, 0 closed countdowns, 0 settled injections, 0 deleted sessions \(\d+ batches, median \d+\.\d ms, longest \d+\.\d ms\)/,
+    );
     await engine.destroy();
   });
 

@@ -29,7 +29,10 @@ const S = "ses_readme";
 beforeAll(async () => {
   f = await startEngine({ config: { countdownSeconds: 0.05, toast: false, stagnationLimit: 1 } });
   f.host.addUserMessage(S, "go");
-  f.host.setTodos(S, [["a", "completed"], ["b", "pending"]]);
+  f.host.setTodos(S, [
+    ["a", "completed"],
+    ["b", "pending"],
+  ]);
   for (let i = 0; i < 3; i++) {
     f.enforcer.handleEvent(ev.idle(S));
     await new Promise((r) => setTimeout(r, 150));

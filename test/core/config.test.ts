@@ -20,13 +20,27 @@ describe("configuration", () => {
   });
 
   it("falls back to ~/.local/share when XDG_DATA_HOME is unset", () => {
-    expect(resolveConfig({}, { HOME: "/home/u" }).databasePath).toMatch(/\.local\/share\/opencode\/todo-continuation\.db$/);
+    expect(resolveConfig({}, { HOME: "/home/u" }).databasePath).toMatch(
+      /\.local\/share\/opencode\/todo-continuation\.db$/,
+    );
   });
 
   it("environment variables win over plugin options, which win over defaults", () => {
-    const env = { TODO_CONTINUATION_COUNTDOWN_SECONDS: "5", TODO_CONTINUATION_ENABLED: "false", TODO_CONTINUATION_DB: "/tmp/x.db" };
-    const config = resolveConfig({ countdownSeconds: 3, enabled: true, databasePath: "/tmp/y.db", stagnationLimit: 7 }, env);
-    expect(config).toMatchObject({ countdownSeconds: 5, enabled: false, databasePath: "/tmp/x.db", stagnationLimit: 7 });
+    const env = {
+      TODO_CONTINUATION_COUNTDOWN_SECONDS: "5",
+      TODO_CONTINUATION_ENABLED: "false",
+      TODO_CONTINUATION_DB: "/tmp/x.db",
+    };
+    const config = resolveConfig(
+      { countdownSeconds: 3, enabled: true, databasePath: "/tmp/y.db", stagnationLimit: 7 },
+      env,
+    );
+    expect(config).toMatchObject({
+      countdownSeconds: 5,
+      enabled: false,
+      databasePath: "/tmp/x.db",
+      stagnationLimit: 7,
+    });
   });
 
   it.each([
@@ -56,7 +70,9 @@ describe("configuration", () => {
   });
 
   it("rejects a bad environment value naming the variable", () => {
-    expect(() => resolveConfig({}, { TODO_CONTINUATION_RESUME_WINDOW_SECONDS: "-5" })).toThrow(/TODO_CONTINUATION_RESUME_WINDOW_SECONDS = "-5"/);
+    expect(() => resolveConfig({}, { TODO_CONTINUATION_RESUME_WINDOW_SECONDS: "-5" })).toThrow(
+      /TODO_CONTINUATION_RESUME_WINDOW_SECONDS = "-5"/,
+    );
   });
 
   it("rejects options that are not an object", () => {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { decide, errorCooldownMs, GUARD_ORDER, stagnantStreak, unproductiveStreak, type DecisionInput, type DurableFacts } from "../../src/core/decide.js";
+import {
+  decide,
+  errorCooldownMs,
+  GUARD_ORDER,
+  stagnantStreak,
+  unproductiveStreak,
+  type DecisionInput,
+  type DurableFacts,
+} from "../../src/core/decide.js";
 import type { MessageFacts } from "../../src/core/messages.js";
 import { SKIP_REASONS } from "../../src/core/reasons.js";
 import { ledgerOf, mergeLedger, type Todo } from "../../src/core/todos.js";
@@ -16,11 +24,13 @@ function messages(facts: Partial<MessageFacts> = {}): MessageFacts {
   return { unfinishedQuestion: false, ownInjectionIds: [], ownMessageIds: [], ...facts };
 }
 
-function input(overrides: Partial<Omit<DecisionInput, "durable" | "live" | "config">> & {
-  durable?: Partial<DurableFacts>;
-  live?: DecisionInput["live"];
-  config?: Partial<DecisionInput["config"]>;
-} = {}): DecisionInput {
+function input(
+  overrides: Partial<Omit<DecisionInput, "durable" | "live" | "config">> & {
+    durable?: Partial<DurableFacts>;
+    live?: DecisionInput["live"];
+    config?: Partial<DecisionInput["config"]>;
+  } = {},
+): DecisionInput {
   return {
     stage: overrides.stage ?? "idle",
     now: overrides.now ?? NOW,
@@ -60,17 +70,33 @@ describe("decide: each guard says no with its reason", () => {
     ["aborted", input({ live: { messages: messages({ unansweredErrorKind: "abort" }) } })],
     ["token_limit", input({ durable: { tokenLimitAt: NOW - 1 } })],
     ["token_limit", input({ live: { messages: messages({ unansweredErrorKind: "token_limit" }) } })],
-    ["provider_error", input({ live: { messages: messages({ unansweredErrorKind: "permanent", unansweredError: { name: "APIError", statusCode: 401 } }) } })],
+    [
+      "provider_error",
+      input({
+        live: {
+          messages: messages({
+            unansweredErrorKind: "permanent",
+            unansweredError: { name: "APIError", statusCode: 401 },
+          }),
+        },
+      }),
+    ],
     ["provider_error", input({ durable: { lastErrorAt: NOW - 1, lastErrorKind: "permanent" } })],
     ["errors_persist", input({ durable: { lastErrorAt: NOW - 600_000, lastErrorKind: "transient", errorStreak: 4 } })],
-    ["error_cooldown", input({ stage: "deadline", durable: { lastErrorAt: NOW - 2999, lastErrorKind: "transient", errorStreak: 1 } })],
+    [
+      "error_cooldown",
+      input({ stage: "deadline", durable: { lastErrorAt: NOW - 2999, lastErrorKind: "transient", errorStreak: 1 } }),
+    ],
     ["backoff", input({ stage: "deadline", durable: { backoffUntil: NOW + 1 } })],
     ["in_flight", input({ live: { inFlight: true } })],
     ["busy", input({ live: { status: "busy" } })],
     ["children_running", input({ live: { busyChildren: 2 } })],
     ["waiting_for_user", input({ live: { pendingRequests: 1 } })],
     ["waiting_for_user", input({ live: { messages: messages({ unfinishedQuestion: true }) } })],
-    ["waiting_for_user", input({ live: { messages: messages({ textQuestion: "Should I use PostgreSQL or SQLite?" }) } })],
+    [
+      "waiting_for_user",
+      input({ live: { messages: messages({ textQuestion: "Should I use PostgreSQL or SQLite?" }) } }),
+    ],
     ["compaction", input({ live: { messages: messages({ compaction: "running" }), agent: "build" } })],
     ["compaction", input({ live: { messages: messages({ compaction: "finished" }), agent: "build" } })],
     ["compaction", input({ live: { compactedRecently: true } })],
@@ -79,10 +105,32 @@ describe("decide: each guard says no with its reason", () => {
     ["no_write_permission", input({ live: { agent: "reader", agentCanWrite: false } })],
     ["todo_fetch_failed", input({ todos: "fetch_failed" })],
     ["no_todos", input({ todos: [] })],
-    ["todos_complete", input({ todos: [{ content: "a", status: "completed" }, { content: "b", status: "cancelled" }] })],
-    ["todos_complete", input({ todos: [{ content: "a", status: "blocked" }, { content: "b", status: "deleted" }] })],
+    [
+      "todos_complete",
+      input({
+        todos: [
+          { content: "a", status: "completed" },
+          { content: "b", status: "cancelled" },
+        ],
+      }),
+    ],
+    [
+      "todos_complete",
+      input({
+        todos: [
+          { content: "a", status: "blocked" },
+          { content: "b", status: "deleted" },
+        ],
+      }),
+    ],
     ["user_took_over", input({ durable: { pausedAt: NOW - 5000, pauseMessageId: "msg_1", pauseLedger: ledger } })],
-    ["no_progress_reply", input({ durable: { ledger, continuations: 1 }, live: { messages: messages({ replyToLastInjection: "text_only" }) } })],
+    [
+      "no_progress_reply",
+      input({
+        durable: { ledger, continuations: 1 },
+        live: { messages: messages({ replyToLastInjection: "text_only" }) },
+      }),
+    ],
     ["stagnation", input({ durable: { ledger, stagnantContinuations: 2 } })],
     ["budget_exhausted", input({ durable: { continuations: 20 } })],
   ];
@@ -96,7 +144,12 @@ describe("decide: each guard says no with its reason", () => {
   });
 
   it("continues when every guard passes, with the todo summary and the streaks", () => {
-    expect(decide(input())).toEqual({ verdict: "continue", summary: { total: 3, completed: 1, open: 2 }, stagnantStreak: 0, unproductiveStreak: 0 });
+    expect(decide(input())).toEqual({
+      verdict: "continue",
+      summary: { total: 3, completed: 1, open: 2 },
+      stagnantStreak: 0,
+      unproductiveStreak: 0,
+    });
   });
 
   it("skip details carry the stage", () => {
@@ -124,7 +177,12 @@ describe("decide: guard order and boundaries", () => {
   });
 
   it("unknown facts pass (the pre-check before anything is fetched)", () => {
-    expect(decide(input({ todos: undefined, live: {} }))).toEqual({ verdict: "continue", summary: undefined, stagnantStreak: 0, unproductiveStreak: 0 });
+    expect(decide(input({ todos: undefined, live: {} }))).toEqual({
+      verdict: "continue",
+      summary: undefined,
+      stagnantStreak: 0,
+      unproductiveStreak: 0,
+    });
   });
 
   it("budget: maxContinuations since the last real user message", () => {
@@ -140,14 +198,20 @@ describe("waiting for a backoff or an error cooldown", () => {
   });
 
   it("a new idle during a failed prompt's backoff continues when the backoff ends (no stall)", () => {
-    expect(decide(input({ durable: { backoffUntil: NOW + 4000 } }))).toMatchObject({ verdict: "continue", notBefore: NOW + 4000, waitingFor: "backoff" });
+    expect(decide(input({ durable: { backoffUntil: NOW + 4000 } }))).toMatchObject({
+      verdict: "continue",
+      notBefore: NOW + 4000,
+      waitingFor: "backoff",
+    });
     expect(reason(input({ stage: "deadline", durable: { backoffUntil: NOW } }))).toBe("continue");
     expect(reason(input({ stage: "before_prompt", durable: { backoffUntil: NOW + 10 } }))).toBe("backoff");
   });
 
   it("the cooldown doubles with each error in a row, is capped, and a provider's retry-after wins", () => {
     const config = { errorCooldownMs: 3000, retryMaxMs: 60_000 };
-    expect([1, 2, 3, 4, 5, 6, 10].map((n) => errorCooldownMs(config, n))).toEqual([3000, 6000, 12_000, 24_000, 48_000, 60_000, 60_000]);
+    expect([1, 2, 3, 4, 5, 6, 10].map((n) => errorCooldownMs(config, n))).toEqual([
+      3000, 6000, 12_000, 24_000, 48_000, 60_000, 60_000,
+    ]);
     expect(errorCooldownMs(config, 1, 30_000)).toBe(30_000);
     expect(errorCooldownMs(config, 1, 500)).toBe(3000);
     expect(errorCooldownMs(config, 1, 10 * 3_600_000)).toBe(3_600_000);
@@ -156,15 +220,21 @@ describe("waiting for a backoff or an error cooldown", () => {
   it("the cooldown of a later error in a row is longer", () => {
     const durable = { lastErrorAt: NOW - 5000, lastErrorKind: "transient", errorStreak: 2 } as const;
     expect(decide(input({ durable }))).toMatchObject({ notBefore: NOW + 1000 });
-    expect(decide(input({ durable: { ...durable, lastErrorRetryAfterMs: 20_000 } }))).toMatchObject({ notBefore: NOW + 15_000 });
+    expect(decide(input({ durable: { ...durable, lastErrorRetryAfterMs: 20_000 } }))).toMatchObject({
+      notBefore: NOW + 15_000,
+    });
   });
 
   it("aborts, token limits and permanent errors have no cooldown: they have their own guards", () => {
-    expect(decide(input({ durable: { lastErrorAt: NOW - 1, lastErrorKind: "abort" } }))).not.toHaveProperty("notBefore");
+    expect(decide(input({ durable: { lastErrorAt: NOW - 1, lastErrorKind: "abort" } }))).not.toHaveProperty(
+      "notBefore",
+    );
   });
 
   it("a wall clock that went back stretches neither a cooldown nor a backoff", () => {
-    expect(decide(input({ durable: { lastErrorAt: NOW + 3_600_000, lastErrorKind: "transient", errorStreak: 1 } }))).not.toHaveProperty("notBefore");
+    expect(
+      decide(input({ durable: { lastErrorAt: NOW + 3_600_000, lastErrorKind: "transient", errorStreak: 1 } })),
+    ).not.toHaveProperty("notBefore");
     expect(decide(input({ durable: { backoffUntil: NOW + 3 * 3_600_000 } }))).not.toHaveProperty("notBefore");
     expect(decide(input({ durable: { backoffUntil: NOW + 59_000 } }))).toMatchObject({ notBefore: NOW + 59_000 });
   });
@@ -176,25 +246,47 @@ describe("provider errors", () => {
   it("errors persist only beyond maxRetries re-checks in a row", () => {
     expect(reason(input({ durable: { ...transient, errorStreak: 3 } }))).toBe("continue");
     expect(reason(input({ durable: { ...transient, errorStreak: 4 } }))).toBe("errors_persist");
-    expect(reason(input({ durable: { ...transient, errorStreak: 2 }, config: { maxRetries: 1 } }))).toBe("errors_persist");
+    expect(reason(input({ durable: { ...transient, errorStreak: 2 }, config: { maxRetries: 1 } }))).toBe(
+      "errors_persist",
+    );
   });
 
   it("a turn that ended well since means the errors are over (and their count resets)", () => {
     const d = decide(input({ durable: { ...transient, errorStreak: 4 }, live: { messages: messages() } }));
     expect(d).toMatchObject({ verdict: "continue", errorsResolved: true });
-    const failing = input({ durable: { ...transient, errorStreak: 4 }, live: { messages: messages({ unansweredErrorKind: "transient" }) } });
+    const failing = input({
+      durable: { ...transient, errorStreak: 4 },
+      live: { messages: messages({ unansweredErrorKind: "transient" }) },
+    });
     expect(reason(failing)).toBe("errors_persist");
   });
 
   it("a pre-check never stops on recorded errors (a good turn since can only be seen in the messages)", () => {
     expect(reason(input({ todos: undefined, live: {}, durable: { ...transient, errorStreak: 9 } }))).toBe("continue");
-    expect(reason(input({ todos: undefined, live: {}, durable: { lastErrorAt: NOW, lastErrorKind: "permanent" } }))).toBe("continue");
+    expect(
+      reason(input({ todos: undefined, live: {}, durable: { lastErrorAt: NOW, lastErrorKind: "permanent" } })),
+    ).toBe("continue");
   });
 
   it("a permanent error stops until a real user message; its detail names it", () => {
-    const d = decide(input({ live: { messages: messages({ unansweredErrorKind: "permanent", unansweredError: { name: "APIError", statusCode: 403, message: "forbidden" } }) } }));
-    expect(d).toMatchObject({ verdict: "skip", reason: "provider_error", detail: { source: "last_assistant_message", statusCode: 403, errorName: "APIError" } });
-    expect(reason(input({ durable: { lastErrorAt: NOW, lastErrorKind: "permanent" }, live: { messages: messages() } }))).toBe("continue");
+    const d = decide(
+      input({
+        live: {
+          messages: messages({
+            unansweredErrorKind: "permanent",
+            unansweredError: { name: "APIError", statusCode: 403, message: "forbidden" },
+          }),
+        },
+      }),
+    );
+    expect(d).toMatchObject({
+      verdict: "skip",
+      reason: "provider_error",
+      detail: { source: "last_assistant_message", statusCode: 403, errorName: "APIError" },
+    });
+    expect(
+      reason(input({ durable: { lastErrorAt: NOW, lastErrorKind: "permanent" }, live: { messages: messages() } })),
+    ).toBe("continue");
   });
 });
 
@@ -202,21 +294,40 @@ describe("the user took over", () => {
   const paused = { pausedAt: NOW - 5000, pauseMessageId: "msg_user", pauseLedger: ledger };
 
   it("holds while the todos have not moved since the user's message", () => {
-    expect(decide(input({ durable: paused }))).toMatchObject({ verdict: "skip", reason: "user_took_over", detail: { messageId: "msg_user", pausedAt: NOW - 5000 } });
+    expect(decide(input({ durable: paused }))).toMatchObject({
+      verdict: "skip",
+      reason: "user_took_over",
+      detail: { messageId: "msg_user", pausedAt: NOW - 5000 },
+    });
   });
 
   it("lifts on progress, on a rewritten list, or when the message answered our question", () => {
     const progressed = open.map((t) => (t.content === "b" ? { ...t, status: "completed" } : t));
-    expect(decide(input({ durable: paused, todos: progressed }))).toMatchObject({ verdict: "continue", pauseLifted: "progress" });
-    const rewritten = [{ content: "x", status: "pending" }, { content: "y", status: "pending" }, { content: "c", status: "pending" }];
-    expect(decide(input({ durable: paused, todos: rewritten }))).toMatchObject({ verdict: "continue", pauseLifted: "rewritten" });
-    expect(decide(input({ durable: paused, live: { messages: messages({ answersQuestion: true }) } }))).toMatchObject({ verdict: "continue", pauseLifted: "answered_question" });
+    expect(decide(input({ durable: paused, todos: progressed }))).toMatchObject({
+      verdict: "continue",
+      pauseLifted: "progress",
+    });
+    const rewritten = [
+      { content: "x", status: "pending" },
+      { content: "y", status: "pending" },
+      { content: "c", status: "pending" },
+    ];
+    expect(decide(input({ durable: paused, todos: rewritten }))).toMatchObject({
+      verdict: "continue",
+      pauseLifted: "rewritten",
+    });
+    expect(decide(input({ durable: paused, live: { messages: messages({ answersQuestion: true }) } }))).toMatchObject({
+      verdict: "continue",
+      pauseLifted: "answered_question",
+    });
   });
 
   it("churn and appended todos do not lift it", () => {
     const churned = open.map((t) => (t.content === "b" ? { ...t, status: "pending" } : t));
     expect(reason(input({ durable: paused, todos: churned }))).toBe("user_took_over");
-    expect(reason(input({ durable: paused, todos: [...open, { content: "d", status: "pending" }] }))).toBe("user_took_over");
+    expect(reason(input({ durable: paused, todos: [...open, { content: "d", status: "pending" }] }))).toBe(
+      "user_took_over",
+    );
   });
 
   it("never holds a pre-check (the todos decide), and is off with pauseAfterUserMessage: false", () => {
@@ -232,7 +343,11 @@ describe("the user took over", () => {
 describe("a question asked in plain text", () => {
   it("is a pending question, with the question in the detail", () => {
     const d = decide(input({ live: { messages: messages({ textQuestion: "Which database do you prefer?" }) } }));
-    expect(d).toMatchObject({ verdict: "skip", reason: "waiting_for_user", detail: { source: "text_question", question: "Which database do you prefer?" } });
+    expect(d).toMatchObject({
+      verdict: "skip",
+      reason: "waiting_for_user",
+      detail: { source: "text_question", question: "Which database do you prefer?" },
+    });
   });
 });
 
@@ -240,32 +355,64 @@ describe("compaction", () => {
   const finished = messages({ compaction: "finished", latestReal: { messageId: "m", agent: "build" } });
 
   it("a running compaction always holds", () => {
-    expect(decide(input({ live: { messages: messages({ compaction: "running" }) }, config: { continueAfterCompaction: true } }))).toMatchObject({ reason: "compaction", detail: { state: "running" } });
+    expect(
+      decide(
+        input({ live: { messages: messages({ compaction: "running" }) }, config: { continueAfterCompaction: true } }),
+      ),
+    ).toMatchObject({ reason: "compaction", detail: { state: "running" } });
   });
 
   it("a finished one holds until the next real activity, unless continueAfterCompaction", () => {
-    expect(decide(input({ live: { messages: finished } }))).toMatchObject({ reason: "compaction", detail: { state: "finished" } });
-    expect(reason(input({ live: { messages: finished, agent: "build" }, config: { continueAfterCompaction: true } }))).toBe("continue");
+    expect(decide(input({ live: { messages: finished } }))).toMatchObject({
+      reason: "compaction",
+      detail: { state: "finished" },
+    });
+    expect(
+      reason(input({ live: { messages: finished, agent: "build" }, config: { continueAfterCompaction: true } })),
+    ).toBe("continue");
   });
 
   it("with continueAfterCompaction, only once the real agent is known from the messages", () => {
     const config = { continueAfterCompaction: true };
-    expect(decide(input({ live: { compactedRecently: true, agent: undefined }, config }))).toMatchObject({ reason: "compaction", detail: { agentKnown: false } });
+    expect(decide(input({ live: { compactedRecently: true, agent: undefined }, config }))).toMatchObject({
+      reason: "compaction",
+      detail: { agentKnown: false },
+    });
     // The pre-check does not stop on it: the messages that name the agent are read next.
-    expect(reason(input({ todos: undefined, live: { compactedRecently: true, agent: undefined }, config }))).toBe("continue");
+    expect(reason(input({ todos: undefined, live: { compactedRecently: true, agent: undefined }, config }))).toBe(
+      "continue",
+    );
   });
 });
 
 describe("stagnation", () => {
   it("counts continuations in a row after which no todo made progress", () => {
-    expect(stagnantStreak({ durable: { recovering: false, continuations: 1, stagnantContinuations: 0, ledger: null }, todos: open })).toBe(0);
-    expect(stagnantStreak({ durable: { recovering: false, continuations: 1, stagnantContinuations: 0, ledger }, todos: open })).toBe(1);
-    expect(stagnantStreak({ durable: { recovering: false, continuations: 3, stagnantContinuations: 2, ledger }, todos: open })).toBe(3);
+    expect(
+      stagnantStreak({
+        durable: { recovering: false, continuations: 1, stagnantContinuations: 0, ledger: null },
+        todos: open,
+      }),
+    ).toBe(0);
+    expect(
+      stagnantStreak({
+        durable: { recovering: false, continuations: 1, stagnantContinuations: 0, ledger },
+        todos: open,
+      }),
+    ).toBe(1);
+    expect(
+      stagnantStreak({
+        durable: { recovering: false, continuations: 3, stagnantContinuations: 2, ledger },
+        todos: open,
+      }),
+    ).toBe(3);
   });
 
   it("progress resets the streak", () => {
     const moved = open.map((t) => (t.content === "b" ? { ...t, status: "completed" } : t));
-    expect(decide(input({ durable: { ledger, stagnantContinuations: 2 }, todos: moved }))).toMatchObject({ verdict: "continue", stagnantStreak: 0 });
+    expect(decide(input({ durable: { ledger, stagnantContinuations: 2 }, todos: moved }))).toMatchObject({
+      verdict: "continue",
+      stagnantStreak: 0,
+    });
   });
 
   it("with the default limit of 3, three unproductive continuations are sent, the fourth is refused", () => {
@@ -278,20 +425,46 @@ describe("stagnation", () => {
         break;
       }
       sent++;
-      durable = { ...durable, continuations: durable.continuations + 1, stagnantContinuations: d.stagnantStreak, ledger };
+      durable = {
+        ...durable,
+        continuations: durable.continuations + 1,
+        stagnantContinuations: d.stagnantStreak,
+        ledger,
+      };
     }
     expect(sent).toBe(3);
   });
 
   it("churn does not reset it: a todo toggled back and forth stops at the limit, not at the budget", () => {
     const states: Todo[][] = [
-      [{ content: "a", status: "in_progress" }, { content: "b", status: "pending" }],
-      [{ content: "a", status: "pending" }, { content: "b", status: "pending" }],
-      [{ content: "a", status: "in_progress" }, { content: "b", status: "pending" }],
-      [{ content: "a", status: "pending" }, { content: "b", status: "in_progress" }],
-      [{ content: "a", status: "in_progress" }, { content: "b", status: "pending" }],
-      [{ content: "a", status: "pending" }, { content: "b", status: "pending" }],
-      [{ content: "a", status: "in_progress" }, { content: "b", status: "pending" }],
+      [
+        { content: "a", status: "in_progress" },
+        { content: "b", status: "pending" },
+      ],
+      [
+        { content: "a", status: "pending" },
+        { content: "b", status: "pending" },
+      ],
+      [
+        { content: "a", status: "in_progress" },
+        { content: "b", status: "pending" },
+      ],
+      [
+        { content: "a", status: "pending" },
+        { content: "b", status: "in_progress" },
+      ],
+      [
+        { content: "a", status: "in_progress" },
+        { content: "b", status: "pending" },
+      ],
+      [
+        { content: "a", status: "pending" },
+        { content: "b", status: "pending" },
+      ],
+      [
+        { content: "a", status: "in_progress" },
+        { content: "b", status: "pending" },
+      ],
     ];
     let durable: DurableFacts = { recovering: false, continuations: 0, stagnantContinuations: 0, ledger: null };
     const verdicts: string[] = [];
@@ -299,7 +472,12 @@ describe("stagnation", () => {
       const d = decide(input({ durable, todos }));
       verdicts.push(d.verdict === "skip" ? d.reason : "continue");
       if (d.verdict === "skip") break;
-      durable = { ...durable, continuations: durable.continuations + 1, stagnantContinuations: d.stagnantStreak, ledger: mergeLedger(durable.ledger ?? ledgerOf([]), todos) };
+      durable = {
+        ...durable,
+        continuations: durable.continuations + 1,
+        stagnantContinuations: d.stagnantStreak,
+        ledger: mergeLedger(durable.ledger ?? ledgerOf([]), todos),
+      };
     }
     // 1st: no baseline; 2nd: a moved back (no); 3rd: a again in progress (had it); 4th: b moved forward (progress);
     // then three in a row without a status never had before.
@@ -328,6 +506,8 @@ describe("text-only replies", () => {
     expect(reason(input(after("text_only")))).toBe("no_progress_reply");
     expect(reason(input({ ...after("text_only"), config: { unproductiveLimit: 2 } }))).toBe("continue");
     expect(reason(input(after("worked")))).toBe("continue");
-    expect(decide(input({ ...after("text_only"), config: { unproductiveLimit: 2 } }))).toMatchObject({ unproductiveStreak: 1 });
+    expect(decide(input({ ...after("text_only"), config: { unproductiveLimit: 2 } }))).toMatchObject({
+      unproductiveStreak: 1,
+    });
   });
 });

@@ -7,8 +7,14 @@ describe("translateEvent", () => {
   it("translates the events the enforcer reacts to", () => {
     expect(translateEvent(ev.idle("s"))).toEqual({ type: "idle", sessionId: "s" });
     expect(translateEvent(ev.status("s", "retry"))).toEqual({ type: "status", sessionId: "s", status: "retry" });
-    expect(translateEvent(ev.error("s", "MessageAbortedError"))).toMatchObject({ type: "error", sessionId: "s", kind: "abort" });
-    expect(translateEvent(ev.error("s", "APIError", "This model's maximum context length is 8192 tokens"))).toMatchObject({ kind: "token_limit" });
+    expect(translateEvent(ev.error("s", "MessageAbortedError"))).toMatchObject({
+      type: "error",
+      sessionId: "s",
+      kind: "abort",
+    });
+    expect(
+      translateEvent(ev.error("s", "APIError", "This model's maximum context length is 8192 tokens")),
+    ).toMatchObject({ kind: "token_limit" });
     expect(translateEvent(ev.error("s", "APIError", "rate limited"))).toMatchObject({ kind: "transient" });
     expect(translateEvent(ev.error("s", "UnknownError", "something odd"))).toMatchObject({ kind: "other" });
     expect(translateEvent(ev.userMessage("s", "m1"))).toMatchObject({
@@ -19,11 +25,30 @@ describe("translateEvent", () => {
       providerId: "scripted",
       modelId: "model-1",
     });
-    expect(translateEvent(ev.todos("s", [["a", "pending"]]))).toEqual({ type: "todos", sessionId: "s", todos: [{ content: "a", status: "pending", priority: "medium" }] });
-    expect(translateEvent(ev.created("c", "p"))).toEqual({ type: "session_info", sessionId: "c", parentId: "p", directory: undefined });
+    expect(translateEvent(ev.todos("s", [["a", "pending"]]))).toEqual({
+      type: "todos",
+      sessionId: "s",
+      todos: [{ content: "a", status: "pending", priority: "medium" }],
+    });
+    expect(translateEvent(ev.created("c", "p"))).toEqual({
+      type: "session_info",
+      sessionId: "c",
+      parentId: "p",
+      directory: undefined,
+    });
     expect(translateEvent(ev.deleted("s"))).toEqual({ type: "session_deleted", sessionId: "s" });
-    expect(translateEvent(ev.question("s", "q1", true))).toEqual({ type: "request", sessionId: "s", requestId: "q1", open: true });
-    expect(translateEvent(ev.question("s", "q1", false))).toEqual({ type: "request", sessionId: "s", requestId: "q1", open: false });
+    expect(translateEvent(ev.question("s", "q1", true))).toEqual({
+      type: "request",
+      sessionId: "s",
+      requestId: "q1",
+      open: true,
+    });
+    expect(translateEvent(ev.question("s", "q1", false))).toEqual({
+      type: "request",
+      sessionId: "s",
+      requestId: "q1",
+      open: false,
+    });
     expect(translateEvent(ev.compacted("s"))).toEqual({ type: "compacted", sessionId: "s" });
   });
 

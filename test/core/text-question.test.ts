@@ -57,13 +57,21 @@ describe.each([
 describe("detectTextQuestion: the rules one by one", () => {
   it.each<[string, string, boolean]>([
     ["a direct question at the end", "Tests pass.\n\nShould I also update the migrations?", true],
-    ["a question in the final paragraph, then its reason", "Which Node version do you deploy? I need it for the build target.", true],
+    [
+      "a question in the final paragraph, then its reason",
+      "Which Node version do you deploy? I need it for the build target.",
+      true,
+    ],
     ["a request without a question mark", "Two options: SQLite or a JSON file. Let me know which you prefer.", true],
     ["an imperative to pick", "- zod\n- valibot\n\nPick one and I'll use it everywhere.", true],
     ["a y/n prompt", "Force-push `main` now? (y/n)", true],
     ["full-width question mark", "数据库用 SQLite 还是 PostgreSQL？", true],
     ["a plain summary", "Done: the parser handles nested quotes and the tests pass.", false],
-    ["a rhetorical question answered", "Why did it fail? Because the cache key ignored the locale. Fixed in `cache.ts`.", false],
+    [
+      "a rhetorical question answered",
+      "Why did it fail? Because the cache key ignored the locale. Fixed in `cache.ts`.",
+      false,
+    ],
     ["a question mark only in code", "Fixed:\n\n```ts\nconst id = user?.id ?? fallback;\n```", false],
     ["a question mark only in a URL", "See https://example.com/search?q=todo for the API.", false],
     ["a quoted question", 'You asked "why is it slow?" — it was an N+1 query; fixed.', false],

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { afterExplicitResume, afterInjectionFailed, afterRealUserMessage, afterSessionError, continuationPatch, parsePatch } from "../../src/core/transitions.js";
+import {
+  afterExplicitResume,
+  afterInjectionFailed,
+  afterRealUserMessage,
+  afterSessionError,
+  continuationPatch,
+  parsePatch,
+} from "../../src/core/transitions.js";
 import { ledgerOf, parseLedger } from "../../src/core/todos.js";
 
 describe("retry backoff", () => {
@@ -24,7 +31,14 @@ describe("retry backoff", () => {
 describe("session transitions", () => {
   it("a real user message starts the loop protections over; after one of our continuations it pauses", () => {
     const plain = afterRealUserMessage(5, { agent: "build" });
-    expect(plain).toMatchObject({ continuations: 0, stagnantContinuations: 0, unproductiveReplies: 0, errorStreak: 0, lastUserMessageAt: 5, agent: "build" });
+    expect(plain).toMatchObject({
+      continuations: 0,
+      stagnantContinuations: 0,
+      unproductiveReplies: 0,
+      errorStreak: 0,
+      lastUserMessageAt: 5,
+      agent: "build",
+    });
     expect(plain).not.toHaveProperty("pausedAt");
     const ledger = ledgerOf([{ content: "a", status: "in_progress" }]);
     const paused = afterRealUserMessage(5, {}, { messageId: "msg_1", baseline: ledger });
@@ -33,12 +47,24 @@ describe("session transitions", () => {
   });
 
   it("an explicit resume lifts the stop and the pause and resets every count", () => {
-    expect(afterExplicitResume()).toMatchObject({ stoppedAt: null, pausedAt: null, pauseBaseline: null, continuations: 0, consecutiveFailures: 0, errorStreak: 0, backoffUntil: null });
+    expect(afterExplicitResume()).toMatchObject({
+      stoppedAt: null,
+      pausedAt: null,
+      pauseBaseline: null,
+      continuations: 0,
+      consecutiveFailures: 0,
+      errorStreak: 0,
+      backoffUntil: null,
+    });
   });
 
   it("provider errors count in a row; an abort resets the failures and keeps no streak", () => {
     const before = { errorStreak: 2, lastErrorAt: 1_000, lastErrorKind: "transient" };
-    expect(afterSessionError("transient", { name: "APIError", retryAfterMs: 2000 }, 90_000, before)).toMatchObject({ errorStreak: 3, lastErrorKind: "transient", lastErrorRetryAfterMs: 2000 });
+    expect(afterSessionError("transient", { name: "APIError", retryAfterMs: 2000 }, 90_000, before)).toMatchObject({
+      errorStreak: 3,
+      lastErrorKind: "transient",
+      lastErrorRetryAfterMs: 2000,
+    });
     expect(afterSessionError("abort", {}, 90_000, before)).toMatchObject({ abortedAt: 90_000, consecutiveFailures: 0 });
     expect(afterSessionError("abort", {}, 90_000, before)).not.toHaveProperty("errorStreak");
     expect(afterSessionError("token_limit", {}, 90_000, { errorStreak: 0 })).toMatchObject({ tokenLimitAt: 90_000 });
@@ -46,14 +72,26 @@ describe("session transitions", () => {
 
   it("two errors of one turn count once, and the generic wrapper does not hide the telling cause", () => {
     const cause = { errorStreak: 0, lastErrorAt: 5_000, lastErrorKind: "permanent" };
-    expect(afterSessionError("other", { name: "UnknownError", message: "UnknownError: UnknownError" }, 5_002, cause)).toEqual({ lastErrorAt: 5_002 });
+    expect(
+      afterSessionError("other", { name: "UnknownError", message: "UnknownError: UnknownError" }, 5_002, cause),
+    ).toEqual({ lastErrorAt: 5_002 });
     const transient = { errorStreak: 1, lastErrorAt: 5_000, lastErrorKind: "transient" };
     expect(afterSessionError("transient", {}, 5_100, transient)).not.toHaveProperty("errorStreak");
-    expect(afterSessionError("permanent", { name: "APIError" }, 5_100, transient)).toMatchObject({ lastErrorKind: "permanent" });
+    expect(afterSessionError("permanent", { name: "APIError" }, 5_100, transient)).toMatchObject({
+      lastErrorKind: "permanent",
+    });
   });
 
   it("a continuation stores its counts and the merged ledger, and survives a JSON round trip", () => {
-    const patch = continuationPatch(ledgerOf([{ content: "a", status: "in_progress" }]), [{ content: "a", status: "pending" }, { content: "b", status: "completed" }], 2, 1);
+    const patch = continuationPatch(
+      ledgerOf([{ content: "a", status: "in_progress" }]),
+      [
+        { content: "a", status: "pending" },
+        { content: "b", status: "completed" },
+      ],
+      2,
+      1,
+    );
     expect(parseLedger(patch.todoSnapshot)).toEqual({ closedHigh: 1, ranks: { a: 1, b: 2 } });
     expect(parsePatch(JSON.stringify(patch))).toEqual(patch);
     expect(parsePatch("not json")).toEqual({});

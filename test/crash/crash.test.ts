@@ -36,7 +36,9 @@ describe("crash points", () => {
       running.child.kill("SIGKILL");
       await running.exited;
       const file = new Database(db, { readonly: true });
-      found.armedAtRestart += (file.prepare("SELECT count(*) AS n FROM countdowns WHERE state = 'armed'").get() as { n: number }).n;
+      found.armedAtRestart += (
+        file.prepare("SELECT count(*) AS n FROM countdowns WHERE state = 'armed'").get() as { n: number }
+      ).n;
       const pending = file.prepare("SELECT id FROM injections WHERE status = 'pending'").all() as Array<{ id: string }>;
       found.pendingAtRestart += pending.length;
       found.pendingDelivered += pending.filter((p) => server.prompts.some((d) => d.injectionId === p.id)).length;

@@ -37,7 +37,9 @@ const enforcer = new Enforcer({
   directory,
 });
 const recovery = await enforcer.start();
-process.stdout.write(`${JSON.stringify({ ready: true, pid: process.pid, runtime: process.versions.bun ? "bun" : "node", recovery })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ ready: true, pid: process.pid, runtime: process.versions.bun ? "bun" : "node", recovery })}\n`,
+);
 
 const sessionIds = Array.from({ length: sessions }, (_, i) => `${env.SESSION_PREFIX ?? "ses_"}${i}`);
 const idle = (id: string) => enforcer.handleEvent({ type: "session.idle", properties: { sessionID: id } });
@@ -57,7 +59,9 @@ const count = (sql: string) => store.raw.all<{ n: number }>(sql, directory)[0]!.
 const deadline = Date.now() + 60_000;
 while (Date.now() < deadline) {
   await enforcer.settled();
-  const open = count("SELECT count(*) AS n FROM countdowns WHERE state = 'armed' AND directory = ?") + count("SELECT count(*) AS n FROM injections WHERE status = 'pending' AND directory = ?");
+  const open =
+    count("SELECT count(*) AS n FROM countdowns WHERE state = 'armed' AND directory = ?") +
+    count("SELECT count(*) AS n FROM injections WHERE status = 'pending' AND directory = ?");
   if (open === 0) break;
   await new Promise((r) => setTimeout(r, 50));
 }

@@ -10,15 +10,34 @@ export interface InvariantReport {
 export function checkInvariants(dbPath: string, prompts: DeliveredPrompt[]): InvariantReport {
   const db = new Database(dbPath, { readonly: true });
   const violations: string[] = [];
-  const countdowns = db.prepare("SELECT id, session_id, state, end_reason FROM countdowns").all() as Array<{ id: string; state: string; end_reason: string | null }>;
-  const injections = db.prepare("SELECT id, countdown_id, status, message_id FROM injections").all() as Array<{ id: string; countdown_id: string; status: string; message_id: string | null }>;
-  const audit = db.prepare("SELECT event, reason, json_extract(detail, '$.countdownId') AS countdown_id, json_extract(detail, '$.injectionId') AS injection_id FROM audit_events").all() as Array<{ event: string; reason: string | null; countdown_id: string | null; injection_id: string | null }>;
+  const countdowns = db.prepare("SELECT id, session_id, state, end_reason FROM countdowns").all() as Array<{
+    id: string;
+    state: string;
+    end_reason: string | null;
+  }>;
+  const injections = db.prepare("SELECT id, countdown_id, status, message_id FROM injections").all() as Array<{
+    id: string;
+    countdown_id: string;
+    status: string;
+    message_id: string | null;
+  }>;
+  const audit = db
+    .prepare(
+      "SELECT event, reason, json_extract(detail, '$.countdownId') AS countdown_id, json_extract(detail, '$.injectionId') AS injection_id FROM audit_events",
+    )
+    .all() as Array<{ event: string; reason: string | null; countdown_id: string | null; injection_id: string | null }>;
   db.close();
 
-  const counts: Record<string, number> = { countdowns: countdowns.length, injections: injections.length, prompts: prompts.length };
+  const counts: Record<string, number> = {
+    countdowns: countdowns.length,
+    injections: injections.length,
+    prompts: prompts.length,
+  };
   for (const c of countdowns) counts[c.state] = (counts[c.state] ?? 0) + 1;
   for (const i of injections) counts[`injection_${i.status}`] = (counts[`injection_${i.status}`] ?? 0) + 1;
-  for (const a of audit) if (a.event === "resumed" || a.event === "reconciled") counts[`${a.event}_${a.reason}`] = (counts[`${a.event}_${a.reason}`] ?? 0) + 1;
+  for (const a of audit)
+    if (a.event === "resumed" || a.event === "reconciled")
+      counts[`${a.event}_${a.reason}`] = (counts[`${a.event}_${a.reason}`] ?? 0) + 1;
 
   // Nothing is left armed or pending once the last process has run to its end.
   for (const c of countdowns) if (c.state === "armed") violations.push(`countdown ${c.id} still armed`);
@@ -26,12 +45,15 @@ export function checkInvariants(dbPath: string, prompts: DeliveredPrompt[]): Inv
 
   // Every countdown ended with an audit row that says how.
   const endedBy = new Map<string, string[]>();
-  for (const a of audit) if (a.countdown_id) endedBy.set(a.countdown_id, [...(endedBy.get(a.countdown_id) ?? []), a.event]);
+  for (const a of audit)
+    if (a.countdown_id) endedBy.set(a.countdown_id, [...(endedBy.get(a.countdown_id) ?? []), a.event]);
   for (const c of countdowns) {
     const events = endedBy.get(c.id) ?? [];
     const expected = c.state === "fired" ? "fired" : c.state === "expired" ? "expired" : null;
-    if (expected && events.filter((e) => e === expected).length !== 1) violations.push(`countdown ${c.id} (${c.state}) has ${events.join(",")}`);
-    if (c.state === "cancelled" && !events.some((e) => e === "cancelled" || e === "skipped")) violations.push(`countdown ${c.id} cancelled without audit`);
+    if (expected && events.filter((e) => e === expected).length !== 1)
+      violations.push(`countdown ${c.id} (${c.state}) has ${events.join(",")}`);
+    if (c.state === "cancelled" && !events.some((e) => e === "cancelled" || e === "skipped"))
+      violations.push(`countdown ${c.id} cancelled without audit`);
     if (!events.includes("armed")) violations.push(`countdown ${c.id} has no armed row`);
   }
 
@@ -49,7 +71,10 @@ export function checkInvariants(dbPath: string, prompts: DeliveredPrompt[]): Inv
   for (const p of prompts) seen.set(p.injectionId ?? "?", (seen.get(p.injectionId ?? "?") ?? 0) + 1);
   for (const [id, n] of seen) if (n > 1) violations.push(`continuation ${id} delivered ${n} times`);
   const status = new Map(injections.map((i) => [i.id, i.status]));
-  for (const p of prompts) if (status.get(p.injectionId ?? "") !== "sent") violations.push(`delivered ${p.injectionId} is ${status.get(p.injectionId ?? "")}`);
-  for (const i of injections) if (i.status === "sent" && !seen.has(i.id)) violations.push(`injection ${i.id} is sent but the host never saw it`);
+  for (const p of prompts)
+    if (status.get(p.injectionId ?? "") !== "sent")
+      violations.push(`delivered ${p.injectionId} is ${status.get(p.injectionId ?? "")}`);
+  for (const i of injections)
+    if (i.status === "sent" && !seen.has(i.id)) violations.push(`injection ${i.id} is sent but the host never saw it`);
   return { violations, counts };
 }

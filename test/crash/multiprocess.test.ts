@@ -23,72 +23,103 @@ async function world() {
   return { server, url, db: join(folder, "state.db") };
 }
 
-describe.each([
-  [["node", "bun"]],
-  [["node", "bun", "node", "bun"]],
-] as const)("%j processes on one file", (runtimes) => {
-  let w: Awaited<ReturnType<typeof world>>;
-  beforeAll(async () => {
-    w = await world();
-  });
-  afterAll(async () => {
-    await w.server.stop();
-  });
+describe.each([[["node", "bun"]], [["node", "bun", "node", "bun"]]] as const)(
+  "%j processes on one file",
+  (runtimes) => {
+    let w: Awaited<ReturnType<typeof world>>;
+    beforeAll(async () => {
+      w = await world();
+    });
+    afterAll(async () => {
+      await w.server.stop();
+    });
 
-  it("1,000 sessions going idle (each seen by every process) are each continued exactly once", { timeout: 300_000 }, async () => {
-    const started = Date.now();
-    const processes: RunningProcess[] = runtimes.map((runtime) =>
-      startProcess(runtime, "engine-process.ts", { DB: w.db, HOST_URL: w.url, SESSIONS: "1000", IDLE_MODE: "once", COUNTDOWN_SECONDS: "0.5", LEASE_MS: "5000" }),
-    );
-    const ready = await Promise.all(processes.map((p) => p.waitFor("ready", 60_000)));
-    expect(ready.map((r) => r.runtime)).toEqual([...runtimes]);
-    await Promise.all(processes.map((p) => p.waitFor("done", 240_000)));
-    const elapsed = Date.now() - started;
+    it(
+      "1,000 sessions going idle (each seen by every process) are each continued exactly once",
+      { timeout: 300_000 },
+      async () => {
+        const started = Date.now();
+        const processes: RunningProcess[] = runtimes.map((runtime) =>
+          startProcess(runtime, "engine-process.ts", {
+            DB: w.db,
+            HOST_URL: w.url,
+            SESSIONS: "1000",
+            IDLE_MODE: "once",
+            COUNTDOWN_SECONDS: "0.5",
+            LEASE_MS: "5000",
+          }),
+        );
+        const ready = await Promise.all(processes.map((p) => p.waitFor("ready", 60_000)));
+        expect(ready.map((r) => r.runtime)).toEqual([...runtimes]);
+        await Promise.all(processes.map((p) => p.waitFor("done", 240_000)));
+        const elapsed = Date.now() - started;
 
-    const perSession = new Map<string, number>();
-    for (const p of w.server.prompts) perSession.set(p.sessionId, (perSession.get(p.sessionId) ?? 0) + 1);
-    expect(perSession.size).toBe(1000);
-    expect([...perSession.values()].every((n) => n === 1)).toBe(true);
-    const report = checkInvariants(w.db, w.server.prompts);
-    expect(report.violations).toEqual([]);
-    const senders = new Map<number, number>();
-    for (const p of w.server.prompts) senders.set(p.pid, (senders.get(p.pid) ?? 0) + 1);
-    console.log(
-      `multi-process ${runtimes.join("+")}: 1000 sessions, ${w.server.prompts.length} continuations in ${elapsed} ms, ` +
-        `sent by ${[...senders.entries()].map(([pid, n]) => `${ready.find((r) => r.pid === pid)?.runtime}:${n}`).join(", ")}; ${JSON.stringify(report.counts)}`,
+        const perSession = new Map<string, number>();
+        for (const p of w.server.prompts) perSession.set(p.sessionId, (perSession.get(p.sessionId) ?? 0) + 1);
+        expect(perSession.size).toBe(1000);
+        expect([...perSession.values()].every((n) => n === 1)).toBe(true);
+        const report = checkInvariants(w.db, w.server.prompts);
+        expect(report.violations).toEqual([]);
+        const senders = new Map<number, number>();
+        for (const p of w.server.prompts) senders.set(p.pid, (senders.get(p.pid) ?? 0) + 1);
+        console.log(
+          `multi-process ${runtimes.join("+")}: 1000 sessions, ${w.server.prompts.length} continuations in ${elapsed} ms, ` +
+            `sent by ${[...senders.entries()].map(([pid, n]) => `${ready.find((r) => r.pid === pid)?.runtime}:${n}`).join(", ")}; ${JSON.stringify(report.counts)}`,
+        );
+      },
     );
-  });
-});
+  },
+);
 
 describe("a lease holder frozen with SIGSTOP", () => {
-  it("loses its countdowns to a live process after its lease, and once thawed delivers nothing", { timeout: 120_000 }, async () => {
-    const w = await world();
-    try {
-      const frozen = startProcess("node", "engine-process.ts", {
-        DB: w.db, HOST_URL: w.url, SESSIONS: "20", SESSION_PREFIX: "ses_frozen_", IDLE_MODE: "once", COUNTDOWN_SECONDS: "3", LEASE_MS: "900", STAY_MS: "15000",
-      });
-      const frozenReady = await frozen.waitFor("ready");
-      await frozen.waitFor("idled");
-      await new Promise((r) => setTimeout(r, 300));
-      frozen.child.kill("SIGSTOP");
-      const standby = startProcess("bun", "engine-process.ts", { DB: w.db, HOST_URL: w.url, SESSIONS: "0", IDLE_MODE: "once", LEASE_MS: "900", STAY_MS: "6000" });
-      const standbyReady = await standby.waitFor("ready");
-      // Past the 3 s deadlines and the 0.9 s lease: the standby adopts and fires everything.
-      await new Promise((r) => setTimeout(r, 5000));
-      expect(w.server.prompts.filter((p) => p.pid === standbyReady.pid)).toHaveLength(20);
-      frozen.child.kill("SIGCONT");
-      await new Promise((r) => setTimeout(r, 3000));
-      const fromFrozen = w.server.prompts.filter((p) => p.pid === frozenReady.pid);
-      expect(fromFrozen).toEqual([]);
-      expect(w.server.prompts).toHaveLength(20);
-      expect(new Set(w.server.prompts.map((p) => p.sessionId)).size).toBe(20);
-      await Promise.all([frozen.waitFor("done", 60_000), standby.waitFor("done", 60_000)]);
-      const report = checkInvariants(w.db, w.server.prompts);
-      expect(report.violations).toEqual([]);
-      expect(report.counts.resumed_lease_expired).toBe(20);
-      console.log(`SIGSTOP: frozen 5 s past a 0.9 s lease; ${report.counts.resumed_lease_expired} countdowns adopted by the Bun standby, ${fromFrozen.length} late deliveries after SIGCONT`);
-    } finally {
-      await w.server.stop();
-    }
-  });
+  it(
+    "loses its countdowns to a live process after its lease, and once thawed delivers nothing",
+    { timeout: 120_000 },
+    async () => {
+      const w = await world();
+      try {
+        const frozen = startProcess("node", "engine-process.ts", {
+          DB: w.db,
+          HOST_URL: w.url,
+          SESSIONS: "20",
+          SESSION_PREFIX: "ses_frozen_",
+          IDLE_MODE: "once",
+          COUNTDOWN_SECONDS: "3",
+          LEASE_MS: "900",
+          STAY_MS: "15000",
+        });
+        const frozenReady = await frozen.waitFor("ready");
+        await frozen.waitFor("idled");
+        await new Promise((r) => setTimeout(r, 300));
+        frozen.child.kill("SIGSTOP");
+        const standby = startProcess("bun", "engine-process.ts", {
+          DB: w.db,
+          HOST_URL: w.url,
+          SESSIONS: "0",
+          IDLE_MODE: "once",
+          LEASE_MS: "900",
+          STAY_MS: "6000",
+        });
+        const standbyReady = await standby.waitFor("ready");
+        // Past the 3 s deadlines and the 0.9 s lease: the standby adopts and fires everything.
+        await new Promise((r) => setTimeout(r, 5000));
+        expect(w.server.prompts.filter((p) => p.pid === standbyReady.pid)).toHaveLength(20);
+        frozen.child.kill("SIGCONT");
+        await new Promise((r) => setTimeout(r, 3000));
+        const fromFrozen = w.server.prompts.filter((p) => p.pid === frozenReady.pid);
+        expect(fromFrozen).toEqual([]);
+        expect(w.server.prompts).toHaveLength(20);
+        expect(new Set(w.server.prompts.map((p) => p.sessionId)).size).toBe(20);
+        await Promise.all([frozen.waitFor("done", 60_000), standby.waitFor("done", 60_000)]);
+        const report = checkInvariants(w.db, w.server.prompts);
+        expect(report.violations).toEqual([]);
+        expect(report.counts.resumed_lease_expired).toBe(20);
+        console.log(
+          `SIGSTOP: frozen 5 s past a 0.9 s lease; ${report.counts.resumed_lease_expired} countdowns adopted by the Bun standby, ${fromFrozen.length} late deliveries after SIGCONT`,
+        );
+      } finally {
+        await w.server.stop();
+      }
+    },
+  );
 });

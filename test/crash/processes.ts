@@ -33,8 +33,16 @@ export function startProcess(runtime: "node" | "bun", script: string, env: Recor
   const path = join(here, script);
   const child =
     runtime === "node"
-      ? spawn(process.execPath, ["--import", "tsx", path], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
-      : spawn(opencodeBinary(), [path], { cwd: ROOT, env: { ...process.env, ...env, BUN_BE_BUN: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+      ? spawn(process.execPath, ["--import", "tsx", path], {
+          cwd: ROOT,
+          env: { ...process.env, ...env },
+          stdio: ["ignore", "pipe", "pipe"],
+        })
+      : spawn(opencodeBinary(), [path], {
+          cwd: ROOT,
+          env: { ...process.env, ...env, BUN_BE_BUN: "1" },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
   const lines: string[] = [];
   let err = "";
   let buffer = "";
@@ -68,7 +76,10 @@ export function startProcess(runtime: "node" | "bun", script: string, env: Recor
     stderr: () => err,
     waitFor: (key, timeoutMs = 20_000) =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no "${key}" line within ${timeoutMs} ms; stderr: ${err.slice(-2000)}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no "${key}" line within ${timeoutMs} ms; stderr: ${err.slice(-2000)}`)),
+          timeoutMs,
+        );
         const check = () => {
           const found = find(key);
           if (found) {

@@ -3,7 +3,11 @@ import type { HostPort, PromptRequest } from "../../src/host/port.js";
 
 export function rpcHost(url: string, options: { pauseBeforePromptMs?: number } = {}): HostPort {
   const call = async <T>(method: string, args: unknown[], signal?: AbortSignal): Promise<T> => {
-    const response = await fetch(url, { method: "POST", body: JSON.stringify({ method, args, pid: process.pid }), signal });
+    const response = await fetch(url, {
+      method: "POST",
+      body: JSON.stringify({ method, args, pid: process.pid }),
+      signal,
+    });
     const body = (await response.json()) as { result?: T; error?: string };
     if (!response.ok) throw new Error(body.error ?? `HTTP ${response.status}`);
     return body.result as T;
@@ -17,7 +21,8 @@ export function rpcHost(url: string, options: { pauseBeforePromptMs?: number } =
     getAgents: (signal) => call("getAgents", [], signal),
     async prompt(request: PromptRequest, signal) {
       // Widens the window between the `pending` row and the call, so that kills land there too.
-      if (options.pauseBeforePromptMs) await new Promise((r) => setTimeout(r, Math.random() * options.pauseBeforePromptMs!));
+      if (options.pauseBeforePromptMs)
+        await new Promise((r) => setTimeout(r, Math.random() * options.pauseBeforePromptMs!));
       await call("prompt", [request], signal);
     },
     toast: async () => undefined,

@@ -15,7 +15,10 @@ export interface DeliveredPrompt {
 
 export class ScriptedServer {
   readonly prompts: DeliveredPrompt[] = [];
-  readonly messages = new Map<string, Array<{ id: string; role: string; agent?: string; parts: Array<{ type: string; text: string }> }>>();
+  readonly messages = new Map<
+    string,
+    Array<{ id: string; role: string; agent?: string; parts: Array<{ type: string; text: string }> }>
+  >();
   todos: Array<{ content: string; status: string }> = [
     { content: "first", status: "completed" },
     { content: "second", status: "in_progress" },
@@ -58,7 +61,9 @@ export class ScriptedServer {
   private list(sessionId: string) {
     let list = this.messages.get(sessionId);
     if (!list) {
-      list = [{ id: `msg_user_${sessionId}`, role: "user", agent: "build", parts: [{ type: "text", text: "do the work" }] }];
+      list = [
+        { id: `msg_user_${sessionId}`, role: "user", agent: "build", parts: [{ type: "text", text: "do the work" }] },
+      ];
       this.messages.set(sessionId, list);
     }
     return list;
@@ -82,7 +87,14 @@ export class ScriptedServer {
       case "prompt": {
         const request = args[0] as { sessionId: string; messageId?: string; text: string };
         const injectionId = /\[todo-continuation id=(inj_[A-Za-z0-9_-]+)\]/.exec(request.text)?.[1];
-        this.prompts.push({ sessionId: request.sessionId, messageId: request.messageId, injectionId, text: request.text, at: Date.now(), pid });
+        this.prompts.push({
+          sessionId: request.sessionId,
+          messageId: request.messageId,
+          injectionId,
+          text: request.text,
+          at: Date.now(),
+          pid,
+        });
         if (this.busyAfterPrompt) this.busy.add(request.sessionId);
         this.list(request.sessionId).push({
           id: request.messageId ?? `msg_${++this.seq}`,

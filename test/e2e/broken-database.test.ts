@@ -37,7 +37,10 @@ async function cli(...args: string[]): Promise<{ code: number; stderr: string; s
 
 /** The plugin's own log lines about its database. */
 function databaseLines(w: E2E): string[] {
-  return w.server.output().split("\n").filter((l) => /todo-continuation(: cannot open| paused| resumed)/.test(l));
+  return w.server
+    .output()
+    .split("\n")
+    .filter((l) => /todo-continuation(: cannot open| paused| resumed)/.test(l));
 }
 
 async function startWith(databasePath: string, options: Record<string, unknown> = {}): Promise<E2E> {
@@ -75,7 +78,8 @@ describe("a database that cannot be opened: one error, in-memory enforcement, Op
     } else {
       const store = await openStore(db);
       store.raw.exec("BEGIN");
-      for (let i = 0; i < 3000; i++) store.raw.run("INSERT INTO audit_events (at, event, detail) VALUES (?, 'skipped', ?)", i, "x".repeat(100));
+      for (let i = 0; i < 3000; i++)
+        store.raw.run("INSERT INTO audit_events (at, event, detail) VALUES (?, 'skipped', ?)", i, "x".repeat(100));
       store.raw.exec("COMMIT");
       store.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
       store.close();
@@ -93,7 +97,9 @@ describe("a database that cannot be opened: one error, in-memory enforcement, Op
     const doctor = await cli("--db", db, "doctor");
     const stop = await cli("--db", db, "stop", "ses_x");
     expect([doctor.code, stop.code]).toContain(1);
-    expect(`${doctor.stderr}${stop.stderr}`).toMatch(/read-only|no database|not a valid SQLite database|damaged|malformed|cannot create/);
+    expect(`${doctor.stderr}${stop.stderr}`).toMatch(
+      /read-only|no database|not a valid SQLite database|damaged|malformed|cannot create/,
+    );
   });
 });
 

@@ -20,7 +20,10 @@ describe("an invalid plugin option", () => {
     await world.prompt(id, "scenario: basic");
     await world.waitFor("the model's turn to end", () => world.requestsFor("basic").length >= 2);
     await sleep(3000);
-    const errors = world.server.output().split("\n").filter((line) => line.includes("todo-continuation is off"));
+    const errors = world.server
+      .output()
+      .split("\n")
+      .filter((line) => line.includes("todo-continuation is off"));
     expect(errors).toHaveLength(1);
     expect(errors[0]).toContain('countdownSeconds = \\"soon\\"');
     expect(errors[0]).toContain("allowed: a number from 0 to 3600");

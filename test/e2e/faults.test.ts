@@ -19,13 +19,28 @@ function startService(world: E2E, url: string, options: Record<string, unknown>)
   let log = "";
   const child = spawn(
     process.execPath,
-    [join(ROOT, "dist", "cli", "main.js"), "serve", "--url", url, "--directory", world.server.project, "--db", world.dbPath, "--options", JSON.stringify(options)],
+    [
+      join(ROOT, "dist", "cli", "main.js"),
+      "serve",
+      "--url",
+      url,
+      "--directory",
+      world.server.project,
+      "--db",
+      world.dbPath,
+      "--options",
+      JSON.stringify(options),
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   child.stdout!.on("data", (c: Buffer) => (log += c.toString()));
   child.stderr!.on("data", (c: Buffer) => (log += c.toString()));
   const service = { child, log: () => log };
-  return world.waitFor("the service to follow the server", () => log.includes("following http://127.0.0.1") && service, 20_000);
+  return world.waitFor(
+    "the service to follow the server",
+    () => log.includes("following http://127.0.0.1") && service,
+    20_000,
+  );
 }
 
 async function kill(service: Service | undefined): Promise<void> {
@@ -77,7 +92,9 @@ describe("faults between the enforcer and a real OpenCode server", () => {
     expect(world.injections(id)).toMatchObject([{ status: "sent" }]);
     const injected = world.audit(id).find((r) => r.event === "injected")!;
     expect(String(injected.detail.afterError)).toMatch(/fetch failed|socket|closed|reset|terminated/i);
-    console.log(`e2e lost answer: the prompt call failed with "${injected.detail.afterError}", the continuation was found in the session; 1 continuation`);
+    console.log(
+      `e2e lost answer: the prompt call failed with "${injected.detail.afterError}", the continuation was found in the session; 1 continuation`,
+    );
   }, 90_000);
 
   it("§6 the enforcer dies 100 ms after an idle while it reads OpenCode: after its restart, exactly one continuation", async () => {
@@ -112,7 +129,9 @@ describe("faults between the enforcer and a real OpenCode server", () => {
     await sleep(2000);
     expect(world.continuationRequests("basic")).toHaveLength(1);
     expect(world.injections(id)).toMatchObject([{ status: "sent" }]);
-    console.log(`e2e crash after idle: enforcer killed ${killedAfter} ms after the idle; after its restart: ${world.trail(id).join(", ")}`);
+    console.log(
+      `e2e crash after idle: enforcer killed ${killedAfter} ms after the idle; after its restart: ${world.trail(id).join(", ")}`,
+    );
   }, 120_000);
 
   it("§6 OpenCode (with the plugin) killed 100 ms after an idle: after its restart, exactly one continuation", async () => {
@@ -134,7 +153,9 @@ describe("faults between the enforcer and a real OpenCode server", () => {
     await sleep(2000);
     expect(world.continuationRequests("restart")).toHaveLength(1);
     expect(world.injections(id)).toMatchObject([{ status: "sent" }]);
-    console.log(`e2e OpenCode killed 100 ms after the idle: at the crash [${atCrash.join(", ")}]; after the restart [${world.trail(id).join(", ")}]`);
+    console.log(
+      `e2e OpenCode killed 100 ms after the idle: at the crash [${atCrash.join(", ")}]; after the restart [${world.trail(id).join(", ")}]`,
+    );
   }, 120_000);
 });
 

@@ -26,20 +26,24 @@ describe("judgement in a real OpenCode server", () => {
     await world.prompt(id, "Stop. Let me look at the parser first.");
     const from = world.audit(id).indexOf(world.audit(id).find((r) => r.at === injected.at && r.event === "injected")!);
     const paused = await world.waitForAudit(id, "skipped:user_took_over", 20_000, from);
-    const userMessage = (await world.messages(id)).find((m) => m.parts.some((p) => p.text === "Stop. Let me look at the parser first."))!;
+    const userMessage = (await world.messages(id)).find((m) =>
+      m.parts.some((p) => p.text === "Stop. Let me look at the parser first."),
+    )!;
     expect(paused.detail).toMatchObject({ messageId: userMessage.info.id, pausedAt: expect.any(Number) });
     await sleep(3000);
     expect(sent(id)).toBe(1);
     expect(world.continuationRequests("takeover")).toHaveLength(1);
 
-    world.server.client.session.command({ path: { id }, body: { command: "resume-continuation", arguments: "" } }).catch(() => undefined);
+    world.server.client.session
+      .command({ path: { id }, body: { command: "resume-continuation", arguments: "" } })
+      .catch(() => undefined);
     await world.waitForAudit(id, "unstopped:command");
     await world.waitForAudit(id, "skipped:todos_complete", 30_000);
     expect(sent(id)).toBe(2);
     expect(world.continuationRequests("takeover")).toHaveLength(2);
   });
 
-  it("§3 a reply with text only (\"All done!\") while todos stay open: one continuation, then no_progress_reply", async () => {
+  it('§3 a reply with text only ("All done!") while todos stay open: one continuation, then no_progress_reply', async () => {
     const id = await world.session("text-only");
     await world.prompt(id, "scenario: text-only");
     const skipped = await world.waitForAudit(id, "skipped:no_progress_reply", 30_000);
@@ -83,7 +87,9 @@ describe("judgement in a real OpenCode server", () => {
     expect(world.injections(id).map((i) => i.status)).toEqual(["sent", "sent"]);
     const recheck = world.audit(id).filter((r) => r.event === "armed")[1]!;
     expect(recheck.detail).toMatchObject({ waitingFor: "error_cooldown" });
-    expect(await world.todos(id)).toEqual(expect.arrayContaining([expect.objectContaining({ content: "update the docs", status: "completed" })]));
+    expect(await world.todos(id)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ content: "update the docs", status: "completed" })]),
+    );
   }, 90_000);
 
   it("§5 a permanent provider error (401): at most one try, then provider_error", async () => {
@@ -118,7 +124,12 @@ describe("judgement in a real OpenCode server", () => {
     await world.prompt(id, "scenario: compaction");
     await world.waitForAudit(id, "armed", 20_000);
     // The user compacts the session during the countdown.
-    await world.server.client.session.summarize({ path: { id }, body: { providerID: "scripted", modelID: "model-1" }, throwOnError: true, signal: AbortSignal.timeout(30_000) });
+    await world.server.client.session.summarize({
+      path: { id },
+      body: { providerID: "scripted", modelID: "model-1" },
+      throwOnError: true,
+      signal: AbortSignal.timeout(30_000),
+    });
     const held = await world.waitForAudit(id, "skipped:compaction", 20_000);
     expect(held.detail).toMatchObject({ state: "finished" });
     await sleep(3000);

@@ -34,9 +34,24 @@ describe("the plugin in a real OpenCode server", () => {
     expect(continuation[0]!.model).toBe("model-1");
 
     const messages = await world.messages(id);
-    const injectedMessage = messages.find((m) => m.parts.some((p) => typeof p.text === "string" && (p.text as string).startsWith(HEADER)))!;
-    expect(injectedMessage.info).toMatchObject({ role: "user", agent: "build", model: { providerID: "scripted", modelID: "model-1" } });
-    expect(world.injections(id)).toMatchObject([{ status: "sent", agent: "build", model: "scripted/model-1", todos_total: 3, todos_open: 2, message_id: injectedMessage.info.id }]);
+    const injectedMessage = messages.find((m) =>
+      m.parts.some((p) => typeof p.text === "string" && (p.text as string).startsWith(HEADER)),
+    )!;
+    expect(injectedMessage.info).toMatchObject({
+      role: "user",
+      agent: "build",
+      model: { providerID: "scripted", modelID: "model-1" },
+    });
+    expect(world.injections(id)).toMatchObject([
+      {
+        status: "sent",
+        agent: "build",
+        model: "scripted/model-1",
+        todos_total: 3,
+        todos_open: 2,
+        message_id: injectedMessage.info.id,
+      },
+    ]);
     expect(await world.todos(id)).toEqual([
       { content: "write the parser", status: "completed", priority: "medium" },
       { content: "add the tests", status: "completed", priority: "medium" },
@@ -89,14 +104,20 @@ describe("the plugin in a real OpenCode server", () => {
     await sleep(2500);
     expect(world.continuationRequests("stagnation")).toHaveLength(3);
     expect(world.injections(id).map((i) => i.status)).toEqual(["sent", "sent", "sent"]);
-    expect(world.audit(id).at(-1)).toMatchObject({ event: "skipped", reason: "stagnation", detail: { unproductiveContinuations: 3, limit: 3 } });
+    expect(world.audit(id).at(-1)).toMatchObject({
+      event: "skipped",
+      reason: "stagnation",
+      detail: { unproductiveContinuations: 3, limit: 3 },
+    });
   });
 
   it("nothing is injected while a question waits for the user; after the answer, continuation resumes", async () => {
     const id = await world.session("question");
     await world.prompt(id, "scenario: question");
     const asked = await world.waitFor("a pending question", async () => {
-      const response = await fetch(`${world.server.url}/question?directory=${encodeURIComponent(world.server.project)}`);
+      const response = await fetch(
+        `${world.server.url}/question?directory=${encodeURIComponent(world.server.project)}`,
+      );
       const list = (await response.json()) as Array<{ id: string; sessionID: string }>;
       return list.find((q) => q.sessionID === id);
     });
@@ -104,11 +125,14 @@ describe("the plugin in a real OpenCode server", () => {
     // OpenCode 1.18.33 keeps the session busy while the question tool waits: no idle, no countdown, no prompt.
     expect(world.audit(id)).toEqual([]);
     expect(world.injections(id)).toEqual([]);
-    const reply = await fetch(`${world.server.url}/question/${asked.id}/reply?directory=${encodeURIComponent(world.server.project)}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ answers: [["sqlite"]] }),
-    });
+    const reply = await fetch(
+      `${world.server.url}/question/${asked.id}/reply?directory=${encodeURIComponent(world.server.project)}`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ answers: [["sqlite"]] }),
+      },
+    );
     expect(reply.ok).toBe(true);
     await world.waitForAudit(id, "injected", 20_000);
     await world.waitForAudit(id, "skipped:todos_complete", 15_000);

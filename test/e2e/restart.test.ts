@@ -33,7 +33,9 @@ describe("restarts of OpenCode", () => {
     expect(world.continuationRequests("restart")).toHaveLength(1);
     expect(world.injections(id)).toMatchObject([{ status: "sent" }]);
     expect(world.trail(id)).toEqual(["armed", "resumed:restart", "fired", "injected", "skipped:todos_complete"]);
-    console.log(`e2e restart: killed ${killedAt - armed.at} ms into an 8 s countdown, resumed ${resumed.at - killedAt} ms later with ${remaining} ms left; continuation ${injected.at - armed.at} ms after arming`);
+    console.log(
+      `e2e restart: killed ${killedAt - armed.at} ms into an 8 s countdown, resumed ${resumed.at - killedAt} ms later with ${remaining} ms left; continuation ${injected.at - armed.at} ms after arming`,
+    );
   });
 
   it("a countdown found later than resumeWindowSeconds after the restart expires, and nothing is sent", async () => {
@@ -60,7 +62,9 @@ describe("restarts of OpenCode", () => {
     await world.prompt(id, "scenario: stop");
     await world.waitForAudit(id, "armed");
     // The command call lasts the whole turn; the server is killed under it later, so its outcome is not awaited.
-    world.server.client.session.command({ path: { id }, body: { command: "stop-continuation", arguments: "" } }).catch(() => undefined);
+    world.server.client.session
+      .command({ path: { id }, body: { command: "stop-continuation", arguments: "" } })
+      .catch(() => undefined);
     await world.waitForAudit(id, "stopped:command");
     await world.waitForAudit(id, "skipped:stopped", 15_000);
     expect(world.countdowns(id)).toMatchObject([{ state: "cancelled", end_reason: "stopped" }]);
@@ -75,7 +79,9 @@ describe("restarts of OpenCode", () => {
     await sleep(2500);
     expect(world.injections(id)).toEqual([]);
 
-    world.server.client.session.command({ path: { id }, body: { command: "resume-continuation", arguments: "" } }).catch(() => undefined);
+    world.server.client.session
+      .command({ path: { id }, body: { command: "resume-continuation", arguments: "" } })
+      .catch(() => undefined);
     await world.waitForAudit(id, "unstopped:command");
     await world.waitForAudit(id, "injected", 20_000);
     await world.waitForAudit(id, "skipped:todos_complete", 15_000);

@@ -15,12 +15,22 @@ const toolResults = (request: ModelRequest) => request.messages.filter((m) => m.
 /** How many continuations this request's conversation holds (1 for the first one). */
 const continuations = (ctx: ScriptContext) => ctx.userTexts.filter((t) => t.includes(HEADER)).length;
 /** Work that moves no todo: a shell command, as a model runs one. */
-const work = { toolCalls: [{ name: "bash", args: { command: "echo working on it", description: "Work on the task" } }] };
+const work = {
+  toolCalls: [{ name: "bash", args: { command: "echo working on it", description: "Work on the task" } }],
+};
 /** Scenarios whose provider is down for a while after their first continuation: until when. */
 const outageUntil = new Map<string, number>();
 const CHURN: Array<Array<[string, string]>> = [
-  [["write the parser", "completed"], ["add the tests", "pending"], ["update the docs", "in_progress"]],
-  [["write the parser", "completed"], ["add the tests", "in_progress"], ["update the docs", "pending"]],
+  [
+    ["write the parser", "completed"],
+    ["add the tests", "pending"],
+    ["update the docs", "in_progress"],
+  ],
+  [
+    ["write the parser", "completed"],
+    ["add the tests", "in_progress"],
+    ["update the docs", "pending"],
+  ],
 ];
 
 export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
@@ -32,7 +42,25 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
     // The turn after a tool call: end it, except where the scenario wants the model busy.
     if (scenario === "abort" && toolResults(request) === 1) return { text: "Thinking very hard…", delayMs: 15_000 };
     if (scenario === "question" && toolResults(request) === 1) {
-      return { toolCalls: [{ name: "question", args: { questions: [{ question: "Which database?", header: "Database", options: [{ label: "sqlite", description: "embedded" }, { label: "postgres", description: "server" }] }] } }] };
+      return {
+        toolCalls: [
+          {
+            name: "question",
+            args: {
+              questions: [
+                {
+                  question: "Which database?",
+                  header: "Database",
+                  options: [
+                    { label: "sqlite", description: "embedded" },
+                    { label: "postgres", description: "server" },
+                  ],
+                },
+              ],
+            },
+          },
+        ],
+      };
     }
     if (scenario === "text-question" && ctx.userTexts.length === 1) {
       return { text: "The parser is done. I can keep the cache in SQLite or in a JSON file.\n\nWhich do you prefer?" };
@@ -58,22 +86,35 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
       return continuation ? { text: "All done! Everything is finished." } : { toolCalls: [todowrite(OPEN)] };
     case "churn":
       // A model that works on every reminder and toggles statuses back and forth while it does.
-      return continuation ? { toolCalls: [...work.toolCalls, todowrite(CHURN[continuations(ctx) % 2]!)] } : { toolCalls: [todowrite(OPEN)] };
+      return continuation
+        ? { toolCalls: [...work.toolCalls, todowrite(CHURN[continuations(ctx) % 2]!)] }
+        : { toolCalls: [todowrite(OPEN)] };
     case "takeover":
       if (last.startsWith("Stop.")) return { text: "Understood, I'll leave the parser alone." };
       if (!continuation) return { toolCalls: [todowrite(OPEN)] };
       return continuations(ctx) === 1 ? work : { toolCalls: [todowrite(DONE)] };
     case "text-question":
       if (continuation) return { toolCalls: [todowrite(DONE)] };
-      if (ctx.userTexts.length > 1) return { toolCalls: [todowrite([["write the parser", "completed"], ["add the tests", "completed"], ["update the docs", "pending"]])] };
+      if (ctx.userTexts.length > 1)
+        return {
+          toolCalls: [
+            todowrite([
+              ["write the parser", "completed"],
+              ["add the tests", "completed"],
+              ["update the docs", "pending"],
+            ]),
+          ],
+        };
       return { toolCalls: [todowrite(OPEN)] };
     case "transient":
     case "permanent": {
       if (!continuation) return { toolCalls: [todowrite(OPEN)] };
-      if (scenario === "permanent") return { status: 401, text: "Incorrect API key provided", errorType: "invalid_request_error" };
+      if (scenario === "permanent")
+        return { status: 401, text: "Incorrect API key provided", errorType: "invalid_request_error" };
       if (!outageUntil.has(scenario)) outageUntil.set(scenario, Date.now() + 2500);
       // OpenCode retries a 503 itself (5 times, honouring retry-after-ms), then reports the error and goes idle.
-      if (Date.now() < outageUntil.get(scenario)!) return { status: 503, text: "The server is overloaded", headers: { "retry-after-ms": "50" } };
+      if (Date.now() < outageUntil.get(scenario)!)
+        return { status: 503, text: "The server is overloaded", headers: { "retry-after-ms": "50" } };
       return { toolCalls: [todowrite(DONE)] };
     }
     case "compaction":

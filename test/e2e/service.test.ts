@@ -25,12 +25,27 @@ describe("the standalone service against a real OpenCode server without the plug
     const proxyPort = await proxy.start();
     service = spawn(
       process.execPath,
-      [join(ROOT, "dist", "cli", "main.js"), "serve", "--url", `http://127.0.0.1:${proxyPort}`, "--directory", world.server.project, "--db", world.dbPath, "--options", '{"countdownSeconds":1,"leaseMs":3000}'],
+      [
+        join(ROOT, "dist", "cli", "main.js"),
+        "serve",
+        "--url",
+        `http://127.0.0.1:${proxyPort}`,
+        "--directory",
+        world.server.project,
+        "--db",
+        world.dbPath,
+        "--options",
+        '{"countdownSeconds":1,"leaseMs":3000}',
+      ],
       { env: { ...process.env, OPENCODE_SERVER_PASSWORD: PASSWORD }, stdio: ["ignore", "pipe", "pipe"] },
     );
     service.stdout!.on("data", (c: Buffer) => (serviceLog += c.toString()));
     service.stderr!.on("data", (c: Buffer) => (serviceLog += c.toString()));
-    await world.waitFor("the service to follow the server", () => serviceLog.includes("following http://127.0.0.1"), 20_000);
+    await world.waitFor(
+      "the service to follow the server",
+      () => serviceLog.includes("following http://127.0.0.1"),
+      20_000,
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -52,7 +67,11 @@ describe("the standalone service against a real OpenCode server without the plug
     await world.crashServer();
     await sleep(1500);
     await world.startServer();
-    await world.waitFor("the service to reconnect", () => serviceLog.includes("reconnected to the event stream"), 60_000);
+    await world.waitFor(
+      "the service to reconnect",
+      () => serviceLog.includes("reconnected to the event stream"),
+      60_000,
+    );
     const id = await world.session("restart");
     await world.prompt(id, "scenario: restart");
     await world.waitForAudit(id, "injected", 20_000);
@@ -94,11 +113,26 @@ describe("the standalone service and the plugin on one database", () => {
     await world.start();
     service = spawn(
       process.execPath,
-      [join(ROOT, "dist", "cli", "main.js"), "serve", "--url", world.server.url, "--directory", world.server.project, "--db", world.dbPath, "--options", '{"countdownSeconds":1}'],
+      [
+        join(ROOT, "dist", "cli", "main.js"),
+        "serve",
+        "--url",
+        world.server.url,
+        "--directory",
+        world.server.project,
+        "--db",
+        world.dbPath,
+        "--options",
+        '{"countdownSeconds":1}',
+      ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     service.stderr!.on("data", (c: Buffer) => (serviceLog += c.toString()));
-    await world.waitFor("the service to follow the server", () => serviceLog.includes("following http://127.0.0.1"), 20_000);
+    await world.waitFor(
+      "the service to follow the server",
+      () => serviceLog.includes("following http://127.0.0.1"),
+      20_000,
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -121,6 +155,8 @@ describe("the standalone service and the plugin on one database", () => {
     // The second process to see an idle defers to the first one's countdown instead of superseding it.
     expect(world.audit(id).filter((r) => r.event === "skipped" && r.reason === "in_flight").length).toBe(3);
     expect(world.trail(id)).not.toContain("cancelled:superseded");
-    console.log(`plugin + service on one file: ${world.trail(id).join(", ")}; senders: ${injections.map((i) => String(i.owner).split("/")[1]).join(", ")}`);
+    console.log(
+      `plugin + service on one file: ${world.trail(id).join(", ")}; senders: ${injections.map((i) => String(i.owner).split("/")[1]).join(", ")}`,
+    );
   });
 });

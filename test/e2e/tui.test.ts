@@ -25,7 +25,11 @@ describe("the real OpenCode TUI", () => {
 
   it("the sidebar panel shows the countdown and its key; Esc cancels it and nothing is sent", async () => {
     await world.say("scenario: tui");
-    const counting = await world.waitScreen("the countdown in the panel", (s) => /continuing in \ds · esc cancels/.test(s), 30_000);
+    const counting = await world.waitScreen(
+      "the countdown in the panel",
+      (s) => /continuing in \ds · esc cancels/.test(s),
+      30_000,
+    );
     session = world.sessionId()!;
     expect(counting).toContain("Todo continuation");
     expect(counting).toMatch(/0 of 20 continuations/);
@@ -35,7 +39,9 @@ describe("the real OpenCode TUI", () => {
     world.keys("Escape");
     const cancelled = await world.waitScreen("the panel after Esc", (s) => s.includes("cancelled by you"), 5000);
     expect(cancelled).not.toMatch(/continuing in \ds/);
-    expect(world.rows("SELECT state, end_reason FROM countdowns WHERE session_id = ?", session)).toEqual([{ state: "cancelled", end_reason: "user_key" }]);
+    expect(world.rows("SELECT state, end_reason FROM countdowns WHERE session_id = ?", session)).toEqual([
+      { state: "cancelled", end_reason: "user_key" },
+    ]);
     // In TUI mode OpenCode may load the server plugin twice for the project; the second one defers to the first
     // one's countdown (`skipped: in_flight`), as any second process would.
     expect(world.trail(session).filter((t) => t !== "skipped:in_flight")).toEqual(["armed", "cancelled:user_key"]);
@@ -51,17 +57,30 @@ describe("the real OpenCode TUI", () => {
     expect(world.model.agentRequests().length).toBe(requestsBefore);
     expect(world.trail(session).slice(-1)).toEqual(["stopped:tui"]);
     await world.say("ok, go on");
-    const toast = await world.waitScreen("the stop toast", (s) => s.includes("Stopped. /resume-continuation to go on."), 20_000);
+    const toast = await world.waitScreen(
+      "the stop toast",
+      (s) => s.includes("Stopped. /resume-continuation to go on."),
+      20_000,
+    );
     expect(toast).toContain("Todo continuation");
     await sleep(7000);
     expect(world.continuationRequests()).toEqual([]);
-    expect(world.trail(session).filter((t) => t !== "skipped:in_flight").slice(-2)).toEqual(["stopped:tui", "skipped:stopped"]);
+    expect(
+      world
+        .trail(session)
+        .filter((t) => t !== "skipped:in_flight")
+        .slice(-2),
+    ).toEqual(["stopped:tui", "skipped:stopped"]);
   });
 
   it("the palette's resume lets it continue; the continuation is one line on screen while the model got the checklist", async () => {
     await world.palette("Resume todo continuation");
     await world.waitScreen("a new countdown after the resume", (s) => /continuing in \ds/.test(s), 20_000);
-    const shown = await world.waitScreen("the continuation's one line in the transcript", (s) => s.includes("↻ todo-continuation: 1/3 done, continuing with"), 20_000);
+    const shown = await world.waitScreen(
+      "the continuation's one line in the transcript",
+      (s) => s.includes("↻ todo-continuation: 1/3 done, continuing with"),
+      20_000,
+    );
     expect(shown).toContain('continuing with "add the tests"');
     expect(shown).not.toContain("[SYSTEM REMINDER - TODO CONTINUATION]");
     expect(shown).not.toContain("[Status: 1/3 completed");
@@ -70,7 +89,11 @@ describe("the real OpenCode TUI", () => {
     expect(received).toContain("[SYSTEM REMINDER - TODO CONTINUATION]");
     expect(received).toContain('- [>] "add the tests" (in progress)');
     expect(received).toContain("↻ todo-continuation: 1/3 done");
-    await world.waitScreen("the panel once every todo is done", (s) => s.includes("done: every todo is closed"), 20_000);
+    await world.waitScreen(
+      "the panel once every todo is done",
+      (s) => s.includes("done: every todo is closed"),
+      20_000,
+    );
     expect(world.rows("SELECT status FROM injections")).toEqual([{ status: "sent" }]);
   });
 });

@@ -71,7 +71,9 @@ describe.each([
     expect(h.prompts).toHaveLength(20);
     expect(Math.min(...waited)).toBeGreaterThanOrEqual(10_000);
     expect(Math.max(...waited)).toBeLessThanOrEqual(10_000 + 150);
-    console.log(`clock jump ${delta > 0 ? "+" : ""}${delta / 3_600_000} h: 20 countdowns of 10 s sent after ${Math.min(...waited)}–${Math.max(...waited)} ms (monotonic), no burst`);
+    console.log(
+      `clock jump ${delta > 0 ? "+" : ""}${delta / 3_600_000} h: 20 countdowns of 10 s sent after ${Math.min(...waited)}–${Math.max(...waited)} ms (monotonic), no burst`,
+    );
     await advance(60_000);
     await f.enforcer.settled();
     expect(h.prompts).toHaveLength(20);

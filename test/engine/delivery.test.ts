@@ -13,14 +13,21 @@ let f: EngineFixture;
 async function boot(config: Partial<Config> = {}, host = new FakeHost()) {
   f = await startEngine({ host, config: { retryBaseMs: 1000, retryMaxMs: 8000, ...config } });
   f.host.addUserMessage(S, "build the thing");
-  f.host.setTodos(S, [["a", "pending"], ["b", "pending"]]);
+  f.host.setTodos(S, [
+    ["a", "pending"],
+    ["b", "pending"],
+  ]);
 }
 
 const settle = () => settleEngine(f);
 
 /** The prompts OpenCode took (a failed call may still have been taken). */
 const accepted = () => f.host.prompts.length;
-const failures = () => f.rows.audit(S).filter((r) => r.event === "injection_failed").map((r) => r.reason);
+const failures = () =>
+  f.rows
+    .audit(S)
+    .filter((r) => r.event === "injection_failed")
+    .map((r) => r.reason);
 
 useFakeTime(() => f);
 
@@ -36,7 +43,9 @@ describe("a prompt call that fails after OpenCode took it", () => {
     expect(f.host.calls.prompt).toBe(1);
     expect(accepted()).toBe(1);
     expect(f.rows.injections(S)).toMatchObject([{ status: "sent" }]);
-    expect(f.rows.audit(S).find((r) => r.event === "injected")).toMatchObject({ detail: { afterError: "fetch failed" } });
+    expect(f.rows.audit(S).find((r) => r.event === "injected")).toMatchObject({
+      detail: { afterError: "fetch failed" },
+    });
     expect(f.rows.session(S)).toMatchObject({ continuations: 1 });
   });
 
@@ -56,7 +65,11 @@ describe("a prompt call that fails after OpenCode took it", () => {
     expect(f.rows.injections(S)).toMatchObject([{ status: "sent" }]);
     expect(f.rows.trail(S)).toContain("reconciled:found");
     // The retry countdown closes without a prompt; the session is then looked at afresh (its turn ran: a new idle).
-    expect(f.rows.countdowns(S).map((c) => `${c.state}:${c.end_reason}`)).toEqual(["fired:null", "cancelled:in_flight", "armed:null"]);
+    expect(f.rows.countdowns(S).map((c) => `${c.state}:${c.end_reason}`)).toEqual([
+      "fired:null",
+      "cancelled:in_flight",
+      "armed:null",
+    ]);
     // Counted once: as a continuation when its outcome became unknown, not again when found.
     expect(f.rows.session(S)).toMatchObject({ continuations: 1, consecutive_failures: 0 });
   });
@@ -98,7 +111,10 @@ describe("a prompt call that fails after OpenCode took it", () => {
     await advance(60_000);
     await settle();
     expect(f.host.calls.prompt).toBe(1);
-    expect(f.rows.audit(S).find((r) => r.event === "injection_failed")).toMatchObject({ reason: "gave_up", detail: { final: true, tokenLimit: true } });
+    expect(f.rows.audit(S).find((r) => r.event === "injection_failed")).toMatchObject({
+      reason: "gave_up",
+      detail: { final: true, tokenLimit: true },
+    });
     f.enforcer.handleEvent(ev.idle(S));
     await settle();
     expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "token_limit" });
@@ -119,7 +135,12 @@ describe("every attempt counts", () => {
     expect(f.host.calls.prompt).toBe(3);
     expect(f.rows.injections(S).map((i) => i.status)).toEqual(["unknown", "unknown", "unknown"]);
     expect(failures()).toEqual(["timeout", "timeout", "timeout"]);
-    expect(f.rows.audit(S).filter((r) => r.event === "injection_failed").at(-1)).toMatchObject({ detail: { final: true, attempt: 3 } });
+    expect(
+      f.rows
+        .audit(S)
+        .filter((r) => r.event === "injection_failed")
+        .at(-1),
+    ).toMatchObject({ detail: { final: true, attempt: 3 } });
     // Each unknown one counted as a continuation: the budget is spent.
     expect(f.rows.session(S)).toMatchObject({ continuations: 3, consecutive_failures: 3 });
     expect(f.rows.trail(S)).toContain("skipped:budget_exhausted");
@@ -190,14 +211,21 @@ describe("a continuation that is accepted but never starts a turn", () => {
     await advance(10_000);
     await settle();
     expect(failures()).toEqual(["not_started"]);
-    expect(f.rows.audit(S).find((r) => r.event === "injection_failed")).toMatchObject({ detail: { attempt: 1, retryInMs: 1000 } });
+    expect(f.rows.audit(S).find((r) => r.event === "injection_failed")).toMatchObject({
+      detail: { attempt: 1, retryInMs: 1000 },
+    });
     for (let i = 0; i < 20; i++) {
       await advance(5000);
       await settle();
     }
     expect(f.host.calls.prompt).toBe(3);
     expect(failures()).toEqual(["not_started", "not_started", "not_started"]);
-    expect(f.rows.audit(S).filter((r) => r.event === "injection_failed").at(-1)).toMatchObject({ detail: { final: true } });
+    expect(
+      f.rows
+        .audit(S)
+        .filter((r) => r.event === "injection_failed")
+        .at(-1),
+    ).toMatchObject({ detail: { final: true } });
   });
 
   it("OpenCode refusing it after the 204 (an agent that no longer exists: two session.errors, never busy, never idle)", async () => {
@@ -208,7 +236,10 @@ describe("a continuation that is accepted but never starts a turn", () => {
     f.host.prompt = async () => {
       f.host.calls.prompt++;
       queueMicrotask(() => {
-        for (let i = 0; i < 2; i++) f.enforcer.handleEvent(ev.error(S, "UnknownError", 'Agent not found: "writer". Available agents: build, plan'));
+        for (let i = 0; i < 2; i++)
+          f.enforcer.handleEvent(
+            ev.error(S, "UnknownError", 'Agent not found: "writer". Available agents: build, plan'),
+          );
       });
     };
     f.enforcer.handleEvent(ev.idle(S));
@@ -295,7 +326,10 @@ describe("resume through the API", () => {
     const { Repository } = await import("../../src/store/repository.js");
     const { afterExplicitResume } = await import("../../src/core/transitions.js");
     const other = new Repository(f.store);
-    other.resume({ sessionId: S, directory: "/work/project" }, "cli", Date.now(), { ...afterExplicitResume(), recheckAt: Date.now() });
+    other.resume({ sessionId: S, directory: "/work/project" }, "cli", Date.now(), {
+      ...afterExplicitResume(),
+      recheckAt: Date.now(),
+    });
     await advance(1100);
     await settle();
     expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "armed", detail: { trigger: "recheck" } });
@@ -309,7 +343,10 @@ describe("an idle that comes while our continuation is still being delivered", (
     f.enforcer.handleEvent(ev.idle(S));
     await advance(2050); // the call failed; its look-up waits 300 ms
     // Meanwhile the continuation's turn ran and finished every todo, and OpenCode said idle.
-    f.host.setTodos(S, [["a", "completed"], ["b", "completed"]]);
+    f.host.setTodos(S, [
+      ["a", "completed"],
+      ["b", "completed"],
+    ]);
     f.enforcer.handleEvent(ev.idle(S));
     await advance(5);
     expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "in_flight" });

@@ -11,9 +11,13 @@ let f: EngineFixture;
 
 async function boot(config: Partial<Config> = {}) {
   f = await startEngine({ config: { retryBaseMs: 1000, retryMaxMs: 4000, ...config } });
-  f.host.addUserMessage(S, "build the thing", { agent: "build", providerId: "scripted", modelId: "model-1", variant: "high" });
+  f.host.addUserMessage(S, "build the thing", {
+    agent: "build",
+    providerId: "scripted",
+    modelId: "model-1",
+    variant: "high",
+  });
 }
-
 
 async function idle(sessionId = S) {
   f.enforcer.handleEvent(ev.idle(sessionId));
@@ -35,21 +39,35 @@ useFakeTime(() => f);
 describe("idle with open todos", () => {
   it("injects once after the countdown, with the status line and the agent and model of the latest real message", async () => {
     await boot();
-    f.host.setTodos(S, [["parse", "completed"], ["test", "in_progress"], ["docs", "pending"]]);
+    f.host.setTodos(S, [
+      ["parse", "completed"],
+      ["test", "in_progress"],
+      ["docs", "pending"],
+    ]);
     await idle();
     expect(f.rows.countdowns(S)).toMatchObject([{ state: "armed", todos_open: 2, todos_total: 3 }]);
     expect(f.host.toasts.map((t) => t.message)).toEqual(["Resuming in 2s… (2 todos open)"]);
     await advance(1000);
-    expect(f.host.toasts.map((t) => t.message)).toEqual(["Resuming in 2s… (2 todos open)", "Resuming in 1s… (2 todos open)"]);
+    expect(f.host.toasts.map((t) => t.message)).toEqual([
+      "Resuming in 2s… (2 todos open)",
+      "Resuming in 1s… (2 todos open)",
+    ]);
     expect(f.host.prompts).toHaveLength(0);
     await advance(1000);
     await settle();
     expect(f.host.prompts).toHaveLength(1);
     const prompt = f.host.prompts[0]!;
     expect(prompt.text).toContain("[Status: 1/3 completed, 2 remaining]");
-    expect(prompt).toMatchObject({ sessionId: S, agent: "build", model: { providerId: "scripted", modelId: "model-1" }, variant: "high" });
+    expect(prompt).toMatchObject({
+      sessionId: S,
+      agent: "build",
+      model: { providerId: "scripted", modelId: "model-1" },
+      variant: "high",
+    });
     expect(f.rows.countdowns(S)).toMatchObject([{ state: "fired", end_reason: null }]);
-    expect(f.rows.injections(S)).toMatchObject([{ status: "sent", agent: "build", model: "scripted/model-1", todos_total: 3, todos_open: 2 }]);
+    expect(f.rows.injections(S)).toMatchObject([
+      { status: "sent", agent: "build", model: "scripted/model-1", todos_total: 3, todos_open: 2 },
+    ]);
     expect(f.rows.trail(S)).toEqual(["armed", "fired", "injected"]);
     expect(prompt.text).toContain(`[todo-continuation id=${f.rows.injections(S)[0]!.id}]`);
     // The transcript shows one line; the checklist above goes to the model as a synthetic part.
@@ -58,8 +76,20 @@ describe("idle with open todos", () => {
   });
 
   it.each([
-    ["todos_complete", [["a", "completed"], ["b", "cancelled"]]],
-    ["todos_complete", [["a", "blocked"], ["b", "deleted"]]],
+    [
+      "todos_complete",
+      [
+        ["a", "completed"],
+        ["b", "cancelled"],
+      ],
+    ],
+    [
+      "todos_complete",
+      [
+        ["a", "blocked"],
+        ["b", "deleted"],
+      ],
+    ],
     ["no_todos", []],
   ] as const)("skips with %s", async (reason, todos) => {
     await boot();
@@ -77,7 +107,9 @@ describe("idle with open todos", () => {
     f.host.todoBehaviour = "fail";
     await idle();
     await settle();
-    expect(f.rows.audit(S)).toMatchObject([{ event: "skipped", reason: "todo_fetch_failed", detail: { error: "fetch failed" } }]);
+    expect(f.rows.audit(S)).toMatchObject([
+      { event: "skipped", reason: "todo_fetch_failed", detail: { error: "fetch failed" } },
+    ]);
   });
 
   it("repeated idles give one injection (the newer countdown supersedes the older)", async () => {
@@ -95,7 +127,15 @@ describe("idle with open todos", () => {
       "cancelled:superseded",
       "fired:null",
     ]);
-    expect(f.rows.trail(S)).toEqual(["armed", "cancelled:superseded", "armed", "cancelled:superseded", "armed", "fired", "injected"]);
+    expect(f.rows.trail(S)).toEqual([
+      "armed",
+      "cancelled:superseded",
+      "armed",
+      "cancelled:superseded",
+      "armed",
+      "fired",
+      "injected",
+    ]);
   });
 
   it("the countdown's end re-checks the todos seen meanwhile", async () => {
@@ -118,7 +158,11 @@ describe("idle with open todos", () => {
     await advance(2100);
     await settle();
     expect(f.host.prompts).toHaveLength(0);
-    expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "todos_complete", detail: { stage: "before_prompt" } });
+    expect(f.rows.audit(S).at(-1)).toMatchObject({
+      event: "skipped",
+      reason: "todos_complete",
+      detail: { stage: "before_prompt" },
+    });
   });
 });
 
@@ -233,7 +277,12 @@ describe("errors, aborts and recovery", () => {
     await idle();
     await advance(10_000);
     await idle();
-    expect(f.rows.audit(S).filter((r) => r.event === "skipped").map((r) => r.reason)).toEqual(["aborted", "aborted"]);
+    expect(
+      f.rows
+        .audit(S)
+        .filter((r) => r.event === "skipped")
+        .map((r) => r.reason),
+    ).toEqual(["aborted", "aborted"]);
     expect(f.rows.session(S)).toMatchObject({ last_error_kind: "abort", consecutive_failures: 0 });
     userSays();
     await idle();
@@ -245,7 +294,9 @@ describe("errors, aborts and recovery", () => {
   it("an abort seen only in the last assistant message blocks too", async () => {
     f.host.addAssistantMessage(S, { error: { name: "MessageAbortedError" } });
     await idle();
-    expect(f.rows.audit(S)).toMatchObject([{ event: "skipped", reason: "aborted", detail: { source: "last_assistant_message" } }]);
+    expect(f.rows.audit(S)).toMatchObject([
+      { event: "skipped", reason: "aborted", detail: { source: "last_assistant_message" } },
+    ]);
   });
 
   it("new assistant output after an abort lifts it", async () => {
@@ -373,11 +424,41 @@ describe("loop protection", () => {
   it("consecutive continuations with progress are not throttled", async () => {
     await boot();
     const states: Array<Array<[string, string]>> = [
-      [["a", "in_progress"], ["b", "pending"], ["c", "pending"], ["d", "pending"], ["e", "pending"]],
-      [["a", "completed"], ["b", "in_progress"], ["c", "pending"], ["d", "pending"], ["e", "pending"]],
-      [["a", "completed"], ["b", "completed"], ["c", "in_progress"], ["d", "pending"], ["e", "pending"]],
-      [["a", "completed"], ["b", "completed"], ["c", "completed"], ["d", "in_progress"], ["e", "pending"]],
-      [["a", "completed"], ["b", "completed"], ["c", "completed"], ["d", "completed"], ["e", "in_progress"]],
+      [
+        ["a", "in_progress"],
+        ["b", "pending"],
+        ["c", "pending"],
+        ["d", "pending"],
+        ["e", "pending"],
+      ],
+      [
+        ["a", "completed"],
+        ["b", "in_progress"],
+        ["c", "pending"],
+        ["d", "pending"],
+        ["e", "pending"],
+      ],
+      [
+        ["a", "completed"],
+        ["b", "completed"],
+        ["c", "in_progress"],
+        ["d", "pending"],
+        ["e", "pending"],
+      ],
+      [
+        ["a", "completed"],
+        ["b", "completed"],
+        ["c", "completed"],
+        ["d", "in_progress"],
+        ["e", "pending"],
+      ],
+      [
+        ["a", "completed"],
+        ["b", "completed"],
+        ["c", "completed"],
+        ["d", "completed"],
+        ["e", "in_progress"],
+      ],
     ];
     for (const todos of states) await cycle(todos);
     expect(f.host.prompts).toHaveLength(5);
@@ -386,38 +467,80 @@ describe("loop protection", () => {
 
   it("stagnation stops after stagnationLimit continuations without status progress; progress resets it", async () => {
     await boot({ stagnationLimit: 3 });
-    const stuck: Array<[string, string]> = [["a", "pending"], ["b", "pending"]];
+    const stuck: Array<[string, string]> = [
+      ["a", "pending"],
+      ["b", "pending"],
+    ];
     for (let i = 0; i < 5; i++) await cycle(stuck);
     expect(f.host.prompts).toHaveLength(3);
-    expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "stagnation", detail: { unproductiveContinuations: 3, limit: 3 } });
-    await cycle([["a", "completed"], ["b", "pending"]]);
+    expect(f.rows.audit(S).at(-1)).toMatchObject({
+      event: "skipped",
+      reason: "stagnation",
+      detail: { unproductiveContinuations: 3, limit: 3 },
+    });
+    await cycle([
+      ["a", "completed"],
+      ["b", "pending"],
+    ]);
     expect(f.host.prompts).toHaveLength(4);
   });
 
   it("the budget stops at maxContinuations; a real user message resets it", async () => {
     await boot({ maxContinuations: 2, stagnationLimit: 100 });
-    await cycle([["a", "pending"], ["b", "pending"], ["c", "pending"]]);
-    await cycle([["a", "completed"], ["b", "pending"], ["c", "pending"]]);
-    await cycle([["a", "completed"], ["b", "completed"], ["c", "pending"]]);
+    await cycle([
+      ["a", "pending"],
+      ["b", "pending"],
+      ["c", "pending"],
+    ]);
+    await cycle([
+      ["a", "completed"],
+      ["b", "pending"],
+      ["c", "pending"],
+    ]);
+    await cycle([
+      ["a", "completed"],
+      ["b", "completed"],
+      ["c", "pending"],
+    ]);
     expect(f.host.prompts).toHaveLength(2);
-    expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "budget_exhausted", detail: { continuations: 2, limit: 2 } });
+    expect(f.rows.audit(S).at(-1)).toMatchObject({
+      event: "skipped",
+      reason: "budget_exhausted",
+      detail: { continuations: 2, limit: 2 },
+    });
     userSays();
-    await cycle([["a", "completed"], ["b", "completed"], ["c", "pending"]]);
+    await cycle([
+      ["a", "completed"],
+      ["b", "completed"],
+      ["c", "pending"],
+    ]);
     expect(f.host.prompts).toHaveLength(3);
   });
 
   it("its own injected messages are not user activity", async () => {
     await boot({ maxContinuations: 2, stagnationLimit: 100 });
-    await cycle([["a", "pending"], ["b", "pending"], ["c", "pending"]]);
+    await cycle([
+      ["a", "pending"],
+      ["b", "pending"],
+      ["c", "pending"],
+    ]);
     const injected = f.host.prompts[0]!.text;
     const own = ev.userMessage(S);
     f.enforcer.handleEvent(own);
     f.enforcer.handleEvent(ev.textPart(S, own.properties.info.id, injected));
     f.enforcer.handleEvent(ev.status(S, "busy"));
-    await cycle([["a", "completed"], ["b", "pending"], ["c", "pending"]]);
+    await cycle([
+      ["a", "completed"],
+      ["b", "pending"],
+      ["c", "pending"],
+    ]);
     // Had the injection counted as a user message, the budget would have been reset to 0 before this cycle.
     expect(f.rows.session(S)).toMatchObject({ continuations: 2 });
-    await cycle([["a", "completed"], ["b", "completed"], ["c", "pending"]]);
+    await cycle([
+      ["a", "completed"],
+      ["b", "completed"],
+      ["c", "pending"],
+    ]);
     expect(f.host.prompts).toHaveLength(2);
     expect(f.rows.audit(S).at(-1)).toMatchObject({ reason: "budget_exhausted" });
   });
@@ -446,14 +569,20 @@ describe("guards fed by events and by the host", () => {
     f.enforcer.handleEvent(ev.created("ses_child", S));
     f.host.setTodos("ses_child", [["a", "pending"]]);
     await idle("ses_child");
-    expect(f.rows.audit("ses_child")).toMatchObject([{ event: "skipped", reason: "session_filtered", detail: { parentId: S } }]);
+    expect(f.rows.audit("ses_child")).toMatchObject([
+      { event: "skipped", reason: "session_filtered", detail: { parentId: S } },
+    ]);
   });
 
   it("a busy child session holds the parent back (children_running)", async () => {
     f.host.children.set(S, ["ses_child"]);
     f.host.statuses = { ses_child: "busy" };
     await idle();
-    expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "children_running", detail: { busyChildren: 1 } });
+    expect(f.rows.audit(S).at(-1)).toMatchObject({
+      event: "skipped",
+      reason: "children_running",
+      detail: { busyChildren: 1 },
+    });
   });
 
   it("a pending question holds it back until it is answered", async () => {
@@ -506,14 +635,27 @@ describe("the durable stop", () => {
     await advance(2100);
     await settle();
     expect(host.prompts).toHaveLength(1);
-    expect(f.rows.trail(S).filter((t) => t.startsWith("stopped") || t.startsWith("unstopped"))).toEqual(["stopped:command", "unstopped:command"]);
+    expect(f.rows.trail(S).filter((t) => t.startsWith("stopped") || t.startsWith("unstopped"))).toEqual([
+      "stopped:command",
+      "unstopped:command",
+    ]);
   });
 });
 
 describe("hostile input", () => {
   it("malformed events are ignored and counted, never thrown", async () => {
     await boot();
-    const junk: unknown[] = [null, 1, "x", [], {}, { type: "session.idle" }, { type: "message.part.delta" }, { type: "message.part.updated", properties: { part: 3 } }, { type: "message.part.delta", properties: null }];
+    const junk: unknown[] = [
+      null,
+      1,
+      "x",
+      [],
+      {},
+      { type: "session.idle" },
+      { type: "message.part.delta" },
+      { type: "message.part.updated", properties: { part: 3 } },
+      { type: "message.part.delta", properties: null },
+    ];
     for (const event of junk) expect(() => f.enforcer.handleEvent(event)).not.toThrow();
     expect(f.enforcer.stats().eventsIgnored).toBeGreaterThanOrEqual(3);
     expect(() => f.enforcer.toolActivity(undefined, "before")).not.toThrow();

@@ -29,7 +29,16 @@ afterEach(async () => {
 
 async function boot(overrides = {}) {
   f = await startEngine({
-    config: { countdownSeconds: 0.1, hostTimeoutMs: 150, promptTimeoutMs: 150, retryBaseMs: 100, retryMaxMs: 400, maxRetries: 2, toast: true, ...overrides },
+    config: {
+      countdownSeconds: 0.1,
+      hostTimeoutMs: 150,
+      promptTimeoutMs: 150,
+      retryBaseMs: 100,
+      retryMaxMs: 400,
+      maxRetries: 2,
+      toast: true,
+      ...overrides,
+    },
   });
   f.host.addUserMessage(S, "go");
   f.host.setTodos(S, [["a", "pending"]]);
@@ -42,33 +51,53 @@ async function cycle(waitMs = 400) {
 }
 
 describe("a failing OpenCode API", () => {
-  it.each(["fail", "hang", "garbage"] as const)("todo reads that %s: skipped with todo_fetch_failed, nothing sent", async (behaviour) => {
-    await boot();
-    f.host.todoBehaviour = behaviour;
-    await cycle();
-    expect(f.host.prompts).toEqual([]);
-    expect(f.rows.audit(S)).toMatchObject([{ event: "skipped", reason: "todo_fetch_failed" }]);
-    const expected = { fail: /fetch failed/, hang: /todo read did not answer within 150 ms/, garbage: /not a todo list/ }[behaviour];
-    expect(String(f.rows.audit(S)[0]!.detail.error)).toMatch(expected);
-  });
+  it.each(["fail", "hang", "garbage"] as const)(
+    "todo reads that %s: skipped with todo_fetch_failed, nothing sent",
+    async (behaviour) => {
+      await boot();
+      f.host.todoBehaviour = behaviour;
+      await cycle();
+      expect(f.host.prompts).toEqual([]);
+      expect(f.rows.audit(S)).toMatchObject([{ event: "skipped", reason: "todo_fetch_failed" }]);
+      const expected = {
+        fail: /fetch failed/,
+        hang: /todo read did not answer within 150 ms/,
+        garbage: /not a todo list/,
+      }[behaviour];
+      expect(String(f.rows.audit(S)[0]!.detail.error)).toMatch(expected);
+    },
+  );
 
-  it.each(["fail", "hang", "garbage"] as const)("message reads that %s: the facts they hold stay unknown; the continuation goes out once", async (behaviour) => {
-    await boot();
-    f.host.messagesBehaviour = behaviour;
-    await cycle(600);
-    expect(f.host.prompts).toHaveLength(1);
-    expect(f.rows.injections(S)).toMatchObject([{ status: "sent" }]);
-  });
+  it.each(["fail", "hang", "garbage"] as const)(
+    "message reads that %s: the facts they hold stay unknown; the continuation goes out once",
+    async (behaviour) => {
+      await boot();
+      f.host.messagesBehaviour = behaviour;
+      await cycle(600);
+      expect(f.host.prompts).toHaveLength(1);
+      expect(f.rows.injections(S)).toMatchObject([{ status: "sent" }]);
+    },
+  );
 
   it("a prompt that keeps failing is retried with backoff, bounded, each failure audited", async () => {
     await boot();
     f.host.promptDefault = "fail";
     await cycle(1500);
     expect(f.host.calls.prompt).toBe(3);
-    expect(f.rows.audit(S).filter((r) => r.event === "injection_failed").map((r) => r.reason)).toEqual(["retrying", "retrying", "gave_up"]);
+    expect(
+      f.rows
+        .audit(S)
+        .filter((r) => r.event === "injection_failed")
+        .map((r) => r.reason),
+    ).toEqual(["retrying", "retrying", "gave_up"]);
     expect(f.rows.injections(S).map((i) => i.status)).toEqual(["failed", "failed", "failed"]);
-    const delays = f.rows.audit(S).filter((r) => r.event === "injection_failed").map((r) => r.detail.retryInMs ?? "gave up");
-    console.log(`failing prompt: ${f.host.calls.prompt} attempts, backoff ${delays.join(" → ")} ms, 0 unhandled rejections, no timer left`);
+    const delays = f.rows
+      .audit(S)
+      .filter((r) => r.event === "injection_failed")
+      .map((r) => r.detail.retryInMs ?? "gave up");
+    console.log(
+      `failing prompt: ${f.host.calls.prompt} attempts, backoff ${delays.join(" → ")} ms, 0 unhandled rejections, no timer left`,
+    );
   });
 
   it("a prompt that times out without arriving is `unknown`, looked at again later, and never sent twice", async () => {

@@ -15,7 +15,11 @@ let f: EngineFixture;
 async function boot(config: Partial<Config> = {}, host = new FakeHost()) {
   f = await startEngine({ host, config: { retryBaseMs: 1000, retryMaxMs: 8000, ...config } });
   f.host.addUserMessage(S, "build the thing");
-  f.host.setTodos(S, [["parse", "completed"], ["test", "in_progress"], ["docs", "pending"]]);
+  f.host.setTodos(S, [
+    ["parse", "completed"],
+    ["test", "in_progress"],
+    ["docs", "pending"],
+  ]);
 }
 
 const settle = () => settleEngine(f);
@@ -42,7 +46,11 @@ function assistantSays(text: string, extra: Partial<SessionMessage> = {}) {
 }
 
 const sent = () => f.host.prompts.length;
-const skips = () => f.rows.audit(S).filter((r) => r.event === "skipped").map((r) => r.reason);
+const skips = () =>
+  f.rows
+    .audit(S)
+    .filter((r) => r.event === "skipped")
+    .map((r) => r.reason);
 
 useFakeTime(() => f);
 
@@ -55,7 +63,11 @@ describe("§2 the user stepped in after a continuation", () => {
     assistantSays("Understood.");
     await idleAndWait();
     expect(sent()).toBe(1);
-    expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "user_took_over", detail: { messageId, pausedAt: expect.any(Number) } });
+    expect(f.rows.audit(S).at(-1)).toMatchObject({
+      event: "skipped",
+      reason: "user_took_over",
+      detail: { messageId, pausedAt: expect.any(Number) },
+    });
 
     const { folder, host } = f;
     await f.close();
@@ -63,10 +75,16 @@ describe("§2 the user stepped in after a continuation", () => {
     await idleAndWait();
     expect(f.rows.audit(S).at(-1)).toMatchObject({ reason: "user_took_over" });
 
-    f.host.setTodos(S, [["parse", "completed"], ["test", "completed"], ["docs", "pending"]]);
+    f.host.setTodos(S, [
+      ["parse", "completed"],
+      ["test", "completed"],
+      ["docs", "pending"],
+    ]);
     await idleAndWait();
     expect(sent()).toBe(2);
-    expect(f.rows.audit(S).find((r) => r.event === "armed" && r.detail.pauseLifted)).toMatchObject({ detail: { pauseLifted: "progress" } });
+    expect(f.rows.audit(S).find((r) => r.event === "armed" && r.detail.pauseLifted)).toMatchObject({
+      detail: { pauseLifted: "progress" },
+    });
     expect(f.rows.session(S)).toMatchObject({ paused_at: null, pause_message_id: null });
   });
 
@@ -74,13 +92,25 @@ describe("§2 the user stepped in after a continuation", () => {
     await boot();
     await idleAndWait();
     userSays("wait");
-    f.host.setTodos(S, [["parse", "completed"], ["test", "pending"], ["docs", "pending"]]);
+    f.host.setTodos(S, [
+      ["parse", "completed"],
+      ["test", "pending"],
+      ["docs", "pending"],
+    ]);
     await idleAndWait();
     expect(skips().at(-1)).toBe("user_took_over");
-    f.host.setTodos(S, [["new plan: step 1", "pending"], ["new plan: step 2", "pending"]]);
+    f.host.setTodos(S, [
+      ["new plan: step 1", "pending"],
+      ["new plan: step 2", "pending"],
+    ]);
     await idleAndWait();
     expect(sent()).toBe(2);
-    expect(f.rows.audit(S).filter((r) => r.event === "armed").at(-1)).toMatchObject({ detail: { pauseLifted: "rewritten" } });
+    expect(
+      f.rows
+        .audit(S)
+        .filter((r) => r.event === "armed")
+        .at(-1),
+    ).toMatchObject({ detail: { pauseLifted: "rewritten" } });
   });
 
   it("/resume-continuation (or the API) lifts it", async () => {
@@ -93,7 +123,10 @@ describe("§2 the user stepped in after a continuation", () => {
     await advance(2100);
     await settle();
     expect(sent()).toBe(2);
-    expect(f.rows.audit(S).find((r) => r.event === "unstopped")).toMatchObject({ reason: "api", detail: { paused: true } });
+    expect(f.rows.audit(S).find((r) => r.event === "unstopped")).toMatchObject({
+      reason: "api",
+      detail: { paused: true },
+    });
   });
 
   it("a user message in a session never continued (an ordinary turn) does not pause", async () => {
@@ -107,10 +140,21 @@ describe("§2 the user stepped in after a continuation", () => {
   it("new work given after our continuations finished every todo is not a takeover", async () => {
     await boot();
     await idleAndWait();
-    f.enforcer.handleEvent(ev.todos(S, [["parse", "completed"], ["test", "completed"], ["docs", "completed"]]));
+    f.enforcer.handleEvent(
+      ev.todos(S, [
+        ["parse", "completed"],
+        ["test", "completed"],
+        ["docs", "completed"],
+      ]),
+    );
     userSays("Great. Now add a --verbose flag.");
     expect(f.rows.session(S)).toMatchObject({ paused_at: null });
-    f.host.setTodos(S, [["parse", "completed"], ["test", "completed"], ["docs", "completed"], ["add --verbose", "pending"]]);
+    f.host.setTodos(S, [
+      ["parse", "completed"],
+      ["test", "completed"],
+      ["docs", "completed"],
+      ["add --verbose", "pending"],
+    ]);
     await idleAndWait();
     expect(sent()).toBe(2);
   });
@@ -122,10 +166,20 @@ describe("§2 the user stepped in after a continuation", () => {
     await idleAndWait();
     expect(f.rows.audit(S).at(-1)).toMatchObject({ reason: "waiting_for_user", detail: { source: "text_question" } });
     userSays("SQLite");
-    assistantSays("Done with the cache layer.", { parts: [{ type: "tool", tool: "edit", toolStatus: "completed" }, { type: "text", text: "Done with the cache layer." }] });
+    assistantSays("Done with the cache layer.", {
+      parts: [
+        { type: "tool", tool: "edit", toolStatus: "completed" },
+        { type: "text", text: "Done with the cache layer." },
+      ],
+    });
     await idleAndWait();
     expect(sent()).toBe(2);
-    expect(f.rows.audit(S).filter((r) => r.event === "armed").at(-1)).toMatchObject({ detail: { pauseLifted: "answered_question" } });
+    expect(
+      f.rows
+        .audit(S)
+        .filter((r) => r.event === "armed")
+        .at(-1),
+    ).toMatchObject({ detail: { pauseLifted: "answered_question" } });
   });
 
   it("is off with pauseAfterUserMessage: false", async () => {
@@ -141,7 +195,9 @@ describe("§2 the user stepped in after a continuation", () => {
     await idleAndWait();
     const message = ev.userMessage(S);
     f.enforcer.handleEvent(message);
-    f.enforcer.handleEvent(ev.textPart(S, message.properties.info.id, "Called the Read tool with {\"filePath\":\"a.ts\"}", true));
+    f.enforcer.handleEvent(
+      ev.textPart(S, message.properties.info.id, 'Called the Read tool with {"filePath":"a.ts"}', true),
+    );
     f.enforcer.handleEvent(ev.textPart(S, message.properties.info.id, "look at this first"));
     await idleAndWait();
     expect(skips().at(-1)).toBe("user_took_over");
@@ -153,7 +209,13 @@ describe("§2 the user stepped in after a continuation", () => {
     await idleAndWait();
     const message = ev.userMessage(S);
     f.enforcer.handleEvent(message);
-    f.enforcer.handleEvent(ev.textPart(S, message.properties.info.id, "[todo-continuation] Automatic todo continuation is resumed for this session."));
+    f.enforcer.handleEvent(
+      ev.textPart(
+        S,
+        message.properties.info.id,
+        "[todo-continuation] Automatic todo continuation is resumed for this session.",
+      ),
+    );
     expect(f.rows.session(S)).toMatchObject({ paused_at: null, continuations: 1 });
   });
 });
@@ -166,7 +228,10 @@ describe("§3 replies that do no work, and churn", () => {
     assistantSays("All done!");
     await idleAndWait();
     expect(sent()).toBe(1);
-    expect(f.rows.audit(S).at(-1)).toMatchObject({ reason: "no_progress_reply", detail: { textOnlyReplies: 1, limit: 1 } });
+    expect(f.rows.audit(S).at(-1)).toMatchObject({
+      reason: "no_progress_reply",
+      detail: { textOnlyReplies: 1, limit: 1 },
+    });
   });
 
   it("with unproductiveLimit: 2, a second text-only reply in a row stops it", async () => {
@@ -192,8 +257,16 @@ describe("§3 replies that do no work, and churn", () => {
   it("status churn stops at stagnationLimit, not at the budget (20 prompts before)", async () => {
     await boot();
     const churn: Array<Array<[string, string]>> = [
-      [["parse", "completed"], ["test", "pending"], ["docs", "in_progress"]],
-      [["parse", "completed"], ["test", "in_progress"], ["docs", "pending"]],
+      [
+        ["parse", "completed"],
+        ["test", "pending"],
+        ["docs", "in_progress"],
+      ],
+      [
+        ["parse", "completed"],
+        ["test", "in_progress"],
+        ["docs", "pending"],
+      ],
     ];
     for (let i = 0; i < 24; i++) {
       f.host.setTodos(S, churn[i % 2]!);
@@ -219,7 +292,10 @@ describe("§4 a question asked in plain text", () => {
     assistantSays("I found two ways to store the cache.\n\nWhich do you prefer: SQLite or a JSON file?");
     await idleAndWait();
     expect(sent()).toBe(0);
-    expect(f.rows.audit(S).at(-1)).toMatchObject({ reason: "waiting_for_user", detail: { source: "text_question", question: "Which do you prefer: SQLite or a JSON file?" } });
+    expect(f.rows.audit(S).at(-1)).toMatchObject({
+      reason: "waiting_for_user",
+      detail: { source: "text_question", question: "Which do you prefer: SQLite or a JSON file?" },
+    });
     userSays("SQLite");
     assistantSays("Switched to SQLite.");
     await idleAndWait();
@@ -228,7 +304,9 @@ describe("§4 a question asked in plain text", () => {
 
   it("a question mark in code or a URL is not a question; detectTextQuestions: false turns it off", async () => {
     await boot();
-    assistantSays("Fixed the lookup:\n\n```ts\nconst id = user?.id ?? null;\n```\n\nDocs: https://example.com/search?q=cache");
+    assistantSays(
+      "Fixed the lookup:\n\n```ts\nconst id = user?.id ?? null;\n```\n\nDocs: https://example.com/search?q=cache",
+    );
     await idleAndWait();
     expect(sent()).toBe(1);
     await f.destroy();
@@ -252,7 +330,10 @@ describe("§5 provider errors", () => {
       type: "session.error",
       properties: {
         sessionID: S,
-        error: { name: "APIError", data: { message, statusCode, isRetryable: statusCode === 429 || statusCode >= 500, responseHeaders: headers } },
+        error: {
+          name: "APIError",
+          data: { message, statusCode, isRetryable: statusCode === 429 || statusCode >= 500, responseHeaders: headers },
+        },
       },
     };
   }
@@ -262,7 +343,9 @@ describe("§5 provider errors", () => {
     const deadlines: number[] = [];
     for (let i = 0; i < 4; i++) {
       f.enforcer.handleEvent(providerError(503, "Service Unavailable: overloaded"));
-      f.host.addAssistantMessage(S, { error: { name: "APIError", statusCode: 503, isRetryable: true, message: "overloaded" } });
+      f.host.addAssistantMessage(S, {
+        error: { name: "APIError", statusCode: 503, isRetryable: true, message: "overloaded" },
+      });
       const at = Date.now();
       f.enforcer.handleEvent(ev.idle(S));
       await advance(5);
@@ -274,7 +357,9 @@ describe("§5 provider errors", () => {
     expect(deadlines).toEqual([3000, 6000]);
     expect(sent()).toBe(2);
     expect(skips().at(-1)).toBe("errors_persist");
-    expect(f.rows.audit(S).find((r) => r.reason === "errors_persist")).toMatchObject({ detail: { errors: 3, limit: 2 } });
+    expect(f.rows.audit(S).find((r) => r.reason === "errors_persist")).toMatchObject({
+      detail: { errors: 3, limit: 2 },
+    });
   });
 
   it("a provider's retry-after is honoured", async () => {
@@ -298,7 +383,11 @@ describe("§5 provider errors", () => {
     f.host.addAssistantMessage(S, { error: { name: "APIError", statusCode: 500, isRetryable: true } });
     await idleAndWait(3100);
     expect(sent()).toBe(1);
-    f.host.setTodos(S, [["parse", "completed"], ["test", "completed"], ["docs", "pending"]]);
+    f.host.setTodos(S, [
+      ["parse", "completed"],
+      ["test", "completed"],
+      ["docs", "pending"],
+    ]);
     await idleAndWait();
     expect(sent()).toBe(2);
     expect(f.rows.session(S)).toMatchObject({ error_streak: 0, last_error_kind: null });
@@ -328,7 +417,10 @@ describe("§6 work that is not finished yet", () => {
     f.host.children.set("ses_child", ["ses_grandchild_1", "ses_grandchild_2"]);
     f.host.statuses = { ses_grandchild_1: "busy", ses_grandchild_2: "busy" };
     await idleAndWait();
-    expect(f.rows.audit(S).at(-1)).toMatchObject({ reason: "children_running", detail: { busyChildren: 2, sessions: ["ses_grandchild_1", "ses_grandchild_2"] } });
+    expect(f.rows.audit(S).at(-1)).toMatchObject({
+      reason: "children_running",
+      detail: { busyChildren: 2, sessions: ["ses_grandchild_1", "ses_grandchild_2"] },
+    });
     f.host.statuses = { ses_grandchild_2: "busy" };
     f.enforcer.handleEvent(ev.status("ses_grandchild_1", "idle"));
     await settle();
@@ -336,7 +428,12 @@ describe("§6 work that is not finished yet", () => {
     f.host.statuses = {};
     f.enforcer.handleEvent(ev.idle("ses_grandchild_2"));
     await advance(5);
-    expect(f.rows.audit(S).filter((r) => r.event === "armed").at(-1)).toMatchObject({ detail: { trigger: "children_done" } });
+    expect(
+      f.rows
+        .audit(S)
+        .filter((r) => r.event === "armed")
+        .at(-1),
+    ).toMatchObject({ detail: { trigger: "children_done" } });
     await advance(2100);
     await settle();
     expect(sent()).toBe(1);
@@ -354,7 +451,13 @@ describe("§6 work that is not finished yet", () => {
 
   it("a context overflow that OpenCode compacted away by itself no longer holds the session (token_limit lifts)", async () => {
     await boot();
-    f.enforcer.handleEvent({ type: "session.error", properties: { sessionID: S, error: { name: "ContextOverflowError", data: { message: "maximum context length is 8192 tokens" } } } });
+    f.enforcer.handleEvent({
+      type: "session.error",
+      properties: {
+        sessionID: S,
+        error: { name: "ContextOverflowError", data: { message: "maximum context length is 8192 tokens" } },
+      },
+    });
     expect(f.rows.session(S)).toMatchObject({ token_limit_at: expect.any(Number) });
     f.enforcer.handleEvent(ev.compacted(S));
     f.enforcer.handleEvent(ev.assistantMessage(S)); // OpenCode goes on after its automatic compaction
@@ -409,6 +512,10 @@ describe("§6 work that is not finished yet", () => {
     await advance(3000);
     await settle();
     expect(sent()).toBe(0);
-    expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "expired", reason: "stale_after_restart", detail: { recheck: true } });
+    expect(f.rows.audit(S).at(-1)).toMatchObject({
+      event: "expired",
+      reason: "stale_after_restart",
+      detail: { recheck: true },
+    });
   });
 });

@@ -15,7 +15,10 @@ let f: EngineFixture;
 async function boot(config: Partial<Config> = {}, host = new FakeHost()) {
   f = await startEngine({ host, config: { stagnationLimit: 2, ...config } });
   f.host.addUserMessage(S, "build the thing");
-  f.host.setTodos(S, [["a", "pending"], ["b", "pending"]]);
+  f.host.setTodos(S, [
+    ["a", "pending"],
+    ["b", "pending"],
+  ]);
 }
 
 const settle = () => settleEngine(f);
@@ -35,7 +38,12 @@ describe("the toast that says why continuation stopped", () => {
     for (let i = 0; i < 5; i++) await idleAndWait();
     expect(f.host.prompts).toHaveLength(2);
     expect(stopToasts()).toEqual([
-      { title: "Todo continuation", message: "Stopped: 2 continuations without progress. /resume-continuation to go on.", variant: "warning", durationMs: 8000 },
+      {
+        title: "Todo continuation",
+        message: "Stopped: 2 continuations without progress. /resume-continuation to go on.",
+        variant: "warning",
+        durationMs: 8000,
+      },
     ]);
     expect(f.rows.session(S)).toMatchObject({ notified_stop: "stagnation" });
   });
@@ -70,7 +78,10 @@ describe("the toast that says why continuation stopped", () => {
     await boot();
     f.host.addAssistantMessage(S, { parts: [{ type: "text", text: "Which one do you prefer?" }] });
     await idleAndWait();
-    f.host.setTodos(S, [["a", "completed"], ["b", "completed"]]);
+    f.host.setTodos(S, [
+      ["a", "completed"],
+      ["b", "completed"],
+    ]);
     await idleAndWait();
     expect(stopToasts()).toEqual([]);
   });
@@ -79,12 +90,17 @@ describe("the toast that says why continuation stopped", () => {
     await boot({ toast: false });
     for (let i = 0; i < 4; i++) await idleAndWait();
     expect(f.host.toasts).toEqual([]);
-    expect(f.host.logs.some((l) => l.message === "continuation ended: stopped: 2 continuations without progress")).toBe(true);
+    expect(f.host.logs.some((l) => l.message === "continuation ended: stopped: 2 continuations without progress")).toBe(
+      true,
+    );
   });
 });
 
 describe("a countdown cancelled from another process (the TUI's key)", () => {
-  const cancelFromOutside = () => new Repository(f.store).cancelArmed({ sessionId: S, directory: DIRECTORY }, "user_key", Date.now(), { source: "tui" });
+  const cancelFromOutside = () =>
+    new Repository(f.store).cancelArmed({ sessionId: S, directory: DIRECTORY }, "user_key", Date.now(), {
+      source: "tui",
+    });
 
   it("ends it at once in the database; the owner lets it go at its next tick; nothing is sent", async () => {
     await boot({ countdownSeconds: 5 });
@@ -122,7 +138,9 @@ describe("a countdown cancelled from another process (the TUI's key)", () => {
     await f.close();
     // While no enforcer runs, the TUI (its own connection to the file) cancels.
     const tui = await openStore(dbPath);
-    expect(new Repository(tui).cancelArmed({ sessionId: S, directory: DIRECTORY }, "user_key", Date.now())).toBeDefined();
+    expect(
+      new Repository(tui).cancelArmed({ sessionId: S, directory: DIRECTORY }, "user_key", Date.now()),
+    ).toBeDefined();
     tui.close();
     f = await startEngine({ folder, host, config: { countdownSeconds: 5 } });
     await advance(10_000);

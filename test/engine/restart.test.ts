@@ -36,7 +36,10 @@ afterEach(async () => {
 
 function newHost() {
   const host = new FakeHost();
-  host.setTodos(S, [["a", "pending"], ["b", "pending"]]);
+  host.setTodos(S, [
+    ["a", "pending"],
+    ["b", "pending"],
+  ]);
   host.addUserMessage(S, "go");
   return host;
 }
@@ -48,7 +51,11 @@ describe("restart", () => {
     await armThenClose(folder, host, 3000);
     await advance(2000); // down for 2 s: 5 s of the 10 s countdown remain
     const second = await engine(folder, host);
-    expect(second.rows.audit(S).at(-1)).toMatchObject({ event: "resumed", reason: "restart", detail: { remainingMs: 5000 } });
+    expect(second.rows.audit(S).at(-1)).toMatchObject({
+      event: "resumed",
+      reason: "restart",
+      detail: { remainingMs: 5000 },
+    });
     await advance(4900);
     await second.enforcer.settled();
     expect(host.prompts).toHaveLength(0);
@@ -70,7 +77,9 @@ describe("restart", () => {
     expect(host.prompts).toHaveLength(1);
     const resumed = second.rows.audit(S).find((r) => r.event === "resumed");
     expect(resumed?.detail.lateMs).toBe(21_000);
-    expect(second.rows.audit(S).find((r) => r.event === "fired")).toMatchObject({ detail: { lateMs: 21_000, resumed: true } });
+    expect(second.rows.audit(S).find((r) => r.event === "fired")).toMatchObject({
+      detail: { lateMs: 21_000, resumed: true },
+    });
     await advance(60_000);
     await second.enforcer.settled();
     expect(host.prompts).toHaveLength(1);
@@ -131,7 +140,12 @@ describe("restart", () => {
       raw.run(
         `INSERT INTO injections (id, session_id, countdown_id, directory, created_at, status, todos_total, todos_open, owner, lease_until, updated_at)
          VALUES (?, ?, ?, '/work/project', ?, 'pending', 2, 2, 'otherhost/1/dead', ?, ?)`,
-        id, session, countdown, now - 5000, now - 1000, now - 5000,
+        id,
+        session,
+        countdown,
+        now - 5000,
+        now - 1000,
+        now - 5000,
       );
     insert("inj_delivered01", S, "cd_a");
     insert("inj_lostinflight", "ses_lost", "cd_b");
@@ -152,22 +166,39 @@ describe("restart", () => {
     const folder = tempFolder();
     const host = newHost();
     const first = await engine(folder, host);
-    const onSent = JSON.stringify({ stagnantContinuations: 2, unproductiveReplies: 0, todoSnapshot: JSON.stringify({ closedHigh: 0, ranks: { a: 0, b: 0 } }), backoffUntil: null });
+    const onSent = JSON.stringify({
+      stagnantContinuations: 2,
+      unproductiveReplies: 0,
+      todoSnapshot: JSON.stringify({ closedHigh: 0, ranks: { a: 0, b: 0 } }),
+      backoffUntil: null,
+    });
     first.store.raw.run(
       `INSERT INTO injections (id, session_id, countdown_id, directory, created_at, status, todos_total, todos_open, on_sent, owner, lease_until, updated_at)
        VALUES ('inj_foundafter1', ?, 'cd_x', '/work/project', ?, 'pending', 2, 2, ?, 'otherhost/1/dead', ?, ?)`,
-      S, Date.now() - 5000, onSent, Date.now() - 1000, Date.now() - 5000,
+      S,
+      Date.now() - 5000,
+      onSent,
+      Date.now() - 1000,
+      Date.now() - 5000,
     );
     host.addUserMessage(S, "[SYSTEM REMINDER - TODO CONTINUATION]\n…\n[todo-continuation id=inj_foundafter1]");
     await first.close();
     const second = await engine(folder, host);
     await second.enforcer.settled();
-    expect(second.rows.session(S)).toMatchObject({ continuations: 1, stagnant_continuations: 2, todo_snapshot: JSON.stringify({ closedHigh: 0, ranks: { a: 0, b: 0 } }) });
+    expect(second.rows.session(S)).toMatchObject({
+      continuations: 1,
+      stagnant_continuations: 2,
+      todo_snapshot: JSON.stringify({ closedHigh: 0, ranks: { a: 0, b: 0 } }),
+    });
     // The next idle judges progress against it: nothing moved, so this is the third continuation without progress.
     second.enforcer.handleEvent(ev.idle(S));
     await advance(5);
     await second.enforcer.settled();
-    expect(second.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "stagnation", detail: { unproductiveContinuations: 3 } });
+    expect(second.rows.audit(S).at(-1)).toMatchObject({
+      event: "skipped",
+      reason: "stagnation",
+      detail: { unproductiveContinuations: 3 },
+    });
   });
 });
 
@@ -177,8 +208,14 @@ describe("automatic retention", () => {
     const f = await startEngine({ host, config: { retentionDays: 30, countdownSeconds: 10 } });
     fixtures.push(f);
     const old = Date.now() - 31 * 86_400_000;
-    f.store.raw.run("INSERT INTO audit_events (at, session_id, event, reason, detail) VALUES (?, 'ses_old', 'skipped', 'no_todos', '{}')", old);
-    f.store.raw.run("INSERT INTO audit_events (at, session_id, event, reason, detail) VALUES (?, 'ses_new', 'skipped', 'no_todos', '{}')", Date.now() - 86_400_000);
+    f.store.raw.run(
+      "INSERT INTO audit_events (at, session_id, event, reason, detail) VALUES (?, 'ses_old', 'skipped', 'no_todos', '{}')",
+      old,
+    );
+    f.store.raw.run(
+      "INSERT INTO audit_events (at, session_id, event, reason, detail) VALUES (?, 'ses_new', 'skipped', 'no_todos', '{}')",
+      Date.now() - 86_400_000,
+    );
     f.enforcer.handleEvent(ev.idle(S));
     await advance(5);
     await f.close();

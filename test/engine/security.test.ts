@@ -12,7 +12,7 @@ afterEach(async () => {
 
 const HOSTILE = [
   "x'); DROP TABLE audit_events; --",
-  "ses_1\" OR 1=1 --",
+  'ses_1" OR 1=1 --',
   "ses_'; UPDATE sessions SET stopped_at = NULL; --",
   "ses_\u0000nul",
   "ses_ünïcödé_🙂",
@@ -31,7 +31,9 @@ describe("hostile input never becomes SQL", () => {
     }
     await new Promise((r) => setTimeout(r, 300));
     await f.enforcer.settled();
-    const tables = f.store.raw.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map((t) => t.name);
+    const tables = f.store.raw
+      .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .map((t) => t.name);
     expect(tables).toEqual(expect.arrayContaining(["audit_events", "countdowns", "injections", "sessions"]));
     for (const id of HOSTILE) {
       expect(f.rows.session(id)?.session_id).toBe(id);

@@ -30,12 +30,16 @@ describe("a database that fails under a running engine", () => {
     await f.enforcer.settled();
     expect(f.enforcer.stats().storeProblem).toBe("locked");
     expect(errors(f)).toHaveLength(1);
-    expect(errors(f)[0]).toMatch(/^todo-continuation paused: the database .* is locked by another process .* OpenCode is not affected; it is tried again every 0\.2 s\.$/);
+    expect(errors(f)[0]).toMatch(
+      /^todo-continuation paused: the database .* is locked by another process .* OpenCode is not affected; it is tried again every 0\.2 s\.$/,
+    );
     locker.exec("ROLLBACK");
     locker.close();
     await new Promise((r) => setTimeout(r, 400));
     expect(f.enforcer.stats().storeProblem).toBeUndefined();
-    expect(f.host.logs.some((l) => /^todo-continuation resumed: the database .* works again/.test(l.message))).toBe(true);
+    expect(f.host.logs.some((l) => /^todo-continuation resumed: the database .* works again/.test(l.message))).toBe(
+      true,
+    );
     f.enforcer.handleEvent(ev.idle(S));
     await new Promise((r) => setTimeout(r, 500));
     await f.enforcer.settled();
@@ -72,7 +76,9 @@ describe("a database that fails under a running engine", () => {
     rmSync(`${f.dbPath}-shm`, { force: true });
     await new Promise((r) => setTimeout(r, 450));
     expect(f.enforcer.stats().storeProblem).toBe("gone");
-    expect(errors(f)).toEqual([expect.stringMatching(/was deleted or replaced while this process had it open .* restart OpenCode/)]);
+    expect(errors(f)).toEqual([
+      expect.stringMatching(/was deleted or replaced while this process had it open .* restart OpenCode/),
+    ]);
     f.enforcer.handleEvent(ev.idle(S));
     await new Promise((r) => setTimeout(r, 400));
     await f.enforcer.settled();

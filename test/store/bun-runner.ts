@@ -9,7 +9,11 @@ for (const c of STORE_CASES) {
     await c.run(folder);
     results.push({ name: c.name, ok: true });
   } catch (error) {
-    results.push({ name: c.name, ok: false, error: error instanceof Error ? `${error.message}\n${error.stack}` : String(error) });
+    results.push({
+      name: c.name,
+      ok: false,
+      error: error instanceof Error ? `${error.message}\n${error.stack}` : String(error),
+    });
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }

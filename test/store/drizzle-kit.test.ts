@@ -21,12 +21,11 @@ describe("drizzle-kit migrate as users run it", () => {
     try {
       expect(store.migration.applied).toBe(0);
       expect(schemaState(store.raw)).toMatchObject({ pending: 0, newer: false, applied: store.migration.shipped });
-      expect(store.raw.all("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name").map((r) => (r as { name: string }).name)).toEqual([
-        "armed_countdowns",
-        "decisions",
-        "injection_history",
-        "skip_reasons",
-      ]);
+      expect(
+        store.raw
+          .all("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name")
+          .map((r) => (r as { name: string }).name),
+      ).toEqual(["armed_countdowns", "decisions", "injection_history", "skip_reasons"]);
     } finally {
       store.close();
     }

@@ -11,7 +11,18 @@ try {
   if (mode === "write") {
     const now = Date.now();
     const id = `cd_${runtime}_${process.pid}`;
-    repo.armCountdown({ id, sessionId: `ses_${runtime}`, directory: "/shared", armedAt: now, deadlineAt: now + 1000, owner: runtime, leaseUntil: now + 5000, attempt: 0, todosOpen: 1, todosTotal: 2 });
+    repo.armCountdown({
+      id,
+      sessionId: `ses_${runtime}`,
+      directory: "/shared",
+      armedAt: now,
+      deadlineAt: now + 1000,
+      owner: runtime,
+      leaseUntil: now + 5000,
+      attempt: 0,
+      todosOpen: 1,
+      todosTotal: 2,
+    });
     result.claimed = repo.claimForInjection({
       id: `inj_${runtime}_${process.pid}`,
       sessionId: `ses_${runtime}`,
@@ -34,5 +45,7 @@ try {
   store.close();
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } catch (error) {
-  process.stdout.write(`${JSON.stringify({ runtime, error: error instanceof Error ? error.message : String(error) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ runtime, error: error instanceof Error ? error.message : String(error) })}\n`,
+  );
 }

@@ -13,7 +13,9 @@ afterAll(() => {
 
 async function run(runtime: "node" | "bun", env: Record<string, string>) {
   const p = startProcess(runtime, "../store/interop-process.ts", env);
-  return (await p.waitFor("runtime", 30_000)) as Record<string, unknown> & { countdowns: Array<{ id: string; state: string }> };
+  return (await p.waitFor("runtime", 30_000)) as Record<string, unknown> & {
+    countdowns: Array<{ id: string; state: string }>;
+  };
 }
 
 describe("Node and Bun on the same file", () => {
@@ -33,15 +35,21 @@ describe("Node and Bun on the same file", () => {
     expect(nodeAgain.migrations).toBe(node.migrations);
   });
 
-  it("four processes (two Node, two Bun) opening a fresh file at once all succeed, 8 times", { timeout: 120_000 }, async () => {
-    const folder = tempFolder();
-    folders.push(folder);
-    for (let round = 0; round < 8; round++) {
-      const DB = join(folder, `race-${round}.db`);
-      const results = await Promise.all((["node", "bun", "node", "bun"] as const).map((r) => run(r, { DB, MODE: "write" })));
-      expect(results.map((r) => r.error)).toEqual([undefined, undefined, undefined, undefined]);
-      expect(results.filter((r) => (r.applied as number) > 0)).toHaveLength(1);
-      expect(new Set(results.map((r) => r.migrations))).toEqual(new Set([results[0]!.migrations]));
-    }
-  });
+  it(
+    "four processes (two Node, two Bun) opening a fresh file at once all succeed, 8 times",
+    { timeout: 120_000 },
+    async () => {
+      const folder = tempFolder();
+      folders.push(folder);
+      for (let round = 0; round < 8; round++) {
+        const DB = join(folder, `race-${round}.db`);
+        const results = await Promise.all(
+          (["node", "bun", "node", "bun"] as const).map((r) => run(r, { DB, MODE: "write" })),
+        );
+        expect(results.map((r) => r.error)).toEqual([undefined, undefined, undefined, undefined]);
+        expect(results.filter((r) => (r.applied as number) > 0)).toHaveLength(1);
+        expect(new Set(results.map((r) => r.migrations))).toEqual(new Set([results[0]!.migrations]));
+      }
+    },
+  );
 });

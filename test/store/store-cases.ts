@@ -15,7 +15,19 @@ export interface StoreCase {
 const NOW = 1_800_000_000_000;
 
 function countdown(id: string, sessionId = "ses_1", extra: Partial<NewCountdown> = {}): NewCountdown {
-  return { id, sessionId, directory: "/p", armedAt: NOW, deadlineAt: NOW + 2000, owner: "me", leaseUntil: NOW + 15_000, attempt: 0, todosOpen: 2, todosTotal: 3, ...extra };
+  return {
+    id,
+    sessionId,
+    directory: "/p",
+    armedAt: NOW,
+    deadlineAt: NOW + 2000,
+    owner: "me",
+    leaseUntil: NOW + 15_000,
+    attempt: 0,
+    todosOpen: 2,
+    todosTotal: 3,
+    ...extra,
+  };
 }
 
 function injection(id: string, countdownId: string, extra: Partial<NewInjection> = {}): NewInjection {
@@ -38,7 +50,10 @@ function injection(id: string, countdownId: string, extra: Partial<NewInjection>
   };
 }
 
-async function withStore(folder: string, work: (store: Store, repo: Repository) => void | Promise<void>): Promise<void> {
+async function withStore(
+  folder: string,
+  work: (store: Store, repo: Repository) => void | Promise<void>,
+): Promise<void> {
   const store = await openStore(join(folder, "nested", "dir", "state.db"));
   try {
     await work(store, new Repository(store));
@@ -47,7 +62,8 @@ async function withStore(folder: string, work: (store: Store, repo: Repository) 
   }
 }
 
-const count = (store: Store, sql: string, ...params: unknown[]) => store.raw.all<{ n: number }>(`SELECT count(*) AS n FROM ${sql}`, ...params)[0]!.n;
+const count = (store: Store, sql: string, ...params: unknown[]) =>
+  store.raw.all<{ n: number }>(`SELECT count(*) AS n FROM ${sql}`, ...params)[0]!.n;
 
 export const STORE_CASES: StoreCase[] = [
   {
@@ -90,10 +106,14 @@ export const STORE_CASES: StoreCase[] = [
         assert.equal(repo.getCountdown("cd_1")?.endReason, "superseded");
         assert.equal(repo.armedCountdownFor("ses_1")?.id, "cd_2");
         assert.throws(() =>
-          store.raw.run("INSERT INTO countdowns (id, session_id, directory, armed_at, deadline_at, state) VALUES ('cd_x', 'ses_1', '/p', 1, 2, 'armed')"),
+          store.raw.run(
+            "INSERT INTO countdowns (id, session_id, directory, armed_at, deadline_at, state) VALUES ('cd_x', 'ses_1', '/p', 1, 2, 'armed')",
+          ),
         );
         assert.throws(() => store.raw.run("UPDATE countdowns SET state = 'bogus' WHERE id = 'cd_2'"));
-        const events = store.raw.all<{ event: string; reason: string | null }>("SELECT event, reason FROM audit_events ORDER BY id");
+        const events = store.raw.all<{ event: string; reason: string | null }>(
+          "SELECT event, reason FROM audit_events ORDER BY id",
+        );
         assert.deepEqual(
           events.map((e) => `${e.event}:${e.reason ?? ""}`),
           ["armed:", "cancelled:superseded", "armed:"],
@@ -110,8 +130,23 @@ export const STORE_CASES: StoreCase[] = [
     async run(folder) {
       await withStore(folder, (store, repo) => {
         repo.armCountdown(countdown("cd_1"));
-        assert.equal(repo.endCountdown({ id: "cd_1", sessionId: "ses_1", directory: "/p" }, "cancelled", "user_message", NOW + 1, { event: "cancelled", reason: "user_message" }), true);
-        assert.equal(repo.endCountdown({ id: "cd_1", sessionId: "ses_1", directory: "/p" }, "expired", "stale_after_restart", NOW + 2, { event: "expired", reason: "stale_after_restart" }), false);
+        assert.equal(
+          repo.endCountdown({ id: "cd_1", sessionId: "ses_1", directory: "/p" }, "cancelled", "user_message", NOW + 1, {
+            event: "cancelled",
+            reason: "user_message",
+          }),
+          true,
+        );
+        assert.equal(
+          repo.endCountdown(
+            { id: "cd_1", sessionId: "ses_1", directory: "/p" },
+            "expired",
+            "stale_after_restart",
+            NOW + 2,
+            { event: "expired", reason: "stale_after_restart" },
+          ),
+          false,
+        );
         assert.equal(repo.getCountdown("cd_1")?.endReason, "user_message");
         assert.equal(count(store, "audit_events WHERE event = 'cancelled'"), 1);
         assert.equal(count(store, "audit_events WHERE event = 'expired'"), 0);
@@ -130,7 +165,11 @@ export const STORE_CASES: StoreCase[] = [
         assert.equal(repo.getCountdown("cd_1")?.state, "fired");
         assert.equal(repo.getInjection("inj_b")?.status, "pending");
         assert.equal(repo.hasPendingInjection("ses_1"), true);
-        assert.throws(() => store.raw.run("INSERT INTO injections (id, session_id, countdown_id, directory, created_at, status, todos_total, todos_open, updated_at) VALUES ('inj_d', 'ses_1', 'cd_1', '/p', 1, 'pending', 1, 1, 1)"));
+        assert.throws(() =>
+          store.raw.run(
+            "INSERT INTO injections (id, session_id, countdown_id, directory, created_at, status, todos_total, todos_open, updated_at) VALUES ('inj_d', 'ses_1', 'cd_1', '/p', 1, 'pending', 1, 1, 1)",
+          ),
+        );
       });
     },
   },
@@ -140,9 +179,21 @@ export const STORE_CASES: StoreCase[] = [
       await withStore(folder, (store, repo) => {
         repo.armCountdown(countdown("cd_1"));
         repo.claimForInjection(injection("inj_b", "cd_1"));
-        const sent = repo.finishInjection(injection("inj_b", "cd_1"), "sent", NOW + 3000, null, [{ event: "injected" }], (row) => ({ continuations: row.continuations + 1 }));
+        const sent = repo.finishInjection(
+          injection("inj_b", "cd_1"),
+          "sent",
+          NOW + 3000,
+          null,
+          [{ event: "injected" }],
+          (row) => ({ continuations: row.continuations + 1 }),
+        );
         assert.equal(sent, true);
-        assert.equal(repo.finishInjection(injection("inj_b", "cd_1"), "failed", NOW + 4000, "late", [{ event: "injection_failed" }]), false);
+        assert.equal(
+          repo.finishInjection(injection("inj_b", "cd_1"), "failed", NOW + 4000, "late", [
+            { event: "injection_failed" },
+          ]),
+          false,
+        );
         assert.equal(repo.getInjection("inj_b")?.status, "sent");
         assert.equal(repo.getSession("ses_1")?.continuations, 1);
         assert.equal(count(store, "audit_events WHERE event = 'injection_failed'"), 0);
@@ -173,11 +224,15 @@ export const STORE_CASES: StoreCase[] = [
     name: "session patches are durable and audited in the same transaction",
     async run(folder) {
       await withStore(folder, (_store, repo) => {
-        repo.updateSession({ sessionId: "ses_9", directory: "/p" }, { stoppedAt: NOW, stopSource: "cli" }, NOW, [{ event: "stopped", reason: "cli" }]);
+        repo.updateSession({ sessionId: "ses_9", directory: "/p" }, { stoppedAt: NOW, stopSource: "cli" }, NOW, [
+          { event: "stopped", reason: "cli" },
+        ]);
       });
       await withStore(folder, (store, repo) => {
         assert.equal(repo.getSession("ses_9")?.stoppedAt, NOW);
-        const row = store.raw.all<{ event: string; detail: string }>("SELECT event, detail FROM audit_events WHERE session_id = 'ses_9'")[0]!;
+        const row = store.raw.all<{ event: string; detail: string }>(
+          "SELECT event, detail FROM audit_events WHERE session_id = 'ses_9'",
+        )[0]!;
         assert.equal(row.event, "stopped");
         assert.deepEqual(JSON.parse(row.detail), {});
       });

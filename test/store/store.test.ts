@@ -17,7 +17,10 @@ describe("store under Node (better-sqlite3)", () => {
 describe("store under OpenCode's Bun (bun:sqlite)", () => {
   it("passes the same cases", { timeout: 60_000 }, async () => {
     const bun = startProcess("bun", "../store/bun-runner.ts", {});
-    const line = (await bun.waitFor("results", 50_000)) as { runtime: string; results: Array<{ name: string; ok: boolean; error?: string }> };
+    const line = (await bun.waitFor("results", 50_000)) as {
+      runtime: string;
+      results: Array<{ name: string; ok: boolean; error?: string }>;
+    };
     expect(line.runtime).toMatch(/^bun 1\./);
     expect(line.results.filter((r) => !r.ok)).toEqual([]);
     expect(line.results.map((r) => r.name)).toEqual(STORE_CASES.map((c) => c.name));

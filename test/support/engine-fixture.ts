@@ -31,7 +31,10 @@ export class Rows {
 
   audit(sessionId?: string): AuditRowView[] {
     const rows = sessionId
-      ? this.store.raw.all<Omit<AuditRowView, "detail"> & { detail: string }>("SELECT * FROM audit_events WHERE session_id = ? ORDER BY id", sessionId)
+      ? this.store.raw.all<Omit<AuditRowView, "detail"> & { detail: string }>(
+          "SELECT * FROM audit_events WHERE session_id = ? ORDER BY id",
+          sessionId,
+        )
       : this.store.raw.all<Omit<AuditRowView, "detail"> & { detail: string }>("SELECT * FROM audit_events ORDER BY id");
     return rows.map((r) => ({ ...r, detail: JSON.parse(r.detail) as Record<string, unknown> }));
   }
@@ -41,7 +44,9 @@ export class Rows {
     return this.audit(sessionId).map((r) => (r.reason ? `${r.event}:${r.reason}` : r.event));
   }
 
-  countdowns(sessionId?: string): Array<Record<string, unknown> & { id: string; state: string; end_reason: string | null }> {
+  countdowns(
+    sessionId?: string,
+  ): Array<Record<string, unknown> & { id: string; state: string; end_reason: string | null }> {
     return sessionId
       ? this.store.raw.all("SELECT * FROM countdowns WHERE session_id = ? ORDER BY armed_at, rowid", sessionId)
       : this.store.raw.all("SELECT * FROM countdowns ORDER BY armed_at, rowid");

@@ -6,7 +6,10 @@ export const ev = {
   idle: (sessionID: string) => ({ type: "session.idle", properties: { sessionID } }),
   status: (sessionID: string, type: "busy" | "idle" | "retry") => ({
     type: "session.status",
-    properties: { sessionID, status: type === "retry" ? { type, attempt: 1, message: "retrying", next: Date.now() + 2000 } : { type } },
+    properties: {
+      sessionID,
+      status: type === "retry" ? { type, attempt: 1, message: "retrying", next: Date.now() + 2000 } : { type },
+    },
   }),
   error: (sessionID: string, name: string, message = "failed") => ({
     type: "session.error",
@@ -39,7 +42,16 @@ export const ev = {
     type: "message.updated",
     properties: {
       sessionID,
-      info: { id, sessionID, role: "assistant", time: { created: Date.now() }, agent: "build", modelID: "model-1", providerID: "scripted", ...extra },
+      info: {
+        id,
+        sessionID,
+        role: "assistant",
+        time: { created: Date.now() },
+        agent: "build",
+        modelID: "model-1",
+        providerID: "scripted",
+        ...extra,
+      },
     },
   }),
   partUpdated: (sessionID: string, messageID = nextId("msg"), type = "text") => ({

@@ -4,7 +4,15 @@
 import type { SessionStatus } from "../../src/core/events.js";
 import type { SessionMessage } from "../../src/core/messages.js";
 import type { Todo } from "../../src/core/todos.js";
-import { HostHttpError, type HostAgent, type HostPort, type HostSession, type LogLevel, type PromptRequest, type ToastRequest } from "../../src/host/port.js";
+import {
+  HostHttpError,
+  type HostAgent,
+  type HostPort,
+  type HostSession,
+  type LogLevel,
+  type PromptRequest,
+  type ToastRequest,
+} from "../../src/host/port.js";
 
 /**
  * `fail`: throws before anything reached OpenCode's state. `accept-then-fail`: OpenCode took the prompt, the answer
@@ -87,9 +95,11 @@ export class FakeHost implements HostPort {
   }
 
   private async behave<T>(behaviour: Behaviour, signal: AbortSignal, value: () => T, garbage: unknown): Promise<T> {
-    if (behaviour === "fail" || behaviour === "accept-then-fail") throw new TypeError("fetch failed", { cause: new Error("socket hang up (ECONNRESET)") });
+    if (behaviour === "fail" || behaviour === "accept-then-fail")
+      throw new TypeError("fetch failed", { cause: new Error("socket hang up (ECONNRESET)") });
     if (behaviour === "reject") throw new HostHttpError("prompt", 400, "invalid request");
-    if (behaviour === "refused") throw new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED 127.0.0.1:4096") });
+    if (behaviour === "refused")
+      throw new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED 127.0.0.1:4096") });
     if (behaviour === "hang") {
       await new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted"))));
     }
@@ -99,7 +109,9 @@ export class FakeHost implements HostPort {
 
   getTodos(sessionId: string, signal: AbortSignal): Promise<Todo[]> {
     this.calls.todos++;
-    return this.behave(this.todoBehaviour, signal, () => structuredClone(this.todos.get(sessionId) ?? []), { not: "todos" });
+    return this.behave(this.todoBehaviour, signal, () => structuredClone(this.todos.get(sessionId) ?? []), {
+      not: "todos",
+    });
   }
 
   getMessages(sessionId: string, signal: AbortSignal, limit?: number): Promise<SessionMessage[]> {
@@ -144,14 +156,26 @@ export class FakeHost implements HostPort {
   private accept(request: PromptRequest, turnStarts: boolean): void {
     this.prompts.push(request);
     this.addUserMessage(request.sessionId, request.text, {
-      ...(request.display ? { parts: [{ type: "text", text: request.text, synthetic: true }, { type: "text", text: request.display }] } : {}),
+      ...(request.display
+        ? {
+            parts: [
+              { type: "text", text: request.text, synthetic: true },
+              { type: "text", text: request.display },
+            ],
+          }
+        : {}),
       ...(request.messageId ? { id: request.messageId } : {}),
       agent: request.agent,
       providerId: request.model?.providerId,
       modelId: request.model?.modelId,
     });
     if (turnStarts && this.autoReply) {
-      this.addAssistantMessage(request.sessionId, { parts: [{ type: "tool", tool: "bash", toolStatus: "completed" }, { type: "text", text: "Worked on it." }] });
+      this.addAssistantMessage(request.sessionId, {
+        parts: [
+          { type: "tool", tool: "bash", toolStatus: "completed" },
+          { type: "text", text: "Worked on it." },
+        ],
+      });
     }
   }
 

@@ -2,7 +2,12 @@
 // shapes ({ data } results, `{info, parts}` messages): enough to drive the real plugin function in-process.
 import type { FakeHost } from "./fake-host.js";
 
-type Opts = { path?: { id?: string }; query?: { limit?: number }; body?: Record<string, unknown>; signal?: AbortSignal };
+type Opts = {
+  path?: { id?: string };
+  query?: { limit?: number };
+  body?: Record<string, unknown>;
+  signal?: AbortSignal;
+};
 
 export function fakeSdkClient(host: FakeHost) {
   const signal = (o?: Opts) => o?.signal ?? new AbortController().signal;
@@ -18,18 +23,43 @@ export function fakeSdkClient(host: FakeHost) {
               role: m.role,
               agent: m.agent,
               time: { created: m.createdAt, completed: m.completedAt },
-              model: m.role === "user" ? { providerID: m.providerId, modelID: m.modelId, variant: m.variant } : undefined,
-              error: m.error ? { name: m.error.name, data: { message: m.error.message ?? "", statusCode: m.error.statusCode, isRetryable: m.error.isRetryable } } : undefined,
+              model:
+                m.role === "user" ? { providerID: m.providerId, modelID: m.modelId, variant: m.variant } : undefined,
+              error: m.error
+                ? {
+                    name: m.error.name,
+                    data: {
+                      message: m.error.message ?? "",
+                      statusCode: m.error.statusCode,
+                      isRetryable: m.error.isRetryable,
+                    },
+                  }
+                : undefined,
             },
-            parts: m.parts.map((p) => ({ type: p.type, text: p.text, synthetic: p.synthetic, tool: p.tool, state: p.toolStatus ? { status: p.toolStatus } : undefined })),
+            parts: m.parts.map((p) => ({
+              type: p.type,
+              text: p.text,
+              synthetic: p.synthetic,
+              tool: p.tool,
+              state: p.toolStatus ? { status: p.toolStatus } : undefined,
+            })),
           })),
         ),
       get: (o: Opts) => ok(async () => ({ id: o.path!.id, parentID: (await host.getSession(o.path!.id!))?.parentId })),
-      children: (o: Opts) => ok(async () => (await host.getChildren(o.path!.id!)).map((c) => ({ id: c.id, parentID: c.parentId }))),
-      status: () => ok(async () => Object.fromEntries(Object.entries(await host.getStatuses()).map(([id, type]) => [id, { type }]))),
+      children: (o: Opts) =>
+        ok(async () => (await host.getChildren(o.path!.id!)).map((c) => ({ id: c.id, parentID: c.parentId }))),
+      status: () =>
+        ok(async () =>
+          Object.fromEntries(Object.entries(await host.getStatuses()).map(([id, type]) => [id, { type }])),
+        ),
       promptAsync: (o: Opts) =>
         ok(async () => {
-          const body = o.body as { parts: Array<{ text: string; synthetic?: boolean }>; messageID?: string; agent?: string; model?: { providerID: string; modelID: string } };
+          const body = o.body as {
+            parts: Array<{ text: string; synthetic?: boolean }>;
+            messageID?: string;
+            agent?: string;
+            model?: { providerID: string; modelID: string };
+          };
           const display = body.parts.length > 1 ? body.parts.find((p) => !p.synthetic)?.text : undefined;
           await host.prompt(
             {
@@ -45,8 +75,15 @@ export function fakeSdkClient(host: FakeHost) {
         }),
     },
     app: {
-      agents: () => ok(async () => (await host.getAgents()).map((a) => ({ name: a.name, permission: a.canWrite === false ? [{ permission: "edit", pattern: "*", action: "deny" }] : [] }))),
-      log: (o: Opts) => ok(async () => host.log((o.body as { level: "info" }).level, String((o.body as { message: string }).message))),
+      agents: () =>
+        ok(async () =>
+          (await host.getAgents()).map((a) => ({
+            name: a.name,
+            permission: a.canWrite === false ? [{ permission: "edit", pattern: "*", action: "deny" }] : [],
+          })),
+        ),
+      log: (o: Opts) =>
+        ok(async () => host.log((o.body as { level: "info" }).level, String((o.body as { message: string }).message))),
     },
     tui: { showToast: (o: Opts) => ok(async () => host.toast(o.body as never)) },
   };

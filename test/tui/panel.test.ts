@@ -4,45 +4,124 @@ import type { SessionView } from "../../src/store/queries.js";
 import { panelLines, PANEL_TITLE } from "../../src/tui/panel.js";
 
 const NOW = 1_800_000_000_000;
-const base: SessionView = { sessionId: "ses_1", stoppedAt: null, stopSource: null, pausedAt: null, continuations: 0, maxContinuations: null, countdown: null, lastDecision: null };
-const decided = (event: string, reason: string | null, detail: Record<string, unknown> = {}, extra: Partial<SessionView> = {}): SessionView => ({
+const base: SessionView = {
+  sessionId: "ses_1",
+  stoppedAt: null,
+  stopSource: null,
+  pausedAt: null,
+  continuations: 0,
+  maxContinuations: null,
+  countdown: null,
+  lastDecision: null,
+};
+const decided = (
+  event: string,
+  reason: string | null,
+  detail: Record<string, unknown> = {},
+  extra: Partial<SessionView> = {},
+): SessionView => ({
   ...base,
   continuations: 2,
   maxContinuations: 20,
   lastDecision: { at: NOW - 1000, event, reason, detail },
   ...extra,
 });
-const text = (view: SessionView | { problem: string }, cancelKey = "esc") => panelLines({ view, now: NOW, cancelKey }).map((l) => l.text);
+const text = (view: SessionView | { problem: string }, cancelKey = "esc") =>
+  panelLines({ view, now: NOW, cancelKey }).map((l) => l.text);
 
 describe("the sidebar panel", () => {
   it.each<[string, SessionView | { problem: string }, string[]]>([
     ["nothing decided yet", base, ["watching"]],
     [
       "a countdown running",
-      { ...base, continuations: 1, maxContinuations: 20, countdown: { id: "cd_1", armedAt: NOW - 500, deadlineAt: NOW + 2500, todosOpen: 2, todosTotal: 3 } },
+      {
+        ...base,
+        continuations: 1,
+        maxContinuations: 20,
+        countdown: { id: "cd_1", armedAt: NOW - 500, deadlineAt: NOW + 2500, todosOpen: 2, todosTotal: 3 },
+      },
       ["continuing in 3s · esc cancels", "1 of 20 continuations"],
     ],
-    ["a countdown at its deadline", { ...base, countdown: { id: "cd_1", armedAt: NOW - 2000, deadlineAt: NOW, todosOpen: 2, todosTotal: 3 } }, ["continuing now…", "0 continuations sent"]],
-    ["stopped from the palette", { ...base, stoppedAt: NOW - 10, stopSource: "tui" }, ["stopped (by tui)", "/resume-continuation to go on"]],
-    ["the user stepped in", decided("skipped", "user_took_over", {}, { pausedAt: NOW - 5 }), ["paused: you stepped in", "continues once the todos move, or /resume-continuation to go on", "2 of 20 continuations"]],
-    ["stagnation", decided("skipped", "stagnation", { unproductiveContinuations: 3, limit: 3 }), ["stopped: 3 continuations without progress", "/resume-continuation to go on", "2 of 20 continuations"]],
-    ["a text-only reply", decided("skipped", "no_progress_reply", { textOnlyReplies: 1 }), ["stopped: 1 reply in words only, no work", "/resume-continuation to go on", "2 of 20 continuations"]],
-    ["the budget", decided("skipped", "budget_exhausted", { continuations: 20, limit: 20 }), ["stopped: 20 continuations, the budget is spent", "/resume-continuation to go on", "2 of 20 continuations"]],
-    ["a question in text", decided("skipped", "waiting_for_user", { source: "text_question" }), ["waiting: the assistant asked you a question", "2 of 20 continuations"]],
-    ["provider errors that persist", decided("skipped", "errors_persist", { errors: 4 }), ["stopped: 4 provider errors in a row", "/resume-continuation to go on", "2 of 20 continuations"]],
-    ["a permanent provider error", decided("skipped", "provider_error", { statusCode: 401 }), ["stopped: the provider refused the request (401)", "fix it, then write or /resume-continuation", "2 of 20 continuations"]],
-    ["sub-sessions working", decided("skipped", "children_running", { busyChildren: 2 }), ["waiting: 2 subagents still working", "2 of 20 continuations"]],
+    [
+      "a countdown at its deadline",
+      { ...base, countdown: { id: "cd_1", armedAt: NOW - 2000, deadlineAt: NOW, todosOpen: 2, todosTotal: 3 } },
+      ["continuing now…", "0 continuations sent"],
+    ],
+    [
+      "stopped from the palette",
+      { ...base, stoppedAt: NOW - 10, stopSource: "tui" },
+      ["stopped (by tui)", "/resume-continuation to go on"],
+    ],
+    [
+      "the user stepped in",
+      decided("skipped", "user_took_over", {}, { pausedAt: NOW - 5 }),
+      [
+        "paused: you stepped in",
+        "continues once the todos move, or /resume-continuation to go on",
+        "2 of 20 continuations",
+      ],
+    ],
+    [
+      "stagnation",
+      decided("skipped", "stagnation", { unproductiveContinuations: 3, limit: 3 }),
+      ["stopped: 3 continuations without progress", "/resume-continuation to go on", "2 of 20 continuations"],
+    ],
+    [
+      "a text-only reply",
+      decided("skipped", "no_progress_reply", { textOnlyReplies: 1 }),
+      ["stopped: 1 reply in words only, no work", "/resume-continuation to go on", "2 of 20 continuations"],
+    ],
+    [
+      "the budget",
+      decided("skipped", "budget_exhausted", { continuations: 20, limit: 20 }),
+      ["stopped: 20 continuations, the budget is spent", "/resume-continuation to go on", "2 of 20 continuations"],
+    ],
+    [
+      "a question in text",
+      decided("skipped", "waiting_for_user", { source: "text_question" }),
+      ["waiting: the assistant asked you a question", "2 of 20 continuations"],
+    ],
+    [
+      "provider errors that persist",
+      decided("skipped", "errors_persist", { errors: 4 }),
+      ["stopped: 4 provider errors in a row", "/resume-continuation to go on", "2 of 20 continuations"],
+    ],
+    [
+      "a permanent provider error",
+      decided("skipped", "provider_error", { statusCode: 401 }),
+      [
+        "stopped: the provider refused the request (401)",
+        "fix it, then write or /resume-continuation",
+        "2 of 20 continuations",
+      ],
+    ],
+    [
+      "sub-sessions working",
+      decided("skipped", "children_running", { busyChildren: 2 }),
+      ["waiting: 2 subagents still working", "2 of 20 continuations"],
+    ],
     ["all done", decided("skipped", "todos_complete"), ["done: every todo is closed", "2 of 20 continuations"]],
     ["cancelled with the key", decided("cancelled", "user_key"), ["cancelled by you", "2 of 20 continuations"]],
-    ["retries given up", decided("injection_failed", "gave_up", { attempt: 4, final: true }), ["stopped: 4 attempts to continue failed", "/resume-continuation to go on", "2 of 20 continuations"]],
+    [
+      "retries given up",
+      decided("injection_failed", "gave_up", { attempt: 4, final: true }),
+      ["stopped: 4 attempts to continue failed", "/resume-continuation to go on", "2 of 20 continuations"],
+    ],
     ["a continuation just sent", decided("injected", null), ["continued", "2 of 20 continuations"]],
-    ["the database cannot be read", { problem: "cannot open the todo-continuation database /x.db: the folder is read-only" }, ["unavailable: cannot open the todo-continuation database /x.db: the folder is read-only"]],
+    [
+      "the database cannot be read",
+      { problem: "cannot open the todo-continuation database /x.db: the folder is read-only" },
+      ["unavailable: cannot open the todo-continuation database /x.db: the folder is read-only"],
+    ],
   ])("%s", (_what, view, lines) => {
     expect(text(view)).toEqual([PANEL_TITLE, ...lines]);
   });
 
   it("names the configured cancel key", () => {
-    const view = { ...base, countdown: { id: "cd_1", armedAt: NOW, deadlineAt: NOW + 1000, todosOpen: 1, todosTotal: 1 } };
+    const view = {
+      ...base,
+      countdown: { id: "cd_1", armedAt: NOW, deadlineAt: NOW + 1000, todosOpen: 1, todosTotal: 1 },
+    };
     expect(text(view, "ctrl+y")[1]).toBe("continuing in 1s · ctrl+y cancels");
   });
 
@@ -52,7 +131,11 @@ describe("the sidebar panel", () => {
   });
 
   it("colours what needs the user apart from what is only information", () => {
-    const tones = panelLines({ view: decided("skipped", "stagnation", { unproductiveContinuations: 3 }), now: NOW, cancelKey: "esc" }).map((l) => l.tone);
+    const tones = panelLines({
+      view: decided("skipped", "stagnation", { unproductiveContinuations: 3 }),
+      now: NOW,
+      cancelKey: "esc",
+    }).map((l) => l.tone);
     expect(tones).toEqual(["title", "warning", "muted", "muted"]);
   });
 });

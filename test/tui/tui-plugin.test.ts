@@ -51,7 +51,9 @@ class FakeTui implements TuiApi {
     },
     intercept: (_type: "key", handler: (input: { event: TuiKeyEvent }) => void) => void this.keyHandlers.push(handler),
   };
-  slots = { register: (plugin: { slots: Record<string, SlotFn> }) => void Object.assign(this.registered, plugin.slots) };
+  slots = {
+    register: (plugin: { slots: Record<string, SlotFn> }) => void Object.assign(this.registered, plugin.slots),
+  };
   event = {
     on: (type: string, handler: Listener) => {
       this.listeners.set(type, [...(this.listeners.get(type) ?? []), handler]);
@@ -62,7 +64,9 @@ class FakeTui implements TuiApi {
   state = { path: { directory: DIRECTORY } };
   lifecycle = { onDispose: () => undefined };
   get route() {
-    return { current: this.routeSession ? { name: "session", params: { sessionID: this.routeSession } } : { name: "home" } };
+    return {
+      current: this.routeSession ? { name: "session", params: { sessionID: this.routeSession } } : { name: "home" },
+    };
   }
 
   press(event: TuiKeyEvent) {
@@ -93,7 +97,11 @@ async function startTui(api: FakeTui, options: Record<string, unknown>) {
 async function world(config: Partial<Config> = {}, tuiOptions: Record<string, unknown> = {}) {
   f = await startEngine({ config: { countdownSeconds: 5, ...config } });
   f.host.addUserMessage(S, "build it");
-  f.host.setTodos(S, [["parse", "completed"], ["test", "in_progress"], ["docs", "pending"]]);
+  f.host.setTodos(S, [
+    ["parse", "completed"],
+    ["test", "in_progress"],
+    ["docs", "pending"],
+  ]);
   const api = new FakeTui();
   const { handle, panel } = await startTui(api, { databasePath: f.dbPath, ...tuiOptions });
   return { api, handle, panel };
@@ -112,7 +120,11 @@ describe("the TUI plugin", () => {
     expect(panel()[1]).toBe("continuing in 3s · esc cancels"); // the UI clock, no read of the database
     api.press({ name: "escape", sequence: "\u001b" });
     expect(f!.rows.countdowns(S)).toMatchObject([{ state: "cancelled", end_reason: "user_key" }]);
-    expect(f!.rows.audit(S).at(-1)).toMatchObject({ event: "cancelled", reason: "user_key", detail: { source: "tui", via: "escape" } });
+    expect(f!.rows.audit(S).at(-1)).toMatchObject({
+      event: "cancelled",
+      reason: "user_key",
+      detail: { source: "tui", via: "escape" },
+    });
     expect(api.toasts.at(-1)?.message).toBe("Countdown cancelled: nothing will be sent.");
     expect(panel()).toEqual(["Todo continuation", "cancelled by you", "0 of 20 continuations"]);
     await advance(10_000);
@@ -133,12 +145,18 @@ describe("the TUI plugin", () => {
     await advance(5);
     handle.refresh(S);
     api.press({ name: "w", sequence: "w" });
-    expect(f!.rows.audit(S).at(-1)).toMatchObject({ event: "cancelled", reason: "user_key", detail: { via: "typing" } });
+    expect(f!.rows.audit(S).at(-1)).toMatchObject({
+      event: "cancelled",
+      reason: "user_key",
+      detail: { via: "typing" },
+    });
   });
 
   it("a configured key is bound to the cancel command", async () => {
     const { api, handle } = await world({}, { cancelKey: "ctrl+y" });
-    expect(api.bindings).toEqual([{ key: "ctrl+y", cmd: "todo-continuation.cancel", desc: "Cancel the continuation countdown" }]);
+    expect(api.bindings).toEqual([
+      { key: "ctrl+y", cmd: "todo-continuation.cancel", desc: "Cancel the continuation countdown" },
+    ]);
     f!.enforcer.handleEvent(ev.idle(S));
     await advance(5);
     handle.refresh(S);
@@ -188,13 +206,19 @@ describe("the TUI plugin", () => {
     const api = new FakeTui();
     const { panel } = await startTui(api, { databasePath: join(folder, "not-a-folder", "x.db") });
     await advance(0);
-    expect(panel()).toEqual(["Todo continuation", expect.stringMatching(/^unavailable: cannot open the todo-continuation database/)]);
+    expect(panel()).toEqual([
+      "Todo continuation",
+      expect.stringMatching(/^unavailable: cannot open the todo-continuation database/),
+    ]);
     expect(() => api.press({ name: "escape" })).not.toThrow();
     expect(() => api.run("todo-continuation.stop")).not.toThrow();
   });
 
   it("bad options are named in the panel", async () => {
     const { panel } = await world({}, { cancelKey: "hyper+banana" });
-    expect(panel()).toEqual(["Todo continuation", expect.stringContaining('unavailable: invalid configuration: cancelKey = "hyper+banana"')]);
+    expect(panel()).toEqual([
+      "Todo continuation",
+      expect.stringContaining('unavailable: invalid configuration: cancelKey = "hyper+banana"'),
+    ]);
   });
 });

@@ -25,7 +25,8 @@ export function registerAudit(program: Command): void {
     .option("--session <id>", "only this session")
     .option("--reason <reason>", "only this reason (e.g. stagnation, user_message)")
     .option("--event <event>", `only this event (${AUDIT_EVENTS.join(", ")})`, (v) => {
-      if (!(AUDIT_EVENTS as readonly string[]).includes(v)) throw new InvalidArgumentError(`one of ${AUDIT_EVENTS.join(", ")}.`);
+      if (!(AUDIT_EVENTS as readonly string[]).includes(v))
+        throw new InvalidArgumentError(`one of ${AUDIT_EVENTS.join(", ")}.`);
       return v;
     })
     .option("--since <duration>", "only the last <duration> (e.g. 30m, 12h, 7d)", (v) => {
@@ -34,28 +35,34 @@ export function registerAudit(program: Command): void {
       return ms;
     })
     .option("--limit <n>", "how many of the newest to show", (v) => positiveIntegerArg("--limit", v), 100)
-    .action(async (options: { session?: string; reason?: string; event?: string; since?: number; limit: number }, command: Command) => {
-      const { db, json } = globals(command);
-      const store = await openForReading(databasePath(db));
-      try {
-        const since = options.since === undefined ? undefined : Date.now() - options.since;
-        const rows = query(() => auditTrail(store.raw, { ...options, since }));
-        if (json) return printJson(rows.map((r) => ({ ...r, detail: r.detail ? (JSON.parse(r.detail) as unknown) : null })));
-        if (rows.length === 0) return print("no matching decisions");
-        print(
-          table(
-            [
-              { header: "TIME", value: (r) => localTime(r.at) },
-              { header: "SESSION", value: (r) => r.session_id ?? "" },
-              { header: "EVENT", value: (r) => r.event },
-              { header: "REASON", value: (r) => r.reason ?? "" },
-              { header: "DETAIL", value: (r) => compactDetail(r.detail), max: 90 },
-            ],
-            rows,
-          ),
-        );
-      } finally {
-        store.close();
-      }
-    });
+    .action(
+      async (
+        options: { session?: string; reason?: string; event?: string; since?: number; limit: number },
+        command: Command,
+      ) => {
+        const { db, json } = globals(command);
+        const store = await openForReading(databasePath(db));
+        try {
+          const since = options.since === undefined ? undefined : Date.now() - options.since;
+          const rows = query(() => auditTrail(store.raw, { ...options, since }));
+          if (json)
+            return printJson(rows.map((r) => ({ ...r, detail: r.detail ? (JSON.parse(r.detail) as unknown) : null })));
+          if (rows.length === 0) return print("no matching decisions");
+          print(
+            table(
+              [
+                { header: "TIME", value: (r) => localTime(r.at) },
+                { header: "SESSION", value: (r) => r.session_id ?? "" },
+                { header: "EVENT", value: (r) => r.event },
+                { header: "REASON", value: (r) => r.reason ?? "" },
+                { header: "DETAIL", value: (r) => compactDetail(r.detail), max: 90 },
+              ],
+              rows,
+            ),
+          );
+        } finally {
+          store.close();
+        }
+      },
+    );
 }

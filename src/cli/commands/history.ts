@@ -26,7 +26,11 @@ export function registerHistory(program: Command): void {
               { header: "AGENT", value: (r) => r.agent ?? "" },
               { header: "MODEL", value: (r) => r.model ?? "", max: 40 },
               { header: "OPEN", value: (r) => `${r.todos_open}/${r.todos_total}`, align: "right" },
-              { header: "SENT", value: (r) => (r.late_ms === null ? "" : r.late_ms <= 50 ? "on time" : `late by ${duration(r.late_ms)}`) },
+              {
+                header: "SENT",
+                value: (r) =>
+                  r.late_ms === null ? "" : r.late_ms <= 50 ? "on time" : `late by ${duration(r.late_ms)}`,
+              },
               { header: "TRY", value: (r) => String(r.attempt + 1), align: "right" },
               { header: "ERROR", value: (r) => r.error ?? "", max: 60 },
             ],

@@ -20,13 +20,17 @@ export function registerPrune(program: Command): void {
       const store = await openForWriting(databasePath(db));
       try {
         const cutoff = Date.now() - options.olderThan;
-        const report = await query(() => prune(store.raw, { cutoff, batchSize: options.batch, dryRun: options.dryRun }));
+        const report = await query(() =>
+          prune(store.raw, { cutoff, batchSize: options.batch, dryRun: options.dryRun }),
+        );
         if (json) return printJson({ cutoff, dryRun: options.dryRun === true, ...report });
         const verb = options.dryRun ? "would delete" : "deleted";
         print(
           `${verb} history before ${localTime(cutoff)}: ${report.auditEvents} audit rows, ${report.countdowns} closed countdowns, ` +
             `${report.injections} settled injections, ${report.sessions} deleted sessions` +
-            (options.dryRun ? "" : ` (${report.batches} batches, median ${report.medianBatchMs.toFixed(1)} ms, longest ${report.longestBatchMs.toFixed(1)} ms)`),
+            (options.dryRun
+              ? ""
+              : ` (${report.batches} batches, median ${report.medianBatchMs.toFixed(1)} ms, longest ${report.longestBatchMs.toFixed(1)} ms)`),
         );
       } finally {
         store.close();

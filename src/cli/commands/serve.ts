@@ -20,42 +20,52 @@ export function registerServe(program: Command): void {
     .option("--username <name>", "basic-auth user (default: $OPENCODE_SERVER_USERNAME, else opencode)")
     .option("--password <password>", "basic-auth password (default: $OPENCODE_SERVER_PASSWORD)")
     .option("--options <json>", "enforcer options as JSON, as in the plugin entry (e.g. '{\"countdownSeconds\":3}')")
-    .action(async (options: { url: string; directory: string; username?: string; password?: string; options?: string }, command: Command) => {
-      const { db } = globals(command);
-      try {
-        new URL(options.url);
-      } catch {
-        throw new UsageError(`--url must be a URL such as http://127.0.0.1:4096, got "${options.url}"`);
-      }
-      let config;
-      try {
-        const given = options.options ? (JSON.parse(options.options) as Record<string, unknown>) : {};
-        config = resolveConfig({ ...given, ...(db ? { databasePath: db } : {}) }, process.env);
-      } catch (error) {
-        throw new UsageError(error instanceof ConfigError ? error.message : `--options is not valid JSON: ${(error as Error).message}`);
-      }
-      const store = await openForWriting(databasePath(config.databasePath), config.busyTimeoutMs);
-      const service = new StandaloneService({
-        url: options.url,
-        directory: options.directory,
-        username: options.username ?? process.env.OPENCODE_SERVER_USERNAME,
-        password: options.password ?? process.env.OPENCODE_SERVER_PASSWORD,
-        config,
-        store,
-        log: logLine,
-      });
-      await service.start();
-      logLine("info", `todo-continuation service running against ${safeUrl(options.url)} (database ${store.path}); Ctrl-C stops it`);
-      await new Promise<void>((resolve) => {
-        const stop = (signal: string) => {
-          logLine("info", `${signal}: stopping, releasing leases`);
-          void service.stop().then(() => {
-            store.close();
-            resolve();
-          });
-        };
-        process.once("SIGINT", () => stop("SIGINT"));
-        process.once("SIGTERM", () => stop("SIGTERM"));
-      });
-    });
+    .action(
+      async (
+        options: { url: string; directory: string; username?: string; password?: string; options?: string },
+        command: Command,
+      ) => {
+        const { db } = globals(command);
+        try {
+          new URL(options.url);
+        } catch {
+          throw new UsageError(`--url must be a URL such as http://127.0.0.1:4096, got "${options.url}"`);
+        }
+        let config;
+        try {
+          const given = options.options ? (JSON.parse(options.options) as Record<string, unknown>) : {};
+          config = resolveConfig({ ...given, ...(db ? { databasePath: db } : {}) }, process.env);
+        } catch (error) {
+          throw new UsageError(
+            error instanceof ConfigError ? error.message : `--options is not valid JSON: ${(error as Error).message}`,
+          );
+        }
+        const store = await openForWriting(databasePath(config.databasePath), config.busyTimeoutMs);
+        const service = new StandaloneService({
+          url: options.url,
+          directory: options.directory,
+          username: options.username ?? process.env.OPENCODE_SERVER_USERNAME,
+          password: options.password ?? process.env.OPENCODE_SERVER_PASSWORD,
+          config,
+          store,
+          log: logLine,
+        });
+        await service.start();
+        logLine(
+          "info",
+          `todo-continuation service running against ${safeUrl(options.url)} (database ${store.path}); Ctrl-C stops it`,
+        );
+        await new Promise<void>((resolve) => {
+          const stop = (signal: string) => {
+            logLine("info", `${signal}: stopping, releasing leases`);
+            void service.stop().then(() => {
+              store.close();
+              resolve();
+            });
+          };
+          process.once("SIGINT", () => stop("SIGINT"));
+          process.once("SIGTERM", () => stop("SIGTERM"));
+        });
+      },
+    );
 }

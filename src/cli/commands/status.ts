@@ -1,6 +1,12 @@
 import type { Command } from "commander";
 import { ownerMayBeAlive } from "../../engine/owner.js";
-import { armedCountdowns, pausedSessions, stoppedSessions, unsettledInjections, type ArmedRow } from "../../store/queries.js";
+import {
+  armedCountdowns,
+  pausedSessions,
+  stoppedSessions,
+  unsettledInjections,
+  type ArmedRow,
+} from "../../store/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { duration, localTime, table, untilOrLate } from "../format.js";
 import { globals, print, printJson } from "../output.js";
@@ -34,7 +40,11 @@ export function registerStatus(program: Command): void {
                 [
                   { header: "SESSION", value: (r: ArmedRow) => r.session_id },
                   { header: "FIRES", value: (r) => untilOrLate(r.deadline_at, now) },
-                  { header: "OPEN", value: (r) => (r.todos_open === null ? "" : `${r.todos_open}/${r.todos_total}`), align: "right" },
+                  {
+                    header: "OPEN",
+                    value: (r) => (r.todos_open === null ? "" : `${r.todos_open}/${r.todos_total}`),
+                    align: "right",
+                  },
                   { header: "OWNER", value: (r) => r.owner ?? "" },
                   { header: "LEASE", value: (r) => leaseState(r, now) },
                   { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
@@ -77,7 +87,11 @@ export function registerStatus(program: Command): void {
                   { header: "SESSION", value: (r) => r.session_id },
                   { header: "STATUS", value: (r) => r.status },
                   { header: "SINCE", value: (r) => localTime(r.created_at) },
-                  { header: "NOTE", value: (r) => (r.status === "pending" ? leaseState(r, now) : (r.error ?? "")), max: 60 },
+                  {
+                    header: "NOTE",
+                    value: (r) => (r.status === "pending" ? leaseState(r, now) : (r.error ?? "")),
+                    max: 60,
+                  },
                 ],
                 unsettled,
               )}`,

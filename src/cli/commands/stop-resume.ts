@@ -20,7 +20,9 @@ export function registerStopResume(program: Command): void {
       const store = await openForWriting(databasePath(db));
       try {
         const repo = new Repository(store);
-        const { changed, cancelled } = query(() => repo.setStop(scopeOf(repo, sessionId, options.directory), "cli", Date.now()));
+        const { changed, cancelled } = query(() =>
+          repo.setStop(scopeOf(repo, sessionId, options.directory), "cli", Date.now()),
+        );
         if (json) return printJson({ sessionId, stopped: true, changed, cancelledCountdown: cancelled?.id ?? null });
         print(
           changed
@@ -43,9 +45,15 @@ export function registerStopResume(program: Command): void {
         const repo = new Repository(store);
         const now = Date.now();
         // recheck_at: a running enforcer of the session's directory looks at it within a lease tick (~5 s).
-        const changed = query(() => repo.resume(scopeOf(repo, sessionId, undefined), "cli", now, { ...afterExplicitResume(), recheckAt: now }));
+        const changed = query(() =>
+          repo.resume(scopeOf(repo, sessionId, undefined), "cli", now, { ...afterExplicitResume(), recheckAt: now }),
+        );
         if (json) return printJson({ sessionId, stopped: false, changed });
-        print(changed ? `resumed ${sessionId}: a running enforcer looks at it again within seconds` : `${sessionId} was not stopped, paused or held back`);
+        print(
+          changed
+            ? `resumed ${sessionId}: a running enforcer looks at it again within seconds`
+            : `${sessionId} was not stopped, paused or held back`,
+        );
       } finally {
         store.close();
       }

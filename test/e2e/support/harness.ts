@@ -46,7 +46,12 @@ export class E2E {
   async startServer(overrides: Partial<ServerOptions> = {}): Promise<void> {
     this.extra = { ...this.extra, ...overrides };
     const plugin = this.pluginOptions === false ? false : { databasePath: this.dbPath, ...this.pluginOptions };
-    this.server = new OpenCodeServer({ root: this.root, modelUrl: this.modelUrl, pluginOptions: plugin, ...this.extra });
+    this.server = new OpenCodeServer({
+      root: this.root,
+      modelUrl: this.modelUrl,
+      pluginOptions: plugin,
+      ...this.extra,
+    });
     await this.server.start();
   }
 
@@ -63,12 +68,19 @@ export class E2E {
   }
 
   async session(title = "e2e session", parentID?: string): Promise<string> {
-    const created = await this.server.client.session.create({ body: { title, ...(parentID ? { parentID } : {}) }, throwOnError: true });
+    const created = await this.server.client.session.create({
+      body: { title, ...(parentID ? { parentID } : {}) },
+      throwOnError: true,
+    });
     return created.data.id;
   }
 
   async prompt(sessionId: string, text: string, agent?: string): Promise<void> {
-    await this.server.client.session.promptAsync({ path: { id: sessionId }, body: { parts: [{ type: "text", text }], ...(agent ? { agent } : {}) }, throwOnError: true });
+    await this.server.client.session.promptAsync({
+      path: { id: sessionId },
+      body: { parts: [{ type: "text", text }], ...(agent ? { agent } : {}) },
+      throwOnError: true,
+    });
   }
 
   async todos(sessionId: string): Promise<Array<{ content: string; status: string }>> {
@@ -76,7 +88,9 @@ export class E2E {
     return result.data as Array<{ content: string; status: string }>;
   }
 
-  async messages(sessionId: string): Promise<Array<{ info: Record<string, unknown>; parts: Array<Record<string, unknown>> }>> {
+  async messages(
+    sessionId: string,
+  ): Promise<Array<{ info: Record<string, unknown>; parts: Array<Record<string, unknown>> }>> {
     const result = await this.server.client.session.messages({ path: { id: sessionId }, throwOnError: true });
     return result.data as never;
   }
@@ -92,9 +106,9 @@ export class E2E {
   }
 
   audit(sessionId: string): AuditRow[] {
-    const rows = (this.database()?.prepare("SELECT at, session_id, event, reason, detail FROM audit_events WHERE session_id = ? ORDER BY id").all(sessionId) ?? []) as Array<
-      Omit<AuditRow, "detail"> & { detail: string }
-    >;
+    const rows = (this.database()
+      ?.prepare("SELECT at, session_id, event, reason, detail FROM audit_events WHERE session_id = ? ORDER BY id")
+      .all(sessionId) ?? []) as Array<Omit<AuditRow, "detail"> & { detail: string }>;
     return rows.map((r) => ({ ...r, detail: JSON.parse(r.detail) as Record<string, unknown> }));
   }
 
@@ -103,29 +117,46 @@ export class E2E {
   }
 
   injections(sessionId: string): Array<Record<string, unknown>> {
-    return (this.database()?.prepare("SELECT * FROM injections WHERE session_id = ? ORDER BY created_at").all(sessionId) ?? []) as Array<Record<string, unknown>>;
+    return (this.database()
+      ?.prepare("SELECT * FROM injections WHERE session_id = ? ORDER BY created_at")
+      .all(sessionId) ?? []) as Array<Record<string, unknown>>;
   }
 
   countdowns(sessionId: string): Array<Record<string, unknown>> {
-    return (this.database()?.prepare("SELECT * FROM countdowns WHERE session_id = ? ORDER BY armed_at").all(sessionId) ?? []) as Array<Record<string, unknown>>;
+    return (this.database()
+      ?.prepare("SELECT * FROM countdowns WHERE session_id = ? ORDER BY armed_at")
+      .all(sessionId) ?? []) as Array<Record<string, unknown>>;
   }
 
   /** Model calls of one session's scenario that carried a continuation prompt. */
   continuationRequests(scenario: string): ModelRequest[] {
-    return this.model.agentRequests().filter((r) => scenarioOf(r) === scenario && textOf(lastUser(r)?.content).includes(HEADER) && r.messages.at(-1)?.role === "user");
+    return this.model
+      .agentRequests()
+      .filter(
+        (r) =>
+          scenarioOf(r) === scenario &&
+          textOf(lastUser(r)?.content).includes(HEADER) &&
+          r.messages.at(-1)?.role === "user",
+      );
   }
 
   requestsFor(scenario: string): ModelRequest[] {
     return this.model.agentRequests().filter((r) => scenarioOf(r) === scenario);
   }
 
-  async waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  async waitFor<T>(
+    what: string,
+    probe: () => T | undefined | false | Promise<T | undefined | false>,
+    timeoutMs = 20_000,
+  ): Promise<T> {
     const started = Date.now();
     for (;;) {
       const value = await probe();
       if (value) return value;
       if (Date.now() - started > timeoutMs) {
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\nserver log tail:\n${this.server.output().slice(-3000)}`);
+        throw new Error(
+          `timed out after ${timeoutMs} ms waiting for ${what}\nserver log tail:\n${this.server.output().slice(-3000)}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -133,10 +164,14 @@ export class E2E {
 
   /** Resolves when the audit trail of the session has an `event[:reason]` entry (optionally after `from` entries). */
   waitForAudit(sessionId: string, entry: string, timeoutMs = 20_000, from = 0): Promise<AuditRow> {
-    return this.waitFor(`audit ${entry} for ${sessionId} (trail so far: ${this.trail(sessionId).join(", ")})`, () => {
-      const rows = this.audit(sessionId).slice(from);
-      return rows.find((r) => (r.reason ? `${r.event}:${r.reason}` : r.event) === entry || r.event === entry);
-    }, timeoutMs);
+    return this.waitFor(
+      `audit ${entry} for ${sessionId} (trail so far: ${this.trail(sessionId).join(", ")})`,
+      () => {
+        const rows = this.audit(sessionId).slice(from);
+        return rows.find((r) => (r.reason ? `${r.event}:${r.reason}` : r.event) === entry || r.event === entry);
+      },
+      timeoutMs,
+    );
   }
 }
 

@@ -39,7 +39,11 @@ export interface ServerOptions {
   config?: Record<string, unknown>;
 }
 
-export function opencodeConfig(modelUrl: string, plugin: unknown[] | undefined, extra: Record<string, unknown> = {}): string {
+export function opencodeConfig(
+  modelUrl: string,
+  plugin: unknown[] | undefined,
+  extra: Record<string, unknown> = {},
+): string {
   return JSON.stringify({
     $schema: "https://opencode.ai/config.json",
     model: "scripted/model-1",
@@ -69,7 +73,10 @@ export function seedConfigFolder(configDir: string): void {
   mkdirSync(join(configDir, "node_modules"), { recursive: true });
   const dependencies = { "@opencode-ai/plugin": "1.18.33" };
   writeFileSync(join(configDir, "package.json"), JSON.stringify({ dependencies }));
-  writeFileSync(join(configDir, "package-lock.json"), JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies } } }));
+  writeFileSync(
+    join(configDir, "package-lock.json"),
+    JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies } } }),
+  );
 }
 
 export class OpenCodeServer {
@@ -94,24 +101,37 @@ export class OpenCodeServer {
   async start(timeoutMs = 30_000): Promise<void> {
     const { root } = this.options;
     const home = join(root, "home");
-    const dirs = { HOME: home, XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config"), XDG_CACHE_HOME: join(home, "cache"), XDG_STATE_HOME: join(home, "state") };
+    const dirs = {
+      HOME: home,
+      XDG_DATA_HOME: join(home, "data"),
+      XDG_CONFIG_HOME: join(home, "config"),
+      XDG_CACHE_HOME: join(home, "cache"),
+      XDG_STATE_HOME: join(home, "state"),
+    };
     for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
     seedConfigFolder(join(dirs.XDG_CONFIG_HOME, "opencode"));
-    const plugin = this.options.pluginOptions === false ? undefined : [[this.options.pluginSpec ?? pathToFileURL(PLUGIN_ENTRY).href, this.options.pluginOptions]];
+    const plugin =
+      this.options.pluginOptions === false
+        ? undefined
+        : [[this.options.pluginSpec ?? pathToFileURL(PLUGIN_ENTRY).href, this.options.pluginOptions]];
     this.log = "";
-    this.child = spawn(opencodeBinary(), ["serve", "--hostname", "127.0.0.1", "--port", String(this.options.port ?? 0), "--print-logs"], {
-      cwd: this.project,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        ...dirs,
-        ...OFFLINE,
-        OPENCODE_CONFIG_CONTENT: opencodeConfig(this.options.modelUrl, plugin, this.options.config),
-        ...(this.options.password ? { OPENCODE_SERVER_PASSWORD: this.options.password } : {}),
-        ...this.options.env,
+    this.child = spawn(
+      opencodeBinary(),
+      ["serve", "--hostname", "127.0.0.1", "--port", String(this.options.port ?? 0), "--print-logs"],
+      {
+        cwd: this.project,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          ...dirs,
+          ...OFFLINE,
+          OPENCODE_CONFIG_CONTENT: opencodeConfig(this.options.modelUrl, plugin, this.options.config),
+          ...(this.options.password ? { OPENCODE_SERVER_PASSWORD: this.options.password } : {}),
+          ...this.options.env,
+        },
       },
-    });
+    );
     const append = (chunk: Buffer) => (this.log += chunk.toString());
     this.child.stdout!.on("data", append);
     this.child.stderr!.on("data", append);
@@ -128,7 +148,8 @@ export class OpenCodeServer {
         await this.client.config.get({ throwOnError: true, signal: AbortSignal.timeout(30_000) });
         return;
       }
-      if (this.child.exitCode !== null) throw new Error(`opencode exited with ${this.child.exitCode}:\n${this.log.slice(-3000)}`);
+      if (this.child.exitCode !== null)
+        throw new Error(`opencode exited with ${this.child.exitCode}:\n${this.log.slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`opencode did not start within ${timeoutMs} ms:\n${this.log.slice(-3000)}`);

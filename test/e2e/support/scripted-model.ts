@@ -47,7 +47,11 @@ export interface ScriptContext {
 export function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
-    return content.map((part) => (part && typeof part === "object" && "text" in part ? String((part as { text: unknown }).text) : "")).join("\n");
+    return content
+      .map((part) =>
+        part && typeof part === "object" && "text" in part ? String((part as { text: unknown }).text) : "",
+      )
+      .join("\n");
   }
   return "";
 }
@@ -93,7 +97,11 @@ export class ScriptedModel {
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (reply.status && reply.status >= 400) {
       res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
-      res.end(JSON.stringify({ error: { message: reply.text ?? "scripted failure", type: reply.errorType ?? "server_error" } }));
+      res.end(
+        JSON.stringify({
+          error: { message: reply.text ?? "scripted failure", type: reply.errorType ?? "server_error" },
+        }),
+      );
       return;
     }
     this.stream(res, request, reply);
@@ -126,10 +134,26 @@ export class ScriptedModel {
     }
     (reply.toolCalls ?? []).forEach((call, index) => {
       res.write(
-        chunk({ tool_calls: [{ index, id: `call_${this.callSeq}_${index}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }] }, null),
+        chunk(
+          {
+            tool_calls: [
+              {
+                index,
+                id: `call_${this.callSeq}_${index}`,
+                type: "function",
+                function: { name: call.name, arguments: JSON.stringify(call.args) },
+              },
+            ],
+          },
+          null,
+        ),
       );
     });
-    res.write(chunk({}, reply.toolCalls?.length ? "tool_calls" : "stop", { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }));
+    res.write(
+      chunk({}, reply.toolCalls?.length ? "tool_calls" : "stop", {
+        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      }),
+    );
     res.write("data: [DONE]\n\n");
     res.end();
   }
@@ -152,5 +176,8 @@ function context(request: ModelRequest): ScriptContext {
 
 /** A todowrite tool call, the way a model updates its todo list in OpenCode. */
 export function todowrite(todos: Array<[string, string]>): { name: string; args: Record<string, unknown> } {
-  return { name: "todowrite", args: { todos: todos.map(([content, status]) => ({ content, status, priority: "medium" })) } };
+  return {
+    name: "todowrite",
+    args: { todos: todos.map(([content, status]) => ({ content, status, priority: "medium" })) },
+  };
 }

@@ -51,7 +51,9 @@ export class TcpProxy {
         else client.write(chunk);
       });
       client.on("close", () => upstream.destroy());
-      upstream.on("close", () => (this.latencyMs > 0 && !stream ? setTimeout(() => client.destroy(), this.latencyMs + 50) : client.destroy()));
+      upstream.on("close", () =>
+        this.latencyMs > 0 && !stream ? setTimeout(() => client.destroy(), this.latencyMs + 50) : client.destroy(),
+      );
     });
     await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
     return (this.server.address() as AddressInfo).port;

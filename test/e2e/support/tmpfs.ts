@@ -12,7 +12,9 @@ export class Tmpfs {
     try {
       execFileSync("mount", ["-t", "tmpfs", "-o", `size=${sizeKb}k,mode=0755`, "tmpfs", this.path], { stdio: "pipe" });
     } catch (error) {
-      throw new Error(`these tests mount a small tmpfs and need the right to (root with CAP_SYS_ADMIN): ${(error as Error).message}`);
+      throw new Error(
+        `these tests mount a small tmpfs and need the right to (root with CAP_SYS_ADMIN): ${(error as Error).message}`,
+      );
     }
   }
 

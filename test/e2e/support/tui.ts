@@ -48,13 +48,29 @@ export class TuiWorld {
 
   async start(timeoutMs = 45_000): Promise<void> {
     const home = join(this.root, "home");
-    const dirs = { HOME: home, XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config"), XDG_CACHE_HOME: join(home, "cache"), XDG_STATE_HOME: join(home, "state") };
+    const dirs = {
+      HOME: home,
+      XDG_DATA_HOME: join(home, "data"),
+      XDG_CONFIG_HOME: join(home, "config"),
+      XDG_CACHE_HOME: join(home, "cache"),
+      XDG_STATE_HOME: join(home, "state"),
+    };
     for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
     const configDir = join(dirs.XDG_CONFIG_HOME, "opencode");
     seedConfigFolder(configDir);
     this.options.prepare?.(home);
     const tuiSpec = this.options.tuiSpec ?? pathToFileURL(TUI_ENTRY).href;
-    writeFileSync(join(configDir, "tui.json"), JSON.stringify({ $schema: "https://opencode.ai/tui.json", plugin: [[tuiSpec, { databasePath: this.dbPath, ...this.options.tui }]] }, null, 2));
+    writeFileSync(
+      join(configDir, "tui.json"),
+      JSON.stringify(
+        {
+          $schema: "https://opencode.ai/tui.json",
+          plugin: [[tuiSpec, { databasePath: this.dbPath, ...this.options.tui }]],
+        },
+        null,
+        2,
+      ),
+    );
     const modelUrl = await this.model.start();
     const plugin = [[pathToFileURL(PLUGIN_ENTRY).href, { databasePath: this.dbPath, ...this.options.server }]];
     const env: Record<string, string> = {
@@ -69,8 +85,14 @@ export class TuiWorld {
     // A port the system says is free now (a fixed range can collide with other tests' listening sockets).
     const port = await freePort();
     const run = join(this.root, "run.sh");
-    const exports = Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}`).join("\n");
-    writeFileSync(run, `#!/bin/sh\n${exports}\ncd ${quote(this.project)}\nexec ${quote(opencodeBinary())} --port ${port} --hostname 127.0.0.1 2>${quote(join(this.root, "tui-stderr.log"))}\n`, { mode: 0o755 });
+    const exports = Object.entries(env)
+      .map(([k, v]) => `export ${k}=${quote(v)}`)
+      .join("\n");
+    writeFileSync(
+      run,
+      `#!/bin/sh\n${exports}\ncd ${quote(this.project)}\nexec ${quote(opencodeBinary())} --port ${port} --hostname 127.0.0.1 2>${quote(join(this.root, "tui-stderr.log"))}\n`,
+      { mode: 0o755 },
+    );
     const conf = join(this.root, "tmux.conf");
     writeFileSync(conf, "set -g escape-time 0\nset -g default-terminal tmux-256color\n");
     this.tmux("-f", conf, "new-session", "-d", "-s", "tui", "-x", "160", "-y", "45", `env -i /bin/sh ${quote(run)}`);
@@ -79,7 +101,9 @@ export class TuiWorld {
       await this.waitScreen("OpenCode's prompt", (s) => s.includes("Ask anything"), timeoutMs);
     } catch (error) {
       const stderr = join(this.root, "tui-stderr.log");
-      throw new Error(`${(error as Error).message}\nOpenCode's stderr:\n${existsSync(stderr) ? readFileSync(stderr, "utf8").slice(-3000) : "(none)"}`);
+      throw new Error(
+        `${(error as Error).message}\nOpenCode's stderr:\n${existsSync(stderr) ? readFileSync(stderr, "utf8").slice(-3000) : "(none)"}`,
+      );
     }
   }
 
@@ -142,7 +166,8 @@ export class TuiWorld {
     for (;;) {
       const screen = this.screen();
       if (matches(screen)) return screen;
-      if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the screen:\n${screen}`);
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the screen:\n${screen}`);
       await sleep(30);
     }
   }
@@ -170,19 +195,27 @@ export class TuiWorld {
   }
 
   trail(sessionId: string): string[] {
-    return this.rows<{ event: string; reason: string | null }>("SELECT event, reason FROM audit_events WHERE session_id = ? ORDER BY id", sessionId).map((r) =>
-      r.reason ? `${r.event}:${r.reason}` : r.event,
-    );
+    return this.rows<{ event: string; reason: string | null }>(
+      "SELECT event, reason FROM audit_events WHERE session_id = ? ORDER BY id",
+      sessionId,
+    ).map((r) => (r.reason ? `${r.event}:${r.reason}` : r.event));
   }
 
   /** The session the TUI created for the first message (its only root session). */
   sessionId(): string | undefined {
-    return this.rows<{ session_id: string }>("SELECT session_id FROM sessions ORDER BY created_at LIMIT 1")[0]?.session_id;
+    return this.rows<{ session_id: string }>("SELECT session_id FROM sessions ORDER BY created_at LIMIT 1")[0]
+      ?.session_id;
   }
 
   /** Model calls whose last message is a continuation prompt. */
   continuationRequests(): ModelRequest[] {
-    return this.model.agentRequests().filter((r) => r.messages.at(-1)?.role === "user" && textOf(r.messages.at(-1)?.content).includes("[SYSTEM REMINDER - TODO CONTINUATION]"));
+    return this.model
+      .agentRequests()
+      .filter(
+        (r) =>
+          r.messages.at(-1)?.role === "user" &&
+          textOf(r.messages.at(-1)?.content).includes("[SYSTEM REMINDER - TODO CONTINUATION]"),
+      );
   }
 
   private tmux(...args: string[]): string {
@@ -193,7 +226,9 @@ export class TuiWorld {
     if (!this.pid) return false;
     try {
       process.kill(this.pid, 0);
-      return !execFileSync("ps", ["-o", "stat=", "-p", String(this.pid)], { encoding: "utf8" }).trim().startsWith("Z");
+      return !execFileSync("ps", ["-o", "stat=", "-p", String(this.pid)], { encoding: "utf8" })
+        .trim()
+        .startsWith("Z");
     } catch {
       return false;
     }
