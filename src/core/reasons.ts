@@ -63,10 +63,56 @@ export type CancelReason = (typeof CANCEL_REASONS)[number];
 export const INJECTION_FAILURE_REASONS = ["retrying", "gave_up", "timeout", "not_started"] as const;
 export type InjectionFailureReason = (typeof INJECTION_FAILURE_REASONS)[number];
 
-/** `expired` rows: a countdown found too late after a restart. `resumed` rows: a countdown picked up after a restart. */
-export const EXPIRE_REASON = "stale_after_restart";
-export const RESUME_REASON = "restart";
-/** `resumed` by another process whose owner's lease ran out. */
-export const TAKEOVER_REASON = "lease_expired";
-/** `resumed` by this process once its database works again after a pause. */
-export const STORE_RECOVERED_REASON = "store_recovered";
+/** `expired` rows: a countdown (or an idle owed a look) found too late after a restart, with its lateness. */
+export const EXPIRE_REASONS = ["stale_after_restart"] as const;
+export type ExpireReason = (typeof EXPIRE_REASONS)[number];
+export const EXPIRE_REASON: ExpireReason = "stale_after_restart";
+
+/**
+ * `resumed` rows: a countdown picked up after a restart (`restart`), taken over from a process whose lease ran out
+ * (`lease_expired`), or adopted again once this process's database works after a pause (`store_recovered`).
+ */
+export const RESUME_REASONS = ["restart", "lease_expired", "store_recovered"] as const;
+export type ResumeReason = (typeof RESUME_REASONS)[number];
+export const RESUME_REASON: ResumeReason = "restart";
+export const TAKEOVER_REASON: ResumeReason = "lease_expired";
+export const STORE_RECOVERED_REASON: ResumeReason = "store_recovered";
+
+/** `reconciled` rows: a continuation whose outcome was uncertain, looked for in the session's messages. */
+export const RECONCILE_REASONS = ["found", "not_found"] as const;
+export type ReconcileReason = (typeof RECONCILE_REASONS)[number];
+
+/** `stopped` and `unstopped` rows: who set or lifted the stop. */
+export const STOP_SOURCES = ["command", "cli", "api", "tui"] as const;
+export type StopSource = (typeof STOP_SOURCES)[number];
+
+/** Every reason each audit event may carry (`null` alone: the event has no reason). */
+export const AUDIT_VOCABULARY: { readonly [E in AuditEvent]: readonly (string | null)[] } = {
+  armed: [null],
+  cancelled: CANCEL_REASONS,
+  skipped: SKIP_REASONS,
+  fired: [null],
+  injected: [null],
+  injection_failed: INJECTION_FAILURE_REASONS,
+  expired: EXPIRE_REASONS,
+  resumed: RESUME_REASONS,
+  reconciled: RECONCILE_REASONS,
+  stopped: STOP_SOURCES,
+  unstopped: STOP_SOURCES,
+};
+
+/**
+ * One audit row as the code writes it: every event with exactly the reasons it may carry. A countdown that a guard
+ * closes at its deadline is `skipped` with the guard's reason; one that activity ends is `cancelled`.
+ */
+export type AuditRecord =
+  | { event: "armed" | "fired" | "injected"; reason?: null }
+  | { event: "skipped"; reason: SkipReason }
+  | { event: "cancelled"; reason: CancelReason }
+  | { event: "injection_failed"; reason: InjectionFailureReason }
+  | { event: "expired"; reason: ExpireReason }
+  | { event: "resumed"; reason: ResumeReason }
+  | { event: "reconciled"; reason: ReconcileReason }
+  | { event: "stopped" | "unstopped"; reason: StopSource };
+
+export type AuditEntry = AuditRecord & { detail?: Record<string, unknown> };

@@ -14,6 +14,7 @@ import {
   STORE_RECOVERED_REASON,
   type CancelReason,
   type SkipReason,
+  type StopSource,
 } from "../core/reasons.js";
 import { isOpen, mergeLedger, parseLedger, summarize, type Todo, type TodoSummary } from "../core/todos.js";
 import {
@@ -596,7 +597,7 @@ export class Enforcer {
   }
 
   /** Sets the durable stop (and cancels an armed countdown). Returns false when the session was already stopped. */
-  stop(sessionId: string, source = "api"): boolean {
+  stop(sessionId: string, source: StopSource = "api"): boolean {
     if (!this.validSession("stop", sessionId)) return false;
     return (
       this.guarded("stop", () => {
@@ -612,7 +613,7 @@ export class Enforcer {
    * An explicit resume: lifts the durable stop and a takeover pause, starts the loop protections over, and looks at
    * the session again at once. Returns false when there was nothing to lift or reset.
    */
-  resume(sessionId: string, source = "api"): boolean {
+  resume(sessionId: string, source: StopSource = "api"): boolean {
     if (!this.validSession("resume", sessionId)) return false;
     const changed =
       this.guarded("resume", () =>
@@ -971,20 +972,21 @@ export class Enforcer {
     detail: Record<string, unknown>,
     patch?: SessionUpdate | ((row: SessionRow) => SessionUpdate),
   ): boolean {
-    return this.endArmed(sessionId, reason, "cancelled", detail, patch);
+    return this.endArmed(sessionId, { event: "cancelled", reason, detail }, patch);
   }
 
+  /** Ends the armed countdown: `cancelled` by activity, or `skipped` when a guard says no at its deadline. */
   private endArmed(
     sessionId: string,
-    reason: CancelReason | SkipReason,
-    event: "cancelled" | "skipped",
-    detail: Record<string, unknown>,
+    entry:
+      | { event: "cancelled"; reason: CancelReason; detail: Record<string, unknown> }
+      | { event: "skipped"; reason: SkipReason; detail: Record<string, unknown> },
     patch?: SessionUpdate | ((row: SessionRow) => SessionUpdate),
   ): boolean {
     const armed = this.armed.get(sessionId);
     if (!armed) return false;
     this.forget(sessionId, armed);
-    return this.repo.endCountdown(armed.row, "cancelled", reason, this.clock.now(), { event, reason, detail }, patch);
+    return this.repo.endCountdown(armed.row, "cancelled", entry.reason, this.clock.now(), entry, patch);
   }
 
   /** Whether a countdown this process holds was ended elsewhere (the TUI's key, the CLI): then it is let go. */
@@ -1001,7 +1003,11 @@ export class Enforcer {
     if (this.endedElsewhere(armed)) return;
     const decision = this.decideNow(row.sessionId, "deadline", undefined);
     if (decision.verdict === "skip") {
-      this.endArmed(row.sessionId, decision.reason, "skipped", { ...decision.detail, lateMs: info.lateMs });
+      this.endArmed(row.sessionId, {
+        event: "skipped",
+        reason: decision.reason,
+        detail: { ...decision.detail, lateMs: info.lateMs },
+      });
       return;
     }
     void this.injector.run(row.sessionId, () => this.inject(armed, info));
@@ -1041,13 +1047,21 @@ export class Enforcer {
     // An earlier continuation that failed or was lost in a timeout may have arrived after all: never send on top of it.
     const arrived = this.injector.confirmEarlier(sessionId, facts.messages);
     if (arrived) {
-      this.endArmed(sessionId, "in_flight", "skipped", { stage: "before_prompt", delivered: arrived.id });
+      this.endArmed(sessionId, {
+        event: "skipped",
+        reason: "in_flight",
+        detail: { stage: "before_prompt", delivered: arrived.id },
+      });
       void this.track(this.evaluateIdle(sessionId, "reevaluate"));
       return;
     }
     const decision = this.decideNow(sessionId, "before_prompt", facts);
     if (decision.verdict === "skip") {
-      this.endArmed(sessionId, decision.reason, "skipped", { ...decision.detail, ...this.todoError(facts) });
+      this.endArmed(sessionId, {
+        event: "skipped",
+        reason: decision.reason,
+        detail: { ...decision.detail, ...this.todoError(facts) },
+      });
       return;
     }
     const todos = facts.todos as Todo[];

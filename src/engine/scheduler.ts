@@ -3,7 +3,7 @@
 // tick) takes over armed countdowns of its scope whose owner is gone or whose lease ran out, applying the misfire
 // policy: re-arm for the time left, fire now if late by less than the resume window, else expire.
 import { classifyArmedCountdown } from "../core/resume.js";
-import { EXPIRE_REASON, RESUME_REASON, STORE_RECOVERED_REASON, TAKEOVER_REASON } from "../core/reasons.js";
+import { EXPIRE_REASON, RESUME_REASON, TAKEOVER_REASON, type ResumeReason } from "../core/reasons.js";
 import type { Repository } from "../store/repository.js";
 import type { CountdownRow } from "../store/schema.js";
 import type { Clock } from "./clock.js";
@@ -77,9 +77,7 @@ export class CountdownScheduler {
   }
 
   /** Picks up the armed countdowns of this scope that no live process holds. */
-  recover(
-    reason: typeof RESUME_REASON | typeof TAKEOVER_REASON | typeof STORE_RECOVERED_REASON = RESUME_REASON,
-  ): RecoveryReport {
+  recover(reason: ResumeReason = RESUME_REASON): RecoveryReport {
     const report: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
     const now = this.o.clock.now();
     const candidates = this.o.repo.armedInScope(this.o.directory).filter((countdown) => {
@@ -102,7 +100,7 @@ export class CountdownScheduler {
     return report;
   }
 
-  private adoptOne(countdown: CountdownRow, now: number, reason: string, report: RecoveryReport): void {
+  private adoptOne(countdown: CountdownRow, now: number, reason: ResumeReason, report: RecoveryReport): void {
     if (!this.o.repo.takeOver(countdown.id, countdown.owner, this.o.owner, now + this.o.leaseMs)) return;
     const adopted: CountdownRow = { ...countdown, owner: this.o.owner, leaseUntil: now + this.o.leaseMs };
     const verdict = classifyArmedCountdown(countdown, now, this.o.resumeWindowMs);

@@ -2,7 +2,7 @@
 // processes must not hit SQLITE_BUSY_SNAPSHOT), statements prepared once, and the audit rows of the decision
 // written in the same transaction as the change they explain.
 import { and, asc, desc, eq, gte, inArray, isNotNull, lte, sql } from "drizzle-orm";
-import type { AuditEvent } from "../core/reasons.js";
+import type { AuditEntry, CancelReason, ExpireReason, SkipReason, StopSource } from "../core/reasons.js";
 import type { SessionPatch } from "../core/transitions.js";
 import type { Db, Store } from "./open.js";
 import {
@@ -15,11 +15,7 @@ import {
   type SessionRow,
 } from "./schema.js";
 
-export interface AuditEntry {
-  event: AuditEvent;
-  reason?: string | null;
-  detail?: Record<string, unknown>;
-}
+export type { AuditEntry };
 
 export interface SessionScope {
   sessionId: string;
@@ -374,7 +370,7 @@ export class Repository {
    * Sets the durable stop and cancels the session's armed countdown (reason `stopped`), in one transaction. Returns
    * false, writing nothing, when the session was already stopped.
    */
-  setStop(scope: SessionScope, source: string, now: number): { changed: boolean; cancelled?: ArmedRef } {
+  setStop(scope: SessionScope, source: StopSource, now: number): { changed: boolean; cancelled?: ArmedRef } {
     return this.tx(() => {
       const row = this.ensureSessionRow(scope, now);
       if (row.stoppedAt != null) return { changed: false };
@@ -398,7 +394,7 @@ export class Repository {
    * see core/transitions.ts `afterExplicitResume`), audited `unstopped` with what it lifted. Returns false, writing
    * nothing, when there was nothing to lift or reset.
    */
-  resume(scope: SessionScope, source: string, now: number, patch: SessionUpdate): boolean {
+  resume(scope: SessionScope, source: StopSource, now: number, patch: SessionUpdate): boolean {
     return this.tx(() => {
       const row = this.q.getSession.get({ sessionId: scope.sessionId });
       if (!row) return false;
@@ -515,7 +511,7 @@ export class Repository {
   endCountdown(
     countdown: Pick<CountdownRow, "id" | "sessionId" | "directory">,
     state: "cancelled" | "expired",
-    reason: string,
+    reason: CancelReason | SkipReason | ExpireReason,
     now: number,
     audit: AuditEntry,
     sessionPatch?: SessionUpdate | ((row: SessionRow) => SessionUpdate),

@@ -190,7 +190,7 @@ export const STORE_CASES: StoreCase[] = [
         assert.equal(sent, true);
         assert.equal(
           repo.finishInjection(injection("inj_b", "cd_1"), "failed", NOW + 4000, "late", [
-            { event: "injection_failed" },
+            { event: "injection_failed", reason: "gave_up" },
           ]),
           false,
         );
