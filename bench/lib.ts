@@ -52,6 +52,57 @@ export async function nsPerCall(tasks: Record<string, () => void>, options: { ba
   return out;
 }
 
+export interface Sampled {
+  /** Nanoseconds per call: median and spread (25th–75th percentile) of the batches. */
+  median: number;
+  p25: number;
+  p75: number;
+  samples: number[];
+}
+
+/**
+ * Tasks measured interleaved: each round times one batch of every task, in an order that rotates from round to round,
+ * so that a machine that gets busy slows the task and its floor alike. A ratio is then the median of the per-round
+ * ratios (see `ratioOf`), which holds on a loaded machine where absolute figures do not. A task may be asynchronous
+ * (awaited call by call): what it costs to be awaited is part of what it costs.
+ */
+export async function interleaved(
+  tasks: Record<string, () => void | Promise<void>>,
+  options: { rounds?: number; batch?: number; warmupRounds?: number } = {},
+): Promise<Record<string, Sampled>> {
+  const rounds = options.rounds ?? 40;
+  const batch = options.batch ?? 1000;
+  const warmup = options.warmupRounds ?? 3;
+  const names = Object.keys(tasks);
+  const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+  for (let round = 0; round < warmup + rounds; round++) {
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(round + k) % names.length]!;
+      const fn = tasks[name]!;
+      const started = performance.now();
+      for (let i = 0; i < batch; i++) {
+        const result = fn();
+        if (result) await result;
+      }
+      const ns = ((performance.now() - started) * 1e6) / batch;
+      if (round >= warmup) samples[name]!.push(ns);
+    }
+  }
+  const out: Record<string, Sampled> = {};
+  for (const name of names) {
+    const sorted = [...samples[name]!].sort((a, b) => a - b);
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+    out[name] = { median: at(0.5), p25: at(0.25), p75: at(0.75), samples: samples[name]! };
+  }
+  return out;
+}
+
+/** The median over rounds of task ÷ floor, each pair measured back to back in the same round. */
+export function ratioOf(task: Sampled, floor: Sampled): number {
+  const ratios = task.samples.map((ns, i) => ns / floor.samples[i]!).sort((a, b) => a - b);
+  return ratios[Math.floor(ratios.length / 2)]!;
+}
+
 export function percentiles(values: number[]): { p50: number; p99: number; max: number } {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
