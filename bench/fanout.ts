@@ -2,7 +2,8 @@
 // the peak of prompt calls in flight (bounded by maxConcurrentInjections), and duplicates (must be none).
 import { resolveConfig } from "../src/config.js";
 import { Enforcer } from "../src/engine/enforcer.js";
-import { openStore } from "../src/store/open.js";
+import { openStore } from "../src/store/sqlite/open.js";
+import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { FakeHost } from "../test/support/fake-host.js";
 import { scratch, sleep, type Figure } from "./lib.js";
 
@@ -37,7 +38,7 @@ export async function fanout(sessions = 1000, cap = 8, latencyMs = 20): Promise<
     countdownSeconds: 1,
     maxConcurrentInjections: cap,
   };
-  const enforcer = new Enforcer({ config, store, host, directory: "/bench" });
+  const enforcer = new Enforcer({ config, store: new SqliteStore(store), host, directory: "/bench" });
   await enforcer.start();
   for (const id of ids) enforcer.handleEvent({ type: "session.idle", properties: { sessionID: id } });
   await enforcer.settled();

@@ -4,7 +4,8 @@
 import type { PluginInput } from "@opencode-ai/plugin";
 import { resolveConfig } from "../src/config.js";
 import { pluginHooks } from "../src/plugin/plugin.js";
-import { openStore } from "../src/store/open.js";
+import { openStore } from "../src/store/sqlite/open.js";
+import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { FakeHost } from "../test/support/fake-host.js";
 import { nsPerCall, runtime, scratch, sleep, type Figure } from "./lib.js";
 
@@ -18,7 +19,7 @@ export async function hotPath(): Promise<Figure[]> {
   const hooks = pluginHooks(
     { directory: "/bench", client: {} } as unknown as PluginInput,
     config,
-    store,
+    new SqliteStore(store),
     host as never,
   );
   const event = hooks.event as unknown as (input: { event: unknown }) => void;

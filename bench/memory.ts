@@ -2,8 +2,9 @@
 // prompt, sent), and after pruning all that history. Run with --expose-gc (bench/run.ts does).
 import { resolveConfig } from "../src/config.js";
 import { Enforcer } from "../src/engine/enforcer.js";
-import { openStore } from "../src/store/open.js";
-import { prune } from "../src/store/retention.js";
+import { openStore } from "../src/store/sqlite/open.js";
+import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
+import { prune } from "../src/store/sqlite/retention.js";
 import { FakeHost } from "../test/support/fake-host.js";
 import { scratch, sleep, type Figure } from "./lib.js";
 
@@ -31,7 +32,7 @@ export async function memory(lifecycles = 100_000): Promise<Figure[]> {
   host.getMessages = async () => [];
   host.log = () => undefined;
   const config = { ...resolveConfig({}, {}), databasePath: db, toast: false, countdownSeconds: 0 };
-  const enforcer = new Enforcer({ config, store, host, directory: "/bench" });
+  const enforcer = new Enforcer({ config, store: new SqliteStore(store), host, directory: "/bench" });
   await enforcer.start();
   await sleep(50);
   gc();

@@ -2,7 +2,8 @@
 // N armed rows and a million audit rows already in the file.
 import { resolveConfig } from "../src/config.js";
 import { Enforcer } from "../src/engine/enforcer.js";
-import { openStore } from "../src/store/open.js";
+import { openStore } from "../src/store/sqlite/open.js";
+import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { FakeHost } from "../test/support/fake-host.js";
 import { scratch, type Figure } from "./lib.js";
 
@@ -41,7 +42,7 @@ export async function recovery(armed: number, auditRows = 1_000_000): Promise<Fi
   const store = await openStore(db);
   const enforcer = new Enforcer({
     config: { ...resolveConfig({}, {}), databasePath: db, toast: false, countdownSeconds: 2 },
-    store,
+    store: new SqliteStore(store),
     host,
     directory: "/bench",
   });

@@ -1,8 +1,9 @@
 // 2. State changes: arming and cancelling a countdown as the engine does them (one IMMEDIATE transaction with its
 // audit row), each against a floor that writes the same rows raw — the same statements, prepared once, in one
 // transaction, through the same driver on the same file — measured interleaved with it (see lib.ts `interleaved`).
-import { openStore } from "../src/store/open.js";
-import { Repository, type NewCountdown } from "../src/store/repository.js";
+import { openStore } from "../src/store/sqlite/open.js";
+import type { CountdownEnd, NewCountdown } from "../src/store/port.js";
+import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { interleaved, ratioOf, runtime, scratch, type Figure, type Sampled } from "./lib.js";
 
 /** The same rows as arming and cancelling write, raw: what a state change cannot cost less than. */
@@ -101,7 +102,7 @@ async function rawFloors(db: string): Promise<RawFloors> {
 export async function stateChanges(): Promise<Figure[]> {
   const { db, cleanup } = scratch();
   const store = await openStore(db);
-  const repo = new Repository(store);
+  const port = new SqliteStore(store);
   const floors = await rawFloors(db);
   let n = 0;
   const countdown = (): NewCountdown => {
@@ -125,29 +126,25 @@ export async function stateChanges(): Promise<Figure[]> {
   const BATCH = 200;
   const armedFor = (count: number) => {
     const list: NewCountdown[] = [];
-    store.raw.immediate(() => {
-      for (let i = 0; i < count; i++) {
-        const c = countdown();
-        repo.armCountdown(c);
-        list.push(c);
-      }
-    });
+    for (let i = 0; i < count; i++) {
+      const c = countdown();
+      floors.arm(c);
+      list.push(c);
+    }
     return list;
   };
   const toCancel = armedFor((ROUNDS + 5) * BATCH);
   const toCancelRaw = armedFor((ROUNDS + 5) * BATCH);
-  let cancelled = 0;
-  let cancelledRaw = 0;
+  const cancelled: CountdownEnd = { state: "cancelled", audit: { event: "cancelled", reason: "user_message" } };
+  let cancels = 0;
+  let cancelsRaw = 0;
   const results = await interleaved(
     {
       "raw INSERT": () => floors.insert(),
       "arm, raw (floor)": () => floors.arm(countdown()),
-      arm: () => void repo.armCountdown(countdown(), { trigger: "bench" }),
-      "cancel, raw (floor)": () => floors.cancel(toCancelRaw[cancelledRaw++]!),
-      cancel: () => {
-        const c = toCancel[cancelled++]!;
-        repo.endCountdown(c, "cancelled", "user_message", Date.now(), { event: "cancelled", reason: "user_message" });
-      },
+      arm: async () => void (await port.armCountdown(countdown(), { trigger: "bench" })),
+      "cancel, raw (floor)": () => floors.cancel(toCancelRaw[cancelsRaw++]!),
+      cancel: async () => void (await port.endCountdown(toCancel[cancels++]!, cancelled, Date.now())),
     },
     { rounds: ROUNDS, batch: BATCH, warmupRounds: 3 },
   );

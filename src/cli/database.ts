@@ -2,7 +2,7 @@
 // ones that change something. Every failure becomes one clear line.
 import { existsSync } from "node:fs";
 import { configuredDatabasePath } from "../store/default-path.js";
-import { openStore, StoreOpenError, type Store } from "../store/open.js";
+import { openStore, StoreOpenError, type Store } from "../store/sqlite/open.js";
 import { CliError } from "./errors.js";
 
 export function databasePath(option: string | undefined): string {
@@ -36,13 +36,25 @@ export function query<T>(run: () => T): T {
   try {
     return run();
   } catch (error) {
-    const text = (error as Error).message;
-    if (/no such (table|view|column)/i.test(text)) {
-      throw new CliError(
-        `the database schema is older than this version of todo-continuation (${text}); run \`todo-continuation migrate\``,
-      );
-    }
-    if (/not a database|malformed/i.test(text)) throw new CliError(`the database file is damaged: ${text}`);
-    throw new CliError(text);
+    throw cliErrorOf(error);
   }
+}
+
+/** A state change through the store port, with its failure said the same way as a query's. */
+export async function change<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw cliErrorOf(error);
+  }
+}
+
+function cliErrorOf(error: unknown): CliError {
+  const text = (error as Error).message;
+  if (/no such (table|view|column)/i.test(text))
+    return new CliError(
+      `the database schema is older than this version of todo-continuation (${text}); run \`todo-continuation migrate\``,
+    );
+  if (/not a database|malformed/i.test(text)) return new CliError(`the database file is damaged: ${text}`);
+  return new CliError(text);
 }

@@ -206,3 +206,8 @@ export function afterInjectionFailed(
 export function afterStartConfirmed(): SessionPatch {
   return { consecutiveFailures: 0 };
 }
+
+/** The session columns a continuation sets once known to have gone out: its stored counts, and one more continuation. */
+export function afterContinuationOut(onSent: string | null | undefined, continuationsBefore: number): SessionPatch {
+  return { ...parsePatch(onSent), continuations: continuationsBefore + 1 };
+}

@@ -1,22 +1,12 @@
 // Gathers what the guards need from OpenCode, all reads in parallel and each one bounded. A read that fails leaves
 // its fact unknown (the guard passes) except the todos, whose failure is itself a reason to skip.
-import { inspectMessages, type InspectOptions, type MessageFacts } from "../core/messages.js";
+import type { HostFacts } from "../core/decision-input.js";
+import { inspectMessages, type InspectOptions } from "../core/messages.js";
 import type { SessionStatus } from "../core/events.js";
-import type { Todo } from "../core/todos.js";
 import type { HostAgent, HostPort } from "../host/port.js";
 import { errorMessage, withTimeout } from "./host-calls.js";
 
-export interface HostFacts {
-  todos: Todo[] | "fetch_failed";
-  todoError?: string;
-  messages?: MessageFacts;
-  parentId?: string | null;
-  /** The session's own status as the host reports it (`idle` when absent from the status map). */
-  status?: SessionStatus;
-  /** Busy sessions below this one: children, grandchildren and deeper. */
-  busyDescendants?: string[];
-  agents?: HostAgent[];
-}
+export type { HostFacts };
 
 /** Enough recent messages to find the latest real one in a long autonomous run. */
 const MESSAGE_WINDOW = 60;

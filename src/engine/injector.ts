@@ -1,85 +1,83 @@
-// Prompt calls: one at a time per session (a p-queue each), at most `maxConcurrentInjections` at once in the process
-// (one shared p-queue). The injection is recorded `pending` in the same transaction that claims the countdown,
-// before OpenCode is called, then `sent`, `failed` or `unknown`. Never twice: whenever a call fails in a way that may
-// have left OpenCode accepting it (a timeout, a reset connection, a 5xx), the session's messages are searched for
-// the message id before anything else happens; a `pending` row left by a crash is settled the same way.
+// Continuations from deadline to outcome. A due countdown becomes one `attempt()`: the guards once more at the
+// deadline, OpenCode read again, the guards right before the prompt, the claim (the countdown fired and the injection
+// recorded `pending` in one transaction, before OpenCode is called), the prompt call, and its outcome recorded —
+// `sent`, `failed` or `unknown` — with the retry the failure plan (core/injection-outcome.ts) asks for. Never twice:
+// a call that failed in a way that may have delivered it is looked for in the session before anything else happens
+// (delivery-checks.ts), and an earlier uncertain one that arrived after all stops a new one from going out.
+//
+// Prompt calls run one at a time per session (a p-queue each) and at most `maxConcurrentInjections` at once in the
+// process (one shared p-queue); the state changes of an attempt run in the session's lane, the call between them.
 import PQueue from "p-queue";
-import { classifyError } from "../core/errors.js";
-import { inspectMessages, type MessageFacts } from "../core/messages.js";
-import type { InjectionFailureReason } from "../core/reasons.js";
-import { afterInjectionFailed, parsePatch, type RetryPolicy, type SessionPatch } from "../core/transitions.js";
-import type { HostPort, LogLevel, PromptRequest } from "../host/port.js";
-import type { AuditEntry, NewInjection, Repository, SessionUpdate } from "../store/repository.js";
-import type { InjectionRow, SessionRow } from "../store/schema.js";
-import type { Clock } from "./clock.js";
+import type { HostFacts } from "../core/decision-input.js";
+import { explain } from "../core/explain.js";
+import {
+  mustLookUp,
+  retryAfter,
+  retryDetail,
+  verdictAfterFailure,
+  type CallFailure,
+  type FailureVerdict,
+  type RetryPlan,
+} from "../core/injection-outcome.js";
+import type { TodoSummary } from "../core/todos.js";
+import { afterContinuationOut } from "../core/transitions.js";
+import type { Settlement } from "../store/port.js";
+import type { SessionRow } from "../store/schema.js";
+import type { EngineContext } from "./context.js";
+import type { Armed, Countdowns, DueInfo } from "./countdowns.js";
+import type { Decisions } from "./decisions.js";
+import { prepareDelivery, type Delivery } from "./delivery.js";
+import { DeliveryChecks } from "./delivery-checks.js";
+import type { FactGatherer } from "./facts.js";
 import { errorMessage, HostTimeoutError, mayHaveBeenDelivered, withTimeout } from "./host-calls.js";
+import { BoundedMap } from "./session-memory.js";
+import { StartWatch } from "./start-watch.js";
+import type { StopNotices } from "./stop-notices.js";
 
-/** What to do after a failed attempt: arm a retry after `delayMs`, or nothing more. */
-export type RetryPlan = { retry: true; attempt: number; delayMs: number } | { retry: false; attempt: number };
-
-export type DeliveryOutcome =
-  | { status: "sent"; latencyMs: number }
-  /** The claim failed: the countdown was cancelled meanwhile or another process owns it now. Nothing was sent. */
-  | { status: "lost" }
-  | { status: "failed"; error: string; next: RetryPlan }
-  /** The call failed in a way that may have delivered it, and the message could not be found (yet). */
-  | { status: "unknown"; error: string; next: RetryPlan };
-
-export interface DeliveryPlan {
-  injection: NewInjection;
-  request: PromptRequest;
-  detail: Record<string, unknown>;
-}
-
-export interface InjectorOptions {
-  repo: Repository;
-  host: HostPort;
-  clock: Clock;
-  maxConcurrent: number;
-  promptTimeoutMs: number;
-  hostTimeoutMs: number;
-  startTimeoutMs: number;
-  policy: RetryPolicy;
-  log: (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
-  /** A job threw (the database failing, most likely): the engine decides how to report it. */
-  onJobError: (error: unknown) => void;
-}
-
-const RECONCILE_WINDOW = 200;
-/** OpenCode writes the message of an accepted prompt just after answering; look only once it had time to. */
-const LOOKUP_DELAY_MS = 300;
-/** How far back an earlier `failed`/`unknown` continuation is still looked for before a new one goes out. */
-const UNCERTAIN_WINDOW_MS = 3_600_000;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** The session columns a continuation sets once known to have gone out: its stored counts, one more continuation. */
-function wentOut(onSent: string | null | undefined, row: SessionRow): SessionUpdate {
-  return { ...parsePatch(onSent), continuations: row.continuations + 1 };
+export interface InjectorPeers {
+  countdowns: Countdowns;
+  decisions: Decisions;
+  facts: FactGatherer;
+  notices: StopNotices;
+  /** The session is looked at again as if it had gone idle (an idle that came while this process was injecting). */
+  lookAgain: (sessionId: string) => void;
 }
 
 export class Injector {
+  readonly starts: StartWatch;
+  readonly checks: DeliveryChecks;
   private readonly global: PQueue;
   private readonly perSession = new Map<string, PQueue>();
-  private disposed = false;
+  /** Message ids this process chose for its own continuations (their echo is not a person writing). */
+  private readonly ownMessages = new BoundedMap<string, true>(1000);
 
-  constructor(private readonly o: InjectorOptions) {
-    this.global = new PQueue({ concurrency: o.maxConcurrent });
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly peers: InjectorPeers,
+  ) {
+    this.global = new PQueue({ concurrency: ctx.config.maxConcurrentInjections });
+    this.starts = new StartWatch(ctx, peers.facts, (sessionId, injectionId, waitedMs) =>
+      this.notStarted(sessionId, injectionId, waitedMs),
+    );
+    this.checks = new DeliveryChecks(ctx, this);
   }
 
-  /** Runs `job` after the session's earlier jobs, within the global cap. Never rejects. */
-  run(sessionId: string, job: () => Promise<void>): Promise<void> {
-    if (this.disposed) return Promise.resolve();
+  /** A countdown is due: its attempt runs after the session's earlier ones, within the global cap. */
+  due(armed: Armed, info: DueInfo): void {
+    const { sessionId } = armed.row;
     let queue = this.perSession.get(sessionId);
     if (!queue) {
-      queue = new PQueue({ concurrency: 1 });
-      this.perSession.set(sessionId, queue);
-      queue.on("idle", () => {
-        if (this.perSession.get(sessionId) === queue && queue!.size === 0 && queue!.pending === 0)
+      const created = new PQueue({ concurrency: 1 });
+      queue = created;
+      this.perSession.set(sessionId, created);
+      created.on("idle", () => {
+        if (this.perSession.get(sessionId) === created && created.size === 0 && created.pending === 0)
           this.perSession.delete(sessionId);
       });
     }
-    return queue.add(() => this.global.add(job)).catch((error: unknown) => this.o.onJobError(error));
+    void queue
+      .add(() => this.global.add(() => this.attempt(armed, info)))
+      .catch((error: unknown) => this.ctx.failed("continuation", error));
   }
 
   /** A continuation of this session is queued or running in this process. */
@@ -88,223 +86,240 @@ export class Injector {
     return queue !== undefined && queue.size + queue.pending > 0;
   }
 
-  get inFlight(): number {
-    return this.global.pending;
+  isOwnMessage(messageId: string): boolean {
+    return this.ownMessages.has(messageId);
   }
 
-  async deliver(plan: DeliveryPlan): Promise<DeliveryOutcome> {
-    const { repo, clock } = this.o;
-    const { injection } = plan;
-    if (!repo.claimForInjection(injection, plan.detail)) return { status: "lost" };
-    const started = clock.monotonic();
+  // ── one attempt ───────────────────────────────────────────────────────────
+
+  private async attempt(armed: Armed, info: DueInfo): Promise<void> {
+    const { ctx } = this;
+    const { sessionId } = armed.row;
     try {
-      await withTimeout("prompt", this.o.promptTimeoutMs, (signal) => this.o.host.prompt(plan.request, signal));
+      const row = await ctx.lanes.run(sessionId, () => this.atDeadline(armed, info));
+      if (row === undefined) return;
+      const facts = await this.peers.facts.gather(sessionId, this.inspectOptions(row));
+      const delivery = await ctx.lanes.run(sessionId, () => this.beforePrompt(armed, info, facts));
+      if (delivery) await this.deliver(delivery);
+    } finally {
+      const memory = ctx.memories.peek(sessionId);
+      if (memory?.idleWhileInjecting && ctx.lifecycle.deciding) {
+        memory.idleWhileInjecting = false;
+        // After this job has left the session's queue, or the look would see it in flight again.
+        ctx.timers.schedule(`reevaluate:${sessionId}`, 0, () => this.peers.lookAgain(sessionId));
+      }
+    }
+  }
+
+  private current(armed: Armed): boolean {
+    return this.ctx.lifecycle.deciding && this.peers.countdowns.isCurrent(armed);
+  }
+
+  /** The guards at the deadline, on what events reported (no OpenCode read). The row when it goes on, else undefined. */
+  private async atDeadline(armed: Armed, info: DueInfo): Promise<SessionRow | null | undefined> {
+    const { countdowns, decisions } = this.peers;
+    if (!this.current(armed) || !(await countdowns.stillArmed(armed))) return undefined;
+    const { decision, row } = await decisions.decide(armed.row.sessionId, "deadline");
+    if (decision.verdict === "continue") return row ?? null;
+    const detail = { ...decision.detail, lateMs: info.lateMs };
+    await countdowns.end(armed, { state: "cancelled", audit: { event: "skipped", reason: decision.reason, detail } });
+    return undefined;
+  }
+
+  /** The guards right before the prompt, on OpenCode's answers; then the claim. The delivery when it goes out. */
+  private async beforePrompt(armed: Armed, info: DueInfo, facts: HostFacts): Promise<Delivery | undefined> {
+    const { ctx } = this;
+    const { countdowns, decisions } = this.peers;
+    const { sessionId } = armed.row;
+    if (!this.current(armed)) return undefined;
+    if (Array.isArray(facts.todos)) ctx.memories.get(sessionId).todos = facts.todos;
+    // An earlier continuation that failed or was lost in a timeout may have arrived after all: never send on top of it.
+    const arrived = await this.checks.confirmEarlier(sessionId, facts.messages);
+    if (arrived) {
+      const detail = { stage: "before_prompt", delivered: arrived.id };
+      await countdowns.end(armed, { state: "cancelled", audit: { event: "skipped", reason: "in_flight", detail } });
+      // Its turn ran, so the session is idle again: looked at once this job has left the queue (see attempt).
+      ctx.memories.get(sessionId).idleWhileInjecting = true;
+      return undefined;
+    }
+    const { decision, row } = await decisions.decide(sessionId, "before_prompt", facts);
+    if (decision.verdict === "skip") {
+      const detail = { ...decision.detail, ...(facts.todoError ? { error: facts.todoError } : {}) };
+      await countdowns.end(armed, { state: "cancelled", audit: { event: "skipped", reason: decision.reason, detail } });
+      return undefined;
+    }
+    const delivery = prepareDelivery(ctx, { armed, info, facts, row, decision });
+    this.ownMessages.set(delivery.request.messageId, true);
+    if (!(await countdowns.claim(armed, delivery.injection, delivery.detail))) {
+      ctx.log("debug", "countdown no longer ours at the prompt call", { sessionId, countdownId: armed.row.id });
+      return undefined;
+    }
+    return delivery;
+  }
+
+  // ── the prompt call and its outcome ───────────────────────────────────────
+
+  private async deliver(delivery: Delivery): Promise<void> {
+    const { ctx } = this;
+    const started = ctx.clock.monotonic();
+    let failure: CallFailure | undefined;
+    try {
+      await withTimeout("prompt", ctx.config.promptTimeoutMs, (signal) => ctx.host.prompt(delivery.request, signal));
     } catch (error) {
-      return this.afterCallFailed(plan, error, started);
+      failure = {
+        message: errorMessage(error),
+        timeout: error instanceof HostTimeoutError,
+        mayHaveBeenDelivered: mayHaveBeenDelivered(error),
+      };
     }
-    return this.recordSent(plan, clock.monotonic() - started, {});
+    const verdict: FailureVerdict | { status: "sent"; detail: object } = failure
+      ? verdictAfterFailure(
+          failure,
+          mustLookUp(failure) ? await this.checks.lookUpAfterFailure(delivery.injection) : "not_looked",
+        )
+      : { status: "sent", detail: {} };
+    const latencyMs = ctx.clock.monotonic() - started;
+    await ctx.lanes.run(delivery.injection.sessionId, () =>
+      this.record(delivery, verdict, latencyMs, failure?.message),
+    );
   }
 
-  private async afterCallFailed(plan: DeliveryPlan, error: unknown, started: number): Promise<DeliveryOutcome> {
-    const message = errorMessage(error);
-    const timeout = error instanceof HostTimeoutError;
-    // A full context is not fixed by sending again.
-    const final = classifyError({ message }) === "token_limit";
-    if (mayHaveBeenDelivered(error)) {
-      await sleep(LOOKUP_DELAY_MS);
-      const found = await this.lookUp(plan.injection);
-      if (found === true)
-        return this.recordSent(
-          plan,
-          this.o.clock.monotonic() - started,
-          timeout ? { afterTimeout: true } : { afterError: message },
-        );
-      // Not found (or not readable): it may still arrive; a retry looks for it again before sending (see confirmEarlier).
-      if (timeout || found === undefined)
-        return this.recordUncertain(plan, message, timeout ? "timeout" : "retrying", final);
-    }
-    return this.recordFailed(plan, message, final);
-  }
-
-  private recordSent(plan: DeliveryPlan, latencyMs: number, extra: Record<string, unknown>): DeliveryOutcome {
-    const { injection } = plan;
-    const now = this.o.clock.now();
-    this.o.repo.settleInjection(injection, "sent", now, null, (row) => ({
-      patch: { ...wentOut(injection.onSent, row), recheckAt: now + this.o.startTimeoutMs },
-      audit: [
-        {
-          event: "injected",
-          detail: { injectionId: injection.id, latencyMs: Math.round(latencyMs), ...plan.detail, ...extra },
+  private async record(
+    delivery: Delivery,
+    verdict: FailureVerdict | { status: "sent"; detail: object },
+    latencyMs: number,
+    error = "",
+  ): Promise<void> {
+    const { ctx } = this;
+    const { injection, detail, summary } = delivery;
+    const { sessionId } = injection;
+    const now = ctx.clock.now();
+    if (verdict.status === "sent") {
+      await ctx.store.settleInjection(injection, "sent", now, null, (row) => ({
+        patch: {
+          ...afterContinuationOut(injection.onSent, row.continuations),
+          recheckAt: now + ctx.config.startTimeoutMs,
         },
-      ],
-    }));
-    return { status: "sent", latencyMs };
-  }
-
-  private recordFailed(plan: DeliveryPlan, error: string, final: boolean): DeliveryOutcome {
-    const now = this.o.clock.now();
-    const settled = this.o.repo.settleInjection(plan.injection, "failed", now, error, (row) =>
-      this.failure(
-        row,
-        now,
-        final,
-        (next) => ({
-          event: "injection_failed",
-          reason: next.retry ? "retrying" : "gave_up",
-          detail: {
-            injectionId: plan.injection.id,
-            error,
-            ...plan.detail,
-            ...retryDetail(next),
-            ...(final ? { tokenLimit: true } : {}),
+        audit: [
+          {
+            event: "injected",
+            detail: { injectionId: injection.id, latencyMs: Math.round(latencyMs), ...detail, ...verdict.detail },
           },
-        }),
-        final ? { tokenLimitAt: now } : {},
-      ),
+        ],
+      }));
+      ctx.log("info", "continuation sent", {
+        sessionId,
+        injectionId: injection.id,
+        todosOpen: summary.open,
+        latencyMs: Math.round(latencyMs),
+      });
+      if (!ctx.lifecycle.ending)
+        this.starts.watch(sessionId, injection.id, injection.messageId!, delivery.signalsAtCall);
+      return;
+    }
+    const { final } = verdict;
+    const settled = await ctx.store.settleInjection(injection, verdict.status, now, error, (row) => {
+      const { next, patch } = retryAfter(row.consecutiveFailures, now, ctx.config, final);
+      // A timeout says what happened; otherwise whether another attempt follows.
+      const timedOut = verdict.status === "unknown" && verdict.reason === "timeout";
+      const reason = timedOut ? "timeout" : next.retry ? "retrying" : "gave_up";
+      return {
+        next,
+        // Possibly delivered: it counts as a continuation (budget, ledger) as well as an attempt.
+        patch: {
+          ...(verdict.status === "unknown"
+            ? afterContinuationOut(injection.onSent, row.continuations)
+            : final
+              ? { tokenLimitAt: now }
+              : {}),
+          ...patch,
+        },
+        audit: [
+          {
+            event: "injection_failed",
+            reason,
+            detail: {
+              injectionId: injection.id,
+              error,
+              ...detail,
+              ...retryDetail(next),
+              ...(final && verdict.status === "failed" ? { tokenLimit: true } : {}),
+            },
+          },
+        ],
+      };
+    });
+    const next = settled?.next ?? { retry: false, attempt: 0 };
+    // Possibly delivered or not: the retry looks for it before sending anything (DeliveryChecks.confirmEarlier).
+    ctx.log(
+      next.retry ? "warn" : "error",
+      `continuation ${verdict.status === "unknown" ? "outcome unknown" : "failed"}`,
+      {
+        sessionId,
+        injectionId: injection.id,
+        error,
+        attempt: next.attempt,
+      },
     );
-    return { status: "failed", error, next: settled?.next ?? { retry: false, attempt: 0 } };
-  }
-
-  /** Possibly delivered: it counts as a continuation (budget, progress ledger) and as an attempt (retries). */
-  private recordUncertain(
-    plan: DeliveryPlan,
-    error: string,
-    reason: InjectionFailureReason,
-    final: boolean,
-  ): DeliveryOutcome {
-    const { injection } = plan;
-    const now = this.o.clock.now();
-    const settled = this.o.repo.settleInjection(injection, "unknown", now, error, (row) =>
-      this.failure(
-        row,
-        now,
-        final,
-        (next) => ({
-          event: "injection_failed",
-          reason,
-          detail: { injectionId: injection.id, error, ...plan.detail, ...retryDetail(next) },
-        }),
-        wentOut(injection.onSent, row),
-      ),
-    );
-    return { status: "unknown", error, next: settled?.next ?? { retry: false, attempt: 0 } };
-  }
-
-  /** The retry policy applied to the failure count read in the settling transaction. */
-  private failure(
-    row: SessionRow,
-    now: number,
-    final: boolean,
-    audit: (next: RetryPlan) => AuditEntry,
-    extra: SessionPatch = {},
-  ): { patch: SessionUpdate; audit: AuditEntry[]; next: RetryPlan } {
-    const outcome = afterInjectionFailed(row.consecutiveFailures, now, this.o.policy, final);
-    const next: RetryPlan = outcome.retry
-      ? { retry: true, attempt: outcome.attempt, delayMs: outcome.delayMs }
-      : { retry: false, attempt: outcome.attempt };
-    return { patch: { ...extra, ...outcome.patch }, audit: [audit(next)], next };
+    await this.afterFailure(sessionId, next, summary, { retryOf: injection.id, reason: "backoff" });
   }
 
   /**
    * A sent continuation whose turn never started (OpenCode accepted it and did nothing): an attempt like any failure.
-   * Undefined when the injection is no longer `sent` (settled otherwise meanwhile).
+   * Counted once per injection. Runs in the session's lane.
    */
-  recordNotStarted(
-    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
-    waitedMs: number,
-  ): RetryPlan | undefined {
-    const now = this.o.clock.now();
-    const { repo } = this.o;
-    return repo.inTransaction(() => {
-      const row = repo.getSession(injection.sessionId);
-      if (!row) return undefined;
-      const outcome = this.failure(
-        row,
-        now,
-        false,
-        (next) => ({
-          event: "injection_failed",
-          reason: "not_started",
-          detail: { injectionId: injection.id, waitedMs: Math.round(waitedMs), ...retryDetail(next) },
-        }),
-        { recheckAt: null },
-      );
-      repo.updateSession(injection, outcome.patch, now, outcome.audit);
-      return outcome.next;
+  async notStarted(sessionId: string, injectionId: string, waitedMs: number): Promise<void> {
+    const { ctx } = this;
+    if (!this.checks.firstNotStarted(injectionId)) return;
+    const now = ctx.clock.now();
+    const { next } = await ctx.store.settleSession(ctx.scope(sessionId), now, (row) => {
+      const plan = retryAfter(row.consecutiveFailures, now, ctx.config);
+      const detail = { injectionId, waitedMs: Math.round(waitedMs), ...retryDetail(plan.next) };
+      return {
+        next: plan.next,
+        patch: { ...plan.patch, recheckAt: null },
+        audit: [{ event: "injection_failed", reason: "not_started", detail }],
+      } satisfies Settlement & { next: RetryPlan };
     });
+    ctx.log("warn", "continuation accepted but its turn never started", {
+      sessionId,
+      injectionId,
+      waitedMs: Math.round(waitedMs),
+    });
+    await this.afterFailure(sessionId, next, undefined, { retryOf: injectionId, reason: "not_started" });
   }
 
-  /**
-   * Settles a `pending` row whose owner is gone: `sent` if its id is in the session's messages, else `unknown` (an
-   * attempt, retried by the policy). `deferred` when the messages cannot be read now (the row stays pending).
-   */
-  async reconcile(
-    row: InjectionRow,
-  ): Promise<{ status: "sent" } | { status: "unknown"; next: RetryPlan } | { status: "deferred" }> {
-    const found = await this.lookUp(row);
-    if (found === undefined) {
-      this.o.log("warn", "cannot reconcile a pending continuation yet", { injectionId: row.id });
-      return { status: "deferred" };
+  /** Arms the retry the plan asks for (unless something newer counts down already), or tells the user it gave up. */
+  async afterFailure(
+    sessionId: string,
+    next: RetryPlan,
+    summary: TodoSummary | undefined,
+    detail: Record<string, unknown>,
+  ): Promise<void> {
+    const { ctx } = this;
+    if (ctx.lifecycle.ending) return;
+    if (!next.retry) {
+      const explanation = explain("injection_failed", "gave_up", { attempt: next.attempt, final: true });
+      return this.peers.notices.tell(sessionId, "gave_up", explanation);
     }
-    const now = this.o.clock.now();
-    const detail = { injectionId: row.id, countdownId: row.countdownId, owner: row.owner };
-    if (found) {
-      this.o.repo.settleInjection(row, "sent", now, null, (session) => ({
-        patch: wentOut(row.onSent, session),
-        audit: [{ event: "reconciled", reason: "found", detail }],
-      }));
-      return { status: "sent" };
-    }
-    const settled = this.o.repo.settleInjection(
-      row,
-      "unknown",
-      now,
-      "not found in the session after a restart",
-      (session) =>
-        this.failure(
-          session,
-          now,
-          false,
-          (next) => ({ event: "reconciled", reason: "not_found", detail: { ...detail, ...retryDetail(next) } }),
-          wentOut(row.onSent, session),
-        ),
-    );
-    return { status: "unknown", next: settled?.next ?? { retry: false, attempt: 0 } };
+    if (this.peers.countdowns.has(sessionId)) return;
+    await this.peers.countdowns.arm({ sessionId, summary, attempt: next.attempt, delayMs: next.delayMs, detail });
   }
 
-  /**
-   * Before a new continuation goes out: an earlier `failed` or `unknown` one of this session that is in `messages`
-   * arrived after all. It becomes `sent` (audit `reconciled: found`); the caller must not send another on top.
-   */
-  confirmEarlier(sessionId: string, messages: MessageFacts | undefined): InjectionRow | undefined {
-    if (!messages) return undefined;
-    const now = this.o.clock.now();
-    for (const row of this.o.repo.uncertainInjections(sessionId, now - UNCERTAIN_WINDOW_MS)) {
-      const arrived =
-        (row.messageId !== null && messages.ownMessageIds.includes(row.messageId)) ||
-        messages.ownInjectionIds.includes(row.id);
-      if (!arrived) continue;
-      this.o.repo.confirmUncertain(row, now, (session) => ({
-        // An `unknown` one was already counted as a continuation; a `failed` one was not.
-        patch: {
-          ...(row.status === "failed" ? wentOut(row.onSent, session) : {}),
-          consecutiveFailures: 0,
-          backoffUntil: null,
-        },
-        audit: [
-          {
-            event: "reconciled",
-            reason: "found",
-            detail: { injectionId: row.id, countdownId: row.countdownId, was: row.status },
-          },
-        ],
-      }));
-      return row;
-    }
-    return undefined;
+  inspectOptions(row: SessionRow | null | undefined) {
+    return { detectTextQuestions: this.ctx.config.detectTextQuestions, answerOf: row?.pauseMessageId ?? null };
   }
 
-  /** Resolves when every queued job has finished. */
+  // ── shutdown ──────────────────────────────────────────────────────────────
+
+  /** Drops the attempts not started yet (their countdowns stay armed for a successor) and stops watching starts. */
+  stopQueued(): void {
+    this.global.clear();
+    for (const queue of this.perSession.values()) queue.clear();
+    this.starts.clear();
+  }
+
+  /** Resolves when every attempt queued or running has finished. */
   async drain(): Promise<void> {
     while (
       this.global.size + this.global.pending > 0 ||
@@ -313,40 +328,4 @@ export class Injector {
       await Promise.all([this.global.onIdle(), ...[...this.perSession.values()].map((q) => q.onIdle())]);
     }
   }
-
-  dispose(): void {
-    this.disposed = true;
-    this.global.clear();
-    for (const queue of this.perSession.values()) queue.clear();
-    this.perSession.clear();
-  }
-
-  /** True or false when the session's messages could be read; undefined when they could not. */
-  private async lookUp(injection: Pick<NewInjection, "id" | "sessionId" | "messageId">): Promise<boolean | undefined> {
-    try {
-      return await this.findInSession(injection);
-    } catch (error) {
-      this.o.log("debug", "could not look for a continuation in the session", {
-        injectionId: injection.id,
-        error: errorMessage(error),
-      });
-      return undefined;
-    }
-  }
-
-  /** Our message is the one with the id we chose, or one whose text carries the injection's id. */
-  private async findInSession(injection: Pick<NewInjection, "id" | "sessionId" | "messageId">): Promise<boolean> {
-    const messages = await withTimeout("messages read", this.o.hostTimeoutMs, (s) =>
-      this.o.host.getMessages(injection.sessionId, s, RECONCILE_WINDOW),
-    );
-    if (!Array.isArray(messages)) throw new Error("the host returned no message list");
-    if (injection.messageId && messages.some((m) => m.id === injection.messageId)) return true;
-    return inspectMessages(messages).ownInjectionIds.includes(injection.id);
-  }
 }
-
-function retryDetail(next: RetryPlan): Record<string, unknown> {
-  return next.retry ? { attempt: next.attempt, retryInMs: next.delayMs } : { attempt: next.attempt, final: true };
-}
-
-export type { PromptRequest };

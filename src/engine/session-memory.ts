@@ -80,18 +80,19 @@ export class SessionMemories {
   }
 
   /**
-   * Drops the oldest tenth of the cap, skipping pinned sessions. One pass at most, and the next pass only when the map
-   * has grown by another tenth: with thousands of sessions pinned by armed countdowns, eviction stays amortized O(1).
+   * Drops the oldest unpinned sessions until the map is a tenth below the cap (one pass). When pinned sessions (armed
+   * countdowns, queued continuations) hold it above that, the next pass waits until the map has grown by another
+   * tenth of its size: passes get rarer as it grows, so eviction stays amortized O(1) per new session.
    */
   private evict(): void {
     const step = Math.max(1, Math.floor(this.cap / 10));
-    let toDrop = step;
+    let toDrop = this.map.size - (this.cap - step);
     for (const id of this.map.keys()) {
-      if (toDrop === 0) break;
+      if (toDrop <= 0) break;
       if (this.pinned(id)) continue;
       this.map.delete(id);
       toDrop--;
     }
-    this.evictAt = Math.max(this.cap, this.map.size + step);
+    this.evictAt = Math.max(this.cap, this.map.size + Math.max(step, Math.floor(this.map.size / 10)));
   }
 }

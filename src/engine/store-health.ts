@@ -1,10 +1,10 @@
 // When the database stops working under a running enforcer (read-only, disk full, locked for longer than the busy
 // timeout, damaged, deleted), the host must not notice beyond one clear log line: the enforcer pauses itself, says
-// why once, probes the file every few seconds, and says so again when it works and it resumes.
-import { statSync } from "node:fs";
-import type { LogLevel } from "../host/port.js";
-
-export type StoreProblem = "read-only" | "full" | "locked" | "damaged" | "gone" | "unavailable";
+// why once, probes the store every few seconds, and says so again when it works and it resumes.
+import type { EngineStore, StoreProblem } from "../store/port.js";
+import { systemClock, type Clock } from "./clock.js";
+import type { EngineEmitter } from "./engine-events.js";
+import type { TimerQueue } from "./timer-queue.js";
 
 const DESCRIPTIONS: Record<StoreProblem, string> = {
   "read-only": "is read-only",
@@ -15,106 +15,86 @@ const DESCRIPTIONS: Record<StoreProblem, string> = {
   unavailable: "cannot be read or written",
 };
 
-/** SQLite's own failures (both drivers put `SQLITE_*` in `code` or the message); anything else is not ours to absorb. */
-export function classifyStoreError(error: unknown): StoreProblem | undefined {
-  const e = error as { code?: unknown; message?: unknown } | null;
-  const text = `${typeof e?.code === "string" ? e.code : ""} ${typeof e?.message === "string" ? e.message : ""}`;
-  if (!/SQLITE_|database|disk|readonly|read-only/i.test(text)) return undefined;
-  if (/READONLY|read-?only/i.test(text)) return "read-only";
-  if (/SQLITE_FULL|disk is full|database or disk is full|EFBIG|ENOSPC/i.test(text)) return "full";
-  if (/SQLITE_BUSY|SQLITE_LOCKED|database is locked|database table is locked/i.test(text)) return "locked";
-  if (/SQLITE_CORRUPT|SQLITE_NOTADB|malformed|not a database/i.test(text)) return "damaged";
-  if (/SQLITE_IOERR|SQLITE_CANTOPEN|disk I\/O error|unable to open/i.test(text)) return "unavailable";
-  return /SQLITE_/.test(text) ? "unavailable" : undefined;
-}
-
-function identity(path: string): string | undefined {
-  try {
-    const s = statSync(path);
-    return `${s.dev}:${s.ino}`;
-  } catch {
-    return undefined;
-  }
-}
-
-export interface StoreHealthOptions {
-  path: string;
-  log: (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
-  /** Throws if the file still does not work (a write transaction rolled back). */
-  probe: () => void;
-  /** Called once when the database fails (the enforcer drops what it cannot keep). */
-  onFailed: () => void;
-  /** Called when the file works again. */
-  onRecovered: () => void;
-  schedule: (delayMs: number, run: () => void) => void;
-  probeIntervalMs: number;
+export interface StoreState {
+  kind: StoreProblem;
+  /** On the monotonic clock: a pause is measured in elapsed time, whatever the wall clock does meanwhile. */
+  since: number;
+  failures: number;
 }
 
 export class StoreHealth {
-  private problem: { kind: StoreProblem; since: number; failures: number } | undefined;
-  private readonly fileIdentity: string | undefined;
+  private problem: StoreState | undefined;
 
-  constructor(private readonly o: StoreHealthOptions) {
-    this.fileIdentity = o.path === ":memory:" ? undefined : identity(o.path);
-  }
+  constructor(
+    private readonly store: EngineStore,
+    private readonly timers: TimerQueue,
+    private readonly events: EngineEmitter,
+    private readonly probeIntervalMs: number,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   get healthy(): boolean {
     return this.problem === undefined;
   }
 
-  get state(): { kind: StoreProblem; since: number; failures: number } | undefined {
+  get state(): StoreState | undefined {
     return this.problem ? { ...this.problem } : undefined;
   }
 
-  /** True when `error` was the database failing (now reported, once); false for anything else. */
+  /** True when `error` was the store failing (reported once, and the enforcer pauses); false for anything else. */
   report(error: unknown): boolean {
-    const kind = classifyStoreError(error);
+    const kind = this.store.problemOf(error);
     if (!kind) return false;
     this.fail(kind, error instanceof Error ? error.message : String(error));
     return true;
   }
 
-  /** A deleted or replaced file raises no SQLite error (the old inode keeps working): look for it. */
-  checkFile(): void {
-    if (this.fileIdentity === undefined || this.problem?.kind === "gone") return;
-    if (identity(this.o.path) !== this.fileIdentity)
+  /** A deleted or replaced file raises no error (the old inode keeps working): look for it. */
+  checkReplaced(): void {
+    if (this.problem?.kind !== "gone" && this.store.replaced())
       this.fail("gone", "the file at the configured path is not the one that was opened");
   }
 
   private fail(kind: StoreProblem, detail: string): void {
-    if (this.problem) {
-      this.problem.failures++;
+    const current = this.problem;
+    // A file gone for good outranks a passing problem (locked, full): say so, and stop probing the old file.
+    if (current && !(kind === "gone" && current.kind !== "gone")) {
+      current.failures++;
       return;
     }
-    this.problem = { kind, since: Date.now(), failures: 1 };
+    if (current) this.timers.cancel("store-probe");
+    this.problem = {
+      kind,
+      since: current?.since ?? this.clock.monotonic(),
+      failures: (current?.failures ?? 0) + 1,
+    };
     const retry =
       kind === "gone"
         ? "restart OpenCode (or the service) to start a new file"
-        : `it is tried again every ${Number((this.o.probeIntervalMs / 1000).toFixed(1))} s`;
-    this.o.log(
-      "error",
-      `todo-continuation paused: the database ${this.o.path} ${DESCRIPTIONS[kind]} (${detail}). OpenCode is not affected; ${retry}.`,
-      { kind },
-    );
-    this.o.onFailed();
-    if (kind !== "gone") this.o.schedule(this.o.probeIntervalMs, () => this.probe());
+        : `it is tried again every ${Number((this.probeIntervalMs / 1000).toFixed(1))} s`;
+    const message = `todo-continuation paused: the database ${this.store.location} ${DESCRIPTIONS[kind]} (${detail}). OpenCode is not affected; ${retry}.`;
+    this.events.emit("store_paused", { problem: kind, message });
+    if (kind !== "gone") this.scheduleProbe();
   }
 
-  private probe(): void {
+  private scheduleProbe(): void {
+    this.timers.schedule("store-probe", this.probeIntervalMs, () => void this.probe());
+  }
+
+  private async probe(): Promise<void> {
     if (!this.problem) return;
     try {
-      this.o.probe();
-      if (identity(this.o.path) !== this.fileIdentity) throw new Error("file replaced");
+      await this.store.probe();
     } catch {
-      this.o.schedule(this.o.probeIntervalMs, () => this.probe());
+      this.scheduleProbe();
       return;
     }
     const { kind, since, failures } = this.problem;
     this.problem = undefined;
-    this.o.log(
-      "info",
-      `todo-continuation resumed: the database ${this.o.path} works again after ${Math.round((Date.now() - since) / 1000)} s (${failures} failed write(s) while ${kind}).`,
-    );
-    this.o.onRecovered();
+    this.events.emit("store_resumed", {
+      problem: kind,
+      pausedForMs: Math.round(this.clock.monotonic() - since),
+      failedWrites: failures,
+    });
   }
 }

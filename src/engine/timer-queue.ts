@@ -85,7 +85,10 @@ export class TimerQueue {
     this.timer = undefined;
     this.timerDue = Infinity;
     const now = this.clock.monotonic();
-    while (this.heap.length > 0 && this.heap[0]!.due <= now) {
+    // Only what was scheduled before this pass: an entry that schedules itself again at 0 waits for the next timer
+    // instead of looping here forever.
+    const scheduledBefore = this.seq;
+    while (this.heap.length > 0 && this.heap[0]!.due <= now && this.heap[0]!.seq < scheduledBefore) {
       const entry = this.pop()!;
       if (entry.cancelled) continue;
       this.byKey.delete(entry.key);

@@ -38,9 +38,22 @@ export function commandNote(command: string, changed: boolean): string | undefin
   return undefined;
 }
 
-/** Applies one of our commands; returns the note to show the model, or undefined for anybody else's command. */
-export function runCommand(enforcer: Enforcer, command: string, sessionId: string): string | undefined {
-  if (command === STOP_COMMAND) return commandNote(command, enforcer.stop(sessionId, "command"));
-  if (command === RESUME_COMMAND) return commandNote(command, enforcer.resume(sessionId, "command"));
-  return undefined;
+/** What the model is told when the stop or resume could not be written (the database failing). */
+export function failureNote(command: string): string {
+  const what = command === STOP_COMMAND ? "stopped" : "resumed";
+  return `${COMMAND_NOTE_PREFIX} Automatic todo continuation could not be ${what}: its database does not work right now (see OpenCode's log). Tell the user in one short sentence.`;
+}
+
+/** Applies one of our commands; resolves with the note to show the model, or undefined for anybody else's command. */
+export async function runCommand(enforcer: Enforcer, command: string, sessionId: string): Promise<string | undefined> {
+  if (command !== STOP_COMMAND && command !== RESUME_COMMAND) return undefined;
+  try {
+    const changed =
+      command === STOP_COMMAND
+        ? await enforcer.stop(sessionId, "command")
+        : await enforcer.resume(sessionId, "command");
+    return commandNote(command, changed);
+  } catch {
+    return failureNote(command);
+  }
 }

@@ -5,17 +5,19 @@ import { ConfigError, resolveConfig, type Config } from "../config.js";
 import { Enforcer } from "../engine/enforcer.js";
 import { errorMessage } from "../engine/host-calls.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
-import { openStore, type Store } from "../store/open.js";
+import type { EngineStore } from "../store/port.js";
+import { openStore } from "../store/sqlite/open.js";
+import { SqliteStore } from "../store/sqlite/sqlite-store.js";
 import { registerCommands, runCommand } from "./commands.js";
 
 /** What other plugins in the same process can call (see README "Programmatic API"). */
 export interface TodoContinuationApi {
   markRecovering(sessionID: string): void;
   markRecoveryComplete(sessionID: string): void;
-  /** Sets the durable stop; false if it was already set (or the enforcer is off). */
-  stop(sessionID: string): boolean;
-  /** Lifts the durable stop; false if it was not set (or the enforcer is off). */
-  resume(sessionID: string): boolean;
+  /** Sets the durable stop; false if it was already set (or the enforcer is off); rejects if it cannot be written. */
+  stop(sessionID: string): Promise<boolean>;
+  /** Lifts the durable stop; false if it was not set (or the enforcer is off); rejects if it cannot be written. */
+  resume(sessionID: string): Promise<boolean>;
   dispose(): Promise<void>;
 }
 
@@ -24,14 +26,15 @@ export type TodoContinuationHooks = Hooks & TodoContinuationApi;
 const OFF: TodoContinuationApi = {
   markRecovering: () => undefined,
   markRecoveryComplete: () => undefined,
-  stop: () => false,
-  resume: () => false,
+  stop: async () => false,
+  resume: async () => false,
   dispose: async () => undefined,
 };
 
-async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<Store> {
+async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<EngineStore> {
+  const options = { busyTimeoutMs: config.busyTimeoutMs };
   try {
-    return await openStore(config.databasePath, { busyTimeoutMs: config.busyTimeoutMs });
+    return new SqliteStore(await openStore(config.databasePath, options), options);
   } catch (error) {
     host.log(
       "error",
@@ -40,7 +43,7 @@ async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<Store
         databasePath: config.databasePath,
       },
     );
-    return openStore(":memory:");
+    return new SqliteStore(await openStore(":memory:"), options);
   }
 }
 
@@ -74,7 +77,7 @@ export async function TodoContinuation(
 export function pluginHooks(
   input: PluginInput,
   config: Config,
-  store: Store,
+  store: EngineStore,
   host = new OpenCodeHost(input.client, input.directory),
 ): TodoContinuationHooks {
   const enforcer = new Enforcer({ config, store, host, directory: input.directory });
@@ -86,10 +89,10 @@ export function pluginHooks(
   }, 0);
 
   const guard =
-    <A extends unknown[]>(what: string, work: (...args: A) => void) =>
+    <A extends unknown[]>(what: string, work: (...args: A) => void | Promise<void>) =>
     async (...args: A): Promise<void> => {
       try {
-        work(...args);
+        await work(...args);
       } catch (error) {
         host.log("error", `todo-continuation ${what} failed: ${errorMessage(error)}`);
       }
@@ -102,7 +105,7 @@ export function pluginHooks(
     clearTimeout(startTimer);
     await enforcer.dispose();
     try {
-      store.close();
+      await store.close();
     } catch {
       // Closing a file that is already gone must not break OpenCode's shutdown.
     }
@@ -124,8 +127,8 @@ export function pluginHooks(
     ) as Hooks["config"],
     "command.execute.before": guard(
       "command",
-      (commandInput: { command: string; sessionID: string }, output: { parts: unknown[] }) => {
-        const note = runCommand(enforcer, commandInput.command, commandInput.sessionID);
+      async (commandInput: { command: string; sessionID: string }, output: { parts: unknown[] }) => {
+        const note = await runCommand(enforcer, commandInput.command, commandInput.sessionID);
         if (note === undefined) return;
         // OpenCode keeps its own reference to this array: edit it in place.
         const text = output.parts.find(

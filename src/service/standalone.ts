@@ -7,7 +7,7 @@ import { Enforcer } from "../engine/enforcer.js";
 import { errorMessage } from "../engine/host-calls.js";
 import type { LogLevel } from "../host/port.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
-import type { Store } from "../store/open.js";
+import type { EngineStore } from "../store/port.js";
 
 export interface ServiceOptions {
   url: string;
@@ -16,7 +16,7 @@ export interface ServiceOptions {
   username?: string;
   password?: string;
   config: Config;
-  store: Store;
+  store: EngineStore;
   log: (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
   /** Backoff between reconnection attempts (doubling up to the maximum). */
   reconnectBaseMs?: number;

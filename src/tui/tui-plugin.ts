@@ -5,9 +5,10 @@
 // a missing or broken database is one line in the panel.
 import { ConfigError } from "../config.js";
 import { afterExplicitResume } from "../core/transitions.js";
-import { openStore, type Store } from "../store/open.js";
-import { sessionView, type SessionView } from "../store/queries.js";
-import { Repository, type SessionScope } from "../store/repository.js";
+import { openStore, type Store } from "../store/sqlite/open.js";
+import { sessionView, type SessionView } from "../store/sqlite/queries.js";
+import type { SessionScope } from "../store/port.js";
+import { SqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { PanelRenderer, TuiApi, TuiKeyEvent } from "./host-api.js";
 import { keyLabel, resolveTuiOptions, type TuiOptions } from "./options.js";
 import { panelLines, type PanelLine } from "./panel.js";
@@ -74,7 +75,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
     } catch (error) {
       problem = oneLine(error);
     }
-    const repo = store ? new Repository(store) : undefined;
+    const changes = store ? new SqliteStore(store, { busyTimeoutMs: BUSY_TIMEOUT_MS }) : undefined;
     const cancelKey = options?.cancelKey ?? "escape";
     const views = new Map<string, SessionView>();
     const [version, setVersion] = renderer.signal(0);
@@ -83,13 +84,23 @@ export function createTuiPlugin(renderer: PanelRenderer) {
     let clock: ReturnType<typeof setInterval> | undefined;
     let disposed = false;
 
+    const failed = (what: string, error: unknown) => {
+      problem = `${what}: ${oneLine(error)}`;
+      setVersion(version() + 1);
+      return undefined;
+    };
     const guarded = <T>(what: string, work: () => T): T | undefined => {
       try {
         return work();
       } catch (error) {
-        problem = `${what}: ${oneLine(error)}`;
-        setVersion(version() + 1);
-        return undefined;
+        return failed(what, error);
+      }
+    };
+    const guardedChange = async <T>(what: string, work: () => Promise<T>): Promise<T | undefined> => {
+      try {
+        return await work();
+      } catch (error) {
+        return failed(what, error);
       }
     };
 
@@ -130,9 +141,9 @@ export function createTuiPlugin(renderer: PanelRenderer) {
       return typeof id === "string" ? id : undefined;
     };
 
-    const scope = (sessionId: string): SessionScope => ({
+    const scope = async (sessionId: string): Promise<SessionScope> => ({
       sessionId,
-      directory: repo?.getSession(sessionId)?.directory ?? api.state.path.directory,
+      directory: (await changes?.session(sessionId))?.directory ?? api.state.path.directory,
     });
 
     const say = (message: string, variant: "info" | "success" | "warning" = "info") => {
@@ -144,21 +155,23 @@ export function createTuiPlugin(renderer: PanelRenderer) {
     };
 
     /** Ends the running countdown of the session in view, if there is one; quiet when there is none. */
-    const cancelCountdown = (via: string, announceNone: boolean) => {
+    const cancelCountdown = async (via: string, announceNone: boolean) => {
       const sessionId = inView();
-      if (!sessionId || !repo) return;
-      const ended = guarded("cancelling", () =>
-        repo.cancelArmed(scope(sessionId), "user_key", Date.now(), { source: "tui", via }),
+      if (!sessionId || !changes) return;
+      const ended = await guardedChange("cancelling", async () =>
+        changes.cancelArmed(await scope(sessionId), Date.now(), { source: "tui", via }),
       );
       if (ended) say("Countdown cancelled: nothing will be sent.", "success");
       else if (announceNone) say("No countdown is running in this session.");
       refresh(sessionId);
     };
 
-    const stop = () => {
+    const stop = async () => {
       const sessionId = inView();
-      if (!sessionId || !repo) return say("Open a session first.");
-      const result = guarded("stopping", () => repo.setStop(scope(sessionId), "tui", Date.now()));
+      if (!sessionId || !changes) return say("Open a session first.");
+      const result = await guardedChange("stopping", async () =>
+        changes.setStop(await scope(sessionId), "tui", Date.now()),
+      );
       if (result)
         say(
           result.changed ? "Stopped for this session, also after restarts, until resumed." : "Already stopped.",
@@ -167,13 +180,13 @@ export function createTuiPlugin(renderer: PanelRenderer) {
       refresh(sessionId);
     };
 
-    const resume = () => {
+    const resume = async () => {
       const sessionId = inView();
-      if (!sessionId || !repo) return say("Open a session first.");
+      if (!sessionId || !changes) return say("Open a session first.");
       const at = Date.now();
       // recheck_at: the enforcer looks at the session again within a lease tick, as after the CLI's resume.
-      const changed = guarded("resuming", () =>
-        repo.resume(scope(sessionId), "tui", at, { ...afterExplicitResume(), recheckAt: at }),
+      const changed = await guardedChange("resuming", async () =>
+        changes.resume(await scope(sessionId), "tui", at, { ...afterExplicitResume(), recheckAt: at }),
       );
       if (changed !== undefined)
         say(
@@ -195,7 +208,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
             title: "Cancel the continuation countdown",
             desc: "Nothing is sent; the next idle starts a new one",
             category: "Todo continuation",
-            run: () => cancelCountdown("palette", true),
+            run: () => void cancelCountdown("palette", true),
           },
           {
             namespace: "palette",
@@ -203,7 +216,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
             title: "Stop todo continuation",
             desc: "For this session, across restarts, until resumed; no model turn",
             category: "Todo continuation",
-            run: stop,
+            run: () => void stop(),
           },
           {
             namespace: "palette",
@@ -211,7 +224,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
             title: "Resume todo continuation",
             desc: "Lift a stop or a pause and start the counts over",
             category: "Todo continuation",
-            run: resume,
+            run: () => void resume(),
           },
         ],
         // Escape is watched, never bound: OpenCode keeps every use it has for it (closing dialogs, interrupting).
@@ -221,10 +234,10 @@ export function createTuiPlugin(renderer: PanelRenderer) {
             : [{ key: cancelKey, cmd: COMMANDS.cancel, desc: "Cancel the continuation countdown" }],
       });
       api.keymap.intercept("key", ({ event }) => {
-        if (event.name === "escape" && cancelKey === "escape") return cancelCountdown("escape", false);
+        if (event.name === "escape" && cancelKey === "escape") return void cancelCountdown("escape", false);
         const sessionId = inView();
         if (options?.cancelOnTyping && sessionId && views.get(sessionId)?.countdown && isTyping(event))
-          cancelCountdown("typing", false);
+          void cancelCountdown("typing", false);
       });
       for (const type of REFRESH_ON) {
         unsubscribes.push(

@@ -7,7 +7,8 @@
 // PAUSE_BEFORE_PROMPT_MS, STAY_MS.
 import { resolveConfig } from "../../src/config.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/sqlite/open.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { rpcHost } from "./rpc-host.js";
 
 const env = process.env;
@@ -32,7 +33,7 @@ const config = {
 };
 const enforcer = new Enforcer({
   config,
-  store,
+  store: new SqliteStore(store, { busyTimeoutMs: config.busyTimeoutMs }),
   host: rpcHost(env.HOST_URL!, { pauseBeforePromptMs: Number(env.PAUSE_BEFORE_PROMPT_MS ?? 0) }),
   directory,
 });

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/sqlite/open.js";
 import { E2E, sleep } from "./support/harness.js";
 import { Tmpfs } from "./support/tmpfs.js";
 import { script } from "./scenarios.js";

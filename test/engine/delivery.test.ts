@@ -92,6 +92,7 @@ describe("a prompt call that fails after OpenCode took it", () => {
     await boot();
     f.host.promptScript = ["refused"];
     f.enforcer.handleEvent(ev.idle(S));
+    await settle();
     const before = f.host.calls.messages;
     await advance(2100);
     await settle();
@@ -157,6 +158,7 @@ describe("every attempt counts", () => {
     expect(accepted()).toBe(1);
     expect(f.rows.session(S)).toMatchObject({ consecutive_failures: 1 });
     f.enforcer.handleEvent(ev.status(S, "busy"));
+    await settle();
     expect(f.rows.session(S)).toMatchObject({ consecutive_failures: 0 });
   });
 });
@@ -170,6 +172,7 @@ describe("the backoff never stalls a session", () => {
     await settle();
     expect(f.rows.countdowns(S).filter((c) => c.state === "armed")).toHaveLength(1);
     f.enforcer.handleEvent(ev.status(S, "busy"));
+    await settle();
     expect(f.rows.countdowns(S).at(-1)).toMatchObject({ state: "cancelled", end_reason: "busy" });
     await advance(1000);
     f.enforcer.handleEvent(ev.status(S, "idle"));
@@ -304,29 +307,29 @@ describe("a continuation that is accepted but never starts a turn", () => {
 describe("resume through the API", () => {
   it("looks at the session at once, like the CLI and the command", async () => {
     await boot();
-    expect(f.enforcer.stop(S, "api")).toBe(true);
+    expect(await f.enforcer.stop(S, "api")).toBe(true);
     f.enforcer.handleEvent(ev.idle(S));
     await settle();
     expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "stopped" });
-    expect(f.enforcer.resume(S, "api")).toBe(true);
+    expect(await f.enforcer.resume(S, "api")).toBe(true);
     await advance(5);
     expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "armed", detail: { trigger: "resume" } });
     await advance(2100);
     await settle();
     expect(accepted()).toBe(1);
-    expect(f.enforcer.resume(S, "api")).toBe(true); // the count of continuations starts over
+    expect(await f.enforcer.resume(S, "api")).toBe(true); // the count of continuations starts over
     await settle();
     expect(f.rows.session(S)).toMatchObject({ continuations: 0 });
-    expect(f.enforcer.resume("ses_unknown", "api")).toBe(false);
+    expect(await f.enforcer.resume("ses_unknown", "api")).toBe(false);
   });
 
   it("a resume written by another process (the CLI) is picked up within a lease tick", async () => {
     await boot({ leaseMs: 3000 });
-    f.enforcer.stop(S, "api");
-    const { Repository } = await import("../../src/store/repository.js");
+    await f.enforcer.stop(S, "api");
+    const { SqliteStore } = await import("../../src/store/sqlite/sqlite-store.js");
     const { afterExplicitResume } = await import("../../src/core/transitions.js");
-    const other = new Repository(f.store);
-    other.resume({ sessionId: S, directory: "/work/project" }, "cli", Date.now(), {
+    const other = new SqliteStore(f.store);
+    await other.resume({ sessionId: S, directory: "/work/project" }, "cli", Date.now(), {
       ...afterExplicitResume(),
       recheckAt: Date.now(),
     });

@@ -267,8 +267,10 @@ describe("errors, aborts and recovery", () => {
     expect(f.host.prompts).toHaveLength(1);
 
     f.enforcer.handleEvent(ev.error(S, "APIError", "Internal server error"));
+    await settle();
     expect(f.rows.session(S)).toMatchObject({ error_streak: 1, last_error_kind: "transient" });
     userSays();
+    await settle();
     expect(f.rows.session(S)).toMatchObject({ error_streak: 0, last_error_at: null, last_error_kind: null });
   });
 
@@ -379,6 +381,7 @@ describe("failing prompts", () => {
     // Sent is not yet started: the failures in a row end when the turn is seen running.
     expect(f.rows.session(S)).toMatchObject({ consecutive_failures: 1, backoff_until: null, continuations: 1 });
     f.enforcer.handleEvent(ev.status(S, "busy"));
+    await settle();
     expect(f.rows.session(S)).toMatchObject({ consecutive_failures: 0, recheck_at: null });
   });
 
@@ -618,8 +621,8 @@ describe("the durable stop", () => {
     await boot();
     f.host.setTodos(S, [["a", "pending"]]);
     await idle();
-    expect(f.enforcer.stop(S, "command")).toBe(true);
-    expect(f.enforcer.stop(S, "command")).toBe(false);
+    expect(await f.enforcer.stop(S, "command")).toBe(true);
+    expect(await f.enforcer.stop(S, "command")).toBe(false);
     expect(f.rows.countdowns(S)).toMatchObject([{ state: "cancelled", end_reason: "stopped" }]);
     userSays();
     await idle();
@@ -630,7 +633,7 @@ describe("the durable stop", () => {
     f = await startEngine({ folder, host, config: { retryBaseMs: 1000 } });
     await idle();
     expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "stopped" });
-    expect(f.enforcer.resume(S, "command")).toBe(true);
+    expect(await f.enforcer.resume(S, "command")).toBe(true);
     await idle();
     await advance(2100);
     await settle();

@@ -119,7 +119,7 @@ describe("§2 the user stepped in after a continuation", () => {
     userSays("let me check something");
     await idleAndWait();
     expect(skips().at(-1)).toBe("user_took_over");
-    expect(f.enforcer.resume(S, "api")).toBe(true);
+    expect(await f.enforcer.resume(S, "api")).toBe(true);
     await advance(2100);
     await settle();
     expect(sent()).toBe(2);
@@ -458,9 +458,11 @@ describe("§6 work that is not finished yet", () => {
         error: { name: "ContextOverflowError", data: { message: "maximum context length is 8192 tokens" } },
       },
     });
+    await settle();
     expect(f.rows.session(S)).toMatchObject({ token_limit_at: expect.any(Number) });
     f.enforcer.handleEvent(ev.compacted(S));
     f.enforcer.handleEvent(ev.assistantMessage(S)); // OpenCode goes on after its automatic compaction
+    await settle();
     expect(f.rows.session(S)).toMatchObject({ token_limit_at: null });
     await idleAndWait();
     expect(sent()).toBe(1);
@@ -476,6 +478,14 @@ describe("§6 work that is not finished yet", () => {
     expect(f.host.prompts[0]).toMatchObject({ agent: "build" });
   });
 
+  // The engine stops while its read of OpenCode hangs: shutdown waits for the read to time out, and the recheck stays
+  // owed in the row, as after a crash.
+  const shutDownDuringTheRead = async () => {
+    const closing = f.close();
+    await advance(5000);
+    await closing;
+  };
+
   it("an idle lost in a crash while OpenCode was being read is looked at after the restart", async () => {
     const host = new FakeHost();
     await boot({ hostTimeoutMs: 5000 }, host);
@@ -484,7 +494,7 @@ describe("§6 work that is not finished yet", () => {
     await advance(100);
     expect(f.rows.session(S)).toMatchObject({ recheck_at: expect.any(Number) });
     const { folder } = f;
-    await f.close();
+    await shutDownDuringTheRead();
     host.todoBehaviour = "ok";
     f = await startEngine({ folder, host, config: { resumeWindowSeconds: 60 } });
     await advance(5);
@@ -505,7 +515,7 @@ describe("§6 work that is not finished yet", () => {
     f.enforcer.handleEvent(ev.idle(S));
     await advance(100);
     const { folder } = f;
-    await f.close();
+    await shutDownDuringTheRead();
     await advance(120_000);
     host.todoBehaviour = "ok";
     f = await startEngine({ folder, host, config: { resumeWindowSeconds: 60 } });

@@ -2,8 +2,8 @@
 // one per idle), and a countdown cancelled by another process (the TUI's key) that holds whatever the timing.
 import { describe, expect, it } from "vitest";
 import type { Config } from "../../src/config.js";
-import { openStore } from "../../src/store/open.js";
-import { Repository } from "../../src/store/repository.js";
+import { openStore } from "../../src/store/sqlite/open.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { ev } from "../support/events.js";
 import { FakeHost } from "../support/fake-host.js";
 import { DIRECTORY, startEngine, type EngineFixture } from "../support/engine-fixture.js";
@@ -59,7 +59,7 @@ describe("the toast that says why continuation stopped", () => {
     await idleAndWait();
     expect(stopToasts()).toHaveLength(1);
     // The user resumes; the session moves; it stops again: that is news.
-    f.enforcer.resume(S, "api");
+    await f.enforcer.resume(S, "api");
     for (let i = 0; i < 4; i++) await idleAndWait();
     expect(stopToasts().map((t) => t.message)).toEqual([
       "Stopped: 2 continuations without progress. /resume-continuation to go on.",
@@ -98,16 +98,14 @@ describe("the toast that says why continuation stopped", () => {
 
 describe("a countdown cancelled from another process (the TUI's key)", () => {
   const cancelFromOutside = () =>
-    new Repository(f.store).cancelArmed({ sessionId: S, directory: DIRECTORY }, "user_key", Date.now(), {
-      source: "tui",
-    });
+    new SqliteStore(f.store).cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" });
 
   it("ends it at once in the database; the owner lets it go at its next tick; nothing is sent", async () => {
     await boot({ countdownSeconds: 5 });
     f.enforcer.handleEvent(ev.idle(S));
     await advance(5);
     const toastsBefore = f.host.toasts.length;
-    expect(cancelFromOutside()).toBeDefined();
+    expect(await cancelFromOutside()).toBeDefined();
     expect(f.rows.countdowns(S)).toMatchObject([{ state: "cancelled", end_reason: "user_key" }]);
     await advance(1000);
     expect(f.host.toasts.length).toBe(toastsBefore);
@@ -122,7 +120,7 @@ describe("a countdown cancelled from another process (the TUI's key)", () => {
     await boot({ countdownSeconds: 2 });
     f.enforcer.handleEvent(ev.idle(S));
     await advance(1999);
-    cancelFromOutside();
+    await cancelFromOutside();
     await advance(50);
     await settle();
     expect(f.host.prompts).toHaveLength(0);
@@ -139,7 +137,7 @@ describe("a countdown cancelled from another process (the TUI's key)", () => {
     // While no enforcer runs, the TUI (its own connection to the file) cancels.
     const tui = await openStore(dbPath);
     expect(
-      new Repository(tui).cancelArmed({ sessionId: S, directory: DIRECTORY }, "user_key", Date.now()),
+      await new SqliteStore(tui).cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), {}),
     ).toBeDefined();
     tui.close();
     f = await startEngine({ folder, host, config: { countdownSeconds: 5 } });
@@ -153,7 +151,7 @@ describe("a countdown cancelled from another process (the TUI's key)", () => {
     f.enforcer.handleEvent(ev.idle(S));
     await advance(1100);
     await settle();
-    expect(cancelFromOutside()).toBeUndefined();
+    expect(await cancelFromOutside()).toBeUndefined();
     expect(f.host.prompts).toHaveLength(1);
   });
 });

@@ -25,8 +25,8 @@ describe("hostile input never becomes SQL", () => {
       f.host.addUserMessage(id, "go");
       f.host.setTodos(id, [["'); DELETE FROM countdowns; --", "pending"]]);
       f.enforcer.handleEvent(ev.idle(id));
-      f.enforcer.stop(id);
-      f.enforcer.resume(id);
+      await f.enforcer.stop(id);
+      await f.enforcer.resume(id);
       f.enforcer.handleEvent(ev.idle(id));
     }
     await new Promise((r) => setTimeout(r, 300));

@@ -58,6 +58,7 @@ describe("a database that fails under a running engine", () => {
     locker.exec("BEGIN EXCLUSIVE");
     // The session goes busy while the file is locked: the cancel cannot be written, but the fact is remembered.
     f.enforcer.handleEvent(ev.status(S, "busy"));
+    await f.enforcer.settled();
     expect(f.enforcer.stats().storeProblem).toBe("locked");
     f.enforcer.handleEvent(ev.delta(S));
     locker.exec("ROLLBACK");

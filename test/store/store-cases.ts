@@ -4,8 +4,9 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore, StoreOpenError, type Store } from "../../src/store/open.js";
-import { Repository, type NewCountdown, type NewInjection } from "../../src/store/repository.js";
+import { openStore, StoreOpenError, type Store } from "../../src/store/sqlite/open.js";
+import type { NewCountdown, NewInjection } from "../../src/store/port.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 export interface StoreCase {
   name: string;
@@ -52,11 +53,11 @@ function injection(id: string, countdownId: string, extra: Partial<NewInjection>
 
 async function withStore(
   folder: string,
-  work: (store: Store, repo: Repository) => void | Promise<void>,
+  work: (store: Store, port: SqliteStore) => void | Promise<void>,
 ): Promise<void> {
   const store = await openStore(join(folder, "nested", "dir", "state.db"));
   try {
-    await work(store, new Repository(store));
+    await work(store, new SqliteStore(store));
   } finally {
     store.close();
   }
@@ -98,73 +99,111 @@ export const STORE_CASES: StoreCase[] = [
   {
     name: "arming supersedes the armed countdown of the session, and the database allows only one armed per session",
     async run(folder) {
-      await withStore(folder, (store, repo) => {
-        repo.armCountdown(countdown("cd_1"));
-        const { superseded } = repo.armCountdown(countdown("cd_2", "ses_1", { armedAt: NOW + 100 }));
+      await withStore(folder, async (store, port) => {
+        await port.armCountdown(countdown("cd_1"), {});
+        const { superseded } = await port.armCountdown(countdown("cd_2", "ses_1", { armedAt: NOW + 100 }), {});
         assert.equal(superseded?.id, "cd_1");
-        assert.equal(repo.getCountdown("cd_1")?.state, "cancelled");
-        assert.equal(repo.getCountdown("cd_1")?.endReason, "superseded");
-        assert.equal(repo.armedCountdownFor("ses_1")?.id, "cd_2");
+        assert.equal((await port.countdown("cd_1"))?.state, "cancelled");
+        assert.equal((await port.countdown("cd_1"))?.endReason, "superseded");
+        assert.deepEqual(
+          (await port.armedCountdowns("/p")).map((c) => c.id),
+          ["cd_2"],
+        );
         assert.throws(() =>
           store.raw.run(
             "INSERT INTO countdowns (id, session_id, directory, armed_at, deadline_at, state) VALUES ('cd_x', 'ses_1', '/p', 1, 2, 'armed')",
           ),
         );
         assert.throws(() => store.raw.run("UPDATE countdowns SET state = 'bogus' WHERE id = 'cd_2'"));
-        const events = store.raw.all<{ event: string; reason: string | null }>(
-          "SELECT event, reason FROM audit_events ORDER BY id",
+        const events = store.raw.all<{ event: string; reason: string | null; detail: string }>(
+          "SELECT event, reason, detail FROM audit_events ORDER BY id",
         );
         assert.deepEqual(
           events.map((e) => `${e.event}:${e.reason ?? ""}`),
           ["armed:", "cancelled:superseded", "armed:"],
         );
+        // Every row about a countdown names it first in its detail (the audit detail is built in one place).
+        assert.deepEqual(
+          events.map((e) => Object.keys(JSON.parse(e.detail))[0]),
+          ["countdownId", "countdownId", "countdownId"],
+        );
         // A countdown carries its own directory: arming alone writes no session row (one less page per arm).
-        assert.equal(repo.getSession("ses_1"), undefined);
-        repo.armCountdown(countdown("cd_3", "ses_2"), {}, { agent: "build" });
-        assert.equal(repo.getSession("ses_2")?.agent, "build", "a patch given with the arming creates the row");
+        assert.equal(await port.session("ses_1"), undefined);
+        await port.armCountdown(countdown("cd_3", "ses_2"), {}, { agent: "build" });
+        assert.equal((await port.session("ses_2"))?.agent, "build", "a patch given with the arming creates the row");
       });
     },
   },
   {
-    name: "ending a countdown happens once; a second end writes nothing",
+    name: "a live owner's countdown is respected: nothing is armed and the skip is recorded",
     async run(folder) {
-      await withStore(folder, (store, repo) => {
-        repo.armCountdown(countdown("cd_1"));
-        assert.equal(
-          repo.endCountdown({ id: "cd_1", sessionId: "ses_1", directory: "/p" }, "cancelled", "user_message", NOW + 1, {
-            event: "cancelled",
-            reason: "user_message",
-          }),
-          true,
-        );
-        assert.equal(
-          repo.endCountdown(
-            { id: "cd_1", sessionId: "ses_1", directory: "/p" },
-            "expired",
-            "stale_after_restart",
-            NOW + 2,
-            { event: "expired", reason: "stale_after_restart" },
-          ),
-          false,
-        );
-        assert.equal(repo.getCountdown("cd_1")?.endReason, "user_message");
+      await withStore(folder, async (store, port) => {
+        await port.armCountdown(countdown("cd_1", "ses_1", { owner: "other" }), {});
+        const result = await port.armCountdown(countdown("cd_2"), { trigger: "idle" }, undefined, () => true);
+        assert.deepEqual(result, { armed: false, heldBy: { id: "cd_1", owner: "other", leaseUntil: NOW + 15_000 } });
+        assert.equal(await port.countdown("cd_2"), undefined);
+        assert.equal(count(store, "audit_events WHERE event = 'skipped' AND reason = 'in_flight'"), 1);
+      });
+    },
+  },
+  {
+    name: "ending a countdown happens once; a second end writes nothing, but its session change still applies",
+    async run(folder) {
+      await withStore(folder, async (store, port) => {
+        await port.armCountdown(countdown("cd_1"), {});
+        const ref = { id: "cd_1", sessionId: "ses_1", directory: "/p" };
+        const cancelled = { state: "cancelled", audit: { event: "cancelled", reason: "user_message" } } as const;
+        assert.equal(await port.endCountdown(ref, cancelled, NOW + 1), true);
+        const expired = { state: "expired", audit: { event: "expired", reason: "stale_after_restart" } } as const;
+        assert.equal(await port.endCountdown(ref, expired, NOW + 2, { recoveringSince: NOW }), false);
+        assert.equal((await port.countdown("cd_1"))?.endReason, "user_message");
+        assert.equal((await port.session("ses_1"))?.recoveringSince, NOW);
         assert.equal(count(store, "audit_events WHERE event = 'cancelled'"), 1);
         assert.equal(count(store, "audit_events WHERE event = 'expired'"), 0);
       });
     },
   },
   {
+    name: "a stop and a person's cancel end the armed countdown through the same path",
+    async run(folder) {
+      await withStore(folder, async (store, port) => {
+        await port.armCountdown(countdown("cd_1"), {});
+        assert.equal(
+          (await port.cancelArmed({ sessionId: "ses_1", directory: "/p" }, NOW + 1, { via: "key" }))?.id,
+          "cd_1",
+        );
+        assert.equal(await port.cancelArmed({ sessionId: "ses_1", directory: "/p" }, NOW + 2, {}), undefined);
+        await port.armCountdown(countdown("cd_2", "ses_1", { armedAt: NOW + 3 }), {});
+        const stop = await port.setStop({ sessionId: "ses_1", directory: "/p" }, "cli", NOW + 4);
+        assert.deepEqual(
+          { changed: stop.changed, cancelled: stop.cancelled?.id },
+          { changed: true, cancelled: "cd_2" },
+        );
+        assert.deepEqual(await port.setStop({ sessionId: "ses_1", directory: "/p" }, "cli", NOW + 5), {
+          changed: false,
+        });
+        const trail = store.raw.all<{ e: string }>(
+          "SELECT event || ':' || coalesce(reason, '') AS e FROM audit_events WHERE event <> 'armed' ORDER BY id",
+        );
+        assert.deepEqual(
+          trail.map((r) => r.e),
+          ["cancelled:user_key", "stopped:cli", "cancelled:stopped"],
+        );
+      });
+    },
+  },
+  {
     name: "only the owner can claim a countdown for injection, once, and the pending row goes with the claim",
     async run(folder) {
-      await withStore(folder, (store, repo) => {
-        repo.armCountdown(countdown("cd_1"));
-        assert.equal(repo.claimForInjection(injection("inj_a", "cd_1", { owner: "someone_else" })), false);
+      await withStore(folder, async (store, port) => {
+        await port.armCountdown(countdown("cd_1"), {});
+        assert.equal(await port.claimCountdown(injection("inj_a", "cd_1", { owner: "someone_else" }), {}), false);
         assert.equal(count(store, "injections"), 0);
-        assert.equal(repo.claimForInjection(injection("inj_b", "cd_1")), true);
-        assert.equal(repo.claimForInjection(injection("inj_c", "cd_1")), false);
-        assert.equal(repo.getCountdown("cd_1")?.state, "fired");
-        assert.equal(repo.getInjection("inj_b")?.status, "pending");
-        assert.equal(repo.hasPendingInjection("ses_1"), true);
+        assert.equal(await port.claimCountdown(injection("inj_b", "cd_1"), {}), true);
+        assert.equal(await port.claimCountdown(injection("inj_c", "cd_1"), {}), false);
+        assert.equal((await port.countdown("cd_1"))?.state, "fired");
+        assert.equal((await port.injection("inj_b"))?.status, "pending");
+        assert.equal(await port.hasPendingInjection("ses_1"), true);
         assert.throws(() =>
           store.raw.run(
             "INSERT INTO injections (id, session_id, countdown_id, directory, created_at, status, todos_total, todos_open, updated_at) VALUES ('inj_d', 'ses_1', 'cd_1', '/p', 1, 'pending', 1, 1, 1)",
@@ -174,67 +213,84 @@ export const STORE_CASES: StoreCase[] = [
     },
   },
   {
-    name: "an injection leaves `pending` once, with its session patch and audit",
+    name: "an injection leaves `pending` once, with the session change computed from the row in its transaction",
     async run(folder) {
-      await withStore(folder, (store, repo) => {
-        repo.armCountdown(countdown("cd_1"));
-        repo.claimForInjection(injection("inj_b", "cd_1"));
-        const sent = repo.finishInjection(
-          injection("inj_b", "cd_1"),
-          "sent",
-          NOW + 3000,
-          null,
-          [{ event: "injected" }],
-          (row) => ({ continuations: row.continuations + 1 }),
-        );
-        assert.equal(sent, true);
-        assert.equal(
-          repo.finishInjection(injection("inj_b", "cd_1"), "failed", NOW + 4000, "late", [
-            { event: "injection_failed", reason: "gave_up" },
-          ]),
-          false,
-        );
-        assert.equal(repo.getInjection("inj_b")?.status, "sent");
-        assert.equal(repo.getSession("ses_1")?.continuations, 1);
+      await withStore(folder, async (store, port) => {
+        await port.armCountdown(countdown("cd_1"), {});
+        await port.claimCountdown(injection("inj_b", "cd_1"), {});
+        const sent = await port.settleInjection(injection("inj_b", "cd_1"), "sent", NOW + 3000, null, (row) => ({
+          patch: { continuations: row.continuations + 1 },
+          audit: [{ event: "injected" }],
+        }));
+        assert.ok(sent);
+        const late = await port.settleInjection(injection("inj_b", "cd_1"), "failed", NOW + 4000, "late", () => ({
+          audit: [{ event: "injection_failed", reason: "gave_up" }],
+        }));
+        assert.equal(late, undefined);
+        assert.equal((await port.injection("inj_b"))?.status, "sent");
+        assert.equal((await port.session("ses_1"))?.continuations, 1);
         assert.equal(count(store, "audit_events WHERE event = 'injection_failed'"), 0);
       });
     },
   },
   {
-    name: "leases: a take-over succeeds only while the owner is still the one the adopter saw; renew and release",
+    name: "adoption takes over only while the owner is still the one read; renew and release",
     async run(folder) {
-      await withStore(folder, (_store, repo) => {
-        repo.armCountdown(countdown("cd_1", "ses_1", { owner: "a", leaseUntil: NOW + 1000 }));
-        assert.equal(repo.takeOver("cd_1", "someone", "b", NOW + 5000), false);
-        assert.equal(repo.takeOver("cd_1", "a", "b", NOW + 5000), true);
-        // A second adopter that saw the old owner loses.
-        assert.equal(repo.takeOver("cd_1", "a", "c", NOW + 5000), false);
-        assert.equal(repo.getCountdown("cd_1")?.owner, "b");
-        assert.equal(repo.renewLeases("b", NOW + 20_000), 1);
-        assert.equal(repo.getCountdown("cd_1")?.leaseUntil, NOW + 20_000);
-        assert.equal(repo.releaseLeases("b"), 1);
-        assert.equal(repo.getCountdown("cd_1")?.owner, null);
-        assert.equal(repo.takeOver("cd_1", null, "c", NOW + 1), true);
-        repo.claimForInjection(injection("inj_x", "cd_1", { owner: "c" }));
-        assert.equal(repo.takeOver("cd_1", "c", "d", NOW + 1), false, "a fired countdown cannot be adopted");
+      await withStore(folder, async (store, port) => {
+        await port.armCountdown(countdown("cd_1", "ses_1", { owner: "a", leaseUntil: NOW + 1000 }), {});
+        const row = (await port.countdown("cd_1"))!;
+        const resumed = { event: "resumed", reason: "lease_expired" } as const;
+        const stale = { ...row, owner: "someone" };
+        assert.deepEqual(await port.adoptCountdowns([{ countdown: stale, audit: resumed }], "b", NOW + 5000, NOW), [
+          false,
+        ]);
+        assert.deepEqual(await port.adoptCountdowns([{ countdown: row, audit: resumed }], "b", NOW + 5000, NOW), [
+          true,
+        ]);
+        // A second adopter that read the old owner loses.
+        assert.deepEqual(await port.adoptCountdowns([{ countdown: row, audit: resumed }], "c", NOW + 5000, NOW), [
+          false,
+        ]);
+        assert.equal((await port.countdown("cd_1"))?.owner, "b");
+        assert.equal(count(store, "audit_events WHERE event = 'resumed'"), 1);
+        assert.equal(await port.renewLeases("b", NOW + 20_000), 1);
+        assert.equal((await port.countdown("cd_1"))?.leaseUntil, NOW + 20_000);
+        assert.equal(await port.releaseLeases("b"), 1);
+        const released = (await port.countdown("cd_1"))!;
+        assert.equal(released.owner, null);
+        const expire = { state: "expired", audit: { event: "expired", reason: "stale_after_restart" } } as const;
+        assert.deepEqual(await port.adoptCountdowns([{ countdown: released, end: expire }], "c", NOW + 1, NOW), [true]);
+        assert.equal((await port.countdown("cd_1"))?.state, "expired");
       });
     },
   },
   {
-    name: "session patches are durable and audited in the same transaction",
+    name: "session changes are durable and audited in the same transaction",
     async run(folder) {
-      await withStore(folder, (_store, repo) => {
-        repo.updateSession({ sessionId: "ses_9", directory: "/p" }, { stoppedAt: NOW, stopSource: "cli" }, NOW, [
+      await withStore(folder, async (_store, port) => {
+        await port.changeSession({ sessionId: "ses_9", directory: "/p" }, NOW, { stoppedAt: NOW, stopSource: "cli" }, [
           { event: "stopped", reason: "cli" },
         ]);
       });
-      await withStore(folder, (store, repo) => {
-        assert.equal(repo.getSession("ses_9")?.stoppedAt, NOW);
+      await withStore(folder, async (store, port) => {
+        assert.equal((await port.session("ses_9"))?.stoppedAt, NOW);
         const row = store.raw.all<{ event: string; detail: string }>(
           "SELECT event, detail FROM audit_events WHERE session_id = 'ses_9'",
         )[0]!;
         assert.equal(row.event, "stopped");
         assert.deepEqual(JSON.parse(row.detail), {});
+      });
+    },
+  },
+  {
+    name: "a failing state change rejects (never a silent false) and writes nothing",
+    async run(folder) {
+      await withStore(folder, async (store, port) => {
+        store.raw.exec("PRAGMA query_only = ON");
+        await assert.rejects(port.setStop({ sessionId: "ses_1", directory: "/p" }, "api", NOW), /readonly|read-only/i);
+        store.raw.exec("PRAGMA query_only = OFF");
+        assert.equal(port.problemOf(new Error("attempt to write a readonly database")), "read-only");
+        assert.equal(await port.session("ses_1"), undefined);
       });
     },
   },

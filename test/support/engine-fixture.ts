@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveConfig, type Config } from "../../src/config.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
-import { openStore, type Store } from "../../src/store/open.js";
+import { openStore, type Store } from "../../src/store/sqlite/open.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { FakeHost } from "./fake-host.js";
 
 export const DIRECTORY = "/work/project";
@@ -85,7 +86,12 @@ export async function startEngine(
   const config = testConfig(dbPath, { toast: true, ...options.config });
   const store = await openStore(dbPath, { busyTimeoutMs: config.busyTimeoutMs });
   const host = options.host ?? new FakeHost();
-  const enforcer = new Enforcer({ config, store, host, directory: options.directory ?? DIRECTORY });
+  const enforcer = new Enforcer({
+    config,
+    store: new SqliteStore(store, { busyTimeoutMs: config.busyTimeoutMs }),
+    host,
+    directory: options.directory ?? DIRECTORY,
+  });
   if (options.start !== false) await enforcer.start();
   let closed = false;
   const close = async () => {

@@ -119,6 +119,7 @@ describe("the TUI plugin", () => {
     await advance(2000);
     expect(panel()[1]).toBe("continuing in 3s · esc cancels"); // the UI clock, no read of the database
     api.press({ name: "escape", sequence: "\u001b" });
+    await advance(0); // the change is written asynchronously
     expect(f!.rows.countdowns(S)).toMatchObject([{ state: "cancelled", end_reason: "user_key" }]);
     expect(f!.rows.audit(S).at(-1)).toMatchObject({
       event: "cancelled",
@@ -135,6 +136,7 @@ describe("the TUI plugin", () => {
   it("Esc with no countdown running does nothing (OpenCode keeps Esc for its own uses)", async () => {
     const { api } = await world();
     api.press({ name: "escape" });
+    await advance(0);
     expect(api.toasts).toEqual([]);
     expect(api.bindings).toEqual([]);
   });
@@ -145,6 +147,7 @@ describe("the TUI plugin", () => {
     await advance(5);
     handle.refresh(S);
     api.press({ name: "w", sequence: "w" });
+    await advance(0);
     expect(f!.rows.audit(S).at(-1)).toMatchObject({
       event: "cancelled",
       reason: "user_key",
@@ -161,14 +164,17 @@ describe("the TUI plugin", () => {
     await advance(5);
     handle.refresh(S);
     api.press({ name: "escape" });
+    await advance(0);
     expect(f!.rows.countdowns(S)).toMatchObject([{ state: "armed" }]);
     api.run("todo-continuation.cancel");
+    await advance(0);
     expect(f!.rows.countdowns(S)).toMatchObject([{ state: "cancelled", end_reason: "user_key" }]);
   });
 
   it("the palette's stop holds across the next idle without a model turn; resume lifts it and the session is looked at again", async () => {
     const { api, handle, panel } = await world({ leaseMs: 3000 });
     api.run("todo-continuation.stop");
+    await advance(0);
     expect(f!.rows.session(S)).toMatchObject({ stop_source: "tui" });
     expect(f!.host.calls.prompt).toBe(0);
     expect(panel()).toEqual(["Todo continuation", "stopped (by tui)", "/resume-continuation to go on"]);
@@ -178,6 +184,7 @@ describe("the TUI plugin", () => {
     expect(f!.host.prompts).toEqual([]);
     expect(f!.rows.trail(S)).toEqual(["stopped:tui", "skipped:stopped"]);
     api.run("todo-continuation.resume");
+    await advance(0);
     expect(f!.rows.trail(S).at(-1)).toBe("unstopped:tui");
     await advance(1100); // a lease tick of the engine picks the resume up
     await settle();

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { AUDIT_EVENTS } from "../../core/reasons.js";
-import { auditTrail } from "../../store/queries.js";
+import { auditTrail } from "../../store/sqlite/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { localTime, parseDuration, table } from "../format.js";
 import { globals, positiveIntegerArg, print, printJson } from "../output.js";

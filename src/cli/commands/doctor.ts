@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import type { Command } from "commander";
-import { StoreOpenError, openStore } from "../../store/open.js";
+import { StoreOpenError, openStore } from "../../store/sqlite/open.js";
 import {
   armedCountdowns,
   fileSize,
@@ -8,7 +8,7 @@ import {
   schemaState,
   stoppedSessions,
   unsettledInjections,
-} from "../../store/queries.js";
+} from "../../store/sqlite/queries.js";
 import { CliError } from "../errors.js";
 import { databasePath } from "../database.js";
 import { localTime, table, untilOrLate } from "../format.js";

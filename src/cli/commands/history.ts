@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { injectionHistory } from "../../store/queries.js";
+import { injectionHistory } from "../../store/sqlite/queries.js";
 import { openForReading, databasePath, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";
 import { globals, positiveIntegerArg, print, printJson } from "../output.js";

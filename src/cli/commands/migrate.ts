@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { schemaState } from "../../store/queries.js";
+import { schemaState } from "../../store/sqlite/queries.js";
 import { databasePath, openForWriting, query } from "../database.js";
 import { globals, print, printJson } from "../output.js";
 

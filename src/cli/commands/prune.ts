@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { prune } from "../../store/retention.js";
+import { prune } from "../../store/sqlite/retention.js";
 import { databasePath, openForWriting, query } from "../database.js";
 import { localTime, parseDuration } from "../format.js";
 import { globals, positiveIntegerArg, print, printJson } from "../output.js";

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { ConfigError, resolveConfig } from "../../config.js";
 import type { LogLevel } from "../../host/port.js";
 import { safeUrl, StandaloneService } from "../../service/standalone.js";
+import { SqliteStore } from "../../store/sqlite/sqlite-store.js";
 import { databasePath, openForWriting } from "../database.js";
 import { UsageError } from "../errors.js";
 import { globals } from "../output.js";
@@ -40,7 +41,8 @@ export function registerServe(program: Command): void {
             error instanceof ConfigError ? error.message : `--options is not valid JSON: ${(error as Error).message}`,
           );
         }
-        const store = await openForWriting(databasePath(config.databasePath), config.busyTimeoutMs);
+        const connection = await openForWriting(databasePath(config.databasePath), config.busyTimeoutMs);
+        const store = new SqliteStore(connection, { busyTimeoutMs: config.busyTimeoutMs });
         const service = new StandaloneService({
           url: options.url,
           directory: options.directory,
@@ -53,15 +55,15 @@ export function registerServe(program: Command): void {
         await service.start();
         logLine(
           "info",
-          `todo-continuation service running against ${safeUrl(options.url)} (database ${store.path}); Ctrl-C stops it`,
+          `todo-continuation service running against ${safeUrl(options.url)} (database ${store.location}); Ctrl-C stops it`,
         );
         await new Promise<void>((resolve) => {
           const stop = (signal: string) => {
             logLine("info", `${signal}: stopping, releasing leases`);
-            void service.stop().then(() => {
-              store.close();
-              resolve();
-            });
+            void service
+              .stop()
+              .then(() => store.close())
+              .then(resolve);
           };
           process.once("SIGINT", () => stop("SIGINT"));
           process.once("SIGTERM", () => stop("SIGTERM"));

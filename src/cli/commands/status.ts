@@ -6,7 +6,7 @@ import {
   stoppedSessions,
   unsettledInjections,
   type ArmedRow,
-} from "../../store/queries.js";
+} from "../../store/sqlite/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { duration, localTime, table, untilOrLate } from "../format.js";
 import { globals, print, printJson } from "../output.js";

@@ -1,12 +1,22 @@
 import type { Command } from "commander";
 import { afterExplicitResume } from "../../core/transitions.js";
-import { Repository } from "../../store/repository.js";
-import { databasePath, openForWriting, query } from "../database.js";
+import type { EngineStore } from "../../store/port.js";
+import { SqliteStore } from "../../store/sqlite/sqlite-store.js";
+import { change, databasePath, openForWriting } from "../database.js";
 import { globals, print, printJson } from "../output.js";
 
 /** The session's own scope when the database knows it; else the given or current directory. */
-function scopeOf(repo: Repository, sessionId: string, directory: string | undefined) {
-  return { sessionId, directory: repo.getSession(sessionId)?.directory ?? directory ?? process.cwd() };
+async function scopeOf(store: EngineStore, sessionId: string, directory: string | undefined) {
+  return { sessionId, directory: (await store.session(sessionId))?.directory ?? directory ?? process.cwd() };
+}
+
+async function withStore<T>(db: string | undefined, work: (store: EngineStore) => Promise<T>): Promise<T> {
+  const store = new SqliteStore(await openForWriting(databasePath(db)));
+  try {
+    return await change(() => work(store));
+  } finally {
+    await store.close();
+  }
 }
 
 export function registerStopResume(program: Command): void {
@@ -17,21 +27,15 @@ export function registerStopResume(program: Command): void {
     .option("--directory <dir>", "the project directory, for a session the database has not seen yet")
     .action(async (sessionId: string, options: { directory?: string }, command: Command) => {
       const { db, json } = globals(command);
-      const store = await openForWriting(databasePath(db));
-      try {
-        const repo = new Repository(store);
-        const { changed, cancelled } = query(() =>
-          repo.setStop(scopeOf(repo, sessionId, options.directory), "cli", Date.now()),
-        );
-        if (json) return printJson({ sessionId, stopped: true, changed, cancelledCountdown: cancelled?.id ?? null });
-        print(
-          changed
-            ? `stopped ${sessionId}${cancelled ? " (its armed countdown was cancelled)" : ""}; lift it with \`todo-continuation resume ${sessionId}\` or /resume-continuation`
-            : `${sessionId} was already stopped`,
-        );
-      } finally {
-        store.close();
-      }
+      const { changed, cancelled } = await withStore(db, async (store) =>
+        store.setStop(await scopeOf(store, sessionId, options.directory), "cli", Date.now()),
+      );
+      if (json) return printJson({ sessionId, stopped: true, changed, cancelledCountdown: cancelled?.id ?? null });
+      print(
+        changed
+          ? `stopped ${sessionId}${cancelled ? " (its armed countdown was cancelled)" : ""}; lift it with \`todo-continuation resume ${sessionId}\` or /resume-continuation`
+          : `${sessionId} was already stopped`,
+      );
     });
 
   program
@@ -40,22 +44,19 @@ export function registerStopResume(program: Command): void {
     .argument("<sessionID>", "the OpenCode session id (ses_…)")
     .action(async (sessionId: string, _options: unknown, command: Command) => {
       const { db, json } = globals(command);
-      const store = await openForWriting(databasePath(db));
-      try {
-        const repo = new Repository(store);
-        const now = Date.now();
-        // recheck_at: a running enforcer of the session's directory looks at it within a lease tick (~5 s).
-        const changed = query(() =>
-          repo.resume(scopeOf(repo, sessionId, undefined), "cli", now, { ...afterExplicitResume(), recheckAt: now }),
-        );
-        if (json) return printJson({ sessionId, stopped: false, changed });
-        print(
-          changed
-            ? `resumed ${sessionId}: a running enforcer looks at it again within seconds`
-            : `${sessionId} was not stopped, paused or held back`,
-        );
-      } finally {
-        store.close();
-      }
+      const now = Date.now();
+      // recheck_at: a running enforcer of the session's directory looks at it within a lease tick (~5 s).
+      const changed = await withStore(db, async (store) =>
+        store.resume(await scopeOf(store, sessionId, undefined), "cli", now, {
+          ...afterExplicitResume(),
+          recheckAt: now,
+        }),
+      );
+      if (json) return printJson({ sessionId, stopped: false, changed });
+      print(
+        changed
+          ? `resumed ${sessionId}: a running enforcer looks at it again within seconds`
+          : `${sessionId} was not stopped, paused or held back`,
+      );
     });
 }

@@ -6,7 +6,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { applyMigrations, type MigrationReport } from "./migrate.js";
-import { schema, type Schema } from "./schema.js";
+import { schema, type Schema } from "../schema.js";
 
 export type Db = BaseSQLiteDatabase<"sync", unknown, Schema>;
 
@@ -52,7 +52,7 @@ export class StoreOpenError extends Error {
   }
 }
 
-export const SHIPPED_MIGRATIONS = fileURLToPath(new URL("../../migrations", import.meta.url));
+export const SHIPPED_MIGRATIONS = fileURLToPath(new URL("../../../migrations", import.meta.url));
 
 export const isBun = typeof (process.versions as Record<string, string | undefined>).bun === "string";
 

@@ -1,0 +1,144 @@
+// What the guard chain is given, put together the same way at each of the three moments a continuation is decided
+// (the idle, the deadline, right before the prompt): the session's durable row, what this process saw of it in events,
+// and what OpenCode answered when asked. Pure.
+import type { DecisionConfig, DecisionInput, Decision, DurableFacts, LiveFacts, Stage } from "./decide.js";
+import type { SessionStatus } from "./events.js";
+import type { AgentChoice, MessageFacts } from "./messages.js";
+import { parseLedger, type Todo } from "./todos.js";
+import { afterErrorsResolved, agentColumns, liftPause, type SessionPatch } from "./transitions.js";
+
+/** The durable columns the guards read (a `sessions` row has them all). */
+export interface SessionState {
+  parentId: string | null;
+  stoppedAt: number | null;
+  recoveringSince: number | null;
+  lastErrorAt: number | null;
+  lastErrorKind: string | null;
+  lastErrorName: string | null;
+  errorStreak: number;
+  lastErrorRetryAfterMs: number | null;
+  abortedAt: number | null;
+  tokenLimitAt: number | null;
+  continuations: number;
+  stagnantContinuations: number;
+  unproductiveReplies: number;
+  todoSnapshot: string | null;
+  backoffUntil: number | null;
+  pausedAt: number | null;
+  pauseMessageId: string | null;
+  pauseBaseline: string | null;
+  agent: string | null;
+  modelProvider: string | null;
+  modelId: string | null;
+  variant: string | null;
+}
+
+/** What this process saw of the session in its events. */
+export interface SessionSightings {
+  status?: SessionStatus;
+  parentId?: string | null;
+  pendingRequests: number;
+  compactedRecently: boolean;
+  /** The todos of the latest `todo.updated`. */
+  todos?: Todo[];
+}
+
+/** What OpenCode answered when asked (all reads bounded; a read that failed leaves its fact out). */
+export interface HostFacts {
+  todos: Todo[] | "fetch_failed";
+  todoError?: string;
+  messages?: MessageFacts;
+  parentId?: string | null;
+  /** The session's own status as OpenCode reports it (`idle` when absent from the status map). */
+  status?: SessionStatus;
+  /** Busy sessions below this one: children, grandchildren and deeper. */
+  busyDescendants?: string[];
+  agents?: Array<{ name: string; canWrite?: boolean }>;
+}
+
+export interface DecisionContext {
+  stage: Stage;
+  now: number;
+  config: DecisionConfig;
+  row?: SessionState;
+  seen: SessionSightings;
+  /** Undefined before OpenCode was asked (the pre-check at an idle, the deadline). */
+  facts?: HostFacts;
+  /** Another continuation of the session is queued, in flight, or recorded `pending`. */
+  inFlight: boolean;
+}
+
+export function decisionInput({ stage, now, config, row, seen, facts, inFlight }: DecisionContext): DecisionInput {
+  const chosen = agentChoice(row, facts);
+  const agentCanWrite = chosen.writeDenied
+    ? false
+    : chosen.agent
+      ? facts?.agents?.find((a) => a.name === chosen.agent)?.canWrite
+      : undefined;
+  const live: LiveFacts = {
+    inFlight,
+    // OpenCode's answer beats memory when it says the session is working: another process (or a missed event) may
+    // have set it going since this process last heard of it.
+    status: facts?.status === "busy" || facts?.status === "retry" ? facts.status : (seen.status ?? facts?.status),
+    busyChildren: facts?.busyDescendants?.length,
+    busyDescendantIds: facts?.busyDescendants,
+    pendingRequests: seen.pendingRequests,
+    messages: facts?.messages,
+    compactedRecently: seen.compactedRecently,
+    agent: chosen.agent,
+    agentCanWrite,
+  };
+  // The deadline is judged on the todos events reported; an idle's pre-check on none (it passes the todo guards).
+  const todos = facts ? facts.todos : stage === "deadline" ? seen.todos : undefined;
+  return { stage, now, config, durable: durableFacts(row, seen, facts), live, todos };
+}
+
+function durableFacts(
+  row: SessionState | undefined,
+  seen: SessionSightings,
+  facts: HostFacts | undefined,
+): DurableFacts {
+  return {
+    parentId: row?.parentId ?? seen.parentId ?? facts?.parentId ?? null,
+    stoppedAt: row?.stoppedAt ?? null,
+    recovering: row?.recoveringSince != null,
+    lastErrorAt: row?.lastErrorAt ?? null,
+    lastErrorKind: row?.lastErrorKind ?? null,
+    lastErrorName: row?.lastErrorName ?? null,
+    errorStreak: row?.errorStreak ?? 0,
+    lastErrorRetryAfterMs: row?.lastErrorRetryAfterMs ?? null,
+    abortedAt: row?.abortedAt ?? null,
+    tokenLimitAt: row?.tokenLimitAt ?? null,
+    continuations: row?.continuations ?? 0,
+    stagnantContinuations: row?.stagnantContinuations ?? 0,
+    unproductiveReplies: row?.unproductiveReplies ?? 0,
+    ledger: parseLedger(row?.todoSnapshot),
+    backoffUntil: row?.backoffUntil ?? null,
+    pausedAt: row?.pausedAt ?? null,
+    pauseMessageId: row?.pauseMessageId ?? null,
+    pauseLedger: parseLedger(row?.pauseBaseline),
+  };
+}
+
+/** The agent and model of the latest real message: from the messages when read, else as last recorded. */
+export function agentChoice(row: SessionState | undefined, facts: HostFacts | undefined): AgentChoice {
+  const latest = facts?.messages?.latestReal;
+  if (latest && (latest.agent || latest.modelId)) return latest;
+  return {
+    agent: row?.agent ?? undefined,
+    providerId: row?.modelProvider ?? undefined,
+    modelId: row?.modelId ?? undefined,
+    variant: row?.variant ?? undefined,
+  };
+}
+
+/** Session columns that go with arming: the agent seen, a pause that lifted, errors that are over, the owed look. */
+export function armPatch(decision: Extract<Decision, { verdict: "continue" }>, facts: HostFacts): SessionPatch {
+  const latest = facts.messages?.latestReal;
+  return {
+    ...(latest ? agentColumns(latest) : {}),
+    ...(decision.pauseLifted ? liftPause() : {}),
+    ...(decision.errorsResolved ? afterErrorsResolved() : {}),
+    recheckAt: null,
+  };
+}

@@ -1,0 +1,55 @@
+// One decision of the guard chain for one session: its row (read now), what this process saw of it, and what OpenCode
+// answered, assembled by core/decision-input.ts and judged by core/decide.ts. A skip is recorded here, with the stop
+// notice it may owe. Called in the session's lane.
+import { decide, type Decision, type Stage } from "../core/decide.js";
+import { decisionInput, type HostFacts } from "../core/decision-input.js";
+import { explain, STOP_NOTICES } from "../core/explain.js";
+import type { SessionChange } from "../store/port.js";
+import type { SessionRow } from "../store/schema.js";
+import type { EngineContext } from "./context.js";
+import type { StopNotices } from "./stop-notices.js";
+
+export type Skip = Extract<Decision, { verdict: "skip" }>;
+
+export class Decisions {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly notices: StopNotices,
+    /** A continuation of the session is queued or in flight in this process. */
+    private readonly injecting: (sessionId: string) => boolean,
+  ) {}
+
+  async decide(
+    sessionId: string,
+    stage: Stage,
+    facts?: HostFacts,
+  ): Promise<{ decision: Decision; row: SessionRow | undefined }> {
+    const { ctx } = this;
+    const row = await ctx.store.session(sessionId);
+    // At the deadline and before the prompt, the job asking is the one in this process's queue: only a continuation
+    // recorded `pending` (by this process or another) counts then.
+    const inFlight =
+      (stage === "idle" && this.injecting(sessionId)) || (await ctx.store.hasPendingInjection(sessionId));
+    const memory = ctx.memories.get(sessionId);
+    const seen = {
+      status: memory.status,
+      parentId: memory.parentId,
+      pendingRequests: memory.pendingRequests.size,
+      compactedRecently: memory.compactedRecently,
+      todos: memory.todos,
+    };
+    const input = decisionInput({ stage, now: ctx.clock.now(), config: ctx.config, row, seen, facts, inFlight });
+    return { decision: decide(input), row };
+  }
+
+  /** A skip is a decision: its audit row, with the session change that goes with it in one transaction. */
+  async recordSkip(sessionId: string, skip: Skip, extra: Record<string, unknown>, change?: SessionChange) {
+    const { ctx } = this;
+    const entry = { event: "skipped" as const, reason: skip.reason, detail: { ...skip.detail, ...extra } };
+    const now = ctx.clock.now();
+    if (change) await ctx.store.changeSession(ctx.scope(sessionId), now, change, [entry]);
+    else await ctx.store.recordDecision(ctx.scope(sessionId), now, entry);
+    if (STOP_NOTICES.has(skip.reason))
+      await this.notices.tell(sessionId, skip.reason, explain("skipped", skip.reason, entry.detail));
+  }
+}

@@ -1,0 +1,183 @@
+// An idle, judged. When a session goes idle (or the enforcer owes it a look: after a restart, a resume, sub-sessions
+// that finished), the guards run first on what is known without asking OpenCode; if they pass, OpenCode is read (todos,
+// messages, status, sub-sessions, agents) and the guards run again on its answers: arm a countdown, or record why not.
+// The look is durable while OpenCode is read (`sessions.recheck_at`): a process that dies meanwhile is followed by one
+// that looks again.
+import { armPatch, type HostFacts } from "../core/decision-input.js";
+import { EXPIRE_REASON } from "../core/reasons.js";
+import type { EngineContext } from "./context.js";
+import type { Countdowns } from "./countdowns.js";
+import type { Decisions } from "./decisions.js";
+import type { FactGatherer } from "./facts.js";
+import type { Injector } from "./injector.js";
+import { BoundedMap } from "./session-memory.js";
+
+/** What led to an evaluation: an idle event, or a look the enforcer owed the session. */
+export type Trigger = "idle" | "reevaluate" | "recheck" | "restart" | "children_done" | "resume";
+
+/** A parent held back by busy sub-sessions is looked at again at least this often (if an event is missed). */
+const CHILDREN_RECHECK_MS = 60_000;
+
+export interface EvaluatorPeers {
+  countdowns: Countdowns;
+  decisions: Decisions;
+  facts: FactGatherer;
+  injector: Injector;
+}
+
+export class Evaluator {
+  /** Sessions being evaluated right now (a recheck leaves them to the evaluation in progress). */
+  private readonly evaluating = new Set<string>();
+  /** Parents held back by busy sub-sessions, and the sub-sessions they wait for. */
+  private readonly waitingOn = new BoundedMap<string, Set<string>>(1000);
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly peers: EvaluatorPeers,
+  ) {}
+
+  /** Looks at the session as if it had just gone idle. */
+  evaluate(sessionId: string, trigger: Trigger): Promise<void> {
+    return this.ctx.track(this.look(sessionId, trigger)).then(() => undefined);
+  }
+
+  private async look(sessionId: string, trigger: Trigger): Promise<void> {
+    const { ctx } = this;
+    if (!ctx.lifecycle.deciding) return;
+    const owedAlready = trigger === "recheck" || trigger === "restart" || trigger === "resume";
+    const started = await ctx.lanes.run(sessionId, () => this.precheck(sessionId, trigger, owedAlready));
+    if (!started) return;
+    this.evaluating.add(sessionId);
+    try {
+      const facts = await this.peers.facts.gather(sessionId, this.peers.injector.inspectOptions(started.row));
+      await ctx.lanes.run(sessionId, () => this.judge(sessionId, trigger, facts, started.activity));
+    } finally {
+      this.evaluating.delete(sessionId);
+    }
+  }
+
+  /** The guards on what is known without OpenCode. Undefined when they said no (recorded). */
+  private async precheck(sessionId: string, trigger: Trigger, owedAlready: boolean) {
+    const { ctx } = this;
+    if (!ctx.lifecycle.deciding) return undefined;
+    const memory = ctx.memories.get(sessionId);
+    const { decision, row } = await this.peers.decisions.decide(sessionId, "idle");
+    if (decision.verdict === "skip") {
+      // Our own continuation is still being delivered (its answer looked up): this idle is looked at once it settles.
+      if (decision.reason === "in_flight" && this.peers.injector.isBusy(sessionId)) memory.idleWhileInjecting = true;
+      await this.peers.decisions.recordSkip(
+        sessionId,
+        decision,
+        { trigger },
+        owedAlready ? { recheckAt: null } : undefined,
+      );
+      return undefined;
+    }
+    // Durable from here: if this process dies while it reads OpenCode, the next one looks again.
+    const now = ctx.clock.now();
+    if (!owedAlready) await ctx.store.changeSession(ctx.scope(sessionId), now, { recheckAt: now });
+    return { row, activity: memory.activity };
+  }
+
+  /** The guards on OpenCode's answers: arm, or record why not. */
+  private async judge(sessionId: string, trigger: Trigger, facts: HostFacts, activityBefore: number): Promise<void> {
+    const { ctx } = this;
+    const { countdowns, decisions, injector } = this.peers;
+    if (!ctx.lifecycle.deciding) return;
+    const memory = ctx.memories.get(sessionId);
+    if (memory.activity !== activityBefore || memory.status === "busy") {
+      const busy = { verdict: "skip", reason: "busy", detail: { stage: "idle", during: "fetch" } } as const;
+      return decisions.recordSkip(sessionId, busy, { trigger }, { recheckAt: null });
+    }
+    // A re-evaluation follows missed events: what OpenCode says now beats what this process last saw.
+    if (trigger !== "idle" && facts.status) memory.status = facts.status;
+    if (facts.parentId !== undefined) await this.noteParent(sessionId, facts.parentId);
+    if (Array.isArray(facts.todos)) memory.todos = facts.todos;
+    if (await injector.checks.unstartedContinuation(sessionId, facts, countdowns.has(sessionId))) return;
+    const { decision, row } = await decisions.decide(sessionId, "idle", facts);
+    if (decision.verdict === "skip") {
+      if (decision.reason === "children_running" && facts.busyDescendants?.length) {
+        this.waitingOn.set(sessionId, new Set(facts.busyDescendants));
+        const recheckAt = ctx.clock.now() + CHILDREN_RECHECK_MS;
+        return decisions.recordSkip(sessionId, decision, { trigger }, { recheckAt });
+      }
+      const error = facts.todoError ? { error: facts.todoError } : {};
+      return decisions.recordSkip(sessionId, decision, { trigger, ...error }, { recheckAt: null });
+    }
+    const delayMs = Math.max(ctx.config.countdownSeconds * 1000, (decision.notBefore ?? 0) - ctx.clock.now());
+    // The budget travels with the decision, so a reader of the audit (the TUI panel) can say "2 of 20".
+    const detail: Record<string, unknown> = {
+      trigger,
+      continuations: row?.continuations ?? 0,
+      maxContinuations: ctx.config.maxContinuations,
+    };
+    if (decision.waitingFor) detail.waitingFor = decision.waitingFor;
+    if (decision.pauseLifted) detail.pauseLifted = decision.pauseLifted;
+    await countdowns.arm({
+      sessionId,
+      summary: decision.summary,
+      attempt: decision.waitingFor === "backoff" ? (row?.consecutiveFailures ?? 0) : 0,
+      delayMs,
+      detail,
+      sessionPatch: armPatch(decision, facts),
+    });
+  }
+
+  /** The session's parent, as an event or OpenCode said: remembered, and written once it changes. */
+  async noteParent(sessionId: string, parentId: string | null): Promise<void> {
+    const { ctx } = this;
+    const memory = ctx.memories.get(sessionId);
+    if (memory.parentId === parentId) return;
+    memory.parentId = parentId;
+    if (parentId === null) return;
+    if ((await ctx.store.session(sessionId))?.parentId !== parentId)
+      await ctx.store.changeSession(ctx.scope(sessionId), ctx.clock.now(), { parentId });
+  }
+
+  /**
+   * The sessions of this scope the enforcer owes a look (`sessions.recheck_at`: an idle not decided before a crash,
+   * a continuation not seen starting, a resume from the CLI), within the resume window; older ones expire.
+   */
+  async recheckOwed(trigger: "restart" | "recheck"): Promise<void> {
+    const { ctx } = this;
+    const { countdowns, injector } = this.peers;
+    const now = ctx.clock.now();
+    const windowMs = ctx.config.resumeWindowSeconds * 1000;
+    for (const { sessionId, recheckAt } of await ctx.store.sessionsToRecheck(ctx.directory, now)) {
+      if (
+        this.evaluating.has(sessionId) ||
+        injector.starts.has(sessionId) ||
+        countdowns.has(sessionId) ||
+        injector.isBusy(sessionId)
+      )
+        continue;
+      const lateMs = now - (recheckAt ?? now);
+      if (lateMs < windowMs) {
+        void this.evaluate(sessionId, trigger);
+        continue;
+      }
+      const expired = { recheck: true, lateMs, resumeWindowMs: windowMs };
+      void ctx.changeSession(sessionId, { recheckAt: null }, [
+        { event: "expired", reason: EXPIRE_REASON, detail: expired },
+      ]);
+    }
+  }
+
+  /** A sub-session went idle (or away): a parent that waited for its last busy descendant is looked at again. */
+  descendantIdle(sessionId: string): void {
+    if (this.waitingOn.size === 0) return;
+    for (const [parent, busy] of [...this.waitingOn]) {
+      if (!busy.delete(sessionId) || busy.size > 0) continue;
+      this.waitingOn.delete(parent);
+      void this.evaluate(parent, "children_done");
+    }
+  }
+
+  forget(sessionId: string): void {
+    this.waitingOn.delete(sessionId);
+  }
+
+  clear(): void {
+    this.waitingOn.clear();
+  }
+}

@@ -1,0 +1,39 @@
+// `audit_events`: every row is written here, and only here, so that every row's detail is built the same way.
+import { sql } from "drizzle-orm";
+import type { AuditEntry } from "../../core/reasons.js";
+import { auditEvents } from "../schema.js";
+import type { SessionScope } from "../port.js";
+import type { Db } from "./open.js";
+
+const p = (name: string) => sql.placeholder(name);
+
+export class AuditLog {
+  private readonly insert;
+
+  constructor(db: Db) {
+    this.insert = db
+      .insert(auditEvents)
+      .values({
+        at: p("at"),
+        sessionId: p("sessionId"),
+        directory: p("directory"),
+        event: p("event"),
+        reason: p("reason"),
+        detail: p("detail"),
+      })
+      .prepare();
+  }
+
+  /** One row; a countdown's id leads its detail, so that every row about a countdown can be found by it. */
+  write(at: number, scope: Partial<SessionScope>, entry: AuditEntry, countdownId?: string): void {
+    const detail = countdownId === undefined ? (entry.detail ?? {}) : { countdownId, ...entry.detail };
+    this.insert.run({
+      at,
+      sessionId: scope.sessionId ?? null,
+      directory: scope.directory ?? null,
+      event: entry.event,
+      reason: entry.reason ?? null,
+      detail: JSON.stringify(detail),
+    });
+  }
+}
