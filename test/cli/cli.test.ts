@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { ev } from "../support/events.js";
-import { startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
+import { drained, startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
 
 const BIN = join(ROOT, "dist", "cli", "main.js");
 const exec = promisify(execFile);
@@ -39,8 +39,7 @@ beforeAll(async () => {
     ["b", "pending"],
   ]);
   f.enforcer.handleEvent(ev.idle(S));
-  await new Promise((r) => setTimeout(r, 300));
-  await f.enforcer.settled();
+  await drained(f);
   f.host.setTodos(OTHER, [["a", "completed"]]);
   f.enforcer.handleEvent(ev.idle(OTHER));
   await f.enforcer.settled();
@@ -154,8 +153,7 @@ describe("todo-continuation CLI", () => {
       await engine.enforcer.settled();
       // Armed; now stopped by the CLI during the countdown: the countdown's end sees it.
       await cli(["--db", engine.dbPath, "stop", "ses_live"]);
-      await new Promise((r) => setTimeout(r, 500));
-      await engine.enforcer.settled();
+      await drained(engine);
       expect(engine.host.prompts).toEqual([]);
       expect(engine.rows.countdowns("ses_live")).toMatchObject([{ state: "cancelled", end_reason: "stopped" }]);
     } finally {

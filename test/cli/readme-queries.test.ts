@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { ev } from "../support/events.js";
-import { startEngine, type EngineFixture } from "../support/engine-fixture.js";
+import { drained, startEngine, type EngineFixture } from "../support/engine-fixture.js";
 
 function readmeQueries(): string[] {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -35,8 +35,7 @@ beforeAll(async () => {
   ]);
   for (let i = 0; i < 3; i++) {
     f.enforcer.handleEvent(ev.idle(S));
-    await new Promise((r) => setTimeout(r, 150));
-    await f.enforcer.settled();
+    await drained(f);
   }
   f.host.setTodos("ses_waiting", [["x", "pending"]]);
   const long = await startEngine({ folder: f.folder, host: f.host, config: { countdownSeconds: 600, toast: false } });

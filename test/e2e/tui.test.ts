@@ -4,7 +4,7 @@
 // resume lets it continue, and the continuation is one line in the transcript while the model got the checklist.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { textOf } from "./support/scripted-model.js";
 import { TuiWorld } from "./support/tui.js";
@@ -21,6 +21,9 @@ describe("the real OpenCode TUI", () => {
   }, 90_000);
   afterAll(async () => {
     await world.stop();
+  });
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => console.error(world.diagnose()));
   });
 
   it("the sidebar panel shows the countdown and its key; Esc cancels it and nothing is sent", async () => {

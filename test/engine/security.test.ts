@@ -3,7 +3,7 @@
 // service's output: test/e2e/service.)
 import { afterEach, describe, expect, it } from "vitest";
 import { ev } from "../support/events.js";
-import { startEngine, type EngineFixture } from "../support/engine-fixture.js";
+import { drained, startEngine, type EngineFixture } from "../support/engine-fixture.js";
 
 let f: EngineFixture;
 afterEach(async () => {
@@ -29,8 +29,7 @@ describe("hostile input never becomes SQL", () => {
       await f.enforcer.resume(id);
       f.enforcer.handleEvent(ev.idle(id));
     }
-    await new Promise((r) => setTimeout(r, 300));
-    await f.enforcer.settled();
+    await drained(f);
     const tables = f.store.raw
       .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
       .map((t) => t.name);

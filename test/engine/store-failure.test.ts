@@ -15,6 +15,9 @@ afterEach(async () => {
   vi.useRealTimers();
 });
 
+/** How long a state may take to come on a loaded machine (real timers here: the store's own timing is tested). */
+const WAIT = { timeout: 10_000, interval: 20 };
+
 const errors = (fx: EngineFixture) => fx.host.logs.filter((l) => l.level === "error").map((l) => l.message);
 
 describe("a database that fails under a running engine", () => {
@@ -35,13 +38,13 @@ describe("a database that fails under a running engine", () => {
     );
     locker.exec("ROLLBACK");
     locker.close();
-    await new Promise((r) => setTimeout(r, 400));
-    expect(f.enforcer.stats().storeProblem).toBeUndefined();
+    // Waits for the state, not for a time: on a loaded machine the probe's timer may run late.
+    await vi.waitFor(() => expect(f!.enforcer.stats().storeProblem).toBeUndefined(), WAIT);
     expect(f.host.logs.some((l) => /^todo-continuation resumed: the database .* works again/.test(l.message))).toBe(
       true,
     );
     f.enforcer.handleEvent(ev.idle(S));
-    await new Promise((r) => setTimeout(r, 500));
+    await vi.waitFor(() => expect(f!.host.prompts).toHaveLength(1), WAIT);
     await f.enforcer.settled();
     expect(f.host.prompts).toHaveLength(1);
     expect(errors(f)).toHaveLength(1);
@@ -63,7 +66,7 @@ describe("a database that fails under a running engine", () => {
     f.enforcer.handleEvent(ev.delta(S));
     locker.exec("ROLLBACK");
     locker.close();
-    await new Promise((r) => setTimeout(r, 900));
+    await vi.waitFor(() => expect(f!.rows.trail(S)).toContain("skipped:busy"), WAIT);
     await f.enforcer.settled();
     expect(f.host.prompts).toEqual([]);
     expect(f.rows.trail(S)).toEqual(["armed", "resumed:store_recovered", "skipped:busy"]);
@@ -75,8 +78,7 @@ describe("a database that fails under a running engine", () => {
     rmSync(f.dbPath);
     rmSync(`${f.dbPath}-wal`, { force: true });
     rmSync(`${f.dbPath}-shm`, { force: true });
-    await new Promise((r) => setTimeout(r, 450));
-    expect(f.enforcer.stats().storeProblem).toBe("gone");
+    await vi.waitFor(() => expect(f!.enforcer.stats().storeProblem).toBe("gone"), WAIT);
     expect(errors(f)).toEqual([
       expect.stringMatching(/was deleted or replaced while this process had it open .* restart OpenCode/),
     ]);

@@ -6,6 +6,7 @@ import { resolveConfig, type Config } from "../../src/config.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
 import { openStore, type Store } from "../../src/store/sqlite/open.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { expect, vi } from "vitest";
 import { FakeHost } from "./fake-host.js";
 
 export const DIRECTORY = "/work/project";
@@ -62,6 +63,25 @@ export class Rows {
   session(sessionId: string): Record<string, unknown> | undefined {
     return this.store.raw.all<Record<string, unknown>>("SELECT * FROM sessions WHERE session_id = ?", sessionId)[0];
   }
+}
+
+/**
+ * With real timers: waits until no countdown is armed and no continuation pending in the file, then for the engine's
+ * work in flight. A state to wait for, not a time: on a loaded machine a 50 ms countdown may end much later.
+ */
+export async function drained(f: Pick<EngineFixture, "store" | "enforcer">, timeoutMs = 15_000): Promise<void> {
+  const open = () =>
+    f.store.raw.all<{ n: number }>(
+      "SELECT (SELECT count(*) FROM countdowns WHERE state = 'armed') + (SELECT count(*) FROM injections WHERE status = 'pending') AS n",
+    )[0]!.n;
+  await vi.waitFor(
+    async () => {
+      await f.enforcer.settled();
+      expect(open()).toBe(0);
+    },
+    { timeout: timeoutMs, interval: 20 },
+  );
+  await f.enforcer.settled();
 }
 
 export interface EngineFixture {

@@ -2,7 +2,7 @@
 // the e2e server, with the server plugin in opencode.json and the TUI plugin in tui.json. Tests type and press keys
 // with `send-keys` and assert on what `capture-pane` shows.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -199,6 +199,32 @@ export class TuiWorld {
       "SELECT event, reason FROM audit_events WHERE session_id = ? ORDER BY id",
       sessionId,
     ).map((r) => (r.reason ? `${r.event}:${r.reason}` : r.event));
+  }
+
+  /** What the database and OpenCode's log say, for a failing test's report. */
+  diagnose(): string {
+    const table = (sql: string) =>
+      existsSync(this.dbPath) ? this.rows<Record<string, unknown>>(sql).map((r) => JSON.stringify(r)) : [];
+    const logDir = join(this.root, "home", "data", "opencode", "log");
+    const logs = existsSync(logDir)
+      ? readdirSync(logDir).map((f) =>
+          readFileSync(join(logDir, f), "utf8")
+            .split("\n")
+            .filter((l) => l.includes("todo-continuation"))
+            .slice(-60)
+            .join("\n"),
+        )
+      : [];
+    return [
+      "audit_events:",
+      ...table("SELECT id, at, session_id, event, reason, detail FROM audit_events ORDER BY id"),
+      "countdowns:",
+      ...table("SELECT id, state, end_reason, owner, armed_at, deadline_at FROM countdowns ORDER BY armed_at"),
+      "injections:",
+      ...table("SELECT id, status, created_at, owner FROM injections ORDER BY created_at"),
+      "OpenCode's log (todo-continuation lines):",
+      ...logs,
+    ].join("\n");
   }
 
   /** The session the TUI created for the first message (its only root session). */
