@@ -53,7 +53,7 @@ export async function nsPerCall(tasks: Record<string, () => void>, options: { ba
 }
 
 export interface Sampled {
-  /** Nanoseconds per call: median and spread (25th–75th percentile) of the batches. */
+  /** Median and spread (25th–75th percentile) of the samples: nanoseconds per call for `interleaved`. */
   median: number;
   p25: number;
   p75: number;
@@ -88,13 +88,14 @@ export async function interleaved(
       if (round >= warmup) samples[name]!.push(ns);
     }
   }
-  const out: Record<string, Sampled> = {};
-  for (const name of names) {
-    const sorted = [...samples[name]!].sort((a, b) => a - b);
-    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-    out[name] = { median: at(0.5), p25: at(0.25), p75: at(0.75), samples: samples[name]! };
-  }
-  return out;
+  return Object.fromEntries(names.map((name) => [name, summarize(samples[name]!)]));
+}
+
+/** Median and spread of samples kept in the order they were taken (`ratioOf` pairs them round by round). */
+export function summarize(samples: number[]): Sampled {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { median: at(0.5), p25: at(0.25), p75: at(0.75), samples };
 }
 
 /** The median over rounds of task ÷ floor, each pair measured back to back in the same round. */

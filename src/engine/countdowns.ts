@@ -87,8 +87,9 @@ export class Countdowns {
     private readonly o: CountdownsOptions,
   ) {}
 
+  /** Sessions with a countdown here, armed or being armed (the hot path's first question: zero means nothing to do). */
   get size(): number {
-    return this.bySession.size;
+    return this.bySession.size + this.arming.size;
   }
 
   /** The hot-path question: does anything count down for this session here (armed, or being armed)? */

@@ -233,10 +233,17 @@ export class Enforcer {
    * the background. The two streaming events return after at most a few Map lookups unless a countdown must end.
    */
   handleEvent(raw: unknown): void {
-    if (!this.lifecycle.listening) return;
+    const mode = this.lifecycle.mode;
+    // A streamed chunk with nothing counting down and no user message held changes nothing: answered here, in a
+    // function small enough (no try/catch) for the JIT to inline into OpenCode's call of the hook.
+    if (mode === "running" && this.router.isQuietChunk(raw)) return;
+    this.route(raw, mode);
+  }
+
+  private route(raw: unknown, mode: Mode): void {
     try {
-      if (this.lifecycle.deciding) this.router.handle(raw);
-      else this.router.observe(raw);
+      if (mode === "running") this.router.handle(raw);
+      else if (mode === "paused_store") this.router.observe(raw);
     } catch (error) {
       this.failed("event handling", error);
     }

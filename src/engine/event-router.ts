@@ -28,12 +28,24 @@ export class EventRouter {
   readonly userMessages: UserMessages;
   eventsIgnored = 0;
 
+  /** Asked first for every streamed chunk (held directly: one property read less on the hot path). */
+  private readonly countdowns: Countdowns;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly peers: RouterPeers,
     startedAt: number,
   ) {
     this.userMessages = new UserMessages(startedAt, (id) => peers.injector.isOwnMessage(id));
+    this.countdowns = peers.countdowns;
+  }
+
+  /** The common case while a model streams: a chunk with nothing to cancel and no user message to classify. */
+  isQuietChunk(raw: unknown): boolean {
+    const type = (raw as { type?: unknown } | null)?.type;
+    if (type === "message.part.delta") return this.countdowns.size === 0;
+    if (type === "message.part.updated") return this.countdowns.size === 0 && this.userMessages.held === 0;
+    return false;
   }
 
   /** One OpenCode bus event. Synchronous; throws only on a bug (the enforcer catches at its boundary). */
@@ -78,7 +90,6 @@ export class EventRouter {
 
   private streamDelta(raw: Properties): void {
     const { countdowns } = this.peers;
-    if (countdowns.size === 0) return;
     const sessionId = raw.properties?.sessionID;
     if (typeof sessionId !== "string" || !countdowns.has(sessionId)) return;
     const messageId = raw.properties?.messageID;
@@ -88,8 +99,6 @@ export class EventRouter {
 
   private partUpdated(raw: Properties): void {
     const { countdowns } = this.peers;
-    // The common case while a model streams: nothing to cancel, no user message to classify.
-    if (countdowns.size === 0 && this.userMessages.held === 0) return;
     const part = raw.properties?.part as Record<string, unknown> | undefined;
     if (!part || typeof part !== "object") return;
     const messageId = part.messageID;
