@@ -235,8 +235,12 @@ export class Enforcer {
   handleEvent(raw: unknown): void {
     const mode = this.lifecycle.mode;
     // A streamed chunk with nothing counting down and no user message held changes nothing: answered here, in a
-    // function small enough (no try/catch) for the JIT to inline into OpenCode's call of the hook.
-    if (mode === "running" && this.router.isQuietChunk(raw)) return;
+    // function small enough (no call, no try/catch) for the JIT to inline into OpenCode's call of the hook.
+    if (mode === "running" && this.countdowns.size === 0) {
+      const type = (raw as { type?: unknown } | null)?.type;
+      if (type === "message.part.delta") return;
+      if (type === "message.part.updated" && this.router.userMessages.held === 0) return;
+    }
     this.route(raw, mode);
   }
 

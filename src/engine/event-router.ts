@@ -28,24 +28,12 @@ export class EventRouter {
   readonly userMessages: UserMessages;
   eventsIgnored = 0;
 
-  /** Asked first for every streamed chunk (held directly: one property read less on the hot path). */
-  private readonly countdowns: Countdowns;
-
   constructor(
     private readonly ctx: EngineContext,
     private readonly peers: RouterPeers,
     startedAt: number,
   ) {
     this.userMessages = new UserMessages(startedAt, (id) => peers.injector.isOwnMessage(id));
-    this.countdowns = peers.countdowns;
-  }
-
-  /** The common case while a model streams: a chunk with nothing to cancel and no user message to classify. */
-  isQuietChunk(raw: unknown): boolean {
-    const type = (raw as { type?: unknown } | null)?.type;
-    if (type === "message.part.delta") return this.countdowns.size === 0;
-    if (type === "message.part.updated") return this.countdowns.size === 0 && this.userMessages.held === 0;
-    return false;
   }
 
   /** One OpenCode bus event. Synchronous; throws only on a bug (the enforcer catches at its boundary). */

@@ -18,7 +18,8 @@ export interface Classified {
 const CAP = 1000;
 
 export class LiveUserMessages {
-  private readonly pending = new Map<string, Pending>();
+  /** Held messages by id; read-only outside (the hot path reads its size directly). */
+  readonly pending = new Map<string, Pending>();
 
   get size(): number {
     return this.pending.size;

@@ -14,6 +14,8 @@ export type { Classified };
 
 export class UserMessages {
   private readonly live = new LiveUserMessages();
+  /** The live messages' map itself: the hot path asks its size for every streamed part. */
+  private readonly heldById: ReadonlyMap<string, unknown> = this.live.pending;
   /** Role of each message seen: an update of a known message is an echo, a part of a user message is not output. */
   private readonly known = new BoundedMap<string, "user" | "assistant">(KNOWN_MESSAGES_CAP);
 
@@ -25,7 +27,7 @@ export class UserMessages {
 
   /** Messages held for their deciding part (the hot path asks before anything else). */
   get held(): number {
-    return this.live.size;
+    return this.heldById.size;
   }
 
   isUserMessage(messageId: string): boolean {
