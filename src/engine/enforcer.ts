@@ -14,11 +14,10 @@ import type { EngineContext } from "./context.js";
 import { CountdownToasts } from "./countdown-toasts.js";
 import { Countdowns, type RecoveryReport } from "./countdowns.js";
 import { Decisions } from "./decisions.js";
-import { EngineEmitter, type EngineEventName, type EngineEvents } from "./engine-events.js";
+import { EngineEmitter, logEngineEvents, type EngineEventName, type EngineEvents } from "./engine-events.js";
 import { Evaluator } from "./evaluator.js";
 import { EventRouter } from "./event-router.js";
 import { FactGatherer } from "./facts.js";
-import { errorMessage } from "./host-calls.js";
 import { Injector } from "./injector.js";
 import { Lifecycle, type Mode } from "./lifecycle.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "./owner.js";
@@ -129,7 +128,7 @@ export class Enforcer {
     );
     this.retention = new RetentionSchedule(ctx);
     this.health = new StoreHealth(store, this.timers, this.events, config.storeProbeMs, clock);
-    this.reportThroughLog();
+    logEngineEvents(this.events, (level, message, extra) => this.log(level, message, extra), store.location);
     this.events.on("store_paused", () => this.pauseForStore());
     this.events.on("store_resumed", () => this.resumeAfterStore());
   }
@@ -268,12 +267,7 @@ export class Enforcer {
    * stale: forget it, so decisions rely on OpenCode's answers until events arrive again.
    */
   eventsMayHaveBeenMissed(): void {
-    for (const id of this.memories.ids()) {
-      const memory = this.memories.peek(id)!;
-      memory.status = undefined;
-      memory.pendingRequests.clear();
-    }
-    this.router.userMessages.drop();
+    this.router.forgetLiveState();
   }
 
   // ── the programmatic API ──────────────────────────────────────────────────
@@ -385,20 +379,6 @@ export class Enforcer {
     this.tasks.add(tracked);
     void tracked.finally(() => this.tasks.delete(tracked));
     return tracked;
-  }
-
-  /** What the enforcer reports goes to OpenCode's log too. */
-  private reportThroughLog(): void {
-    this.events.on("error", ({ operation, error }) =>
-      this.log("error", `${operation} failed`, { error: errorMessage(error) }),
-    );
-    this.events.on("store_paused", ({ problem, message }) => this.log("error", message, { kind: problem }));
-    this.events.on("store_resumed", ({ problem, pausedForMs, failedWrites }) =>
-      this.log(
-        "info",
-        `todo-continuation resumed: the database ${this.ctx.store.location} works again after ${Math.round(pausedForMs / 1000)} s (${failedWrites} failed write(s) while ${problem}).`,
-      ),
-    );
   }
 
   private log(level: LogLevel, message: string, extra?: Record<string, unknown>): void {

@@ -1,6 +1,8 @@
 // What the enforcer reports besides its decisions (which are audit rows): a closed list of events with typed payloads.
 // A listener that throws is ignored: reporting must never be what breaks the engine or its host.
+import type { LogLevel } from "../host/port.js";
 import type { StoreProblem } from "../store/port.js";
+import { errorMessage } from "./host-calls.js";
 
 export interface EngineEvents {
   /** Something failed at a boundary (an event handler, a timer, a background evaluation, a prompt job). */
@@ -34,4 +36,20 @@ export class EngineEmitter {
       }
     }
   }
+}
+
+/** Everything the engine reports also goes to OpenCode's log: one line per event, the database's location in it. */
+export function logEngineEvents(
+  events: EngineEmitter,
+  log: (level: LogLevel, message: string, extra?: Record<string, unknown>) => void,
+  location: string,
+): void {
+  events.on("error", ({ operation, error }) => log("error", `${operation} failed`, { error: errorMessage(error) }));
+  events.on("store_paused", ({ problem, message }) => log("error", message, { kind: problem }));
+  events.on("store_resumed", ({ problem, pausedForMs, failedWrites }) =>
+    log(
+      "info",
+      `todo-continuation resumed: the database ${location} works again after ${Math.round(pausedForMs / 1000)} s (${failedWrites} failed write(s) while ${problem}).`,
+    ),
+  );
 }

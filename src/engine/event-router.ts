@@ -63,6 +63,16 @@ export class EventRouter {
     else if (event.type === "message") this.userMessages.remember(event.messageId, event.role);
   }
 
+  /** After a gap in the event stream: the live state memory holds may be stale, so it is forgotten. */
+  forgetLiveState(): void {
+    for (const id of this.ctx.memories.ids()) {
+      const memory = this.ctx.memories.peek(id)!;
+      memory.status = undefined;
+      memory.pendingRequests.clear();
+    }
+    this.userMessages.drop();
+  }
+
   /** `tool.execute.before` / `tool.execute.after`: a tool is running, so the session is not idle. */
   toolActivity(sessionId: string, phase: "before" | "after"): void {
     const memory = this.ctx.memories.peek(sessionId);
