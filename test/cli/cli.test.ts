@@ -140,7 +140,8 @@ describe("todo-continuation CLI", () => {
   });
 
   it("a stop written by the CLI holds in a running engine, before it arms and before it injects", async () => {
-    const engine = await startEngine({ config: { countdownSeconds: 0.3, toast: false } });
+    // A countdown far longer than a CLI process takes to start on a loaded machine: the stop lands while it runs.
+    const engine = await startEngine({ config: { countdownSeconds: 10, toast: false } });
     try {
       engine.host.addUserMessage("ses_live", "go");
       engine.host.setTodos("ses_live", [["x", "pending"]]);
@@ -152,6 +153,7 @@ describe("todo-continuation CLI", () => {
       engine.enforcer.handleEvent(ev.idle("ses_live"));
       await engine.enforcer.settled();
       // Armed; now stopped by the CLI during the countdown: the countdown's end sees it.
+      expect(engine.rows.countdowns("ses_live")).toMatchObject([{ state: "armed" }]);
       await cli(["--db", engine.dbPath, "stop", "ses_live"]);
       await drained(engine);
       expect(engine.host.prompts).toEqual([]);
