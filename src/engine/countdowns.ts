@@ -23,7 +23,6 @@ import type {
 import type { CountdownRow } from "../store/schema.js";
 import type { EngineContext } from "./context.js";
 import { newId } from "./ids.js";
-import { ownerMayBeAlive } from "./owner.js";
 
 export interface Armed {
   readonly row: CountdownRow;
@@ -131,7 +130,7 @@ export class Countdowns {
     };
     // Another live process already counts down for this session (both saw the same idle): leave it to that one.
     const respect = (other: { owner: string | null; leaseUntil: number | null }) =>
-      ownerMayBeAlive(other.owner) && (other.leaseUntil ?? 0) >= now;
+      ctx.store.ownerAlive(other.owner, other.leaseUntil, now);
     this.arming.set(sessionId, null);
     let armedNow: boolean;
     let cancelledMeanwhile: Cancellation | null | undefined;
@@ -226,8 +225,7 @@ export class Countdowns {
       const orphaned =
         countdown.owner === null ||
         countdown.owner === ctx.owner ||
-        !ownerMayBeAlive(countdown.owner) ||
-        (countdown.leaseUntil ?? 0) < now;
+        !ctx.store.ownerAlive(countdown.owner, countdown.leaseUntil, now);
       if (!orphaned) {
         report.foreign++;
         continue;

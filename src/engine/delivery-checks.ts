@@ -11,7 +11,6 @@ import type { InjectionRow } from "../store/schema.js";
 import type { EngineContext } from "./context.js";
 import { errorMessage, withTimeout } from "./host-calls.js";
 import type { Injector } from "./injector.js";
-import { ownerMayBeAlive } from "./owner.js";
 import { BoundedMap } from "./session-memory.js";
 
 const RECONCILE_WINDOW = 200;
@@ -82,7 +81,7 @@ export class DeliveryChecks {
     const rows = (await ctx.store.pendingInjections(ctx.directory)).filter((row) =>
       row.owner === ctx.owner
         ? !this.injector.isBusy(row.sessionId)
-        : !ownerMayBeAlive(row.owner) || (row.leaseUntil ?? 0) < now,
+        : !ctx.store.ownerAlive(row.owner, row.leaseUntil, now),
     );
     for (const row of rows) {
       if (!ctx.lifecycle.deciding) return;

@@ -20,7 +20,7 @@ import { EventRouter } from "./event-router.js";
 import { FactGatherer } from "./facts.js";
 import { Injector } from "./injector.js";
 import { Lifecycle, type Mode } from "./lifecycle.js";
-import { newOwnerId, registerOwner, unregisterOwner } from "./owner.js";
+import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
 import { RetentionSchedule } from "./retention-schedule.js";
 import { SessionLanes } from "./session-lanes.js";
 import { SessionMemories } from "./session-memory.js";
@@ -154,6 +154,7 @@ export class Enforcer {
     let report: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
     if (this.lifecycle.ending) return report;
     registerOwner(this.owner);
+    await this.step("heartbeat", () => this.ctx.store.heartbeat(this.owner, this.ctx.config.leaseMs));
     report = (await this.step("recovery", () => this.countdowns.recover(RESUME_REASON))) ?? report;
     const period = Math.max(100, Math.floor(this.ctx.config.leaseMs / 3));
     this.leaseTimer = setInterval(() => void this.track(this.leaseTick()), period);
@@ -173,6 +174,7 @@ export class Enforcer {
     try {
       this.health.checkReplaced();
       if (!this.lifecycle.deciding) return;
+      await this.ctx.store.heartbeat(this.owner, this.ctx.config.leaseMs);
       await this.countdowns.renewLeases();
       await this.countdowns.recover(TAKEOVER_REASON);
       void this.track(this.injector.checks.reconcilePending());

@@ -6,6 +6,8 @@ import { Enforcer } from "../engine/enforcer.js";
 import { errorMessage } from "../engine/host-calls.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
 import type { EngineStore } from "../store/port.js";
+import { isPostgresUrl, openEngineStore } from "../store/open-engine-store.js";
+import { redactUrl } from "../store/pg/open.js";
 import { openStore } from "../store/sqlite/open.js";
 import { SqliteStore } from "../store/sqlite/sqlite-store.js";
 import { registerCommands, runCommand } from "./commands.js";
@@ -31,17 +33,24 @@ const OFF: TodoContinuationApi = {
   dispose: async () => undefined,
 };
 
-async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<EngineStore> {
+async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<EngineStore | undefined> {
   const options = { busyTimeoutMs: config.busyTimeoutMs };
   try {
-    return new SqliteStore(await openStore(config.databasePath, options), options);
+    return await openEngineStore(config.databasePath, { ...options, kind: "plugin", lazy: true });
   } catch (error) {
+    // A server that is down is waited for (the open is lazy); one that refuses us (credentials, a malformed URL) is
+    // a configuration to fix. A memory of our own would continue sessions that the fleet's other processes also
+    // continue, so on PostgreSQL the enforcer stays off instead.
+    if (isPostgresUrl(config.databasePath)) {
+      host.log("error", `todo-continuation is off: ${errorMessage(error)}`, {
+        databasePath: redactUrl(config.databasePath),
+      });
+      return undefined;
+    }
     host.log(
       "error",
       `todo-continuation: ${errorMessage(error)}. Continuing with an in-memory database: enforcement works, but nothing survives a restart of OpenCode.`,
-      {
-        databasePath: config.databasePath,
-      },
+      { databasePath: redactUrl(config.databasePath) },
     );
     return new SqliteStore(await openStore(":memory:"), options);
   }
@@ -70,6 +79,7 @@ export async function TodoContinuation(
   }
 
   const store = await openOrFallBack(config, host);
+  if (!store) return { ...OFF };
   return pluginHooks(input, config, store, host);
 }
 

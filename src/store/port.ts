@@ -134,7 +134,17 @@ export interface EngineStore {
   /** Takes over orphaned countdowns (each only if its owner is still the one read); true for each one taken. */
   adoptCountdowns(adoptions: Adoption[], owner: string, leaseUntil: number, now: number): Promise<boolean[]>;
   renewLeases(owner: string, leaseUntil: number): Promise<number>;
+  /** Hands this owner's countdowns back (owner cleared) and says it is gone, for a successor to adopt at once. */
   releaseLeases(owner: string): Promise<number>;
+
+  // ── liveness ────────────────────────────────────────────────────────────────
+  /**
+   * Says this owner is alive for another `leaseMs`. SQLite has nothing to write (a live pid on this host says it);
+   * PostgreSQL writes a heartbeat row by the database's clock, which fences the claim, and reads who else is alive.
+   */
+  heartbeat(owner: string, leaseMs: number): Promise<void>;
+  /** Whether another owner's lease still holds: respected when arming, waited for before adopting. */
+  ownerAlive(owner: string | null, leaseUntil: number | null, now: number): boolean;
   /** Closes a `pending` injection with what `settle` computes from the session row. Undefined if it was not pending. */
   settleInjection<T extends Settlement>(
     injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,

@@ -8,7 +8,7 @@ import type { Config } from "../../src/config.js";
 import { systemClock } from "../../src/engine/clock.js";
 import type { EngineContext } from "../../src/engine/context.js";
 import { Lifecycle } from "../../src/engine/lifecycle.js";
-import { newOwnerId, registerOwner, unregisterOwner } from "../../src/engine/owner.js";
+import { newOwnerId, registerOwner, unregisterOwner } from "../../src/store/owner.js";
 import { SessionLanes } from "../../src/engine/session-lanes.js";
 import { SessionMemories } from "../../src/engine/session-memory.js";
 import { TimerQueue } from "../../src/engine/timer-queue.js";

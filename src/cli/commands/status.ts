@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { ownerMayBeAlive } from "../../engine/owner.js";
+import { ownerMayBeAlive } from "../../store/owner.js";
 import {
   armedCountdowns,
   pausedSessions,

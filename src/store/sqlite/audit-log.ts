@@ -4,6 +4,7 @@ import type { AuditEntry } from "../../core/reasons.js";
 import { auditEvents } from "../schema.js";
 import type { SessionScope } from "../port.js";
 import type { Db } from "./open.js";
+import { auditDetail } from "../audit-detail.js";
 
 const p = (name: string) => sql.placeholder(name);
 
@@ -26,14 +27,6 @@ export class AuditLog {
 
   /** One row; a countdown's id leads its detail, so that every row about a countdown can be found by it. */
   write(at: number, scope: Partial<SessionScope>, entry: AuditEntry, countdownId?: string): void {
-    const detail = countdownId === undefined ? (entry.detail ?? {}) : { countdownId, ...entry.detail };
-    this.insert.run({
-      at,
-      sessionId: scope.sessionId ?? null,
-      directory: scope.directory ?? null,
-      event: entry.event,
-      reason: entry.reason ?? null,
-      detail: JSON.stringify(detail),
-    });
+    this.insert.run(auditDetail(at, scope, entry, countdownId));
   }
 }

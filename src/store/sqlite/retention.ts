@@ -1,25 +1,9 @@
 // Deleting old history in small batches, each its own short IMMEDIATE transaction, with a pause between batches so
 // that a running plugin (which writes on every decision) waits a few milliseconds at most.
+import { PruneTally, type PruneOptions, type PruneReport } from "../prune-tally.js";
 import type { RawDatabase } from "./open.js";
 
-export interface PruneOptions {
-  /** Rows older than this (epoch ms) go. */
-  cutoff: number;
-  batchSize?: number;
-  pauseMs?: number;
-  dryRun?: boolean;
-}
-
-export interface PruneReport {
-  auditEvents: number;
-  countdowns: number;
-  injections: number;
-  sessions: number;
-  batches: number;
-  /** The longest single batch: how long a concurrent writer could have waited for the lock. */
-  longestBatchMs: number;
-  medianBatchMs: number;
-}
+export type { PruneOptions, PruneReport } from "../prune-tally.js";
 
 /** What goes, table by table: settled history only; armed countdowns and pending injections are never touched. */
 const TARGETS = [
@@ -35,16 +19,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function prune(raw: RawDatabase, options: PruneOptions): Promise<PruneReport> {
   const batchSize = options.batchSize ?? 500;
   const pauseMs = options.pauseMs ?? 5;
-  const report: PruneReport = {
-    auditEvents: 0,
-    countdowns: 0,
-    injections: 0,
-    sessions: 0,
-    batches: 0,
-    longestBatchMs: 0,
-    medianBatchMs: 0,
-  };
-  const durations: number[] = [];
+  const tally = new PruneTally();
+  const report = tally.report;
   for (const target of TARGETS) {
     if (options.dryRun) {
       report[target.key] = raw.all<{ n: number }>(
@@ -68,16 +44,10 @@ export async function prune(raw: RawDatabase, options: PruneOptions): Promise<Pr
         raw.exec("ROLLBACK");
         throw error;
       }
-      const elapsed = performance.now() - started;
-      durations.push(elapsed);
-      report.longestBatchMs = Math.max(report.longestBatchMs, elapsed);
-      report.batches++;
-      report[target.key] += changes;
+      tally.batch(target.key, changes, performance.now() - started);
       if (changes < batchSize) break;
       await sleep(pauseMs);
     }
   }
-  durations.sort((a, b) => a - b);
-  report.medianBatchMs = durations.length ? durations[Math.floor(durations.length / 2)]! : 0;
-  return report;
+  return tally.finish();
 }

@@ -2,44 +2,13 @@
 import { and, eq, isNotNull, lte, sql } from "drizzle-orm";
 import { sessions, type SessionRow } from "../schema.js";
 import type { SessionScope, SessionUpdate } from "../port.js";
+import { PATCHABLE } from "../session-columns.js";
 import type { Db } from "./open.js";
 
 const p = (name: string) => sql.placeholder(name);
 /** `set()` takes SQL rather than bare placeholders; the value is still bound when the prepared statement runs. */
 const ps = (name: string) => sql`${sql.placeholder(name)}`;
 
-/** Every column a state change may write: a patch rewrites them all, so one prepared UPDATE serves every patch. */
-const PATCHABLE = [
-  "parentId",
-  "projectId",
-  "stoppedAt",
-  "stopSource",
-  "recoveringSince",
-  "lastErrorAt",
-  "lastErrorName",
-  "lastErrorKind",
-  "lastErrorRetryAfterMs",
-  "errorStreak",
-  "abortedAt",
-  "tokenLimitAt",
-  "continuations",
-  "stagnantContinuations",
-  "unproductiveReplies",
-  "todoSnapshot",
-  "consecutiveFailures",
-  "backoffUntil",
-  "lastUserMessageAt",
-  "pausedAt",
-  "pauseMessageId",
-  "pauseBaseline",
-  "recheckAt",
-  "notifiedStop",
-  "agent",
-  "modelProvider",
-  "modelId",
-  "variant",
-  "deletedAt",
-] as const satisfies ReadonlyArray<keyof SessionUpdate>;
 type Patchable = (typeof PATCHABLE)[number];
 
 function prepare(db: Db) {

@@ -24,6 +24,7 @@ import { AuditLog } from "./audit-log.js";
 import { CountdownTable } from "./countdown-table.js";
 import { InjectionTable } from "./injection-table.js";
 import type { Store } from "./open.js";
+import { ownerMayBeAlive } from "../owner.js";
 import { fileIdentity, sqliteProblemOf } from "./problems.js";
 import { prune, type PruneReport } from "./retention.js";
 import { SessionTable } from "./session-table.js";
@@ -269,6 +270,13 @@ export class SqliteStore implements EngineStore {
 
   releaseLeases(owner: string): Promise<number> {
     return this.now(() => this.countdowns.release(owner));
+  }
+
+  async heartbeat(): Promise<void> {}
+
+  /** Alive unless certainly gone (same host, no such pid), and only while its lease has not run out. */
+  ownerAlive(owner: string | null, leaseUntil: number | null, now: number): boolean {
+    return ownerMayBeAlive(owner) && (leaseUntil ?? 0) >= now;
   }
 
   settleInjection<T extends Settlement>(

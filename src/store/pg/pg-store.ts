@@ -1,0 +1,500 @@
+// The store port over PostgreSQL. Where SQLite serializes every writer with BEGIN IMMEDIATE, here a state change
+// takes a transaction-scoped advisory lock on its session (no row needs to exist for it), so that changes to one
+// session serialize across processes and hosts while other sessions go on in parallel; a statement that changes a
+// countdown or an injection still names the state it expects, so of two writers only one changes it. Liveness of an
+// owner is its replica's heartbeat judged by the database's clock, and the claim is fenced by it.
+import { and, asc, desc, eq, gte, inArray, isNotNull, lte, sql, type SQL } from "drizzle-orm";
+import type { AuditEntry, StopSource } from "../../core/reasons.js";
+import type {
+  Adoption,
+  ArmResult,
+  ArmedRef,
+  CountdownEnd,
+  CountdownRef,
+  EngineStore,
+  NewCountdown,
+  NewInjection,
+  SessionChange,
+  SessionScope,
+  SessionUpdate,
+  Settlement,
+  StopResult,
+  StoreProblem,
+} from "../port.js";
+import type { CountdownRow, InjectionRow, SessionRow } from "../schema.js";
+import type { PruneReport } from "../sqlite/retention.js";
+import { PATCHABLE } from "../session-columns.js";
+import { auditDetail } from "../audit-detail.js";
+import { hostname } from "node:os";
+import type { PgConnection, PgDb } from "./open.js";
+import { pgProblemOf } from "./problems.js";
+import { DB_NOW_MS } from "./rows.js";
+import { auditEvents, countdowns, injections, replicas, sessions } from "./schema.js";
+import { prunePg } from "./retention.js";
+
+/** The first key of every session lock ("tc"): keeps them apart from other applications' advisory locks. */
+const SESSION_LOCK_SPACE = 0x7463;
+const ADOPTION_CHUNK = 500;
+const dbNow = sql.raw(DB_NOW_MS);
+
+type Tx = Parameters<Parameters<PgDb["transaction"]>[0]>[0];
+type Writer = PgDb | Tx;
+
+export interface PgStoreOptions {
+  /** `plugin` or `service`: what the replica row says it is. */
+  kind?: string;
+  version?: string;
+}
+
+export class PgStore implements EngineStore {
+  readonly location: string;
+  private readonly db: PgDb;
+  /** Owners whose heartbeat was fresh at the last look (refreshed by every heartbeat). */
+  private liveOwners = new Set<string>();
+  private readonly startedAt = Date.now();
+
+  constructor(
+    readonly connection: PgConnection,
+    private readonly options: PgStoreOptions = {},
+  ) {
+    this.location = connection.location;
+    this.db = connection.db;
+  }
+
+  /** `work` in one transaction holding the session's lock. */
+  private locked<T>(sessionId: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(${SESSION_LOCK_SPACE}, hashtext(${sessionId}))`);
+      return work(tx);
+    });
+  }
+
+  // ── reads ───────────────────────────────────────────────────────────────────
+
+  async session(sessionId: string): Promise<SessionRow | undefined> {
+    return (await this.db.select().from(sessions).where(eq(sessions.sessionId, sessionId)).limit(1))[0];
+  }
+
+  async countdown(id: string): Promise<CountdownRow | undefined> {
+    return (await this.db.select().from(countdowns).where(eq(countdowns.id, id)).limit(1))[0];
+  }
+
+  async injection(id: string): Promise<InjectionRow | undefined> {
+    return (await this.db.select().from(injections).where(eq(injections.id, id)).limit(1))[0];
+  }
+
+  async hasPendingInjection(sessionId: string): Promise<boolean> {
+    const rows = await this.db
+      .select({ id: injections.id })
+      .from(injections)
+      .where(and(eq(injections.sessionId, sessionId), eq(injections.status, "pending")))
+      .limit(1);
+    return rows.length > 0;
+  }
+
+  armedCountdowns(directory: string): Promise<CountdownRow[]> {
+    return this.db
+      .select()
+      .from(countdowns)
+      .where(and(eq(countdowns.state, "armed"), eq(countdowns.directory, directory)))
+      .orderBy(asc(countdowns.deadlineAt));
+  }
+
+  pendingInjections(directory: string): Promise<InjectionRow[]> {
+    return this.db
+      .select()
+      .from(injections)
+      .where(and(eq(injections.status, "pending"), eq(injections.directory, directory)))
+      .orderBy(asc(injections.createdAt));
+  }
+
+  uncertainInjections(sessionId: string, since: number): Promise<InjectionRow[]> {
+    return this.db
+      .select()
+      .from(injections)
+      .where(
+        and(
+          eq(injections.sessionId, sessionId),
+          gte(injections.createdAt, since),
+          inArray(injections.status, ["failed", "unknown"]),
+        ),
+      )
+      .orderBy(desc(injections.createdAt))
+      .limit(10);
+  }
+
+  sessionsToRecheck(directory: string, dueBy: number) {
+    return this.db
+      .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt })
+      .from(sessions)
+      .where(and(eq(sessions.directory, directory), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, dueBy)));
+  }
+
+  // ── the builders ────────────────────────────────────────────────────────────
+
+  private async audit(
+    tx: Writer,
+    at: number,
+    scope: Partial<SessionScope>,
+    entry: AuditEntry,
+    countdownId?: string,
+  ): Promise<void> {
+    await tx.insert(auditEvents).values(auditDetail(at, scope, entry, countdownId));
+  }
+
+  private async ensure(tx: Tx, scope: SessionScope, now: number): Promise<SessionRow> {
+    const existing = await this.readSession(tx, scope.sessionId);
+    if (existing) return existing;
+    await tx
+      .insert(sessions)
+      .values({ sessionId: scope.sessionId, directory: scope.directory, createdAt: now, updatedAt: now })
+      .onConflictDoNothing();
+    return (await this.readSession(tx, scope.sessionId))!;
+  }
+
+  private async readSession(tx: Tx, sessionId: string): Promise<SessionRow | undefined> {
+    return (await tx.select().from(sessions).where(eq(sessions.sessionId, sessionId)).limit(1))[0];
+  }
+
+  private async patch(tx: Tx, row: SessionRow, update: SessionUpdate, now: number): Promise<SessionRow> {
+    const next = { ...row, ...update, updatedAt: now } as SessionRow;
+    const values: Record<string, unknown> = { updatedAt: now };
+    for (const key of PATCHABLE) values[key] = next[key] ?? null;
+    await tx.update(sessions).set(values).where(eq(sessions.sessionId, row.sessionId));
+    return next;
+  }
+
+  private async change(tx: Tx, scope: SessionScope, now: number, change: SessionChange): Promise<SessionRow> {
+    const row = await this.ensure(tx, scope, now);
+    return this.patch(tx, row, typeof change === "function" ? change(row) : change, now);
+  }
+
+  private async settle<T extends Settlement>(
+    tx: Tx,
+    scope: SessionScope,
+    now: number,
+    settle: (row: SessionRow) => T,
+  ): Promise<T> {
+    const row = await this.ensure(tx, scope, now);
+    const outcome = settle(row);
+    if (outcome.patch) await this.patch(tx, row, outcome.patch, now);
+    for (const entry of outcome.audit) await this.audit(tx, now, scope, entry);
+    return outcome;
+  }
+
+  private async armedFor(tx: Writer, sessionId: string): Promise<ArmedRef | undefined> {
+    const rows = await tx
+      .select({ id: countdowns.id, owner: countdowns.owner, leaseUntil: countdowns.leaseUntil })
+      .from(countdowns)
+      .where(and(eq(countdowns.sessionId, sessionId), eq(countdowns.state, "armed")))
+      .limit(1);
+    return rows[0];
+  }
+
+  /** Ends an armed countdown with its audit row; false (and nothing written) when it was no longer armed. */
+  private async end(tx: Writer, countdown: CountdownRef, end: CountdownEnd, now: number): Promise<boolean> {
+    const ended = await tx
+      .update(countdowns)
+      .set({ state: end.state, endedAt: now, endReason: end.audit.reason, leaseUntil: null })
+      .where(and(eq(countdowns.id, countdown.id), eq(countdowns.state, "armed")))
+      .returning({ id: countdowns.id });
+    if (ended.length === 0) return false;
+    await this.audit(tx, now, countdown, end.audit, countdown.id);
+    return true;
+  }
+
+  // ── state changes ───────────────────────────────────────────────────────────
+
+  changeSession(scope: SessionScope, now: number, change: SessionChange, audit: AuditEntry[] = []) {
+    return this.locked(scope.sessionId, async (tx) => {
+      const row = await this.change(tx, scope, now, change);
+      for (const entry of audit) await this.audit(tx, now, scope, entry);
+      return row;
+    });
+  }
+
+  settleSession<T extends Settlement>(scope: SessionScope, now: number, settle: (row: SessionRow) => T): Promise<T> {
+    return this.locked(scope.sessionId, (tx) => this.settle(tx, scope, now, settle));
+  }
+
+  recordDecision(scope: SessionScope, now: number, entry: AuditEntry): Promise<void> {
+    return this.audit(this.db, now, scope, entry);
+  }
+
+  armCountdown(
+    countdown: NewCountdown,
+    detail: Record<string, unknown>,
+    sessionPatch?: SessionUpdate,
+    respect: (armed: ArmedRef) => boolean = () => false,
+  ): Promise<ArmResult> {
+    return this.locked(countdown.sessionId, async (tx) => {
+      if (sessionPatch) await this.change(tx, countdown, countdown.armedAt, sessionPatch);
+      const previous = await this.armedFor(tx, countdown.sessionId);
+      if (previous && previous.owner !== countdown.owner && respect(previous)) {
+        const entry: AuditEntry = {
+          event: "skipped",
+          reason: "in_flight",
+          detail: { stage: "idle", heldBy: previous.owner, ...detail },
+        };
+        await this.audit(tx, countdown.armedAt, countdown, entry, previous.id);
+        return { armed: false, heldBy: previous };
+      }
+      if (previous) {
+        const replaced = { event: "cancelled", reason: "superseded", detail: { replacedBy: countdown.id } } as const;
+        await this.end(
+          tx,
+          { ...countdown, id: previous.id },
+          { state: "cancelled", audit: replaced },
+          countdown.armedAt,
+        );
+      }
+      await tx.insert(countdowns).values({ ...countdown, state: "armed" });
+      const { deadlineAt, todosOpen, todosTotal, attempt } = countdown;
+      const armed = { deadlineAt, todosOpen, todosTotal, attempt, ...detail };
+      await this.audit(tx, countdown.armedAt, countdown, { event: "armed", detail: armed }, countdown.id);
+      return { armed: true, superseded: previous };
+    });
+  }
+
+  endCountdown(countdown: CountdownRef, end: CountdownEnd, now: number, change?: SessionChange): Promise<boolean> {
+    return this.locked(countdown.sessionId, async (tx) => {
+      const ended = await this.end(tx, countdown, end, now);
+      if (change) await this.change(tx, countdown, now, change);
+      return ended;
+    });
+  }
+
+  cancelArmed(scope: SessionScope, now: number, detail: Record<string, unknown>): Promise<ArmedRef | undefined> {
+    return this.locked(scope.sessionId, async (tx) => {
+      const armed = await this.armedFor(tx, scope.sessionId);
+      if (!armed) return undefined;
+      const audit = { event: "cancelled", reason: "user_key", detail } as const;
+      return (await this.end(tx, { ...scope, id: armed.id }, { state: "cancelled", audit }, now)) ? armed : undefined;
+    });
+  }
+
+  setStop(scope: SessionScope, source: StopSource, now: number): Promise<StopResult> {
+    return this.locked(scope.sessionId, async (tx) => {
+      const row = await this.ensure(tx, scope, now);
+      if (row.stoppedAt != null) return { changed: false };
+      await this.patch(tx, row, { stoppedAt: now, stopSource: source }, now);
+      await this.audit(tx, now, scope, { event: "stopped", reason: source });
+      const armed = await this.armedFor(tx, scope.sessionId);
+      if (armed) {
+        const audit = { event: "cancelled", reason: "stopped", detail: { source } } as const;
+        await this.end(tx, { ...scope, id: armed.id }, { state: "cancelled", audit }, now);
+      }
+      return { changed: true, cancelled: armed };
+    });
+  }
+
+  resume(scope: SessionScope, source: StopSource, now: number, patch: SessionUpdate): Promise<boolean> {
+    return this.locked(scope.sessionId, async (tx) => {
+      const row = await this.readSession(tx, scope.sessionId);
+      if (!row) return false;
+      const stopped = row.stoppedAt != null;
+      const paused = row.pausedAt != null;
+      const counts =
+        row.continuations +
+        row.stagnantContinuations +
+        row.unproductiveReplies +
+        row.consecutiveFailures +
+        row.errorStreak;
+      if (!stopped && !paused && counts === 0) return false;
+      await this.patch(tx, row, patch, now);
+      await this.audit(tx, now, scope, {
+        event: "unstopped",
+        reason: source,
+        detail: {
+          stopped,
+          paused,
+          continuations: row.continuations,
+          errors: row.errorStreak,
+          failures: row.consecutiveFailures,
+        },
+      });
+      return true;
+    });
+  }
+
+  claimCountdown(injection: NewInjection, detail: Record<string, unknown>): Promise<boolean> {
+    return this.locked(injection.sessionId, async (tx) => {
+      // Fenced: only an owner whose heartbeat the database still counts as fresh may fire. A process that was
+      // paused or cut off past its lease may have been replaced; its countdowns are then someone else's to fire.
+      const claimed = await tx
+        .update(countdowns)
+        .set({ state: "fired", endedAt: injection.createdAt, endReason: null, leaseUntil: null })
+        .where(
+          and(
+            eq(countdowns.id, injection.countdownId),
+            eq(countdowns.state, "armed"),
+            eq(countdowns.owner, injection.owner),
+            sql`EXISTS (SELECT 1 FROM ${replicas} WHERE ${replicas.id} = ${injection.owner}
+              AND ${replicas.heartbeatAt} + ${replicas.leaseMs} >= ${dbNow})`,
+          ),
+        )
+        .returning({ id: countdowns.id });
+      if (claimed.length === 0) return false;
+      await tx.insert(injections).values({
+        onSent: null,
+        ...injection,
+        status: "pending",
+        updatedAt: injection.createdAt,
+      });
+      const fired = { event: "fired", detail: { injectionId: injection.id, attempt: injection.attempt, ...detail } };
+      await this.audit(tx, injection.createdAt, injection, fired as AuditEntry, injection.countdownId);
+      return true;
+    });
+  }
+
+  async adoptCountdowns(adoptions: Adoption[], owner: string, leaseUntil: number, now: number): Promise<boolean[]> {
+    const taken: boolean[] = [];
+    for (let start = 0; start < adoptions.length; start += ADOPTION_CHUNK) {
+      const chunk = adoptions.slice(start, start + ADOPTION_CHUNK);
+      const won = await this.db.transaction(async (tx) => {
+        // Rows another replica is adopting right now are skipped, not waited for: it will take them.
+        const free = await tx
+          .select({ id: countdowns.id, owner: countdowns.owner })
+          .from(countdowns)
+          .where(
+            and(
+              inArray(
+                countdowns.id,
+                chunk.map((a) => a.countdown.id),
+              ),
+              eq(countdowns.state, "armed"),
+            ),
+          )
+          .for("update", { skipLocked: true });
+        const current = new Map(free.map((row) => [row.id, row.owner]));
+        const results: boolean[] = [];
+        for (const adoption of chunk) {
+          const { countdown } = adoption;
+          const ok = current.has(countdown.id) && current.get(countdown.id) === countdown.owner;
+          results.push(ok);
+          if (!ok) continue;
+          await tx.update(countdowns).set({ owner, leaseUntil }).where(eq(countdowns.id, countdown.id));
+          if ("end" in adoption) await this.end(tx, countdown, adoption.end, now);
+          else await this.audit(tx, now, countdown, adoption.audit, countdown.id);
+        }
+        return results;
+      });
+      taken.push(...won);
+    }
+    return taken;
+  }
+
+  async renewLeases(owner: string, leaseUntil: number): Promise<number> {
+    const renewed = await this.db
+      .update(countdowns)
+      .set({ leaseUntil })
+      .where(and(eq(countdowns.owner, owner), eq(countdowns.state, "armed")))
+      .returning({ id: countdowns.id });
+    return renewed.length;
+  }
+
+  async releaseLeases(owner: string): Promise<number> {
+    const released = await this.db
+      .update(countdowns)
+      .set({ owner: null, leaseUntil: null })
+      .where(and(eq(countdowns.owner, owner), eq(countdowns.state, "armed")))
+      .returning({ id: countdowns.id });
+    // Gone at once rather than after a lease: others need not wait to adopt what this process owned.
+    await this.db.delete(replicas).where(eq(replicas.id, owner));
+    this.liveOwners.delete(owner);
+    return released.length;
+  }
+
+  settleInjection<T extends Settlement>(
+    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    status: "sent" | "failed" | "unknown",
+    now: number,
+    error: string | null,
+    settle: (row: SessionRow) => T,
+  ): Promise<T | undefined> {
+    return this.locked(injection.sessionId, async (tx) => {
+      const finished = await tx
+        .update(injections)
+        .set({ status, error, updatedAt: now, leaseUntil: null })
+        .where(and(eq(injections.id, injection.id), eq(injections.status, "pending")))
+        .returning({ id: injections.id });
+      return finished.length > 0 ? this.settle(tx, injection, now, settle) : undefined;
+    });
+  }
+
+  confirmUncertain<T extends Settlement>(
+    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    now: number,
+    settle: (row: SessionRow) => T,
+  ): Promise<T | undefined> {
+    return this.locked(injection.sessionId, async (tx) => {
+      const confirmed = await tx
+        .update(injections)
+        .set({ status: "sent", updatedAt: now, leaseUntil: null })
+        .where(and(eq(injections.id, injection.id), inArray(injections.status, ["failed", "unknown"])))
+        .returning({ id: injections.id });
+      return confirmed.length > 0 ? this.settle(tx, injection, now, settle) : undefined;
+    });
+  }
+
+  // ── leases across hosts ─────────────────────────────────────────────────────
+
+  /** Writes this owner's heartbeat (the database's clock) and reads which owners are alive now. */
+  async heartbeat(owner: string, leaseMs: number): Promise<void> {
+    const [host, pidText] = owner.split("/");
+    await this.db
+      .insert(replicas)
+      .values({
+        id: owner,
+        kind: this.options.kind ?? "plugin",
+        host: host ?? hostname(),
+        pid: Number(pidText) || process.pid,
+        startedAt: this.startedAt,
+        heartbeatAt: sql`${dbNow}`,
+        leaseMs: Math.trunc(leaseMs),
+        version: this.options.version ?? null,
+      })
+      .onConflictDoUpdate({ target: replicas.id, set: { heartbeatAt: sql`${dbNow}`, leaseMs: Math.trunc(leaseMs) } });
+    const alive = await this.db
+      .select({ id: replicas.id })
+      .from(replicas)
+      .where(sql`${replicas.heartbeatAt} + ${replicas.leaseMs} >= ${dbNow}`);
+    this.liveOwners = new Set(alive.map((row) => row.id));
+  }
+
+  /** Alive: a heartbeat fresh by the database's clock at the last look. A host's pid or clock says nothing here. */
+  ownerAlive(owner: string | null, _leaseUntil?: number | null, _now?: number): boolean {
+    return owner !== null && this.liveOwners.has(owner);
+  }
+
+  // ── upkeep ──────────────────────────────────────────────────────────────────
+
+  /** A committed write (refused on a read-only server), bounded by the statement timeout. */
+  async probe(): Promise<void> {
+    await this.connection.ensureMigrated();
+    await this.db.transaction(async (tx) => {
+      await tx.execute(sql`UPDATE ${replicas} SET heartbeat_at = heartbeat_at WHERE id = ''`);
+    });
+  }
+
+  problemOf(error: unknown): StoreProblem | undefined {
+    return pgProblemOf(error);
+  }
+
+  replaced(): boolean {
+    return false;
+  }
+
+  prune(cutoff: number): Promise<PruneReport> {
+    return prunePg(this.db, { cutoff });
+  }
+
+  /** Raw SQL for diagnostics. */
+  rows<T>(query: SQL): Promise<T[]> {
+    return this.connection.rows<T>(query);
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+}

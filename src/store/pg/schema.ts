@@ -1,0 +1,238 @@
+// The enforcer's schema on PostgreSQL: the same tables, columns, defaults and indexes as ../schema.ts (SQLite), kept
+// equal by test/store/schemas.test.ts. Epoch milliseconds need 64 bits: every time is `bigint` in number mode (a
+// JavaScript number is exact to 2^53, and the driver then returns numbers, not strings). Tables that exist only
+// here serve a fleet: replicas' heartbeats (lease liveness across hosts) and the OpenCode servers they follow.
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  pgTable,
+  pgView,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+import type { CountdownRow, InjectionRow, SessionRow } from "../schema.js";
+
+const ms = (name: string) => bigint(name, { mode: "number" });
+
+export const sessions = pgTable(
+  "sessions",
+  {
+    sessionId: text("session_id").primaryKey(),
+    directory: text("directory").notNull(),
+    projectId: text("project_id"),
+    parentId: text("parent_id"),
+    stoppedAt: ms("stopped_at"),
+    stopSource: text("stop_source"),
+    recoveringSince: ms("recovering_since"),
+    lastErrorAt: ms("last_error_at"),
+    lastErrorName: text("last_error_name"),
+    lastErrorKind: text("last_error_kind"),
+    lastErrorRetryAfterMs: ms("last_error_retry_after_ms"),
+    errorStreak: integer("error_streak").notNull().default(0),
+    abortedAt: ms("aborted_at"),
+    tokenLimitAt: ms("token_limit_at"),
+    continuations: integer("continuations").notNull().default(0),
+    stagnantContinuations: integer("stagnant_continuations").notNull().default(0),
+    unproductiveReplies: integer("unproductive_replies").notNull().default(0),
+    todoSnapshot: text("todo_snapshot"),
+    consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    backoffUntil: ms("backoff_until"),
+    lastUserMessageAt: ms("last_user_message_at"),
+    pausedAt: ms("paused_at"),
+    pauseMessageId: text("pause_message_id"),
+    pauseBaseline: text("pause_baseline"),
+    recheckAt: ms("recheck_at"),
+    notifiedStop: text("notified_stop"),
+    agent: text("agent"),
+    modelProvider: text("model_provider"),
+    modelId: text("model_id"),
+    variant: text("variant"),
+    deletedAt: ms("deleted_at"),
+    createdAt: ms("created_at").notNull(),
+    updatedAt: ms("updated_at").notNull(),
+  },
+  (t) => [index("sessions_directory_idx").on(t.directory), index("sessions_stopped_idx").on(t.stoppedAt)],
+);
+
+export const countdowns = pgTable(
+  "countdowns",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    directory: text("directory").notNull(),
+    armedAt: ms("armed_at").notNull(),
+    deadlineAt: ms("deadline_at").notNull(),
+    state: text("state", { enum: ["armed", "fired", "cancelled", "expired"] }).notNull(),
+    endedAt: ms("ended_at"),
+    endReason: text("end_reason"),
+    owner: text("owner"),
+    leaseUntil: ms("lease_until"),
+    attempt: integer("attempt").notNull().default(0),
+    todosOpen: integer("todos_open"),
+    todosTotal: integer("todos_total"),
+  },
+  (t) => [
+    check("countdowns_state_check", sql`${t.state} in ('armed', 'fired', 'cancelled', 'expired')`),
+    uniqueIndex("countdowns_one_armed_per_session")
+      .on(t.sessionId)
+      .where(sql`state = 'armed'`),
+  ],
+);
+
+export const injections = pgTable(
+  "injections",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    countdownId: text("countdown_id").notNull(),
+    directory: text("directory").notNull(),
+    messageId: text("message_id"),
+    createdAt: ms("created_at").notNull(),
+    status: text("status", { enum: ["pending", "sent", "failed", "unknown"] }).notNull(),
+    agent: text("agent"),
+    model: text("model"),
+    variant: text("variant"),
+    todosTotal: integer("todos_total").notNull(),
+    todosOpen: integer("todos_open").notNull(),
+    error: text("error"),
+    attempt: integer("attempt").notNull().default(0),
+    onSent: text("on_sent"),
+    owner: text("owner"),
+    leaseUntil: ms("lease_until"),
+    updatedAt: ms("updated_at").notNull(),
+  },
+  (t) => [
+    check("injections_status_check", sql`${t.status} in ('pending', 'sent', 'failed', 'unknown')`),
+    uniqueIndex("injections_countdown_unique").on(t.countdownId),
+    index("injections_session_idx").on(t.sessionId, t.createdAt),
+    index("injections_status_idx").on(t.status, t.directory),
+    index("injections_created_idx").on(t.createdAt),
+  ],
+);
+
+export const auditEvents = pgTable(
+  "audit_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    at: ms("at").notNull(),
+    sessionId: text("session_id"),
+    directory: text("directory"),
+    event: text("event").notNull(),
+    reason: text("reason"),
+    detail: text("detail"),
+  },
+  (t) => [index("audit_session_idx").on(t.sessionId, t.at), index("audit_event_reason_idx").on(t.event, t.reason)],
+);
+
+// ── fleet tables (PostgreSQL only) ──────────────────────────────────────────────────────────────────────────
+
+/**
+ * One row per running process (plugin or service replica) that owns leases. Its heartbeat is the database's clock,
+ * never the host's: on another host a pid means nothing, and hosts' clocks drift. An owner is alive while its
+ * heartbeat is younger than its own `lease_ms`.
+ */
+export const replicas = pgTable("replicas", {
+  id: text("id").primaryKey(),
+  /** `plugin` or `service`. */
+  kind: text("kind").notNull(),
+  host: text("host").notNull(),
+  pid: integer("pid").notNull(),
+  startedAt: ms("started_at").notNull(),
+  heartbeatAt: ms("heartbeat_at").notNull(),
+  leaseMs: integer("lease_ms").notNull(),
+  version: text("version"),
+});
+
+// ── views for users' SQL (the same four as on SQLite, in PostgreSQL's dialect) ─────────────────────────────
+
+/** Epoch milliseconds as local time text, like SQLite's datetime(…, 'localtime'). */
+const local = (column: string) => `to_char(to_timestamp(${column} / 1000.0), 'YYYY-MM-DD HH24:MI:SS')`;
+const nowMs = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
+export const injectionHistory = pgView("injection_history", {
+  injectionId: text("injection_id").notNull(),
+  sessionId: text("session_id").notNull(),
+  directory: text("directory").notNull(),
+  createdAt: ms("created_at").notNull(),
+  createdLocal: text("created_local").notNull(),
+  status: text("status").notNull(),
+  agent: text("agent"),
+  model: text("model"),
+  variant: text("variant"),
+  todosOpen: integer("todos_open").notNull(),
+  todosTotal: integer("todos_total").notNull(),
+  attempt: integer("attempt").notNull(),
+  error: text("error"),
+  messageId: text("message_id"),
+  countdownId: text("countdown_id").notNull(),
+  armedAt: ms("armed_at"),
+  deadlineAt: ms("deadline_at"),
+  lateMs: ms("late_ms"),
+}).as(
+  sql.raw(`SELECT i.id AS injection_id, i.session_id, i.directory, i.created_at,
+    ${local("i.created_at")} AS created_local,
+    i.status, i.agent, i.model, i.variant, i.todos_open, i.todos_total, i.attempt, i.error, i.message_id,
+    i.countdown_id, c.armed_at, c.deadline_at, i.created_at - c.deadline_at AS late_ms
+  FROM injections i LEFT JOIN countdowns c ON c.id = i.countdown_id`),
+);
+
+export const skipReasons = pgView("skip_reasons", {
+  reason: text("reason"),
+  skips: ms("skips").notNull(),
+  sessions: ms("sessions").notNull(),
+  firstAt: ms("first_at").notNull(),
+  lastAt: ms("last_at").notNull(),
+  lastLocal: text("last_local").notNull(),
+}).as(
+  sql.raw(`SELECT reason, count(*) AS skips, count(DISTINCT session_id) AS sessions, min(at) AS first_at, max(at) AS last_at,
+    ${local("max(at)")} AS last_local
+  FROM audit_events WHERE event = 'skipped' GROUP BY reason`),
+);
+
+export const armedCountdowns = pgView("armed_countdowns", {
+  countdownId: text("countdown_id").notNull(),
+  sessionId: text("session_id").notNull(),
+  directory: text("directory").notNull(),
+  armedAt: ms("armed_at").notNull(),
+  deadlineAt: ms("deadline_at").notNull(),
+  owner: text("owner"),
+  leaseUntil: ms("lease_until"),
+  attempt: integer("attempt").notNull(),
+  todosOpen: integer("todos_open"),
+  todosTotal: integer("todos_total"),
+  secondsLeft: doublePrecision("seconds_left").notNull(),
+}).as(
+  sql.raw(`SELECT id AS countdown_id, session_id, directory, armed_at, deadline_at, owner, lease_until, attempt, todos_open, todos_total,
+    (deadline_at - ${nowMs}) / 1000.0 AS seconds_left
+  FROM countdowns WHERE state = 'armed'`),
+);
+
+export const decisions = pgView("decisions", {
+  id: ms("id").notNull(),
+  at: ms("at").notNull(),
+  atLocal: text("at_local").notNull(),
+  sessionId: text("session_id"),
+  directory: text("directory"),
+  event: text("event").notNull(),
+  reason: text("reason"),
+  detail: text("detail"),
+}).as(
+  sql.raw(`SELECT id, at, ${local("at")} AS at_local, session_id, directory, event, reason, detail
+  FROM audit_events`),
+);
+
+export const pgSchema = { sessions, countdowns, injections, auditEvents, replicas };
+export type PgSchema = typeof pgSchema;
+
+// The row types the engine sees are the SQLite ones; these fail to compile the day the two drift apart.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const rowTypesAgree: [
+  Same<typeof sessions.$inferSelect, SessionRow>,
+  Same<typeof countdowns.$inferSelect, CountdownRow>,
+  Same<typeof injections.$inferSelect, InjectionRow>,
+] = [true, true, true];

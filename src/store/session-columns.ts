@@ -1,0 +1,35 @@
+// The session columns a state change may write, on both backends: a patch rewrites them all, so that one statement
+// serves every patch (and a column added to the schema is written by both stores once it is listed here).
+import type { SessionUpdate } from "./port.js";
+
+export const PATCHABLE = [
+  "parentId",
+  "projectId",
+  "stoppedAt",
+  "stopSource",
+  "recoveringSince",
+  "lastErrorAt",
+  "lastErrorName",
+  "lastErrorKind",
+  "lastErrorRetryAfterMs",
+  "errorStreak",
+  "abortedAt",
+  "tokenLimitAt",
+  "continuations",
+  "stagnantContinuations",
+  "unproductiveReplies",
+  "todoSnapshot",
+  "consecutiveFailures",
+  "backoffUntil",
+  "lastUserMessageAt",
+  "pausedAt",
+  "pauseMessageId",
+  "pauseBaseline",
+  "recheckAt",
+  "notifiedStop",
+  "agent",
+  "modelProvider",
+  "modelId",
+  "variant",
+  "deletedAt",
+] as const satisfies ReadonlyArray<keyof SessionUpdate>;

@@ -1,0 +1,312 @@
+// The store port's guarantees, written once and run on both backends: a SQLite file and a real PostgreSQL server.
+// Only the port is used (plus a row count), so what holds here holds for the engine whichever store it is given.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { EngineStore, NewCountdown, NewInjection } from "../../src/store/port.js";
+import { openEngineStore } from "../../src/store/open-engine-store.js";
+import { PgStore } from "../../src/store/pg/pg-store.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { freshDatabase, pgQuery } from "../support/pg-database.js";
+
+const NOW = Date.now();
+const ME = "host-a/1/aaaa";
+const OTHER = "host-b/2/bbbb";
+
+function countdown(id: string, sessionId = "ses_1", extra: Partial<NewCountdown> = {}): NewCountdown {
+  return {
+    id,
+    sessionId,
+    directory: "/p",
+    armedAt: NOW,
+    deadlineAt: NOW + 2000,
+    owner: ME,
+    leaseUntil: NOW + 15_000,
+    attempt: 0,
+    todosOpen: 2,
+    todosTotal: 3,
+    ...extra,
+  };
+}
+
+function injection(id: string, countdownId: string, extra: Partial<NewInjection> = {}): NewInjection {
+  return {
+    id,
+    sessionId: "ses_1",
+    directory: "/p",
+    countdownId,
+    messageId: `msg_${id}`,
+    createdAt: NOW + 2000,
+    agent: "build",
+    model: "p/m",
+    variant: null,
+    todosTotal: 3,
+    todosOpen: 2,
+    attempt: 0,
+    owner: ME,
+    leaseUntil: NOW + 60_000,
+    ...extra,
+  };
+}
+
+interface Backend {
+  name: string;
+  /** A new empty database; `open` gives another connection (another process's view) to the same one. */
+  fresh(): Promise<{ open(): Promise<EngineStore>; count(sql: string): Promise<number> }>;
+}
+
+const folders: string[] = [];
+afterAll(() => folders.forEach((f) => rmSync(f, { recursive: true, force: true })));
+
+const BACKENDS: Backend[] = [
+  {
+    name: "SQLite",
+    async fresh() {
+      const folder = mkdtempSync(join(tmpdir(), "tc-port-"));
+      folders.push(folder);
+      const path = join(folder, "state.db");
+      const opened: SqliteStore[] = [];
+      return {
+        open: async () => {
+          const store = (await openEngineStore(path)) as SqliteStore;
+          opened.push(store);
+          return store;
+        },
+        count: async (sql) =>
+          Number(
+            await openEngineStore(path).then(async (s) => {
+              const n = (s as SqliteStore).connection.raw.all<{ n: number }>(`SELECT count(*) AS n FROM ${sql}`)[0]!.n;
+              await s.close();
+              return n;
+            }),
+          ),
+      };
+    },
+  },
+  {
+    name: "PostgreSQL",
+    async fresh() {
+      const url = await freshDatabase("port");
+      return {
+        open: () => openEngineStore(url),
+        count: async (sql) => Number((await pgQuery<{ n: string }>(url, `SELECT count(*) AS n FROM ${sql}`))[0]!.n),
+      };
+    },
+  },
+];
+
+describe.each(BACKENDS)("store port on $name", (backend) => {
+  async function world() {
+    const db = await backend.fresh();
+    const a = await db.open();
+    const b = await db.open();
+    await a.heartbeat(ME, 15_000);
+    await b.heartbeat(OTHER, 15_000);
+    const close = () => Promise.all([a.close(), b.close()]);
+    return { ...db, a, b, close };
+  }
+
+  it("arms one countdown per session: a new one supersedes, a live foreign owner's is respected", async () => {
+    const w = await world();
+    try {
+      expect((await w.a.armCountdown(countdown("cd1"), {})).armed).toBe(true);
+      const second = await w.a.armCountdown(countdown("cd2"), {});
+      expect(second).toMatchObject({ armed: true, superseded: { id: "cd1" } });
+      expect((await w.a.countdown("cd1"))?.state).toBe("cancelled");
+      const held = await w.b.armCountdown(
+        countdown("cd3", "ses_1", { owner: OTHER }),
+        { why: "test" },
+        undefined,
+        () => true,
+      );
+      expect(held).toMatchObject({ armed: false, heldBy: { id: "cd2", owner: ME } });
+      expect(await w.count("audit_events WHERE event = 'skipped' AND reason = 'in_flight'")).toBe(1);
+      expect(await w.count("countdowns WHERE state = 'armed'")).toBe(1);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("lets exactly one of many processes arming the same session at once win each round", async () => {
+    const w = await world();
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          (i % 2 ? w.a : w.b).armCountdown(countdown(`cd${i}`, "ses_race", { owner: i % 2 ? ME : OTHER }), {}),
+        ),
+      );
+      expect(results.every((r) => r.armed)).toBe(true);
+      expect(await w.count("countdowns WHERE state = 'armed' AND session_id = 'ses_race'")).toBe(1);
+      expect(await w.count("countdowns WHERE state = 'cancelled' AND session_id = 'ses_race'")).toBe(39);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("claims at most once: only the owner, only while armed, one winner among racing claims", async () => {
+    const w = await world();
+    try {
+      await w.a.armCountdown(countdown("cd1"), {});
+      expect(await w.b.claimCountdown(injection("i0", "cd1", { owner: OTHER }), {})).toBe(false);
+      const claims = await Promise.all([
+        w.a.claimCountdown(injection("i1", "cd1"), {}),
+        w.a.claimCountdown(injection("i2", "cd1"), {}),
+        w.a.claimCountdown(injection("i3", "cd1"), {}),
+      ]);
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      expect(await w.count("injections WHERE countdown_id = 'cd1' AND status = 'pending'")).toBe(1);
+      expect((await w.a.countdown("cd1"))?.state).toBe("fired");
+      await w.a.armCountdown(countdown("cd2"), {});
+      await w.a.cancelArmed({ sessionId: "ses_1", directory: "/p" }, NOW, { key: "escape" });
+      expect(await w.a.claimCountdown(injection("i4", "cd2"), {})).toBe(false);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("adopts an orphan once when two processes race for it", async () => {
+    const w = await world();
+    try {
+      await w.a.armCountdown(countdown("cd1", "ses_1", { owner: "gone-host/9/dead" }), {});
+      const row = (await w.a.countdown("cd1"))!;
+      const audit = { event: "resumed", reason: "lease_expired", detail: {} } as const;
+      const [x, y] = await Promise.all([
+        w.a.adoptCountdowns([{ countdown: row, audit }], ME, NOW + 15_000, NOW),
+        w.b.adoptCountdowns([{ countdown: row, audit }], OTHER, NOW + 15_000, NOW),
+      ]);
+      expect([...x, ...y].filter(Boolean)).toHaveLength(1);
+      expect(await w.count("audit_events WHERE event = 'resumed'")).toBe(1);
+      const owner = (await w.a.countdown("cd1"))!.owner;
+      expect([ME, OTHER]).toContain(owner);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("keeps the stop durable and idempotent, and resumes once", async () => {
+    const w = await world();
+    try {
+      const scope = { sessionId: "ses_1", directory: "/p" };
+      await w.a.armCountdown(countdown("cd1"), {});
+      expect(await w.a.setStop(scope, "command", NOW)).toMatchObject({ changed: true, cancelled: { id: "cd1" } });
+      expect((await w.b.setStop(scope, "cli", NOW)).changed).toBe(false);
+      expect((await w.b.session("ses_1"))?.stoppedAt).toBe(NOW);
+      expect(await w.b.resume(scope, "cli", NOW + 1, { stoppedAt: null, stopSource: null })).toBe(true);
+      expect(await w.a.resume(scope, "cli", NOW + 2, { stoppedAt: null, stopSource: null })).toBe(false);
+      expect(await w.count("audit_events WHERE event IN ('stopped', 'unstopped')")).toBe(2);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("settles an injection once, and confirms an uncertain one once", async () => {
+    const w = await world();
+    try {
+      await w.a.armCountdown(countdown("cd1"), {});
+      await w.a.claimCountdown(injection("i1", "cd1"), {});
+      const settle = () => ({ patch: { continuations: 1 }, audit: [{ event: "injected" as const, detail: {} }] });
+      const [one, two] = await Promise.all([
+        w.a.settleInjection(injection("i1", "cd1"), "unknown", NOW, "lost", settle),
+        w.b.settleInjection(injection("i1", "cd1"), "failed", NOW, "lost", settle),
+      ]);
+      expect([one, two].filter(Boolean)).toHaveLength(1);
+      expect(await w.a.uncertainInjections("ses_1", NOW)).toHaveLength(1);
+      const confirm = () => ({ audit: [{ event: "reconciled" as const, reason: "found" as const, detail: {} }] });
+      expect(await w.b.confirmUncertain(injection("i1", "cd1"), NOW, confirm)).toBeDefined();
+      expect(await w.a.confirmUncertain(injection("i1", "cd1"), NOW, confirm)).toBeUndefined();
+      expect((await w.a.injection("i1"))?.status).toBe("sent");
+      expect((await w.a.session("ses_1"))?.continuations).toBe(1);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("applies a change computed from the row, serialized per session across processes", async () => {
+    const w = await world();
+    try {
+      const scope = { sessionId: "ses_count", directory: "/p" };
+      await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          (i % 2 ? w.a : w.b).changeSession(scope, NOW + i, (row) => ({ continuations: row.continuations + 1 })),
+        ),
+      );
+      expect((await w.a.session("ses_count"))?.continuations).toBe(30);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("renews and releases leases; prune keeps what is still live", async () => {
+    const w = await world();
+    try {
+      await w.a.armCountdown(countdown("cd1", "ses_1", { armedAt: 1000, deadlineAt: 2000 }), {});
+      await w.a.armCountdown(countdown("cd2", "ses_2", { armedAt: 1000, deadlineAt: 2000 }), {});
+      await w.a.endCountdown(
+        { id: "cd2", sessionId: "ses_2", directory: "/p" },
+        { state: "expired", audit: { event: "expired", reason: "stale_after_restart", detail: {} } },
+        1500,
+      );
+      expect(await w.a.renewLeases(ME, NOW + 30_000)).toBe(1);
+      expect((await w.b.countdown("cd1"))?.leaseUntil).toBe(NOW + 30_000);
+      const report = await w.a.prune(NOW);
+      expect(report.countdowns).toBe(1);
+      expect(await w.a.countdown("cd1")).toBeDefined();
+      expect(await w.a.releaseLeases(ME)).toBe(1);
+      expect((await w.b.countdown("cd1"))?.owner).toBeNull();
+    } finally {
+      await w.close();
+    }
+  });
+});
+
+describe("PostgreSQL only", () => {
+  it("fences the claim: an owner whose heartbeat the database no longer counts cannot fire", async () => {
+    const url = await freshDatabase("fence");
+    const store = await openEngineStore(url);
+    try {
+      await store.heartbeat(ME, 15_000);
+      await store.armCountdown(countdown("cd1"), {});
+      // The heartbeat ages past its lease by the database's clock (as if the process had been stopped for a while).
+      await pgQuery(url, "UPDATE replicas SET heartbeat_at = heartbeat_at - 60000 WHERE id = $1", [ME]);
+      expect(await store.claimCountdown(injection("i1", "cd1"), {})).toBe(false);
+      expect((await store.countdown("cd1"))?.state).toBe("armed");
+      await store.heartbeat(ME, 15_000);
+      expect(await store.claimCountdown(injection("i1", "cd1"), {})).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("judges liveness by heartbeats on the database's clock, not by pids or host clocks", async () => {
+    const url = await freshDatabase("live");
+    const a = (await openEngineStore(url)) as PgStore;
+    const b = (await openEngineStore(url)) as PgStore;
+    try {
+      await b.heartbeat(OTHER, 15_000);
+      await a.heartbeat(ME, 15_000);
+      // A lease far in the past by this host's clock does not make a fresh heartbeat dead, nor the reverse.
+      expect(a.ownerAlive(OTHER, 0, Date.now())).toBe(true);
+      await pgQuery(url, "UPDATE replicas SET heartbeat_at = heartbeat_at - 20000 WHERE id = $1", [OTHER]);
+      await a.heartbeat(ME, 15_000);
+      expect(a.ownerAlive(OTHER, Date.now() + 60_000, Date.now())).toBe(false);
+      await b.releaseLeases(OTHER);
+      expect(await pgQuery(url, "SELECT id FROM replicas")).toEqual([{ id: ME }]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it("applies migrations once when eight processes open a fresh database at once", async () => {
+    const url = await freshDatabase("migr");
+    const stores = await Promise.all(Array.from({ length: 8 }, () => openEngineStore(url)));
+    try {
+      const applied = await pgQuery<{ n: string }>(url, "SELECT count(*) AS n FROM drizzle.__drizzle_migrations");
+      const files = (await import("node:fs")).readdirSync("migrations-pg").filter((f) => f.endsWith(".sql"));
+      expect(Number(applied[0]!.n)).toBe(files.length);
+      expect(stores.every((s) => s instanceof PgStore)).toBe(true);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+});
