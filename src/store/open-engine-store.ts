@@ -13,15 +13,24 @@ export interface EngineStoreOptions {
   kind?: "plugin" | "service" | "tui" | "cli";
   /** PostgreSQL: hand back a store even while the server is down (the engine pauses and probes until it answers). */
   lazy?: boolean;
+  /** PostgreSQL: see PgOpenOptions.clientTimeoutMs. */
+  clientTimeoutMs?: number;
 }
 
 export { isPostgresUrl };
 
-export async function openEngineStore(location: string, options: EngineStoreOptions = {}): Promise<EngineStore> {
+/** A store with its raw reader: what the engine changes, and what operators read (CLI, TUI panel). */
+export type OperatorStore = (SqliteStore | PgStore) & EngineStore;
+
+export async function openEngineStore(location: string, options: EngineStoreOptions = {}): Promise<OperatorStore> {
   if (isPostgresUrl(location)) {
     // A network round trip is slower than a local lock: never wait on PostgreSQL for less than it needs to answer.
     const statementTimeoutMs = Math.max(2000, options.busyTimeoutMs ?? 5000);
-    const connection = await openPg(location, { statementTimeoutMs, lazy: options.lazy });
+    const connection = await openPg(location, {
+      statementTimeoutMs,
+      lazy: options.lazy,
+      clientTimeoutMs: options.clientTimeoutMs,
+    });
     return new PgStore(connection, { kind: options.kind ?? "plugin" });
   }
   return new SqliteStore(await openStore(location, { busyTimeoutMs: options.busyTimeoutMs }), options);

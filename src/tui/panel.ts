@@ -1,7 +1,7 @@
 // What the sidebar panel says for one session, from what the database holds and the time. Pure: the TUI plugin
 // renders these lines; the words for a decision come from core/explain.ts, like the server's stop toast.
 import { explain } from "../core/explain.js";
-import type { SessionView } from "../store/sqlite/queries.js";
+import type { SessionView } from "../store/queries.js";
 
 export type Tone = "title" | "normal" | "active" | "warning" | "muted";
 

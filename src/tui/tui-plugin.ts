@@ -5,10 +5,9 @@
 // a missing or broken database is one line in the panel.
 import { ConfigError } from "../config.js";
 import { afterExplicitResume } from "../core/transitions.js";
-import { openStore, type Store } from "../store/sqlite/open.js";
-import { sessionView, type SessionView } from "../store/sqlite/queries.js";
+import { openEngineStore, type OperatorStore } from "../store/open-engine-store.js";
+import { sessionView, type SessionView } from "../store/queries.js";
 import type { SessionScope } from "../store/port.js";
-import { SqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { PanelRenderer, TuiApi, TuiKeyEvent } from "./host-api.js";
 import { keyLabel, resolveTuiOptions, type TuiOptions } from "./options.js";
 import { panelLines, type PanelLine } from "./panel.js";
@@ -59,7 +58,7 @@ function isTyping(event: TuiKeyEvent): boolean {
 
 export interface TuiPluginHandle {
   /** Reads the session's state again now (the panel updates). */
-  refresh(sessionId: string): void;
+  refresh(sessionId: string): Promise<void>;
   dispose(): void;
 }
 
@@ -67,15 +66,15 @@ export interface TuiPluginHandle {
 export function createTuiPlugin(renderer: PanelRenderer) {
   return async function tui(api: TuiApi, rawOptions?: unknown): Promise<TuiPluginHandle> {
     let options: TuiOptions | undefined;
-    let store: Store | undefined;
+    let store: OperatorStore | undefined;
     let problem: string | undefined;
     try {
       options = resolveTuiOptions(rawOptions ?? {}, process.env);
-      store = await openStore(options.databasePath, { busyTimeoutMs: BUSY_TIMEOUT_MS });
+      store = await openEngineStore(options.databasePath, { busyTimeoutMs: BUSY_TIMEOUT_MS, kind: "tui" });
     } catch (error) {
       problem = oneLine(error);
     }
-    const changes = store ? new SqliteStore(store, { busyTimeoutMs: BUSY_TIMEOUT_MS }) : undefined;
+    const changes = store;
     const cancelKey = options?.cancelKey ?? "escape";
     const views = new Map<string, SessionView>();
     const [version, setVersion] = renderer.signal(0);
@@ -88,13 +87,6 @@ export function createTuiPlugin(renderer: PanelRenderer) {
       problem = `${what}: ${oneLine(error)}`;
       setVersion(version() + 1);
       return undefined;
-    };
-    const guarded = <T>(what: string, work: () => T): T | undefined => {
-      try {
-        return work();
-      } catch (error) {
-        return failed(what, error);
-      }
     };
     const guardedChange = async <T>(what: string, work: () => Promise<T>): Promise<T | undefined> => {
       try {
@@ -114,10 +106,10 @@ export function createTuiPlugin(renderer: PanelRenderer) {
       }
     };
 
-    const refresh = (sessionId: string) => {
+    const refresh = async (sessionId: string) => {
       if (disposed || !store) return;
-      const view = guarded("reading the database", () => sessionView(store!.raw, sessionId));
-      if (!view) return;
+      const view = await guardedChange("reading the database", () => sessionView(store!.reader, sessionId));
+      if (!view || disposed) return;
       problem = undefined;
       views.set(sessionId, view);
       setNow(Date.now());
@@ -129,7 +121,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
       for (const delay of REFRESH_DELAYS_MS) {
         const timer = setTimeout(() => {
           timers.delete(timer);
-          refresh(sessionId);
+          void refresh(sessionId);
         }, delay);
         timers.add(timer);
       }
@@ -163,7 +155,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
       );
       if (ended) say("Countdown cancelled: nothing will be sent.", "success");
       else if (announceNone) say("No countdown is running in this session.");
-      refresh(sessionId);
+      await refresh(sessionId);
     };
 
     const stop = async () => {
@@ -177,7 +169,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
           result.changed ? "Stopped for this session, also after restarts, until resumed." : "Already stopped.",
           "success",
         );
-      refresh(sessionId);
+      await refresh(sessionId);
     };
 
     const resume = async () => {
@@ -195,7 +187,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
             : "Nothing to resume: it was neither stopped nor paused.",
           "success",
         );
-      refresh(sessionId);
+      await refresh(sessionId);
     };
 
     const unsubscribes: Array<() => void> = [];
@@ -254,7 +246,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
             const lines = (): PanelLine[] => {
               version();
               const sessionId = props.session_id;
-              if (!views.has(sessionId) && !problem) queueMicrotask(() => refresh(sessionId));
+              if (!views.has(sessionId) && !problem) queueMicrotask(() => void refresh(sessionId));
               const view = problem ? { problem } : views.get(sessionId);
               return view ? panelLines({ view, now: now(), cancelKey: keyLabel(cancelKey) }) : [];
             };

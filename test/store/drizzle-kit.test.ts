@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { tempFolder } from "../support/engine-fixture.js";
 import { openStore } from "../../src/store/sqlite/open.js";
-import { schemaState } from "../../src/store/sqlite/queries.js";
+import { schemaState } from "../../src/store/sqlite/diagnostics.js";
 
 describe("drizzle-kit migrate as users run it", () => {
   it("migrates a user's file; the enforcer then finds nothing to apply", { timeout: 60_000 }, async () => {

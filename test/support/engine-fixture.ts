@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveConfig, type Config } from "../../src/config.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
-import { openStore, type Store } from "../../src/store/sqlite/open.js";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import type { Store } from "../../src/store/sqlite/open.js";
 import { expect, vi } from "vitest";
 import { FakeHost } from "./fake-host.js";
+import { openTestDatabase, sqliteRows, TEST_BACKEND, type TestBackend, type TestRows } from "./test-database.js";
 
 export const DIRECTORY = "/work/project";
 
@@ -29,7 +29,11 @@ export function testConfig(dbPath: string, overrides: Partial<Config> = {}): Con
 }
 
 export class Rows {
-  constructor(private readonly store: Store) {}
+  private readonly store: { raw: TestRows };
+
+  constructor(source: Store | TestRows) {
+    this.store = { raw: "raw" in source ? sqliteRows(source) : source };
+  }
 
   audit(sessionId?: string): AuditRowView[] {
     const rows = sessionId
@@ -69,9 +73,9 @@ export class Rows {
  * With real timers: waits until no countdown is armed and no continuation pending in the file, then for the engine's
  * work in flight. A state to wait for, not a time: on a loaded machine a 50 ms countdown may end much later.
  */
-export async function drained(f: Pick<EngineFixture, "store" | "enforcer">, timeoutMs = 15_000): Promise<void> {
+export async function drained(f: Pick<EngineFixture, "db" | "enforcer">, timeoutMs = 15_000): Promise<void> {
   const open = () =>
-    f.store.raw.all<{ n: number }>(
+    f.db.all<{ n: number }>(
       "SELECT (SELECT count(*) FROM countdowns WHERE state = 'armed') + (SELECT count(*) FROM injections WHERE status = 'pending') AS n",
     )[0]!.n;
   await vi.waitFor(
@@ -86,8 +90,13 @@ export async function drained(f: Pick<EngineFixture, "store" | "enforcer">, time
 
 export interface EngineFixture {
   folder: string;
+  /** The SQLite file, or the PostgreSQL URL (TC_TEST_STORE=postgres). */
   dbPath: string;
+  /** The SQLite connection itself: only for tests about the file (it throws on PostgreSQL). */
   store: Store;
+  /** Rows, read and written synchronously on either backend. */
+  db: TestRows;
+  backend: TestBackend;
   host: FakeHost;
   enforcer: Enforcer;
   config: Config;
@@ -102,32 +111,32 @@ export async function startEngine(
   options: { folder?: string; host?: FakeHost; config?: Partial<Config>; start?: boolean; directory?: string } = {},
 ): Promise<EngineFixture> {
   const folder = options.folder ?? tempFolder();
-  const dbPath = join(folder, "state.db");
+  const opened = await openTestDatabase(folder, { toast: true, ...options.config }.busyTimeoutMs ?? 1000);
+  const dbPath = opened.location;
   const config = testConfig(dbPath, { toast: true, ...options.config });
-  const store = await openStore(dbPath, { busyTimeoutMs: config.busyTimeoutMs });
   const host = options.host ?? new FakeHost();
-  const enforcer = new Enforcer({
-    config,
-    store: new SqliteStore(store, { busyTimeoutMs: config.busyTimeoutMs }),
-    host,
-    directory: options.directory ?? DIRECTORY,
-  });
+  const enforcer = new Enforcer({ config, store: opened.store, host, directory: options.directory ?? DIRECTORY });
   if (options.start !== false) await enforcer.start();
   let closed = false;
   const close = async () => {
     if (closed) return;
     closed = true;
     await enforcer.dispose();
-    store.close();
+    await opened.store.close();
   };
   return {
     folder,
     dbPath,
-    store,
+    get store(): Store {
+      if (!opened.file) throw new Error("this test looks at the SQLite file itself: it runs on SQLite only");
+      return opened.file;
+    },
+    db: opened.rows,
+    backend: TEST_BACKEND,
     host,
     enforcer,
     config,
-    rows: new Rows(store),
+    rows: new Rows(opened.rows),
     close,
     destroy: async () => {
       await close();

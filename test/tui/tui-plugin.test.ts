@@ -114,7 +114,7 @@ describe("the TUI plugin", () => {
     const { api, handle, panel } = await world();
     f!.enforcer.handleEvent(ev.idle(S));
     await advance(5);
-    handle.refresh(S);
+    await handle.refresh(S);
     expect(panel()).toEqual(["Todo continuation", "continuing in 5s · esc cancels", "0 of 20 continuations"]);
     await advance(2000);
     expect(panel()[1]).toBe("continuing in 3s · esc cancels"); // the UI clock, no read of the database
@@ -145,7 +145,7 @@ describe("the TUI plugin", () => {
     const { api, handle } = await world();
     f!.enforcer.handleEvent(ev.idle(S));
     await advance(5);
-    handle.refresh(S);
+    await handle.refresh(S);
     api.press({ name: "w", sequence: "w" });
     await advance(0);
     expect(f!.rows.audit(S).at(-1)).toMatchObject({
@@ -162,7 +162,7 @@ describe("the TUI plugin", () => {
     ]);
     f!.enforcer.handleEvent(ev.idle(S));
     await advance(5);
-    handle.refresh(S);
+    await handle.refresh(S);
     api.press({ name: "escape" });
     await advance(0);
     expect(f!.rows.countdowns(S)).toMatchObject([{ state: "armed" }]);
@@ -188,7 +188,7 @@ describe("the TUI plugin", () => {
     expect(f!.rows.trail(S).at(-1)).toBe("unstopped:tui");
     await advance(1100); // a lease tick of the engine picks the resume up
     await settle();
-    handle.refresh(S);
+    await handle.refresh(S);
     expect(panel()[1]).toMatch(/^continuing in \ds · esc cancels$/);
   });
 

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { AUDIT_EVENTS } from "../../core/reasons.js";
-import { auditTrail } from "../../store/sqlite/queries.js";
+import { auditTrail } from "../../store/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { localTime, parseDuration, table } from "../format.js";
 import { globals, positiveIntegerArg, print, printJson } from "../output.js";
@@ -44,7 +44,7 @@ export function registerAudit(program: Command): void {
         const store = await openForReading(databasePath(db));
         try {
           const since = options.since === undefined ? undefined : Date.now() - options.since;
-          const rows = query(() => auditTrail(store.raw, { ...options, since }));
+          const rows = await query(() => auditTrail(store.reader, { ...options, since }));
           if (json)
             return printJson(rows.map((r) => ({ ...r, detail: r.detail ? (JSON.parse(r.detail) as unknown) : null })));
           if (rows.length === 0) return print("no matching decisions");
@@ -61,7 +61,7 @@ export function registerAudit(program: Command): void {
             ),
           );
         } finally {
-          store.close();
+          await store.close();
         }
       },
     );

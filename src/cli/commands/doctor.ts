@@ -1,19 +1,13 @@
-import { existsSync } from "node:fs";
 import type { Command } from "commander";
-import { StoreOpenError, openStore } from "../../store/sqlite/open.js";
-import {
-  armedCountdowns,
-  fileSize,
-  quickCheck,
-  schemaState,
-  stoppedSessions,
-  unsettledInjections,
-} from "../../store/sqlite/queries.js";
-import { CliError } from "../errors.js";
-import { databasePath } from "../database.js";
+import { armedCountdowns, stoppedSessions, unsettledInjections } from "../../store/queries.js";
+import { pgSchemaState, replicaStates, serverVersion, type ReplicaRow } from "../../store/pg/diagnostics.js";
+import { PgStore } from "../../store/pg/pg-store.js";
+import { fileSize, quickCheck, schemaState, type Integrity } from "../../store/sqlite/diagnostics.js";
+import { databasePath, openForReading, query, shownLocation } from "../database.js";
+import { duration } from "../format.js";
 import { localTime, table, untilOrLate } from "../format.js";
 import { globals, print, printJson } from "../output.js";
-import { leaseState } from "./status.js";
+import { leaseState, livenessOf } from "./status.js";
 
 interface Finding {
   level: "ok" | "warn" | "fail";
@@ -29,32 +23,36 @@ export function registerDoctor(program: Command): void {
     )
     .action(async (_options: unknown, command: Command) => {
       const { db, json } = globals(command);
-      const path = databasePath(db);
-      if (!existsSync(path)) throw new CliError(`no database at ${path}`);
-      let store;
-      try {
-        store = await openStore(path, { readonly: true });
-      } catch (error) {
-        throw new CliError(error instanceof StoreOpenError ? error.message : String(error));
-      }
+      const location = databasePath(db);
+      const path = shownLocation(location);
+      const store = await openForReading(location);
+      const pg = store instanceof PgStore ? store.connection : undefined;
+      const file = store instanceof PgStore ? undefined : store.connection;
       const findings: Finding[] = [];
       const now = Date.now();
       let report: Record<string, unknown> = { path };
       try {
-        const size = fileSize(store);
-        const integrity = quickCheck(store.raw);
+        const size = pg ? { bytes: 0, walBytes: 0 } : fileSize(file!.path);
+        // PostgreSQL checks its own pages; what doctor can tell is whether it answers.
+        const version = pg ? await query(() => serverVersion(pg)) : undefined;
+        const integrity: Integrity = pg
+          ? { ok: true, messages: [`PostgreSQL ${version} answers`] }
+          : quickCheck(file!.raw);
+        const checked = pg ? "server" : "PRAGMA quick_check";
         findings.push(
           integrity.ok
-            ? { level: "ok", check: "integrity", message: "PRAGMA quick_check: ok" }
+            ? { level: "ok", check: "integrity", message: pg ? integrity.messages[0]! : `${checked}: ok` }
             : {
                 level: "fail",
                 check: "integrity",
-                message: `PRAGMA quick_check: ${integrity.messages.slice(0, 5).join("; ")}`,
+                message: `${checked}: ${integrity.messages.slice(0, 5).join("; ")}`,
               },
         );
-        const schema = integrity.ok
-          ? schemaState(store.raw)
-          : { shipped: 0, applied: 0, latestShipped: null, latestApplied: null, pending: 0, newer: false };
+        const schema = !integrity.ok
+          ? { shipped: 0, applied: 0, latestShipped: null, latestApplied: null, pending: 0, newer: false }
+          : pg
+            ? await query(() => pgSchemaState(pg))
+            : schemaState(file!.raw);
         findings.push(
           schema.newer
             ? {
@@ -70,9 +68,24 @@ export function registerDoctor(program: Command): void {
                 }
               : { level: "ok", check: "schema", message: `${schema.applied}/${schema.shipped} migrations applied` },
         );
-        const armed = integrity.ok && schema.applied > 0 ? armedCountdowns(store.raw) : [];
-        const unsettled = integrity.ok && schema.applied > 0 ? unsettledInjections(store.raw) : [];
-        const stopped = integrity.ok && schema.applied > 0 ? stoppedSessions(store.raw) : [];
+        const readable = integrity.ok && schema.applied > 0;
+        const armed = readable ? await query(() => armedCountdowns(store.reader)) : [];
+        const unsettled = readable ? await query(() => unsettledInjections(store.reader)) : [];
+        const stopped = readable ? await query(() => stoppedSessions(store.reader)) : [];
+        const replicas: ReplicaRow[] = pg && readable ? await query(() => replicaStates(pg)) : [];
+        const alive = readable ? await query(() => livenessOf(store)) : () => false;
+        if (pg) {
+          const dead = replicas.filter((r) => !r.alive);
+          findings.push(
+            dead.length > 0
+              ? {
+                  level: "warn",
+                  check: "replicas",
+                  message: `${dead.length} of ${replicas.length} without a fresh heartbeat (their countdowns are adopted by the others)`,
+                }
+              : { level: "ok", check: "replicas", message: `${replicas.length} alive` },
+          );
+        }
         const late = armed.filter((a) => a.deadline_at < now - 60_000);
         findings.push(
           late.length > 0
@@ -96,7 +109,8 @@ export function registerDoctor(program: Command): void {
         );
         report = {
           path,
-          driver: store.driver,
+          driver: pg ? pg.driver : file!.driver,
+          ...(pg ? { serverVersion: version, replicas } : {}),
           bytes: size.bytes,
           walBytes: size.walBytes,
           schema,
@@ -109,7 +123,9 @@ export function registerDoctor(program: Command): void {
         if (json) printJson(report);
         else {
           print(`database   ${path}`);
-          print(`size       ${(size.bytes / 1024).toFixed(1)} KiB (+ ${(size.walBytes / 1024).toFixed(1)} KiB WAL)`);
+          if (pg) print(`server     PostgreSQL ${version}`);
+          else
+            print(`size       ${(size.bytes / 1024).toFixed(1)} KiB (+ ${(size.walBytes / 1024).toFixed(1)} KiB WAL)`);
           print(
             `schema     ${schema.applied} applied, ${schema.shipped} shipped${schema.latestApplied ? `, latest ${localTime(schema.latestApplied)}` : ""}`,
           );
@@ -124,6 +140,20 @@ export function registerDoctor(program: Command): void {
               findings,
             ),
           );
+          if (replicas.length > 0) {
+            print(
+              `\nReplicas (heartbeat by the database's clock):\n${table(
+                [
+                  { header: "REPLICA", value: (r: ReplicaRow) => r.id },
+                  { header: "KIND", value: (r) => r.kind },
+                  { header: "HEARTBEAT", value: (r) => `${duration(r.heartbeatAgeMs)} ago` },
+                  { header: "LEASE", value: (r) => (r.alive ? `held (${duration(r.leaseMs)})` : "lapsed") },
+                  { header: "COUNTDOWNS", value: (r) => String(r.countdowns), align: "right" },
+                ],
+                replicas,
+              )}`,
+            );
+          }
           if (armed.length > 0) {
             print(
               `\nArmed countdowns:\n${table(
@@ -131,7 +161,7 @@ export function registerDoctor(program: Command): void {
                   { header: "SESSION", value: (r: (typeof armed)[number]) => r.session_id },
                   { header: "FIRES", value: (r) => untilOrLate(r.deadline_at, now) },
                   { header: "OWNER", value: (r) => r.owner ?? "" },
-                  { header: "LEASE", value: (r) => leaseState(r, now) },
+                  { header: "LEASE", value: (r) => leaseState(r, now, alive) },
                 ],
                 armed,
               )}`,
@@ -152,7 +182,7 @@ export function registerDoctor(program: Command): void {
           }
         }
       } finally {
-        store.close();
+        await store.close();
       }
       if (findings.some((f) => f.level === "fail")) process.exitCode = 1;
     });

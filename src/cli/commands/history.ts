@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { injectionHistory } from "../../store/sqlite/queries.js";
+import { injectionHistory } from "../../store/queries.js";
 import { openForReading, databasePath, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";
 import { globals, positiveIntegerArg, print, printJson } from "../output.js";
@@ -14,7 +14,9 @@ export function registerHistory(program: Command): void {
       const { db, json } = globals(command);
       const store = await openForReading(databasePath(db));
       try {
-        const rows = query(() => injectionHistory(store.raw, { session: options.session, limit: options.limit }));
+        const rows = await query(() =>
+          injectionHistory(store.reader, { session: options.session, limit: options.limit }),
+        );
         if (json) return printJson(rows);
         if (rows.length === 0) return print("no continuations recorded yet");
         print(
@@ -38,7 +40,7 @@ export function registerHistory(program: Command): void {
           ),
         );
       } finally {
-        store.close();
+        await store.close();
       }
     });
 }

@@ -1,6 +1,8 @@
 import type { Command } from "commander";
-import { schemaState } from "../../store/sqlite/queries.js";
-import { databasePath, openForWriting, query } from "../database.js";
+import { pgSchemaState } from "../../store/pg/diagnostics.js";
+import { PgStore } from "../../store/pg/pg-store.js";
+import { schemaState } from "../../store/sqlite/diagnostics.js";
+import { databasePath, openForWriting, query, shownLocation } from "../database.js";
 import { globals, print, printJson } from "../output.js";
 
 export function registerMigrate(program: Command): void {
@@ -9,18 +11,23 @@ export function registerMigrate(program: Command): void {
     .description("create the database if needed and apply the shipped migrations (the plugin also does this at start)")
     .action(async (_options: unknown, command: Command) => {
       const { db, json } = globals(command);
-      const path = databasePath(db);
-      const store = await openForWriting(path);
+      const location = databasePath(db);
+      const path = shownLocation(location);
+      const store = await openForWriting(location);
       try {
-        const state = query(() => schemaState(store.raw));
-        if (json) return printJson({ path, applied: store.migration.applied, schema: state });
+        const state = await query(() =>
+          store instanceof PgStore ? pgSchemaState(store.connection) : schemaState(store.connection.raw),
+        );
+        const applied =
+          (store instanceof PgStore ? store.connection.migration : store.connection.migration)?.applied ?? 0;
+        if (json) return printJson({ path, applied, schema: state });
         print(
-          store.migration.applied > 0
-            ? `applied ${store.migration.applied} migration(s) to ${path}; schema is at ${state.applied}/${state.shipped}`
+          applied > 0
+            ? `applied ${applied} migration(s) to ${path}; schema is at ${state.applied}/${state.shipped}`
             : `${path} is up to date (${state.applied}/${state.shipped} migrations)`,
         );
       } finally {
-        store.close();
+        await store.close();
       }
     });
 }

@@ -1,5 +1,7 @@
 import { InvalidArgumentError, type Command } from "commander";
+import { prunePg } from "../../store/pg/retention.js";
 import { prune } from "../../store/sqlite/retention.js";
+import { SqliteStore } from "../../store/sqlite/sqlite-store.js";
 import { databasePath, openForWriting, query } from "../database.js";
 import { localTime, parseDuration } from "../format.js";
 import { globals, positiveIntegerArg, print, printJson } from "../output.js";
@@ -21,7 +23,9 @@ export function registerPrune(program: Command): void {
       try {
         const cutoff = Date.now() - options.olderThan;
         const report = await query(() =>
-          prune(store.raw, { cutoff, batchSize: options.batch, dryRun: options.dryRun }),
+          store instanceof SqliteStore
+            ? prune(store.connection.raw, { cutoff, batchSize: options.batch, dryRun: options.dryRun })
+            : prunePg(store.connection.db, { cutoff, batchSize: options.batch, dryRun: options.dryRun }),
         );
         if (json) return printJson({ cutoff, dryRun: options.dryRun === true, ...report });
         const verb = options.dryRun ? "would delete" : "deleted";
@@ -33,7 +37,7 @@ export function registerPrune(program: Command): void {
               : ` (${report.batches} batches, median ${report.medianBatchMs.toFixed(1)} ms, longest ${report.longestBatchMs.toFixed(1)} ms)`),
         );
       } finally {
-        store.close();
+        await store.close();
       }
     });
 }

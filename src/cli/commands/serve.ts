@@ -2,7 +2,6 @@ import type { Command } from "commander";
 import { ConfigError, resolveConfig } from "../../config.js";
 import type { LogLevel } from "../../host/port.js";
 import { safeUrl, StandaloneService } from "../../service/standalone.js";
-import { SqliteStore } from "../../store/sqlite/sqlite-store.js";
 import { databasePath, openForWriting } from "../database.js";
 import { UsageError } from "../errors.js";
 import { globals } from "../output.js";
@@ -41,8 +40,7 @@ export function registerServe(program: Command): void {
             error instanceof ConfigError ? error.message : `--options is not valid JSON: ${(error as Error).message}`,
           );
         }
-        const connection = await openForWriting(databasePath(config.databasePath), config.busyTimeoutMs);
-        const store = new SqliteStore(connection, { busyTimeoutMs: config.busyTimeoutMs });
+        const store = await openForWriting(databasePath(config.databasePath), config.busyTimeoutMs, "service");
         const service = new StandaloneService({
           url: options.url,
           directory: options.directory,

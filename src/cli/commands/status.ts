@@ -1,19 +1,36 @@
 import type { Command } from "commander";
 import { ownerMayBeAlive } from "../../store/owner.js";
+import type { OperatorStore } from "../../store/open-engine-store.js";
+import { replicaStates } from "../../store/pg/diagnostics.js";
+import { PgStore } from "../../store/pg/pg-store.js";
 import {
   armedCountdowns,
   pausedSessions,
   stoppedSessions,
   unsettledInjections,
   type ArmedRow,
-} from "../../store/sqlite/queries.js";
+} from "../../store/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { duration, localTime, table, untilOrLate } from "../format.js";
 import { globals, print, printJson } from "../output.js";
 
-export function leaseState(row: Pick<ArmedRow, "owner" | "lease_until">, now: number): string {
+/** Whether an owner is alive: a live pid on this host (SQLite), or a fresh heartbeat by the database's clock. */
+export type Liveness = (owner: string) => boolean;
+
+/** SQLite: the pid on this host; PostgreSQL: the replicas' heartbeats, read once for the command. */
+export async function livenessOf(store: OperatorStore): Promise<Liveness> {
+  if (!(store instanceof PgStore)) return ownerMayBeAlive;
+  const alive = new Set((await replicaStates(store.connection)).filter((r) => r.alive).map((r) => r.id));
+  return (owner) => alive.has(owner);
+}
+
+export function leaseState(
+  row: Pick<ArmedRow, "owner" | "lease_until">,
+  now: number,
+  alive: Liveness = ownerMayBeAlive,
+): string {
   if (!row.owner) return "released (a process will adopt it)";
-  if (!ownerMayBeAlive(row.owner)) return "owner is gone (adopted at next start)";
+  if (!alive(row.owner)) return "owner is gone (adopted at next start)";
   if ((row.lease_until ?? 0) < now) return `expired ${duration(now - (row.lease_until ?? 0))} ago`;
   return `held, ${duration((row.lease_until ?? 0) - now)} left`;
 }
@@ -27,10 +44,11 @@ export function registerStatus(program: Command): void {
       const store = await openForReading(databasePath(db));
       try {
         const now = Date.now();
-        const armed = query(() => armedCountdowns(store.raw));
-        const stopped = query(() => stoppedSessions(store.raw));
-        const paused = query(() => pausedSessions(store.raw));
-        const unsettled = query(() => unsettledInjections(store.raw));
+        const alive = await query(() => livenessOf(store));
+        const armed = await query(() => armedCountdowns(store.reader));
+        const stopped = await query(() => stoppedSessions(store.reader));
+        const paused = await query(() => pausedSessions(store.reader));
+        const unsettled = await query(() => unsettledInjections(store.reader));
         if (json) return printJson({ armed, stopped, paused, unsettled });
         const parts: string[] = [];
         parts.push(
@@ -46,7 +64,7 @@ export function registerStatus(program: Command): void {
                     align: "right",
                   },
                   { header: "OWNER", value: (r) => r.owner ?? "" },
-                  { header: "LEASE", value: (r) => leaseState(r, now) },
+                  { header: "LEASE", value: (r) => leaseState(r, now, alive) },
                   { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
                 ],
                 armed,
@@ -89,7 +107,7 @@ export function registerStatus(program: Command): void {
                   { header: "SINCE", value: (r) => localTime(r.created_at) },
                   {
                     header: "NOTE",
-                    value: (r) => (r.status === "pending" ? leaseState(r, now) : (r.error ?? "")),
+                    value: (r) => (r.status === "pending" ? leaseState(r, now, alive) : (r.error ?? "")),
                     max: 60,
                   },
                 ],
@@ -98,7 +116,7 @@ export function registerStatus(program: Command): void {
         );
         print(parts.join("\n\n"));
       } finally {
-        store.close();
+        await store.close();
       }
     });
 }

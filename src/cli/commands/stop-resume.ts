@@ -1,7 +1,6 @@
 import type { Command } from "commander";
 import { afterExplicitResume } from "../../core/transitions.js";
 import type { EngineStore } from "../../store/port.js";
-import { SqliteStore } from "../../store/sqlite/sqlite-store.js";
 import { change, databasePath, openForWriting } from "../database.js";
 import { globals, print, printJson } from "../output.js";
 
@@ -11,7 +10,7 @@ async function scopeOf(store: EngineStore, sessionId: string, directory: string 
 }
 
 async function withStore<T>(db: string | undefined, work: (store: EngineStore) => Promise<T>): Promise<T> {
-  const store = new SqliteStore(await openForWriting(databasePath(db)));
+  const store = await openForWriting(databasePath(db));
   try {
     return await change(() => work(store));
   } finally {

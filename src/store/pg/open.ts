@@ -34,6 +34,11 @@ export interface PgOpenOptions {
   statementTimeoutMs?: number;
   /** Longest a connection may take to open (ms). */
   connectTimeoutMs?: number;
+  /**
+   * How long the client itself waits for an answer (ms) before it gives up on the connection, beyond the server's own
+   * statement timeout: a server that stops answering altogether. 0: no client-side timer (tests on fake clocks).
+   */
+  clientTimeoutMs?: number;
   /** Connections in the pool. */
   poolSize?: number;
   migrationsFolder?: string;
@@ -103,10 +108,10 @@ async function connect(url: string, options: PgOpenOptions): Promise<{ db: PgDb;
   const pool = new pg.Pool({
     connectionString: url,
     max,
-    connectionTimeoutMillis: connectTimeout,
+    connectionTimeoutMillis: options.clientTimeoutMs === 0 ? 0 : connectTimeout,
     idleTimeoutMillis: 30_000,
     // The client side too: a server that stops answering (not only a slow statement) still frees the caller.
-    query_timeout: statementTimeout + 1000,
+    query_timeout: options.clientTimeoutMs ?? statementTimeout + 1000,
     options: Object.entries(settings)
       .filter(([key]) => key !== "application_name")
       .map(([key, value]) => `-c ${key}=${value}`)

@@ -3,7 +3,7 @@
 // session serialize across processes and hosts while other sessions go on in parallel; a statement that changes a
 // countdown or an injection still names the state it expects, so of two writers only one changes it. Liveness of an
 // owner is its replica's heartbeat judged by the database's clock, and the claim is fenced by it.
-import { and, asc, desc, eq, gte, inArray, isNotNull, lte, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gte, inArray, isNotNull, lte, sql } from "drizzle-orm";
 import type { AuditEntry, StopSource } from "../../core/reasons.js";
 import type {
   Adoption,
@@ -23,7 +23,9 @@ import type {
 } from "../port.js";
 import type { CountdownRow, InjectionRow, SessionRow } from "../schema.js";
 import type { PruneReport } from "../sqlite/retention.js";
+import { ownerMayBeAlive } from "../owner.js";
 import { PATCHABLE } from "../session-columns.js";
+import { pgReader, type SqlReader } from "../reader.js";
 import { auditDetail } from "../audit-detail.js";
 import { hostname } from "node:os";
 import type { PgConnection, PgDb } from "./open.js";
@@ -52,6 +54,8 @@ export class PgStore implements EngineStore {
   /** Owners whose heartbeat was fresh at the last look (refreshed by every heartbeat). */
   private liveOwners = new Set<string>();
   private readonly startedAt = Date.now();
+  /** Raw SQL for operators (CLI, TUI panel). */
+  readonly reader: SqlReader;
 
   constructor(
     readonly connection: PgConnection,
@@ -59,6 +63,7 @@ export class PgStore implements EngineStore {
   ) {
     this.location = connection.location;
     this.db = connection.db;
+    this.reader = pgReader(connection);
   }
 
   /** `work` in one transaction holding the session's lock. */
@@ -462,9 +467,13 @@ export class PgStore implements EngineStore {
     this.liveOwners = new Set(alive.map((row) => row.id));
   }
 
-  /** Alive: a heartbeat fresh by the database's clock at the last look. A host's pid or clock says nothing here. */
+  /**
+   * Alive: a heartbeat fresh by the database's clock at the last look, unless the owner certainly is gone (a pid of
+   * this very host that no longer exists: a process restarted after a crash need not wait out its own old lease).
+   * Another host's pid or clock says nothing.
+   */
   ownerAlive(owner: string | null, _leaseUntil?: number | null, _now?: number): boolean {
-    return owner !== null && this.liveOwners.has(owner);
+    return owner !== null && this.liveOwners.has(owner) && ownerMayBeAlive(owner);
   }
 
   // ── upkeep ──────────────────────────────────────────────────────────────────
@@ -487,11 +496,6 @@ export class PgStore implements EngineStore {
 
   prune(cutoff: number): Promise<PruneReport> {
     return prunePg(this.db, { cutoff });
-  }
-
-  /** Raw SQL for diagnostics. */
-  rows<T>(query: SQL): Promise<T[]> {
-    return this.connection.rows<T>(query);
   }
 
   async close(): Promise<void> {

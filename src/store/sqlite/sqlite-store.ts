@@ -20,6 +20,7 @@ import type {
   StoreProblem,
 } from "../port.js";
 import type { CountdownRow, InjectionRow, SessionRow } from "../schema.js";
+import { sqliteReader, type SqlReader } from "../reader.js";
 import { AuditLog } from "./audit-log.js";
 import { CountdownTable } from "./countdown-table.js";
 import { InjectionTable } from "./injection-table.js";
@@ -42,6 +43,8 @@ export class SqliteStore implements EngineStore {
   private readonly injections: InjectionTable;
   private readonly audit: AuditLog;
   private readonly identity: string | undefined;
+  /** Raw SQL for operators (CLI, TUI panel). */
+  readonly reader: SqlReader;
 
   constructor(
     readonly connection: Store,
@@ -53,6 +56,7 @@ export class SqliteStore implements EngineStore {
     this.injections = new InjectionTable(connection.db);
     this.audit = new AuditLog(connection.db);
     this.identity = fileIdentity(connection.path);
+    this.reader = sqliteReader(connection.raw);
   }
 
   /** `work` as one IMMEDIATE transaction, its result or error as a settled promise. */

@@ -1,6 +1,8 @@
 // One e2e world: a scripted model, a real OpenCode server with the plugin, and read access to the plugin's SQLite
 // file. Tests wait on rows of that file (what the plugin decided) and on what the model received.
 import Database from "better-sqlite3";
+import { isPostgresUrl } from "../../../src/store/open-engine-store.js";
+import { psqlRows } from "../../support/test-database.js";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -105,10 +107,19 @@ export class E2E {
     return this.db;
   }
 
+  /** Rows of the plugin's database: its SQLite file, or its PostgreSQL database (through psql). */
+  private select<T>(sql: string, ...params: unknown[]): T[] {
+    if (isPostgresUrl(this.dbPath)) return psqlRows(this.dbPath).all<T>(sql, ...params);
+    return (this.database()
+      ?.prepare(sql)
+      .all(...params) ?? []) as T[];
+  }
+
   audit(sessionId: string): AuditRow[] {
-    const rows = (this.database()
-      ?.prepare("SELECT at, session_id, event, reason, detail FROM audit_events WHERE session_id = ? ORDER BY id")
-      .all(sessionId) ?? []) as Array<Omit<AuditRow, "detail"> & { detail: string }>;
+    const rows = this.select<Omit<AuditRow, "detail"> & { detail: string }>(
+      "SELECT at, session_id, event, reason, detail FROM audit_events WHERE session_id = ? ORDER BY id",
+      sessionId,
+    );
     return rows.map((r) => ({ ...r, detail: JSON.parse(r.detail) as Record<string, unknown> }));
   }
 
@@ -117,15 +128,11 @@ export class E2E {
   }
 
   injections(sessionId: string): Array<Record<string, unknown>> {
-    return (this.database()
-      ?.prepare("SELECT * FROM injections WHERE session_id = ? ORDER BY created_at")
-      .all(sessionId) ?? []) as Array<Record<string, unknown>>;
+    return this.select("SELECT * FROM injections WHERE session_id = ? ORDER BY created_at", sessionId);
   }
 
   countdowns(sessionId: string): Array<Record<string, unknown>> {
-    return (this.database()
-      ?.prepare("SELECT * FROM countdowns WHERE session_id = ? ORDER BY armed_at")
-      .all(sessionId) ?? []) as Array<Record<string, unknown>>;
+    return this.select("SELECT * FROM countdowns WHERE session_id = ? ORDER BY armed_at", sessionId);
   }
 
   /** Model calls of one session's scenario that carried a continuation prompt. */

@@ -1,0 +1,233 @@
+// What operators read: the history, the audit trail, what is armed or stuck now. The SQL is explicit (through the views
+// users query too), the same on SQLite and PostgreSQL; parameters are always bound, never interpolated. Numbers are
+// coerced because PostgreSQL's 64-bit integers may arrive as strings.
+import type { SqlReader } from "./reader.js";
+
+/** Integer columns that PostgreSQL's drivers may return as strings (int8, count(*)). */
+const NUMERIC = /(_at|_until|_ms|^id|^attempt|^todos_\w+|^continuations|^skips|^sessions|^n)$/;
+
+function numericRow<T>(row: T): T {
+  const copy = { ...(row as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(copy))
+    if (typeof value === "string" && NUMERIC.test(key) && /^-?\d+(\.\d+)?$/.test(value)) copy[key] = Number(value);
+  return copy as T;
+}
+
+function numeric<T>(rows: T[]): T[] {
+  return rows.map(numericRow);
+}
+
+export interface HistoryRow {
+  injection_id: string;
+  session_id: string;
+  created_at: number;
+  status: string;
+  agent: string | null;
+  model: string | null;
+  todos_open: number;
+  todos_total: number;
+  attempt: number;
+  late_ms: number | null;
+  error: string | null;
+}
+
+export async function injectionHistory(
+  reader: SqlReader,
+  filter: { session?: string; limit: number },
+): Promise<HistoryRow[]> {
+  const where = filter.session ? "WHERE session_id = ?" : "";
+  const params: unknown[] = filter.session ? [filter.session, filter.limit] : [filter.limit];
+  // The newest `limit` rows, shown oldest first.
+  return numeric(
+    await reader.all<HistoryRow>(
+      `SELECT * FROM (SELECT injection_id, session_id, created_at, status, agent, model, todos_open, todos_total, attempt, late_ms, error
+       FROM injection_history ${where} ORDER BY created_at DESC LIMIT ?) AS recent ORDER BY created_at`,
+      ...params,
+    ),
+  );
+}
+
+export interface AuditRow {
+  id: number;
+  at: number;
+  session_id: string | null;
+  event: string;
+  reason: string | null;
+  detail: string | null;
+}
+
+export async function auditTrail(
+  reader: SqlReader,
+  filter: { session?: string; reason?: string; event?: string; since?: number; limit: number },
+): Promise<AuditRow[]> {
+  const clauses: string[] = [];
+  const params: unknown[] = [];
+  if (filter.session) (clauses.push("session_id = ?"), params.push(filter.session));
+  if (filter.reason) (clauses.push("reason = ?"), params.push(filter.reason));
+  if (filter.event) (clauses.push("event = ?"), params.push(filter.event));
+  if (filter.since !== undefined) (clauses.push("at >= ?"), params.push(filter.since));
+  const where = clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
+  return numeric(
+    await reader.all<AuditRow>(
+      `SELECT * FROM (SELECT id, at, session_id, event, reason, detail FROM audit_events ${where} ORDER BY id DESC LIMIT ?) AS recent ORDER BY id`,
+      ...params,
+      filter.limit,
+    ),
+  );
+}
+
+export interface ArmedRow {
+  countdown_id: string;
+  session_id: string;
+  directory: string;
+  armed_at: number;
+  deadline_at: number;
+  owner: string | null;
+  lease_until: number | null;
+  attempt: number;
+  todos_open: number | null;
+  todos_total: number | null;
+}
+
+export async function armedCountdowns(reader: SqlReader): Promise<ArmedRow[]> {
+  return numeric(
+    await reader.all<ArmedRow>(
+      "SELECT countdown_id, session_id, directory, armed_at, deadline_at, owner, lease_until, attempt, todos_open, todos_total FROM armed_countdowns ORDER BY deadline_at",
+    ),
+  );
+}
+
+export interface StoppedRow {
+  session_id: string;
+  directory: string;
+  stopped_at: number;
+  stop_source: string | null;
+}
+
+export async function stoppedSessions(reader: SqlReader): Promise<StoppedRow[]> {
+  return numeric(
+    await reader.all<StoppedRow>(
+      "SELECT session_id, directory, stopped_at, stop_source FROM sessions WHERE stopped_at IS NOT NULL ORDER BY stopped_at",
+    ),
+  );
+}
+
+export interface PausedRow {
+  session_id: string;
+  directory: string;
+  paused_at: number;
+  pause_message_id: string | null;
+}
+
+/** Sessions the user took over after a continuation (and not stopped): held until progress or a resume. */
+export async function pausedSessions(reader: SqlReader): Promise<PausedRow[]> {
+  return numeric(
+    await reader.all<PausedRow>(
+      "SELECT session_id, directory, paused_at, pause_message_id FROM sessions WHERE paused_at IS NOT NULL AND stopped_at IS NULL AND deleted_at IS NULL ORDER BY paused_at",
+    ),
+  );
+}
+
+export interface UnsettledRow {
+  id: string;
+  session_id: string;
+  status: string;
+  created_at: number;
+  owner: string | null;
+  lease_until: number | null;
+  error: string | null;
+}
+
+/** Injections that are not settled: `pending` (in flight or orphaned) and `unknown` (lost in a crash). */
+export async function unsettledInjections(reader: SqlReader): Promise<UnsettledRow[]> {
+  return numeric(
+    await reader.all<UnsettledRow>(
+      "SELECT id, session_id, status, created_at, owner, lease_until, error FROM injections WHERE status IN ('pending', 'unknown') ORDER BY created_at",
+    ),
+  );
+}
+
+/** What the TUI panel shows for one session: its stop and pause, its armed countdown, its last decision, its budget. */
+export interface SessionView {
+  sessionId: string;
+  stoppedAt: number | null;
+  stopSource: string | null;
+  pausedAt: number | null;
+  continuations: number;
+  /** The budget as of the last countdown armed (`detail.maxContinuations`), when there was one. */
+  maxContinuations: number | null;
+  countdown: {
+    id: string;
+    armedAt: number;
+    deadlineAt: number;
+    todosOpen: number | null;
+    todosTotal: number | null;
+  } | null;
+  lastDecision: { at: number; event: string; reason: string | null; detail: Record<string, unknown> } | null;
+}
+
+function parseDetail(text: unknown): Record<string, unknown> {
+  if (typeof text !== "string") return {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+export async function sessionView(reader: SqlReader, sessionId: string): Promise<SessionView> {
+  const session = (
+    await reader.all<{
+      stopped_at: number | null;
+      stop_source: string | null;
+      paused_at: number | null;
+      continuations: number;
+    }>("SELECT stopped_at, stop_source, paused_at, continuations FROM sessions WHERE session_id = ?", sessionId)
+  ).map(numericRow)[0];
+  const countdown = (
+    await reader.all<{
+      id: string;
+      armed_at: number;
+      deadline_at: number;
+      todos_open: number | null;
+      todos_total: number | null;
+    }>(
+      "SELECT id, armed_at, deadline_at, todos_open, todos_total FROM countdowns WHERE session_id = ? AND state = 'armed' LIMIT 1",
+      sessionId,
+    )
+  ).map(numericRow)[0];
+  const last = (
+    await reader.all<{ at: number; event: string; reason: string | null; detail: string | null }>(
+      "SELECT at, event, reason, detail FROM audit_events WHERE session_id = ? ORDER BY at DESC, id DESC LIMIT 1",
+      sessionId,
+    )
+  ).map(numericRow)[0];
+  const budget = (
+    await reader.all<{ detail: string | null }>(
+      "SELECT detail FROM audit_events WHERE session_id = ? AND event = 'armed' ORDER BY at DESC, id DESC LIMIT 1",
+      sessionId,
+    )
+  )[0];
+  const limit = parseDetail(budget?.detail).maxContinuations;
+  return {
+    sessionId,
+    stoppedAt: session?.stopped_at ?? null,
+    stopSource: session?.stop_source ?? null,
+    pausedAt: session?.paused_at ?? null,
+    continuations: session?.continuations ?? 0,
+    maxContinuations: typeof limit === "number" ? limit : null,
+    countdown: countdown
+      ? {
+          id: countdown.id,
+          armedAt: countdown.armed_at,
+          deadlineAt: countdown.deadline_at,
+          todosOpen: countdown.todos_open,
+          todosTotal: countdown.todos_total,
+        }
+      : null,
+    lastDecision: last
+      ? { at: last.at, event: last.event, reason: last.reason, detail: parseDetail(last.detail) }
+      : null,
+  };
+}

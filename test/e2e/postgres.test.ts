@@ -1,0 +1,120 @@
+// The plugin inside a real OpenCode 1.18.33 with `databasePath` set to a postgres:// URL: Bun's built-in SQL client
+// inside OpenCode, against a real PostgreSQL server started for this file (so that it can be stopped and started).
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PostgresServer } from "../support/postgres.js";
+import { E2E, HEADER, sleep } from "./support/harness.js";
+import { textOf } from "./support/scripted-model.js";
+import { script } from "./scenarios.js";
+
+let postgres: PostgresServer;
+let world: E2E | undefined;
+
+beforeAll(async () => {
+  postgres = await PostgresServer.start();
+}, 60_000);
+afterAll(async () => {
+  await postgres?.destroy();
+});
+afterEach(async () => {
+  await world?.stop();
+  world = undefined;
+  if (!postgres.running()) postgres.start();
+});
+
+describe("the plugin in a real OpenCode on PostgreSQL", () => {
+  it("continues a session once, every row in PostgreSQL (written through Bun's SQL client)", async () => {
+    const url = await postgres.createDatabase("e2e");
+    world = new E2E(script, { databasePath: url });
+    await world.start();
+    const id = await world.session("basic");
+    await world.prompt(id, "scenario: basic");
+    await world.waitForAudit(id, "injected", 20_000);
+    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
+    const continuation = world.continuationRequests("basic");
+    expect(continuation).toHaveLength(1);
+    expect(textOf(continuation[0]!.messages.at(-1)!.content).startsWith(HEADER)).toBe(true);
+    expect(world.trail(id)).toEqual(["armed", "fired", "injected", "skipped:todos_complete"]);
+    expect(world.injections(id)).toMatchObject([{ status: "sent", todos_open: 2, todos_total: 3 }]);
+    const replicas = postgres.psql(url, "SELECT kind, host FROM replicas");
+    expect(replicas).toMatch(/^plugin\t/m);
+  });
+
+  it("a countdown interrupted by SIGKILL resumes after the restart and the continuation arrives once", async () => {
+    const url = await postgres.createDatabase("e2e");
+    world = new E2E(script, { databasePath: url, countdownSeconds: 8 });
+    await world.start();
+    const id = await world.session("restart");
+    await world.prompt(id, "scenario: restart");
+    await world.waitForAudit(id, "armed");
+    await sleep(1500);
+    await world.crashServer();
+    expect(world.countdowns(id)).toMatchObject([{ state: "armed" }]);
+    await world.startServer();
+    // The old process's heartbeat is still fresh, but its pid on this host is gone: taken over at once.
+    await world.waitForAudit(id, "resumed:restart");
+    await world.waitForAudit(id, "injected", 20_000);
+    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
+    await sleep(1000);
+    expect(world.continuationRequests("restart")).toHaveLength(1);
+    expect(world.trail(id)).toEqual(["armed", "resumed:restart", "fired", "injected", "skipped:todos_complete"]);
+  });
+
+  it("/stop-continuation holds; /resume-continuation lets it continue", async () => {
+    const url = await postgres.createDatabase("e2e");
+    world = new E2E(script, { databasePath: url });
+    await world.start();
+    const id = await world.session("stop");
+    await world.prompt(id, "scenario: stop");
+    await world.waitForAudit(id, "armed");
+    world.server.client.session
+      .command({ path: { id }, body: { command: "stop-continuation", arguments: "" } })
+      .catch(() => undefined);
+    await world.waitForAudit(id, "stopped:command");
+    await world.waitForAudit(id, "skipped:stopped", 15_000);
+    expect(world.countdowns(id)).toMatchObject([{ state: "cancelled", end_reason: "stopped" }]);
+    await sleep(2500);
+    expect(world.injections(id)).toEqual([]);
+    world.server.client.session
+      .command({ path: { id }, body: { command: "resume-continuation", arguments: "" } })
+      .catch(() => undefined);
+    await world.waitForAudit(id, "unstopped:command");
+    await world.waitForAudit(id, "injected", 20_000);
+    expect(world.continuationRequests("stop")).toHaveLength(1);
+  });
+
+  it("PostgreSQL stopped mid-countdown: OpenCode keeps answering, the plugin pauses with one log line, and continues once the server is back", async () => {
+    const url = await postgres.createDatabase("e2e");
+    world = new E2E(script, { databasePath: url, countdownSeconds: 4, storeProbeMs: 500 });
+    await world.start();
+    const id = await world.session("restart");
+    await world.prompt(id, "scenario: restart");
+    await world.waitForAudit(id, "armed");
+    postgres.stop("fast");
+    const stoppedAt = Date.now();
+    // OpenCode itself is not held up by the plugin while its database is gone.
+    const started = Date.now();
+    await world.server.client.session.list({ throwOnError: true });
+    const listMs = Date.now() - started;
+    await sleep(6000);
+    expect(world.continuationRequests("restart")).toHaveLength(0);
+    const paused = world.server.output().match(/todo-continuation paused[^\n]*/g) ?? [];
+    expect(paused).toHaveLength(1);
+    postgres.start();
+    await world.waitForAudit(id, "injected", 30_000);
+    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
+    await sleep(1000);
+    expect(world.continuationRequests("restart")).toHaveLength(1);
+    expect(world.server.output()).toMatch(/todo-continuation resumed: the database postgres:\/\/[^ ]+ works again/);
+    // The countdown it still owned is taken up again when the database answers: fired late, once.
+    expect(world.trail(id)).toEqual([
+      "armed",
+      "resumed:store_recovered",
+      "fired",
+      "injected",
+      "skipped:todos_complete",
+    ]);
+    console.log(
+      `e2e postgres outage: session.list answered in ${listMs} ms while the server was down; ${paused.length} pause line(s); down for ${Date.now() - stoppedAt} ms in all`,
+    );
+  });
+});

@@ -1,0 +1,100 @@
+// Where an engine test keeps its data: a SQLite file in the test's folder, or (with TC_TEST_STORE=postgres) a database
+// of its own on the run's PostgreSQL server, named in the folder so that a second engine on the same folder (a
+// restart) finds the same data. Tests read rows synchronously, as they always have: on PostgreSQL through psql, the
+// client users query with.
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { inject } from "vitest";
+import type { OperatorStore } from "../../src/store/open-engine-store.js";
+import { openEngineStore } from "../../src/store/open-engine-store.js";
+import type { Store } from "../../src/store/sqlite/open.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+
+export type TestBackend = "sqlite" | "postgres";
+
+export const TEST_BACKEND: TestBackend = process.env.TC_TEST_STORE === "postgres" ? "postgres" : "sqlite";
+
+/** Synchronous reads and writes of test rows, `?` placeholders on both backends. */
+export interface TestRows {
+  all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[];
+  run(sql: string, ...params: unknown[]): void;
+}
+
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  if (typeof value === "number" || typeof value === "bigint") return String(value);
+  if (typeof value === "boolean") return value ? "TRUE" : "FALSE";
+  return `'${String(value).replace(/'/g, "''")}'`;
+}
+
+function inline(sql: string, params: unknown[]): string {
+  let i = 0;
+  return sql.replace(/\?/g, () => literal(params[i++]));
+}
+
+/** SQLite's implicit insertion order, spelled for PostgreSQL: the id of the row's first audit event. */
+function portable(sql: string): string {
+  return sql
+    .replace(
+      /ORDER BY armed_at, rowid/g,
+      "ORDER BY armed_at, (SELECT min(a.id) FROM audit_events a WHERE a.detail LIKE '{\"countdownId\":\"' || countdowns.id || '\"%')",
+    )
+    .replace(
+      /ORDER BY created_at, rowid/g,
+      "ORDER BY created_at, (SELECT min(a.id) FROM audit_events a WHERE a.event = 'fired' AND a.detail LIKE '%\"injectionId\":\"' || injections.id || '\"%')",
+    );
+}
+
+export function psqlRows(url: string): TestRows {
+  const psql = (statement: string) =>
+    execFileSync("psql", [url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", statement], {
+      encoding: "utf8",
+    });
+  return {
+    all<T>(sql: string, ...params: unknown[]): T[] {
+      const query = portable(inline(sql, params));
+      const out = psql(`SELECT coalesce(json_agg(t), '[]'::json) FROM (${query}) t`).trim();
+      return JSON.parse(out) as T[];
+    },
+    run(sql: string, ...params: unknown[]): void {
+      psql(inline(sql, params));
+    },
+  };
+}
+
+export function sqliteRows(store: Store): TestRows {
+  return {
+    all: <T>(sql: string, ...params: unknown[]) => store.raw.all<T>(sql, ...params),
+    run: (sql: string, ...params: unknown[]) => void store.raw.run(sql, ...params),
+  };
+}
+
+/** The database of a test folder: its file, or the PostgreSQL database created for it on first use. */
+export function databaseOf(folder: string, backend: TestBackend = TEST_BACKEND): string {
+  if (backend === "sqlite") return join(folder, "state.db");
+  const marker = join(folder, "pg-url");
+  if (existsSync(marker)) return readFileSync(marker, "utf8").trim();
+  const name = `eng_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = `postgres://postgres@127.0.0.1:${inject("pgPort")}/postgres`;
+  execFileSync("psql", [admin, "-X", "-q", "-c", `CREATE DATABASE ${name}`]);
+  const url = `postgres://postgres@127.0.0.1:${inject("pgPort")}/${name}`;
+  writeFileSync(marker, url);
+  return url;
+}
+
+export interface OpenedTestStore {
+  location: string;
+  store: OperatorStore;
+  rows: TestRows;
+  /** The SQLite connection, for the tests that look at the file itself. */
+  file: Store | undefined;
+}
+
+export async function openTestDatabase(folder: string, busyTimeoutMs?: number): Promise<OpenedTestStore> {
+  const location = databaseOf(folder);
+  // Engine tests jump a fake clock by minutes while a query is in flight: the client's own timers would fire.
+  const store = await openEngineStore(location, { busyTimeoutMs, clientTimeoutMs: 0 });
+  const file = store instanceof SqliteStore ? store.connection : undefined;
+  return { location, store, rows: file ? sqliteRows(file) : psqlRows(location), file };
+}
