@@ -108,10 +108,19 @@ export interface EngineFixture {
 }
 
 export async function startEngine(
-  options: { folder?: string; host?: FakeHost; config?: Partial<Config>; start?: boolean; directory?: string } = {},
+  options: {
+    folder?: string;
+    host?: FakeHost;
+    config?: Partial<Config>;
+    start?: boolean;
+    directory?: string;
+    /** The run's backend (TC_TEST_STORE) unless a test needs one in particular. */
+    backend?: TestBackend;
+  } = {},
 ): Promise<EngineFixture> {
   const folder = options.folder ?? tempFolder();
-  const opened = await openTestDatabase(folder, { toast: true, ...options.config }.busyTimeoutMs ?? 1000);
+  const backend = options.backend ?? TEST_BACKEND;
+  const opened = await openTestDatabase(folder, { toast: true, ...options.config }.busyTimeoutMs ?? 1000, backend);
   const dbPath = opened.location;
   const config = testConfig(dbPath, { toast: true, ...options.config });
   const host = options.host ?? new FakeHost();
@@ -132,7 +141,7 @@ export async function startEngine(
       return opened.file;
     },
     db: opened.rows,
-    backend: TEST_BACKEND,
+    backend,
     host,
     enforcer,
     config,

@@ -91,8 +91,12 @@ export interface OpenedTestStore {
   file: Store | undefined;
 }
 
-export async function openTestDatabase(folder: string, busyTimeoutMs?: number): Promise<OpenedTestStore> {
-  const location = databaseOf(folder);
+export async function openTestDatabase(
+  folder: string,
+  busyTimeoutMs?: number,
+  backend: TestBackend = TEST_BACKEND,
+): Promise<OpenedTestStore> {
+  const location = databaseOf(folder, backend);
   // Engine tests jump a fake clock by minutes while a query is in flight: the client's own timers would fire.
   const store = await openEngineStore(location, { busyTimeoutMs, clientTimeoutMs: 0 });
   const file = store instanceof SqliteStore ? store.connection : undefined;

@@ -31,8 +31,8 @@ export async function pgSchemaState(
 }
 
 export async function serverVersion(connection: PgConnection): Promise<string> {
-  const rows = await connection.rows<{ version: string }>(sql`SHOW server_version`);
-  return rows[0]?.version ?? "unknown";
+  const rows = await connection.rows<{ server_version: string }>(sql`SHOW server_version`);
+  return rows[0]?.server_version ?? "unknown";
 }
 
 export interface ReplicaRow {

@@ -161,7 +161,9 @@ export async function openPg(url: string, options: PgOpenOptions = {}): Promise<
 function messageChain(error: unknown): string {
   const parts: string[] = [];
   for (let e = error as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; depth++) {
-    if (typeof e.message === "string" && e.message && !parts.includes(e.message)) parts.push(e.message);
+    // drizzle wraps the driver's error in "Failed query: <sql> params: …": the driver's own words say what happened.
+    const message = typeof e.message === "string" ? e.message.replace(/\s+/g, " ").trim() : "";
+    if (message && !message.startsWith("Failed query:") && !parts.includes(message)) parts.push(message);
     e = e.cause as typeof e;
   }
   return parts.join(": ") || String(error);

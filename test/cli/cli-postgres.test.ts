@@ -1,0 +1,126 @@
+// The built `todo-continuation` binary against a real PostgreSQL server: every command takes the URL in --db, and a
+// server that is not there is one clear line and exit 1.
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "../crash/processes.js";
+import { ev } from "../support/events.js";
+import { drained, startEngine, type EngineFixture } from "../support/engine-fixture.js";
+import { freshDatabase } from "../support/pg-database.js";
+
+const BIN = join(ROOT, "dist", "cli", "main.js");
+const exec = promisify(execFile);
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...env, TZ: "UTC" },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+let f: EngineFixture;
+const S = "ses_pg_main";
+
+beforeAll(async () => {
+  if (!existsSync(BIN)) throw new Error("the CLI is not built: run `npm run build` (npm test does)");
+  f = await startEngine({ backend: "postgres", config: { countdownSeconds: 0.05, toast: false } });
+  f.host.addUserMessage(S, "go");
+  f.host.setTodos(S, [
+    ["a", "completed"],
+    ["b", "pending"],
+  ]);
+  f.enforcer.handleEvent(ev.idle(S));
+  await drained(f);
+  f.host.setTodos("ses_pg_done", [["a", "completed"]]);
+  f.enforcer.handleEvent(ev.idle("ses_pg_done"));
+  await f.enforcer.settled();
+  await f.close();
+  // One countdown left armed (long), owned by this live test process's engine.
+  f = await startEngine({ backend: "postgres", folder: f.folder, host: f.host, config: { countdownSeconds: 3600 } });
+  f.host.setTodos("ses_pg_armed", [["x", "pending"]]);
+  f.enforcer.handleEvent(ev.idle("ses_pg_armed"));
+  await f.enforcer.settled();
+}, 60_000);
+
+afterAll(async () => {
+  await f?.destroy();
+});
+
+describe("todo-continuation CLI on PostgreSQL", () => {
+  it("history and audit read the same rows as on SQLite", async () => {
+    const history = await cli(["--db", f.dbPath, "history"]);
+    expect(history.code).toBe(0);
+    expect(history.stdout.trim().split("\n")[1]).toMatch(
+      new RegExp(
+        `^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\s+${S}\\s+sent\\s+build\\s+scripted/model-1\\s+1/2\\s+(on time|late by [\\d.]+ s)\\s+1$`,
+      ),
+    );
+    const rows = JSON.parse((await cli(["--db", f.dbPath, "--json", "history", "--session", S])).stdout);
+    expect(rows).toMatchObject([{ session_id: S, status: "sent", todos_open: 1, todos_total: 2, attempt: 0 }]);
+    expect(typeof rows[0].created_at).toBe("number");
+    const trail = JSON.parse((await cli(["--db", f.dbPath, "--json", "audit", "--session", S])).stdout);
+    expect(trail.map((r: { event: string }) => r.event)).toEqual(["armed", "fired", "injected"]);
+    const skips = await cli(["--db", f.dbPath, "audit", "--reason", "todos_complete"]);
+    expect(skips.stdout).toContain("ses_pg_done");
+  });
+
+  it("status shows the armed countdown held by a live replica; stop and resume change it", async () => {
+    const status = await cli(["--db", f.dbPath, "status"]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/Armed countdowns \(1\):\n.*\nses_pg_armed\s+in 59 min \d+ s\s+1\/1\s+\S+\s+held, /);
+    expect((await cli(["--db", f.dbPath, "stop", "ses_pg_armed"])).stdout).toContain(
+      "stopped ses_pg_armed (its armed countdown was cancelled)",
+    );
+    expect((await cli(["--db", f.dbPath, "stop", "ses_pg_armed"])).stdout).toContain("was already stopped");
+    const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "status"])).stdout);
+    expect(json.armed).toEqual([]);
+    expect(json.stopped).toMatchObject([{ session_id: "ses_pg_armed", stop_source: "cli" }]);
+    expect((await cli(["--db", f.dbPath, "resume", "ses_pg_armed"])).stdout).toContain("resumed ses_pg_armed");
+  });
+
+  it("doctor shows the server's version, the replicas with their heartbeat age, and the schema", async () => {
+    const doctor = await cli(["--db", f.dbPath, "doctor"]);
+    expect(doctor.code).toBe(0);
+    expect(doctor.stdout).toMatch(/^server {5}PostgreSQL 1\d\.\d+/m);
+    expect(doctor.stdout).toMatch(/OK\s+schema\s+(\d+)\/\1 migrations applied/);
+    expect(doctor.stdout).toMatch(/OK\s+replicas\s+1 alive/);
+    expect(doctor.stdout).toMatch(
+      /Replicas \(heartbeat by the database's clock\):\nREPLICA\s+KIND\s+HEARTBEAT\s+LEASE\s+COUNTDOWNS\n\S+\s+plugin\s+\d/,
+    );
+    const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "doctor"])).stdout);
+    expect(json.driver).toBe("pg");
+    expect(json.replicas).toHaveLength(1);
+    expect(json.replicas[0]).toMatchObject({ alive: true, kind: "plugin" });
+    expect(json.schema).toMatchObject({ pending: 0, newer: false });
+  });
+
+  it("migrate creates the schema on an empty database once; prune counts what would go", async () => {
+    const url = await freshDatabase("cli");
+    const first = await cli(["--db", url, "migrate"]);
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.stdout).toMatch(/^applied 1 migration\(s\) to postgres:\/\/.*; schema is at 1\/1$/m);
+    expect((await cli(["--db", url, "migrate"])).stdout).toMatch(/is up to date \(1\/1 migrations\)/);
+    const prune = await cli(["--db", f.dbPath, "--json", "prune", "--older-than", "1d", "--dry-run"]);
+    expect(JSON.parse(prune.stdout)).toMatchObject({ dryRun: true, auditEvents: 0 });
+  });
+
+  it("a server that is not there, or refuses the user, is one clear line and exit 1; the password never shows", async () => {
+    const down = await cli(["--db", "postgres://someone:s3cret@127.0.0.1:1/nothing", "status"]);
+    expect(down.code).toBe(1);
+    expect(down.stderr.trim().split("\n")).toHaveLength(1);
+    expect(down.stderr).toMatch(
+      /cannot open the todo-continuation database postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/nothing/,
+    );
+    expect(down.stderr).not.toContain("s3cret");
+    const missing = await cli(["--db", f.dbPath.replace(/\/[^/]+$/, "/no_such_db"), "history"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/the database does not exist/);
+  });
+});
