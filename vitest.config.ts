@@ -1,11 +1,30 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * The engine-level suites that also run on PostgreSQL (TC_TEST_STORE=postgres): the same tests, a database of their own
+ * on the run's PostgreSQL server instead of a SQLite file. The collaborator suites (countdowns, injector) judge owners
+ * by pid on purpose and stay on SQLite; the port itself is proven on both by test/store/port-contract.test.ts.
+ */
+const ON_POSTGRES = [
+  "test/engine/enforcer.test.ts",
+  "test/engine/judgement.test.ts",
+  "test/engine/delivery.test.ts",
+  "test/engine/notices.test.ts",
+  "test/engine/hostile-events.test.ts",
+  "test/engine/host-faults.test.ts",
+  "test/engine/restart.test.ts",
+  "test/engine/security.test.ts",
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // A real PostgreSQL server for the tests that run on both backends (started once, a database per test file).
+    // A real PostgreSQL server for the tests that use one (started once per project, a database per test).
     globalSetup: ["test/support/pg-global-setup.ts"],
+    projects: [
+      { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"] } },
+      { extends: true, test: { name: "postgres", include: ON_POSTGRES, env: { TC_TEST_STORE: "postgres" } } },
+    ],
   },
 });

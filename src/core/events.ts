@@ -3,7 +3,7 @@
 // (`message.part.delta`, `message.part.updated`) are not translated here: the engine answers them from memory
 // without allocating (see engine/enforcer.ts).
 import { classifyError, type ErrorKind, type ErrorReport } from "./errors.js";
-import { errorFields, obj, readMessageInfo, str, type Json, type MessageInfo } from "./fields.js";
+import { errorFields, idOf, obj, readMessageInfo, str, type Json, type MessageInfo } from "./fields.js";
 import { normalizeTodos, type Todo } from "./todos.js";
 
 export type SessionStatus = "busy" | "idle" | "retry";
@@ -26,7 +26,7 @@ type Props = Json;
 
 function translateMessage(props: Props): DomainEvent | undefined {
   const info = readMessageInfo(props.info);
-  const sessionId = info?.sessionId ?? str(props.sessionID);
+  const sessionId = info?.sessionId ?? idOf(props.sessionID);
   if (!info || !sessionId || (info.role !== "user" && info.role !== "assistant")) return undefined;
   return {
     type: "message",
@@ -45,7 +45,7 @@ function translateMessage(props: Props): DomainEvent | undefined {
 }
 
 function requestEvent(props: Props, open: boolean): DomainEvent | undefined {
-  const sessionId = str(props.sessionID);
+  const sessionId = idOf(props.sessionID);
   const requestId = str(props.id) ?? str(props.requestID) ?? str(props.permissionID);
   return sessionId && requestId ? { type: "request", sessionId, requestId, open } : undefined;
 }
@@ -58,17 +58,17 @@ export function translateEvent(raw: unknown, now?: number): DomainEvent | undefi
   if (!type || !props) return undefined;
   switch (type) {
     case "session.idle": {
-      const sessionId = str(props.sessionID);
+      const sessionId = idOf(props.sessionID);
       return sessionId ? { type: "idle", sessionId } : undefined;
     }
     case "session.status": {
-      const sessionId = str(props.sessionID);
+      const sessionId = idOf(props.sessionID);
       const status = str(obj(props.status)?.type);
       if (!sessionId || (status !== "busy" && status !== "idle" && status !== "retry")) return undefined;
       return { type: "status", sessionId, status };
     }
     case "session.error": {
-      const sessionId = str(props.sessionID);
+      const sessionId = idOf(props.sessionID);
       if (!sessionId) return undefined;
       const error = errorFields(props.error, now);
       return { type: "error", sessionId, kind: classifyError(error), error };
@@ -76,19 +76,19 @@ export function translateEvent(raw: unknown, now?: number): DomainEvent | undefi
     case "message.updated":
       return translateMessage(props);
     case "todo.updated": {
-      const sessionId = str(props.sessionID);
+      const sessionId = idOf(props.sessionID);
       const todos = normalizeTodos(props.todos);
       return sessionId && todos ? { type: "todos", sessionId, todos } : undefined;
     }
     case "session.created":
     case "session.updated": {
       const info = obj(props.info);
-      const sessionId = str(info?.id) ?? str(props.sessionID);
+      const sessionId = idOf(info?.id) ?? idOf(props.sessionID);
       if (!sessionId) return undefined;
       return { type: "session_info", sessionId, parentId: str(info?.parentID), directory: str(info?.directory) };
     }
     case "session.deleted": {
-      const sessionId = str(obj(props.info)?.id) ?? str(props.sessionID);
+      const sessionId = idOf(obj(props.info)?.id) ?? idOf(props.sessionID);
       return sessionId ? { type: "session_deleted", sessionId } : undefined;
     }
     case "question.asked":
@@ -100,7 +100,7 @@ export function translateEvent(raw: unknown, now?: number): DomainEvent | undefi
     case "permission.replied":
       return requestEvent(props, false);
     case "session.compacted": {
-      const sessionId = str(props.sessionID);
+      const sessionId = idOf(props.sessionID);
       return sessionId ? { type: "compacted", sessionId } : undefined;
     }
     default:

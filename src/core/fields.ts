@@ -7,6 +7,12 @@ export function str(value: unknown): string | undefined {
   return typeof value === "string" && value.length > 0 ? value : undefined;
 }
 
+/** An OpenCode id: a non-empty string without NUL (OpenCode never makes one; PostgreSQL's text cannot hold it). */
+export function idOf(value: unknown): string | undefined {
+  const text = str(value);
+  return text !== undefined && !text.includes("\u0000") ? text : undefined;
+}
+
 export function num(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) ? value : undefined;
 }
@@ -56,7 +62,7 @@ export interface MessageInfo {
 
 export function readMessageInfo(raw: unknown): MessageInfo | undefined {
   const info = obj(raw);
-  const id = str(info?.id);
+  const id = idOf(info?.id);
   const role = str(info?.role);
   if (!info || !id || !role) return undefined;
   const time = obj(info.time);
@@ -68,7 +74,7 @@ export function readMessageInfo(raw: unknown): MessageInfo | undefined {
       : errorFields(info.error, num(time?.completed) ?? num(time?.created));
   return {
     id,
-    sessionId: str(info.sessionID),
+    sessionId: idOf(info.sessionID),
     role,
     createdAt: num(time?.created),
     completedAt: num(time?.completed),

@@ -20,6 +20,7 @@ import { EventRouter } from "./event-router.js";
 import { FactGatherer } from "./facts.js";
 import { Injector } from "./injector.js";
 import { Lifecycle, type Mode } from "./lifecycle.js";
+import { idOf } from "../core/fields.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
 import { RetentionSchedule } from "./retention-schedule.js";
 import { SessionLanes } from "./session-lanes.js";
@@ -331,13 +332,13 @@ export class Enforcer {
 
   /** A missing or empty session id is refused, never applied to some session (peers continued the wrong one). */
   private validSession(what: string, sessionId: unknown): sessionId is string {
-    if (typeof sessionId === "string" && sessionId.trim() !== "") return true;
-    this.log("warn", `${what} ignored: no session id`);
+    if (idOf(sessionId) !== undefined && (sessionId as string).trim() !== "") return true;
+    this.log("warn", `${what} ignored: no session id (or one no OpenCode session can have)`);
     return false;
   }
 
   private requireSession(what: string, sessionId: unknown): asserts sessionId is string {
-    if (!this.validSession(what, sessionId)) throw new TypeError(`todo-continuation ${what}: no session id`);
+    if (!this.validSession(what, sessionId)) throw new TypeError(`todo-continuation ${what}: not a session id`);
   }
 
   // ── the store failing and working again ───────────────────────────────────

@@ -2,12 +2,12 @@
 // a burst and no countdown lasts longer than its own duration (plus the scheduler's tolerance).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ev } from "../support/events.js";
+import { advance } from "../support/fake-time.js";
 import { FakeHost } from "../support/fake-host.js";
 import { startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
 
 const HOURS = 3 * 3_600_000;
 const fixtures: EngineFixture[] = [];
-const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 const jump = (ms: number) => vi.setSystemTime(Date.now() + ms);
 
 beforeEach(() => {

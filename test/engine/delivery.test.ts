@@ -326,13 +326,14 @@ describe("resume through the API", () => {
   it("a resume written by another process (the CLI) is picked up within a lease tick", async () => {
     await boot({ leaseMs: 3000 });
     await f.enforcer.stop(S, "api");
-    const { SqliteStore } = await import("../../src/store/sqlite/sqlite-store.js");
+    const { openEngineStore } = await import("../../src/store/open-engine-store.js");
     const { afterExplicitResume } = await import("../../src/core/transitions.js");
-    const other = new SqliteStore(f.store);
+    const other = await openEngineStore(f.dbPath);
     await other.resume({ sessionId: S, directory: "/work/project" }, "cli", Date.now(), {
       ...afterExplicitResume(),
       recheckAt: Date.now(),
     });
+    await other.close();
     await advance(1100);
     await settle();
     expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "armed", detail: { trigger: "recheck" } });

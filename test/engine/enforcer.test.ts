@@ -1,6 +1,7 @@
 // The engine on a real SQLite file with a scripted host and fake timers: every behaviour issue 2 lists, each
 // asserted on what the host received and on the rows left in the database.
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { PgStore } from "../../src/store/pg/pg-store.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Config } from "../../src/config.js";
 import { ev } from "../support/events.js";
@@ -231,11 +232,10 @@ describe("what cancels a countdown", () => {
     f.host.setTodos(S, [["a", "pending"]]);
     let release!: () => void;
     const written = new Promise<void>((resolve) => (release = resolve));
-    const original = SqliteStore.prototype.armCountdown;
-    const arm = vi.spyOn(SqliteStore.prototype, "armCountdown").mockImplementationOnce(async function (
-      this: SqliteStore,
-      ...args
-    ) {
+    // Whichever backend the run uses: its store's arm waits for the test's say-so.
+    const prototype = (f.backend === "postgres" ? PgStore.prototype : SqliteStore.prototype) as SqliteStore;
+    const original = prototype.armCountdown;
+    const arm = vi.spyOn(prototype, "armCountdown").mockImplementationOnce(async function (this: SqliteStore, ...args) {
       await written;
       return original.apply(this, args);
     });

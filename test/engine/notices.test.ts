@@ -2,8 +2,7 @@
 // one per idle), and a countdown cancelled by another process (the TUI's key) that holds whatever the timing.
 import { describe, expect, it } from "vitest";
 import type { Config } from "../../src/config.js";
-import { openStore } from "../../src/store/sqlite/open.js";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { openEngineStore } from "../../src/store/open-engine-store.js";
 import { ev } from "../support/events.js";
 import { FakeHost } from "../support/fake-host.js";
 import { DIRECTORY, startEngine, type EngineFixture } from "../support/engine-fixture.js";
@@ -97,8 +96,15 @@ describe("the toast that says why continuation stopped", () => {
 });
 
 describe("a countdown cancelled from another process (the TUI's key)", () => {
-  const cancelFromOutside = () =>
-    new SqliteStore(f.store).cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" });
+  /** The TUI's own connection to the same database cancels. */
+  const cancelFromOutside = async () => {
+    const tui = await openEngineStore(f.dbPath);
+    try {
+      return await tui.cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" });
+    } finally {
+      await tui.close();
+    }
+  };
 
   it("ends it at once in the database; the owner lets it go at its next tick; nothing is sent", async () => {
     await boot({ countdownSeconds: 5 });
@@ -135,11 +141,9 @@ describe("a countdown cancelled from another process (the TUI's key)", () => {
     const { folder, dbPath } = f;
     await f.close();
     // While no enforcer runs, the TUI (its own connection to the file) cancels.
-    const tui = await openStore(dbPath);
-    expect(
-      await new SqliteStore(tui).cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), {}),
-    ).toBeDefined();
-    tui.close();
+    const tui = await openEngineStore(dbPath);
+    expect(await tui.cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), {})).toBeDefined();
+    await tui.close();
     f = await startEngine({ folder, host, config: { countdownSeconds: 5 } });
     await advance(10_000);
     await settle();

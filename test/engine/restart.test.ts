@@ -1,11 +1,11 @@
 // An engine closed mid-countdown and a new one opened on the same file: the misfire policy decides what happens.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ev } from "../support/events.js";
+import { advance } from "../support/fake-time.js";
 import { FakeHost } from "../support/fake-host.js";
 import { startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
 
 const S = "ses_restart";
-const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 const fixtures: EngineFixture[] = [];
 
 async function engine(folder: string, host: FakeHost) {
@@ -134,7 +134,7 @@ describe("restart", () => {
     const folder = tempFolder();
     const host = newHost();
     const first = await engine(folder, host);
-    const raw = first.store.raw;
+    const raw = first.db;
     const now = Date.now();
     const insert = (id: string, session: string, countdown: string) =>
       raw.run(
@@ -172,7 +172,7 @@ describe("restart", () => {
       todoSnapshot: JSON.stringify({ closedHigh: 0, ranks: { a: 0, b: 0 } }),
       backoffUntil: null,
     });
-    first.store.raw.run(
+    first.db.run(
       `INSERT INTO injections (id, session_id, countdown_id, directory, created_at, status, todos_total, todos_open, on_sent, owner, lease_until, updated_at)
        VALUES ('inj_foundafter1', ?, 'cd_x', '/work/project', ?, 'pending', 2, 2, ?, 'otherhost/1/dead', ?, ?)`,
       S,
@@ -208,11 +208,11 @@ describe("automatic retention", () => {
     const f = await startEngine({ host, config: { retentionDays: 30, countdownSeconds: 10 } });
     fixtures.push(f);
     const old = Date.now() - 31 * 86_400_000;
-    f.store.raw.run(
+    f.db.run(
       "INSERT INTO audit_events (at, session_id, event, reason, detail) VALUES (?, 'ses_old', 'skipped', 'no_todos', '{}')",
       old,
     );
-    f.store.raw.run(
+    f.db.run(
       "INSERT INTO audit_events (at, session_id, event, reason, detail) VALUES (?, 'ses_new', 'skipped', 'no_todos', '{}')",
       Date.now() - 86_400_000,
     );

@@ -14,7 +14,6 @@ const HOSTILE = [
   "x'); DROP TABLE audit_events; --",
   'ses_1" OR 1=1 --',
   "ses_'; UPDATE sessions SET stopped_at = NULL; --",
-  "ses_\u0000nul",
   "ses_ünïcödé_🙂",
 ];
 
@@ -30,8 +29,12 @@ describe("hostile input never becomes SQL", () => {
       f.enforcer.handleEvent(ev.idle(id));
     }
     await drained(f);
-    const tables = f.store.raw
-      .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    const tables = f.db
+      .all<{ name: string }>(
+        f.backend === "postgres"
+          ? "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name"
+          : "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+      )
       .map((t) => t.name);
     expect(tables).toEqual(expect.arrayContaining(["audit_events", "countdowns", "injections", "sessions"]));
     for (const id of HOSTILE) {
@@ -41,5 +44,18 @@ describe("hostile input never becomes SQL", () => {
     }
     expect(f.host.prompts.map((p) => p.sessionId).sort()).toEqual([...HOSTILE].sort());
     expect(f.host.prompts[0]!.text).toContain('"\'); DELETE FROM countdowns; --"');
+  });
+
+  it("an id with a NUL in it (no OpenCode session has one; PostgreSQL's text cannot hold it) is refused at the door", async () => {
+    f = await startEngine({ config: { countdownSeconds: 0.05, toast: false } });
+    const nul = "ses_\u0000nul";
+    f.host.addUserMessage(nul, "go");
+    f.host.setTodos(nul, [["a", "pending"]]);
+    f.enforcer.handleEvent(ev.idle(nul));
+    await expect(f.enforcer.stop(nul)).rejects.toThrow(/not a session id/);
+    await drained(f);
+    expect(f.host.prompts).toEqual([]);
+    expect(f.db.all("SELECT session_id FROM sessions")).toEqual([]);
+    expect(f.rows.audit()).toEqual([]);
   });
 });

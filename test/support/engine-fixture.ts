@@ -88,6 +88,9 @@ export async function drained(f: Pick<EngineFixture, "db" | "enforcer">, timeout
   await f.enforcer.settled();
 }
 
+/** Engines running now (closed ones leave): fake time waits for their databases to answer (see fake-time.ts). */
+export const liveFixtures = new Set<Pick<EngineFixture, "quiet">>();
+
 export interface EngineFixture {
   folder: string;
   /** The SQLite file, or the PostgreSQL URL (TC_TEST_STORE=postgres). */
@@ -97,6 +100,8 @@ export interface EngineFixture {
   /** Rows, read and written synchronously on either backend. */
   db: TestRows;
   backend: TestBackend;
+  /** Resolves once the database has answered every call the engine made (instant on SQLite). */
+  quiet(): Promise<void>;
   host: FakeHost;
   enforcer: Enforcer;
   config: Config;
@@ -132,8 +137,9 @@ export async function startEngine(
     closed = true;
     await enforcer.dispose();
     await opened.store.close();
+    liveFixtures.delete(fixture);
   };
-  return {
+  const fixture: EngineFixture = {
     folder,
     dbPath,
     get store(): Store {
@@ -142,6 +148,7 @@ export async function startEngine(
     },
     db: opened.rows,
     backend,
+    quiet: opened.quiet,
     host,
     enforcer,
     config,
@@ -152,4 +159,6 @@ export async function startEngine(
       rmSync(folder, { recursive: true, force: true });
     },
   };
+  liveFixtures.add(fixture);
+  return fixture;
 }

@@ -1,11 +1,41 @@
 // Engine tests run on fake timers (setTimeout, setInterval, Date, performance) from a fixed date: waits, deadlines,
 // leases and clock jumps are then exact and instant.
 import { afterEach, beforeEach, vi } from "vitest";
-import type { EngineFixture } from "./engine-fixture.js";
+import { liveFixtures, type EngineFixture } from "./engine-fixture.js";
+import { TEST_BACKEND } from "./test-database.js";
 
 export const START = new Date("2026-11-21T12:00:00Z");
 
-export const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+interface FakeClock {
+  now: number;
+  timers?: Record<string, { callAt: number }>;
+}
+
+/** The fake clock behind the faked setTimeout (@sinonjs/fake-timers hangs it there). */
+function fakeClock(): FakeClock | undefined {
+  return (globalThis.setTimeout as unknown as { clock?: FakeClock }).clock;
+}
+
+/**
+ * Moves the fake clock by `ms`. On SQLite a state change completes within the timer callback that caused it; on
+ * PostgreSQL it waits for the network, which fake time does not move. So there the clock stops at each timer due on
+ * the way and the engine settles (its store calls answered) before the next one runs, as a synchronous store would.
+ */
+export async function advance(ms: number): Promise<void> {
+  const clock = fakeClock();
+  if (TEST_BACKEND === "sqlite" || !clock) {
+    await vi.advanceTimersByTimeAsync(ms);
+    return;
+  }
+  const target = clock.now + ms;
+  for (;;) {
+    for (const f of liveFixtures) await f.quiet();
+    const next = Math.min(...Object.values(clock.timers ?? {}).map((t) => t.callAt));
+    if (next <= target) await vi.advanceTimersByTimeAsync(Math.max(0, next - clock.now));
+    else if (clock.now < target) await vi.advanceTimersByTimeAsync(target - clock.now);
+    else return;
+  }
+}
 
 /** Fake timers for every test of the file; `current()` is disposed after each test, before the real timers return. */
 export function useFakeTime(current: () => EngineFixture | undefined = () => undefined): void {

@@ -86,6 +86,8 @@ export function databaseOf(folder: string, backend: TestBackend = TEST_BACKEND):
 export interface OpenedTestStore {
   location: string;
   store: OperatorStore;
+  /** Resolves once no call to the store is waiting for the database (and none followed within an event-loop turn). */
+  quiet(): Promise<void>;
   rows: TestRows;
   /** The SQLite connection, for the tests that look at the file itself. */
   file: Store | undefined;
@@ -98,7 +100,43 @@ export async function openTestDatabase(
 ): Promise<OpenedTestStore> {
   const location = databaseOf(folder, backend);
   // Engine tests jump a fake clock by minutes while a query is in flight: the client's own timers would fire.
-  const store = await openEngineStore(location, { busyTimeoutMs, clientTimeoutMs: 0 });
-  const file = store instanceof SqliteStore ? store.connection : undefined;
-  return { location, store, rows: file ? sqliteRows(file) : psqlRows(location), file };
+  const opened = await openEngineStore(location, { busyTimeoutMs, clientTimeoutMs: 0 });
+  const file = opened instanceof SqliteStore ? opened.connection : undefined;
+  const { store, quiet } = counted(opened);
+  return { location, store, quiet, rows: file ? sqliteRows(file) : psqlRows(location), file };
+}
+
+/** The store with every promise it hands out counted, so that a test can wait for the database to have answered. */
+function counted(store: OperatorStore): { store: OperatorStore; quiet(): Promise<void> } {
+  const pending = new Set<Promise<unknown>>();
+  const proxy = new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (result instanceof Promise) {
+          const tracked = result.catch(() => undefined);
+          pending.add(tracked);
+          void tracked.finally(() => pending.delete(tracked));
+        }
+        return result;
+      };
+    },
+  });
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  return {
+    store: proxy,
+    async quiet() {
+      // A store call often follows another after a few turns (a host read, a queue): quiet is a few turns without one.
+      for (let calm = 0; calm < 5;) {
+        await turn();
+        if (pending.size === 0) calm++;
+        else {
+          calm = 0;
+          await Promise.allSettled([...pending]);
+        }
+      }
+    },
+  };
 }

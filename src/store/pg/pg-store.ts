@@ -97,24 +97,24 @@ export class PgStore implements EngineStore {
     return rows.length > 0;
   }
 
-  armedCountdowns(directory: string): Promise<CountdownRow[]> {
-    return this.db
+  async armedCountdowns(directory: string): Promise<CountdownRow[]> {
+    return await this.db
       .select()
       .from(countdowns)
       .where(and(eq(countdowns.state, "armed"), eq(countdowns.directory, directory)))
       .orderBy(asc(countdowns.deadlineAt));
   }
 
-  pendingInjections(directory: string): Promise<InjectionRow[]> {
-    return this.db
+  async pendingInjections(directory: string): Promise<InjectionRow[]> {
+    return await this.db
       .select()
       .from(injections)
       .where(and(eq(injections.status, "pending"), eq(injections.directory, directory)))
       .orderBy(asc(injections.createdAt));
   }
 
-  uncertainInjections(sessionId: string, since: number): Promise<InjectionRow[]> {
-    return this.db
+  async uncertainInjections(sessionId: string, since: number): Promise<InjectionRow[]> {
+    return await this.db
       .select()
       .from(injections)
       .where(
@@ -128,8 +128,9 @@ export class PgStore implements EngineStore {
       .limit(10);
   }
 
-  sessionsToRecheck(directory: string, dueBy: number) {
-    return this.db
+  async sessionsToRecheck(directory: string, dueBy: number) {
+    // Awaited here: drizzle's query builders are thenables that run again at every then(); the port hands out promises.
+    return await this.db
       .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt })
       .from(sessions)
       .where(and(eq(sessions.directory, directory), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, dueBy)));
