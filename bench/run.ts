@@ -9,6 +9,7 @@ import { hotPath } from "./hot-path.js";
 import type { Figure } from "./lib.js";
 import { recovery } from "./recovery.js";
 import { schedulerPrecision } from "./scheduler.js";
+import { pgStateChanges } from "./pg-state-changes.js";
 import { stateChanges } from "./state-changes.js";
 
 const only = process.argv.slice(2);
@@ -28,6 +29,7 @@ async function inChild(runtime: "node" | "bun", script: string, env: Record<stri
 
 await step("hot-path", hotPath);
 await step("state-changes", stateChanges);
+await step("pg-state-changes", pgStateChanges);
 await step("scheduler", async () => [...(await schedulerPrecision(1000)), ...(await schedulerPrecision(10_000))]);
 // Recovery: 20 rounds at 10k armed, 7 at 100k (a round there takes about 5 s); about a minute in all.
 await step("recovery", async () => [

@@ -7,11 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { ev } from "../support/events.js";
 import { drained, startEngine, type EngineFixture } from "../support/engine-fixture.js";
+import { psqlRows, type TestBackend } from "../support/test-database.js";
 
-function readmeQueries(): string[] {
+/** The README's queries for one dialect: its ```sql blocks (SQLite) or its ```postgresql ones. */
+function readmeQueries(fence = "sql"): string[] {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   const section = readme.slice(readme.indexOf("### Query it yourself"), readme.indexOf("### Retention"));
-  const sql = [...section.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!).join("\n");
+  const blocks = section.matchAll(new RegExp("```" + fence + "\\n([\\s\\S]*?)```", "g"));
+  const sql = [...blocks].map((m) => m[1]!).join("\n");
   return sql
     .split(";")
     .map((q) => q.replace(/--[^\n]*\n/g, "").trim())
@@ -23,11 +26,11 @@ function sqlite3(db: string, sql: string): unknown[] {
   return out.trim() === "" ? [] : (JSON.parse(out) as unknown[]);
 }
 
-let f: EngineFixture;
 const S = "ses_readme";
 
-beforeAll(async () => {
-  f = await startEngine({ config: { countdownSeconds: 0.05, toast: false, stagnationLimit: 1 } });
+/** The same history on either backend: one continuation, then a stagnation stop, and one countdown left armed. */
+async function seeded(backend: TestBackend): Promise<EngineFixture> {
+  const f = await startEngine({ backend, config: { countdownSeconds: 0.05, toast: false, stagnationLimit: 1 } });
   f.host.addUserMessage(S, "go");
   f.host.setTodos(S, [
     ["a", "completed"],
@@ -38,15 +41,43 @@ beforeAll(async () => {
     await drained(f);
   }
   f.host.setTodos("ses_waiting", [["x", "pending"]]);
-  const long = await startEngine({ folder: f.folder, host: f.host, config: { countdownSeconds: 600, toast: false } });
+  const long = await startEngine({
+    backend,
+    folder: f.folder,
+    host: f.host,
+    config: { countdownSeconds: 600, toast: false },
+  });
   long.enforcer.handleEvent(ev.idle("ses_waiting"));
   await long.enforcer.settled();
   await long.close();
-}, 30_000);
+  return f;
+}
+
+let f: EngineFixture;
+let pg: EngineFixture;
+
+beforeAll(async () => {
+  f = await seeded("sqlite");
+  pg = await seeded("postgres");
+}, 60_000);
 
 afterAll(async () => {
   await f.destroy();
+  await pg.destroy();
 });
+
+/** What each query must return, whichever database ran it. */
+function expectPromisedRows(results: Array<Array<Record<string, unknown>>>) {
+  const [history, skips, armed, decisions, perDay, limited] = results;
+  expect(history).toMatchObject([{ status: "sent", agent: "build", open: "1/2" }]);
+  expect(skips).toContainEqual(expect.objectContaining({ reason: "stagnation" }));
+  expect(armed).toMatchObject([{ session_id: "ses_waiting" }]);
+  expect(Number(armed![0]!.seconds_left)).toBeGreaterThan(500);
+  expect(decisions!.map((d) => d.event)).toEqual(["armed", "fired", "injected", "skipped", "skipped"]);
+  expect(perDay).toHaveLength(1);
+  expect([perDay![0]!.sent, perDay![0]!.failed, perDay![0]!.unknown].map(Number)).toEqual([1, 0, 0]);
+  expect(limited).toMatchObject([{ session_id: S, reason: "stagnation" }]);
+}
 
 describe("README queries", () => {
   it("the sqlite3 CLI is the 3.40 the README promises to work with", () => {
@@ -57,13 +88,13 @@ describe("README queries", () => {
     const queries = readmeQueries();
     expect(queries.length).toBeGreaterThanOrEqual(6);
     const results = queries.map((q) => sqlite3(f.dbPath, q.replaceAll("ses_…", S)));
-    const [history, skips, armed, decisions, perDay, limited] = results as Array<Array<Record<string, unknown>>>;
-    expect(history).toMatchObject([{ status: "sent", agent: "build", open: "1/2" }]);
-    expect(skips).toContainEqual(expect.objectContaining({ reason: "stagnation", skips: expect.any(Number) }));
-    expect(armed).toMatchObject([{ session_id: "ses_waiting" }]);
-    expect(Number(armed![0]!.seconds_left)).toBeGreaterThan(500);
-    expect(decisions!.map((d) => d.event)).toEqual(["armed", "fired", "injected", "skipped", "skipped"]);
-    expect(perDay).toMatchObject([{ sent: 1, failed: 0, unknown: 0 }]);
-    expect(limited).toMatchObject([{ session_id: S, reason: "stagnation" }]);
+    expectPromisedRows(results as Array<Array<Record<string, unknown>>>);
+  });
+
+  it("each PostgreSQL version runs with psql on a real server and returns the same rows", () => {
+    const queries = readmeQueries("postgresql");
+    expect(queries).toHaveLength(readmeQueries().length);
+    const rows = psqlRows(pg.dbPath);
+    expectPromisedRows(queries.map((q) => rows.all<Record<string, unknown>>(q.replaceAll("ses_…", S))));
   });
 });

@@ -7,8 +7,7 @@
 // PAUSE_BEFORE_PROMPT_MS, STAY_MS.
 import { resolveConfig } from "../../src/config.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
-import { openStore } from "../../src/store/sqlite/open.js";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { openEngineStore } from "../../src/store/open-engine-store.js";
 import { rpcHost } from "./rpc-host.js";
 
 const env = process.env;
@@ -18,7 +17,7 @@ const idleEvery = Number(env.IDLE_EVERY_MS ?? 100);
 const mode = env.IDLE_MODE ?? "random";
 const directory = env.DIRECTORY ?? "/crash/project";
 
-const store = await openStore(env.DB!);
+const store = await openEngineStore(env.DB!, { kind: "service" });
 const config = {
   ...resolveConfig({}, {}),
   databasePath: env.DB!,
@@ -33,7 +32,7 @@ const config = {
 };
 const enforcer = new Enforcer({
   config,
-  store: new SqliteStore(store, { busyTimeoutMs: config.busyTimeoutMs }),
+  store,
   host: rpcHost(env.HOST_URL!, { pauseBeforePromptMs: Number(env.PAUSE_BEFORE_PROMPT_MS ?? 0) }),
   directory,
 });
@@ -56,16 +55,16 @@ if (mode === "once") {
   }
 }
 // Let every countdown armed so far run to its end.
-const count = (sql: string) => store.raw.all<{ n: number }>(sql, directory)[0]!.n;
+const count = async (sql: string) => Number((await store.reader.all<{ n: number | string }>(sql, directory))[0]!.n);
 const deadline = Date.now() + 60_000;
 while (Date.now() < deadline) {
   await enforcer.settled();
   const open =
-    count("SELECT count(*) AS n FROM countdowns WHERE state = 'armed' AND directory = ?") +
-    count("SELECT count(*) AS n FROM injections WHERE status = 'pending' AND directory = ?");
+    (await count("SELECT count(*) AS n FROM countdowns WHERE state = 'armed' AND directory = ?")) +
+    (await count("SELECT count(*) AS n FROM injections WHERE status = 'pending' AND directory = ?"));
   if (open === 0) break;
   await new Promise((r) => setTimeout(r, 50));
 }
 await enforcer.dispose();
-store.close();
+await store.close();
 process.stdout.write(`${JSON.stringify({ done: true, pid: process.pid })}\n`);

@@ -1,6 +1,19 @@
 // What must hold in the database and at the host after any sequence of crashes and restarts.
 import Database from "better-sqlite3";
+import { isPostgresUrl } from "../../src/store/open-engine-store.js";
+import { psqlRows } from "../support/test-database.js";
 import type { DeliveredPrompt } from "./scripted-server.js";
+
+/** Rows of a SQLite file or a PostgreSQL database (a URL), read once the processes are done. */
+export function selectFrom<T>(location: string, sql: { sqlite: string; postgres?: string }): T[] {
+  if (isPostgresUrl(location)) return psqlRows(location).all<T>(sql.postgres ?? sql.sqlite);
+  const db = new Database(location, { readonly: true });
+  try {
+    return db.prepare(sql.sqlite).all() as T[];
+  } finally {
+    db.close();
+  }
+}
 
 export interface InvariantReport {
   violations: string[];
@@ -8,25 +21,18 @@ export interface InvariantReport {
 }
 
 export function checkInvariants(dbPath: string, prompts: DeliveredPrompt[]): InvariantReport {
-  const db = new Database(dbPath, { readonly: true });
   const violations: string[] = [];
-  const countdowns = db.prepare("SELECT id, session_id, state, end_reason FROM countdowns").all() as Array<{
-    id: string;
-    state: string;
-    end_reason: string | null;
-  }>;
-  const injections = db.prepare("SELECT id, countdown_id, status, message_id FROM injections").all() as Array<{
-    id: string;
-    countdown_id: string;
-    status: string;
-    message_id: string | null;
-  }>;
-  const audit = db
-    .prepare(
-      "SELECT event, reason, json_extract(detail, '$.countdownId') AS countdown_id, json_extract(detail, '$.injectionId') AS injection_id FROM audit_events",
-    )
-    .all() as Array<{ event: string; reason: string | null; countdown_id: string | null; injection_id: string | null }>;
-  db.close();
+  const countdowns = selectFrom<{ id: string; state: string; end_reason: string | null }>(dbPath, {
+    sqlite: "SELECT id, session_id, state, end_reason FROM countdowns",
+  });
+  const injections = selectFrom<{ id: string; countdown_id: string; status: string; message_id: string | null }>(
+    dbPath,
+    { sqlite: "SELECT id, countdown_id, status, message_id FROM injections" },
+  );
+  const audit = selectFrom<{ event: string; reason: string | null; countdown_id: string | null }>(dbPath, {
+    sqlite: "SELECT event, reason, json_extract(detail, '$.countdownId') AS countdown_id FROM audit_events",
+    postgres: "SELECT event, reason, detail::json->>'countdownId' AS countdown_id FROM audit_events",
+  });
 
   const counts: Record<string, number> = {
     countdowns: countdowns.length,

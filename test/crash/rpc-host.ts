@@ -26,6 +26,9 @@ export function rpcHost(url: string, options: { pauseBeforePromptMs?: number } =
       await call("prompt", [request], signal);
     },
     toast: async () => undefined,
-    log: () => undefined,
+    // What the engine would log through OpenCode goes to stderr, where a failing test shows it.
+    log: (level, message) => {
+      if (level === "error" || level === "warn") process.stderr.write(`${level}: ${message}\n`);
+    },
   };
 }

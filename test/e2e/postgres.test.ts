@@ -1,6 +1,6 @@
 // The plugin inside a real OpenCode 1.18.33 with `databasePath` set to a postgres:// URL: Bun's built-in SQL client
 // inside OpenCode, against a real PostgreSQL server started for this file (so that it can be stopped and started).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { PostgresServer } from "../support/postgres.js";
 import { E2E, HEADER, sleep } from "./support/harness.js";
 import { textOf } from "./support/scripted-model.js";
@@ -79,7 +79,8 @@ describe("the plugin in a real OpenCode on PostgreSQL", () => {
       .catch(() => undefined);
     await world.waitForAudit(id, "unstopped:command");
     await world.waitForAudit(id, "injected", 20_000);
-    expect(world.continuationRequests("stop")).toHaveLength(1);
+    // prompt_async answers before the model is asked: wait for the request itself.
+    await vi.waitFor(() => expect(world!.continuationRequests("stop")).toHaveLength(1), { timeout: 15_000 });
   });
 
   it("PostgreSQL stopped mid-countdown: OpenCode keeps answering, the plugin pauses with one log line, and continues once the server is back", async () => {

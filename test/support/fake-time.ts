@@ -21,19 +21,16 @@ function fakeClock(): FakeClock | undefined {
  * PostgreSQL it waits for the network, which fake time does not move. So there the clock stops at each timer due on
  * the way and the engine settles (its store calls answered) before the next one runs, as a synchronous store would.
  */
-export async function advance(ms: number): Promise<void> {
+export async function advance(ms: number): Promise<typeof vi> {
   const clock = fakeClock();
-  if (TEST_BACKEND === "sqlite" || !clock) {
-    await vi.advanceTimersByTimeAsync(ms);
-    return;
-  }
+  if (TEST_BACKEND === "sqlite" || !clock) return vi.advanceTimersByTimeAsync(ms);
   const target = clock.now + ms;
   for (;;) {
     for (const f of liveFixtures) await f.quiet();
     const next = Math.min(...Object.values(clock.timers ?? {}).map((t) => t.callAt));
     if (next <= target) await vi.advanceTimersByTimeAsync(Math.max(0, next - clock.now));
     else if (clock.now < target) await vi.advanceTimersByTimeAsync(target - clock.now);
-    else return;
+    else return vi;
   }
 }
 

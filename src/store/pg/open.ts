@@ -80,13 +80,19 @@ export class PgOpenError extends Error {
 async function connect(url: string, options: PgOpenOptions): Promise<{ db: PgDb; end: () => Promise<void> }> {
   const statementTimeout = Math.trunc(options.statementTimeoutMs ?? 5000);
   const connectTimeout = Math.trunc(options.connectTimeoutMs ?? 5000);
-  const max = options.poolSize ?? 4;
+  const max = options.poolSize ?? 10;
+  // node-postgres counts the wait for a free pooled connection against its connection timeout: a burst of state
+  // changes (a thousand sessions going idle at once) queues for longer than a connect takes, and is not an outage.
+  const poolWait = Math.max(connectTimeout, 15_000);
   // Server-side limits, sent in the startup packet: a statement or a lock wait longer than these is cancelled by
   // the server itself, and a transaction left open by a vanished client does not hold its locks for ever.
+  // A transaction left idle in the middle (its process frozen or cut off) is ended by the server after one timeout,
+  // releasing the session lock it held; a lock wait lasts twice that, so that it outlives such a holder rather than
+  // pause the enforcer.
   const settings = {
-    statement_timeout: statementTimeout,
-    lock_timeout: statementTimeout,
-    idle_in_transaction_session_timeout: statementTimeout * 4,
+    statement_timeout: statementTimeout * 2,
+    lock_timeout: statementTimeout * 2,
+    idle_in_transaction_session_timeout: statementTimeout,
     application_name: "todo-continuation",
   };
   if (isBun) {
@@ -108,10 +114,10 @@ async function connect(url: string, options: PgOpenOptions): Promise<{ db: PgDb;
   const pool = new pg.Pool({
     connectionString: url,
     max,
-    connectionTimeoutMillis: options.clientTimeoutMs === 0 ? 0 : connectTimeout,
+    connectionTimeoutMillis: options.clientTimeoutMs === 0 ? 0 : poolWait,
     idleTimeoutMillis: 30_000,
     // The client side too: a server that stops answering (not only a slow statement) still frees the caller.
-    query_timeout: options.clientTimeoutMs ?? statementTimeout + 1000,
+    query_timeout: options.clientTimeoutMs ?? statementTimeout * 2 + 1000,
     options: Object.entries(settings)
       .filter(([key]) => key !== "application_name")
       .map(([key, value]) => `-c ${key}=${value}`)

@@ -236,7 +236,14 @@ export class PgStore implements EngineStore {
     return this.locked(countdown.sessionId, async (tx) => {
       if (sessionPatch) await this.change(tx, countdown, countdown.armedAt, sessionPatch);
       const previous = await this.armedFor(tx, countdown.sessionId);
-      if (previous && previous.owner !== countdown.owner && respect(previous)) {
+      // Whether its owner is alive is read here, in the transaction, from its heartbeat: the cached view of the
+      // replicas is a tick old, and a replica that started meanwhile would look dead and lose its countdown.
+      if (
+        previous &&
+        previous.owner !== countdown.owner &&
+        (await this.heartbeatFresh(tx, previous.owner)) &&
+        respect(previous)
+      ) {
         const entry: AuditEntry = {
           event: "skipped",
           reason: "in_flight",
@@ -444,6 +451,18 @@ export class PgStore implements EngineStore {
   }
 
   // ── leases across hosts ─────────────────────────────────────────────────────
+
+  /** Whether `owner` has a heartbeat younger than its lease by the database's clock, now (and the set remembers it). */
+  private async heartbeatFresh(tx: Writer, owner: string | null): Promise<boolean> {
+    if (owner === null) return false;
+    const rows = await tx
+      .select({ id: replicas.id })
+      .from(replicas)
+      .where(and(eq(replicas.id, owner), sql`${replicas.heartbeatAt} + ${replicas.leaseMs} >= ${dbNow}`));
+    if (rows.length > 0) this.liveOwners.add(owner);
+    else this.liveOwners.delete(owner);
+    return rows.length > 0 && ownerMayBeAlive(owner);
+  }
 
   /** Writes this owner's heartbeat (the database's clock) and reads which owners are alive now. */
   async heartbeat(owner: string, leaseMs: number): Promise<void> {
