@@ -8,7 +8,7 @@ import type { EngineStore, NewCountdown, NewInjection } from "../../src/store/po
 import { openEngineStore } from "../../src/store/open-engine-store.js";
 import { PgStore } from "../../src/store/pg/pg-store.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { freshDatabase, pgQuery } from "../support/pg-database.js";
+import { freshDatabase, pgQuery, sharedServerUrl } from "../support/pg-database.js";
 
 const NOW = Date.now();
 const ME = "host-a/1/aaaa";
@@ -294,6 +294,47 @@ describe("PostgreSQL only", () => {
       expect(await pgQuery(url, "SELECT id FROM replicas")).toEqual([{ id: ME }]);
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it("a read-only server and a statement that hangs are store problems (the engine pauses), not crashes", async () => {
+    const url = await freshDatabase("faults");
+    const name = url.slice(url.lastIndexOf("/") + 1);
+    await (await openEngineStore(url)).close();
+    await pgQuery(url, `ALTER DATABASE ${name} SET default_transaction_read_only = on`);
+    // Settings apply to new connections: a store opened now sees a read-only server.
+    const readOnly = await openEngineStore(url, { lazy: true });
+    try {
+      const refused = await readOnly.probe().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(readOnly.problemOf(refused)).toBe("read-only");
+      await expect(readOnly.heartbeat(ME, 15_000)).rejects.toThrow();
+    } finally {
+      await readOnly.close();
+    }
+    // Lifted from another database: in the read-only one even ALTER DATABASE is refused.
+    await pgQuery(sharedServerUrl(), `ALTER DATABASE ${name} SET default_transaction_read_only = off`);
+    // A session lock held elsewhere for longer than the lock timeout: the wait ends with a "locked" problem.
+    const store = await openEngineStore(url, { busyTimeoutMs: 500 });
+    const holder = new (await import("pg")).default.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [0x7463, "ses_held"]);
+      const waited = await store
+        .changeSession({ sessionId: "ses_held", directory: "/p" }, NOW, { continuations: 1 })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(store.problemOf(waited)).toBe("locked");
+      await holder.query("ROLLBACK");
+      await store.probe();
+    } finally {
+      await holder.end();
+      await store.close();
     }
   });
 
