@@ -3,6 +3,7 @@ CREATE TABLE "audit_events" (
 	"at" bigint NOT NULL,
 	"session_id" text,
 	"directory" text,
+	"server" text,
 	"event" text NOT NULL,
 	"reason" text,
 	"detail" text
@@ -12,6 +13,7 @@ CREATE TABLE "countdowns" (
 	"id" text PRIMARY KEY NOT NULL,
 	"session_id" text NOT NULL,
 	"directory" text NOT NULL,
+	"server" text,
 	"armed_at" bigint NOT NULL,
 	"deadline_at" bigint NOT NULL,
 	"state" text NOT NULL,
@@ -30,6 +32,7 @@ CREATE TABLE "injections" (
 	"session_id" text NOT NULL,
 	"countdown_id" text NOT NULL,
 	"directory" text NOT NULL,
+	"server" text,
 	"message_id" text,
 	"created_at" bigint NOT NULL,
 	"status" text NOT NULL,
@@ -58,9 +61,22 @@ CREATE TABLE "replicas" (
 	"version" text
 );
 --> statement-breakpoint
+CREATE TABLE "servers" (
+	"name" text PRIMARY KEY NOT NULL,
+	"url" text NOT NULL,
+	"directory" text NOT NULL,
+	"username" text,
+	"password_env" text,
+	"added_at" bigint NOT NULL,
+	"owner" text,
+	"owned_since" bigint,
+	"seen_until" bigint
+);
+--> statement-breakpoint
 CREATE TABLE "sessions" (
 	"session_id" text PRIMARY KEY NOT NULL,
 	"directory" text NOT NULL,
+	"server" text,
 	"project_id" text,
 	"parent_id" text,
 	"stopped_at" bigint,
@@ -103,12 +119,12 @@ CREATE INDEX "injections_status_idx" ON "injections" USING btree ("status","dire
 CREATE INDEX "injections_created_idx" ON "injections" USING btree ("created_at");--> statement-breakpoint
 CREATE INDEX "sessions_directory_idx" ON "sessions" USING btree ("directory");--> statement-breakpoint
 CREATE INDEX "sessions_stopped_idx" ON "sessions" USING btree ("stopped_at");--> statement-breakpoint
-CREATE VIEW "public"."armed_countdowns" AS (SELECT id AS countdown_id, session_id, directory, armed_at, deadline_at, owner, lease_until, attempt, todos_open, todos_total,
+CREATE VIEW "public"."armed_countdowns" AS (SELECT id AS countdown_id, session_id, directory, server, armed_at, deadline_at, owner, lease_until, attempt, todos_open, todos_total,
     (deadline_at - (extract(epoch from clock_timestamp()) * 1000)::bigint) / 1000.0 AS seconds_left
   FROM countdowns WHERE state = 'armed');--> statement-breakpoint
-CREATE VIEW "public"."decisions" AS (SELECT id, at, to_char(to_timestamp(at / 1000.0), 'YYYY-MM-DD HH24:MI:SS') AS at_local, session_id, directory, event, reason, detail
+CREATE VIEW "public"."decisions" AS (SELECT id, at, to_char(to_timestamp(at / 1000.0), 'YYYY-MM-DD HH24:MI:SS') AS at_local, session_id, directory, server, event, reason, detail
   FROM audit_events);--> statement-breakpoint
-CREATE VIEW "public"."injection_history" AS (SELECT i.id AS injection_id, i.session_id, i.directory, i.created_at,
+CREATE VIEW "public"."injection_history" AS (SELECT i.id AS injection_id, i.session_id, i.directory, i.server, i.created_at,
     to_char(to_timestamp(i.created_at / 1000.0), 'YYYY-MM-DD HH24:MI:SS') AS created_local,
     i.status, i.agent, i.model, i.variant, i.todos_open, i.todos_total, i.attempt, i.error, i.message_id,
     i.countdown_id, c.armed_at, c.deadline_at, i.created_at - c.deadline_at AS late_ms

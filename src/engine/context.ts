@@ -3,7 +3,7 @@
 import type { Config } from "../config.js";
 import type { HostPort, LogLevel } from "../host/port.js";
 import type { AuditEntry } from "../core/reasons.js";
-import type { EngineStore, SessionChange, SessionScope } from "../store/port.js";
+import type { EngineStore, Scope, SessionChange, SessionScope } from "../store/port.js";
 import type { Clock } from "./clock.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { SessionLanes } from "./session-lanes.js";
@@ -12,8 +12,8 @@ import type { TimerQueue } from "./timer-queue.js";
 
 export interface EngineContext {
   readonly config: Config;
-  /** The scope of this process: the OpenCode instance directory its sessions belong to. */
-  readonly directory: string;
+  /** What this engine follows: the OpenCode instance directory its sessions belong to, on its server. */
+  readonly followed: Scope;
   /** Who owns the countdowns this process arms (see owner.ts). */
   readonly owner: string;
   readonly clock: Clock;

@@ -119,7 +119,8 @@ export class Countdowns {
     const countdown: NewCountdown = {
       id: newId("cd"),
       sessionId,
-      directory: ctx.directory,
+      directory: ctx.followed.directory,
+      server: ctx.followed.server ?? null,
       armedAt: now,
       deadlineAt: now + request.delayMs,
       owner: ctx.owner,
@@ -141,7 +142,13 @@ export class Countdowns {
       this.arming.delete(sessionId);
     }
     if (!armedNow) return undefined;
-    const row: CountdownRow = { ...countdown, state: "armed", endedAt: null, endReason: null };
+    const row: CountdownRow = {
+      ...countdown,
+      server: countdown.server ?? null,
+      state: "armed",
+      endedAt: null,
+      endReason: null,
+    };
     const armed = this.hold(row, { summary: request.summary, delayMs: request.delayMs, resumed: false });
     if (!armed) return undefined;
     if (cancelledMeanwhile) {
@@ -220,7 +227,7 @@ export class Countdowns {
     const resumeWindowMs = ctx.config.resumeWindowSeconds * 1000;
     const adoptions: Adoption[] = [];
     const verdicts: ResumeAction[] = [];
-    for (const countdown of await ctx.store.armedCountdowns(ctx.directory)) {
+    for (const countdown of await ctx.store.armedCountdowns(ctx.followed)) {
       if (this.bySession.get(countdown.sessionId)?.row.id === countdown.id || this.claiming.has(countdown.id)) continue;
       const orphaned =
         countdown.owner === null ||
@@ -301,7 +308,7 @@ export class Countdowns {
   /** Forgets every countdown and hands the rows back, so that a successor adopts them at once. */
   async release(): Promise<void> {
     this.dropAll();
-    await this.ctx.store.releaseLeases(this.ctx.owner);
+    await this.ctx.store.releaseLeases(this.ctx.owner, this.ctx.followed);
   }
 
   // ── memory and timer ──────────────────────────────────────────────────────

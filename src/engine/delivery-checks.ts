@@ -78,7 +78,7 @@ export class DeliveryChecks {
     const { ctx } = this;
     if (!ctx.lifecycle.deciding) return;
     const now = ctx.clock.now();
-    const rows = (await ctx.store.pendingInjections(ctx.directory)).filter((row) =>
+    const rows = (await ctx.store.pendingInjections(ctx.followed)).filter((row) =>
       row.owner === ctx.owner
         ? !this.injector.isBusy(row.sessionId)
         : !ctx.store.ownerAlive(row.owner, row.leaseUntil, now),

@@ -54,7 +54,8 @@ export function prepareDelivery(ctx: EngineContext, { armed, info, facts, row, d
     injection: {
       id: injectionId,
       sessionId,
-      directory: ctx.directory,
+      directory: ctx.followed.directory,
+      server: ctx.followed.server ?? null,
       countdownId: armed.row.id,
       messageId,
       createdAt: now,

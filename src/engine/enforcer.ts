@@ -8,7 +8,7 @@ import { afterExplicitResume } from "../core/transitions.js";
 import type { Config } from "../config.js";
 import type { HostPort, LogLevel } from "../host/port.js";
 import type { AuditEntry } from "../core/reasons.js";
-import type { EngineStore, SessionChange, SessionScope } from "../store/port.js";
+import type { EngineStore, Scope, SessionChange, SessionScope } from "../store/port.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { EngineContext } from "./context.js";
 import { CountdownToasts } from "./countdown-toasts.js";
@@ -35,9 +35,18 @@ export interface EnforcerOptions {
   config: Config;
   store: EngineStore;
   host: HostPort;
-  /** The scope of this process: the OpenCode instance directory its sessions belong to. */
+  /** The OpenCode instance directory whose sessions this engine follows. */
   directory: string;
+  /**
+   * The OpenCode server they live on, when one database serves several (a fleet's server name, or a plugin's host
+   * on PostgreSQL); null or absent: this machine's own. Rows are written, recovered and re-checked in this scope.
+   */
+  server?: string | null;
   clock?: Clock;
+  /**
+   * Who owns the countdowns armed here. Given: it belongs to the caller (a fleet replica shares one among the servers
+   * it follows), who says when it is gone; absent: the engine makes its own and retires it when disposed.
+   */
   owner?: string;
 }
 
@@ -55,6 +64,7 @@ const MEMORY_CAP = 5000;
 
 export class Enforcer {
   readonly owner: string;
+  private readonly ownsOwnerId: boolean;
   private readonly ctx: EngineContext;
   private readonly lifecycle = new Lifecycle();
   private readonly events = new EngineEmitter();
@@ -77,8 +87,10 @@ export class Enforcer {
 
   constructor(options: EnforcerOptions) {
     const { config, store, host, directory } = options;
+    const followed: Scope = { directory, server: options.server ?? null };
     const clock = options.clock ?? systemClock;
     this.owner = options.owner ?? newOwnerId();
+    this.ownsOwnerId = options.owner === undefined;
     this.timers = new TimerQueue(clock, (key, error) => this.failed(`timer ${key}`, error));
     this.lanes = new SessionLanes((error) => this.failed("session state change", error));
     this.memories = new SessionMemories(
@@ -87,7 +99,7 @@ export class Enforcer {
     );
     const ctx: EngineContext = {
       config,
-      directory,
+      followed,
       owner: this.owner,
       clock,
       store,
@@ -96,10 +108,10 @@ export class Enforcer {
       lanes: this.lanes,
       memories: this.memories,
       lifecycle: this.lifecycle,
-      scope: (sessionId): SessionScope => ({ sessionId, directory }),
+      scope: (sessionId): SessionScope => ({ sessionId, ...followed }),
       changeSession: (sessionId: string, change: SessionChange, audit?: AuditEntry[]) => {
         const now = clock.now();
-        return this.lanes.post(sessionId, () => store.changeSession({ sessionId, directory }, now, change, audit));
+        return this.lanes.post(sessionId, () => store.changeSession({ sessionId, ...followed }, now, change, audit));
       },
       log: (level, message, extra) => this.log(level, message, extra),
       failed: (operation, error) => this.failed(operation, error),
@@ -203,6 +215,7 @@ export class Enforcer {
     await this.starting?.catch(() => undefined);
     await this.settled();
     await this.step("lease release", () => this.countdowns.release());
+    if (this.ownsOwnerId) await this.step("retirement", () => this.ctx.store.retire(this.owner));
     this.evaluator.clear();
     unregisterOwner(this.owner);
     this.lifecycle.enter("disposed");

@@ -143,7 +143,7 @@ export class Evaluator {
     const { countdowns, injector } = this.peers;
     const now = ctx.clock.now();
     const windowMs = ctx.config.resumeWindowSeconds * 1000;
-    for (const { sessionId, recheckAt } of await ctx.store.sessionsToRecheck(ctx.directory, now)) {
+    for (const { sessionId, recheckAt } of await ctx.store.sessionsToRecheck(ctx.followed, now)) {
       if (
         this.evaluating.has(sessionId) ||
         injector.starts.has(sessionId) ||

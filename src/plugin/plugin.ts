@@ -1,6 +1,7 @@
 // The OpenCode plugin: translates OpenCode's hooks into engine calls and nothing more. It never throws into a hook,
 // never awaits the client during init (that deadlocks OpenCode), and starts the engine's recovery after init.
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
+import { hostname } from "node:os";
 import { ConfigError, resolveConfig, type Config } from "../config.js";
 import { Enforcer } from "../engine/enforcer.js";
 import { errorMessage } from "../engine/host-calls.js";
@@ -90,7 +91,10 @@ export function pluginHooks(
   store: EngineStore,
   host = new OpenCodeHost(input.client, input.directory),
 ): TodoContinuationHooks {
-  const enforcer = new Enforcer({ config, store, host, directory: input.directory });
+  // On a database that several machines share, the sessions of this OpenCode are those of this host: pods often run
+  // OpenCode in the same directory path, and one pod's countdowns must never be adopted by another's OpenCode.
+  const server = isPostgresUrl(config.databasePath) ? hostname() : null;
+  const enforcer = new Enforcer({ config, store, host, directory: input.directory, server });
   // Recovery reads OpenCode (pending injections are reconciled against the session's messages): after init only.
   const startTimer = setTimeout(() => {
     enforcer

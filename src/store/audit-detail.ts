@@ -9,6 +9,7 @@ export function auditDetail(at: number, scope: Partial<SessionScope>, entry: Aud
     at,
     sessionId: scope.sessionId ?? null,
     directory: scope.directory ?? null,
+    server: scope.server ?? null,
     event: entry.event,
     reason: entry.reason ?? null,
     detail: JSON.stringify(detail),

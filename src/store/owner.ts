@@ -22,13 +22,19 @@ export function ownerMayBeAlive(owner: string | null): boolean {
   }
 }
 
-const liveOwners = new Set<string>();
+/** Owner ids in use in this process, with how many engines (or a fleet replica) use each. */
+const liveOwners = new Map<string, number>();
 
-/** Engines of this process say they are alive, so that an id of a disposed or abandoned engine here reads as gone. */
+/**
+ * Engines of this process say they are alive, so that an id of a disposed or abandoned engine here reads as gone.
+ * Counted: the engines of a fleet replica share one id, which is alive while any of them (or the replica) uses it.
+ */
 export function registerOwner(owner: string): void {
-  liveOwners.add(owner);
+  liveOwners.set(owner, (liveOwners.get(owner) ?? 0) + 1);
 }
 
 export function unregisterOwner(owner: string): void {
-  liveOwners.delete(owner);
+  const users = (liveOwners.get(owner) ?? 0) - 1;
+  if (users > 0) liveOwners.set(owner, users);
+  else liveOwners.delete(owner);
 }

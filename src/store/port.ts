@@ -7,9 +7,18 @@ import type { SessionPatch } from "../core/transitions.js";
 import type { CountdownRow, InjectionRow, SessionRow } from "./schema.js";
 import type { PruneReport } from "./sqlite/retention.js";
 
-export interface SessionScope {
-  sessionId: string;
+/**
+ * Where a process's sessions live: an OpenCode instance directory, on one OpenCode server when a database serves
+ * several (a fleet, or plugins in pods that share a directory path). `server` null or absent: the machine's own.
+ * A process recovers, reconciles and re-checks only the rows of its scope.
+ */
+export interface Scope {
   directory: string;
+  server?: string | null;
+}
+
+export interface SessionScope extends Scope {
+  sessionId: string;
 }
 
 export interface NewCountdown extends SessionScope {
@@ -50,7 +59,9 @@ export interface Settlement {
   audit: AuditEntry[];
 }
 
-export type CountdownRef = Pick<CountdownRow, "id" | "sessionId" | "directory">;
+export type CountdownRef = Pick<CountdownRow, "id" | "sessionId" | "directory"> & Partial<Pick<CountdownRow, "server">>;
+/** An injection as a state change names it (its scope goes on the audit rows). */
+export type InjectionRef = Pick<InjectionRow, "id" | "sessionId" | "directory"> & Partial<Pick<InjectionRow, "server">>;
 /** What a state change needs to know of a session's armed countdown. */
 export type ArmedRef = Pick<CountdownRow, "id" | "owner" | "leaseUntil">;
 
@@ -89,14 +100,14 @@ export interface EngineStore {
   countdown(id: string): Promise<CountdownRow | undefined>;
   injection(id: string): Promise<InjectionRow | undefined>;
   hasPendingInjection(sessionId: string): Promise<boolean>;
-  /** Armed countdowns of one scope (directory), earliest deadline first. */
-  armedCountdowns(directory: string): Promise<CountdownRow[]>;
+  /** Armed countdowns of one scope, earliest deadline first. */
+  armedCountdowns(scope: Scope): Promise<CountdownRow[]>;
   /** `pending` injections of a scope, oldest first (the engine decides which of them are orphaned). */
-  pendingInjections(directory: string): Promise<InjectionRow[]>;
+  pendingInjections(scope: Scope): Promise<InjectionRow[]>;
   /** `failed` and `unknown` continuations of a session since `since`, newest first: they may have arrived after all. */
   uncertainInjections(sessionId: string, since: number): Promise<InjectionRow[]>;
   /** Sessions of a scope the enforcer owes a look (`sessions.recheck_at`) that were due by `dueBy`. */
-  sessionsToRecheck(directory: string, dueBy: number): Promise<Array<{ sessionId: string; recheckAt: number | null }>>;
+  sessionsToRecheck(scope: Scope, dueBy: number): Promise<Array<{ sessionId: string; recheckAt: number | null }>>;
 
   // ── state changes ───────────────────────────────────────────────────────────
   /** Applies a change to the session (creating its row if needed) with the audit rows that explain it. */
@@ -134,8 +145,10 @@ export interface EngineStore {
   /** Takes over orphaned countdowns (each only if its owner is still the one read); true for each one taken. */
   adoptCountdowns(adoptions: Adoption[], owner: string, leaseUntil: number, now: number): Promise<boolean[]>;
   renewLeases(owner: string, leaseUntil: number): Promise<number>;
-  /** Hands this owner's countdowns back (owner cleared) and says it is gone, for a successor to adopt at once. */
-  releaseLeases(owner: string): Promise<number>;
+  /** Hands this owner's countdowns of `scope` back (owner cleared), for a successor to adopt at once. */
+  releaseLeases(owner: string, scope: Scope): Promise<number>;
+  /** Says this owner is gone (PostgreSQL deletes its heartbeat row), so that nobody waits out its lease. */
+  retire(owner: string): Promise<void>;
 
   // ── liveness ────────────────────────────────────────────────────────────────
   /**
@@ -147,7 +160,7 @@ export interface EngineStore {
   ownerAlive(owner: string | null, leaseUntil: number | null, now: number): boolean;
   /** Closes a `pending` injection with what `settle` computes from the session row. Undefined if it was not pending. */
   settleInjection<T extends Settlement>(
-    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    injection: InjectionRef,
     status: "sent" | "failed" | "unknown",
     now: number,
     error: string | null,
@@ -155,7 +168,7 @@ export interface EngineStore {
   ): Promise<T | undefined>;
   /** A `failed` or `unknown` injection found in the session after all becomes `sent`. Undefined if it was not. */
   confirmUncertain<T extends Settlement>(
-    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    injection: InjectionRef,
     now: number,
     settle: (row: SessionRow) => T,
   ): Promise<T | undefined>;

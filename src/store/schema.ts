@@ -16,6 +16,11 @@ export const sessions = sqliteTable(
     sessionId: text("session_id").primaryKey(),
     /** The OpenCode instance directory the session belongs to: the scope a process recovers at start. */
     directory: text("directory").notNull(),
+    /**
+     * The OpenCode server it lives on, when one database serves several (see README "Fleet"): the name under which a
+     * fleet follows it, or the host name of a plugin on PostgreSQL. Null for a machine's own file.
+     */
+    server: text("server"),
     projectId: text("project_id"),
     parentId: text("parent_id"),
     /** Durable stop: set by /stop-continuation, the CLI or the API; lifted only by resume or session deletion. */
@@ -76,6 +81,7 @@ export const countdowns = sqliteTable(
     id: text("id").primaryKey(),
     sessionId: text("session_id").notNull(),
     directory: text("directory").notNull(),
+    server: text("server"),
     armedAt: integer("armed_at").notNull(),
     deadlineAt: integer("deadline_at").notNull(),
     state: text("state", { enum: COUNTDOWN_STATES }).notNull(),
@@ -109,6 +115,7 @@ export const injections = sqliteTable(
     /** Unique: one countdown can never produce two prompts. */
     countdownId: text("countdown_id").notNull(),
     directory: text("directory").notNull(),
+    server: text("server"),
     /** The OpenCode message id the prompt was sent with (the enforcer chooses it, so it can find the message later). */
     messageId: text("message_id"),
     createdAt: integer("created_at").notNull(),
@@ -145,6 +152,7 @@ export const auditEvents = sqliteTable(
     at: integer("at").notNull(),
     sessionId: text("session_id"),
     directory: text("directory"),
+    server: text("server"),
     event: text("event").notNull(),
     reason: text("reason"),
     /** JSON text. */
@@ -171,6 +179,7 @@ export const injectionHistory = sqliteView("injection_history", {
   injectionId: text("injection_id").notNull(),
   sessionId: text("session_id").notNull(),
   directory: text("directory").notNull(),
+  server: text("server"),
   createdAt: integer("created_at").notNull(),
   createdLocal: text("created_local").notNull(),
   status: text("status").notNull(),
@@ -187,7 +196,7 @@ export const injectionHistory = sqliteView("injection_history", {
   deadlineAt: integer("deadline_at"),
   lateMs: integer("late_ms"),
 }).as(
-  sql`SELECT i.id AS injection_id, i.session_id, i.directory, i.created_at,
+  sql`SELECT i.id AS injection_id, i.session_id, i.directory, i.server, i.created_at,
     datetime(i.created_at / 1000, 'unixepoch', 'localtime') AS created_local,
     i.status, i.agent, i.model, i.variant, i.todos_open, i.todos_total, i.attempt, i.error, i.message_id,
     i.countdown_id, c.armed_at, c.deadline_at, i.created_at - c.deadline_at AS late_ms
@@ -213,6 +222,7 @@ export const armedCountdowns = sqliteView("armed_countdowns", {
   countdownId: text("countdown_id").notNull(),
   sessionId: text("session_id").notNull(),
   directory: text("directory").notNull(),
+  server: text("server"),
   armedAt: integer("armed_at").notNull(),
   deadlineAt: integer("deadline_at").notNull(),
   owner: text("owner"),
@@ -222,7 +232,7 @@ export const armedCountdowns = sqliteView("armed_countdowns", {
   todosTotal: integer("todos_total"),
   secondsLeft: real("seconds_left").notNull(),
 }).as(
-  sql`SELECT id AS countdown_id, session_id, directory, armed_at, deadline_at, owner, lease_until, attempt, todos_open, todos_total,
+  sql`SELECT id AS countdown_id, session_id, directory, server, armed_at, deadline_at, owner, lease_until, attempt, todos_open, todos_total,
     (deadline_at - CAST(strftime('%s', 'now') AS INTEGER) * 1000) / 1000.0 AS seconds_left
   FROM countdowns WHERE state = 'armed'`,
 );
@@ -234,10 +244,11 @@ export const decisions = sqliteView("decisions", {
   atLocal: text("at_local").notNull(),
   sessionId: text("session_id"),
   directory: text("directory"),
+  server: text("server"),
   event: text("event").notNull(),
   reason: text("reason"),
   detail: text("detail"),
 }).as(
-  sql`SELECT id, at, datetime(at / 1000, 'unixepoch', 'localtime') AS at_local, session_id, directory, event, reason, detail
+  sql`SELECT id, at, datetime(at / 1000, 'unixepoch', 'localtime') AS at_local, session_id, directory, server, event, reason, detail
   FROM audit_events`,
 );

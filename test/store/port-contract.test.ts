@@ -252,8 +252,39 @@ describe.each(BACKENDS)("store port on $name", (backend) => {
       const report = await w.a.prune(NOW);
       expect(report.countdowns).toBe(1);
       expect(await w.a.countdown("cd1")).toBeDefined();
-      expect(await w.a.releaseLeases(ME)).toBe(1);
+      expect(await w.a.releaseLeases(ME, { directory: "/p" })).toBe(1);
       expect((await w.b.countdown("cd1"))?.owner).toBeNull();
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("scopes rows by directory and server: pods that share a directory path never see each other's rows", async () => {
+    const w = await world();
+    try {
+      const scopes = [{ server: null }, { server: "pod-a" }, { server: "pod-b" }] as const;
+      for (const [i, { server }] of scopes.entries()) {
+        const sessionId = `ses_${i}`;
+        await w.a.armCountdown(countdown(`cd${i}`, sessionId, { server }), {});
+        await w.a.changeSession({ sessionId, directory: "/p", server }, NOW, { recheckAt: NOW });
+      }
+      await w.a.claimCountdown(injection("i1", "cd1", { sessionId: "ses_1", server: "pod-a" }), {});
+      for (const [i, { server }] of scopes.entries()) {
+        const scope = { directory: "/p", server };
+        expect((await w.b.armedCountdowns(scope)).map((c) => [c.id, c.server])).toEqual(
+          i === 1 ? [] : [[`cd${i}`, server]],
+        );
+        expect((await w.b.pendingInjections(scope)).map((r) => r.id)).toEqual(i === 1 ? ["i1"] : []);
+        expect((await w.b.sessionsToRecheck(scope, NOW)).map((r) => r.sessionId)).toEqual([`ses_${i}`]);
+        expect((await w.b.session(`ses_${i}`))?.server).toBe(server);
+      }
+      // An absent server is the machine's own (NULL), not "any".
+      expect((await w.b.armedCountdowns({ directory: "/p" })).map((c) => c.id)).toEqual(["cd0"]);
+      expect(await w.count("audit_events WHERE server = 'pod-a' AND event IN ('armed', 'fired')")).toBe(2);
+      expect(await w.count("audit_events WHERE server IS NULL AND event = 'armed'")).toBe(1);
+      expect(await w.a.releaseLeases(ME, { directory: "/p", server: "pod-b" })).toBe(1);
+      expect((await w.b.countdown("cd2"))?.owner).toBeNull();
+      expect((await w.b.countdown("cd0"))?.owner).toBe(ME);
     } finally {
       await w.close();
     }
@@ -290,7 +321,7 @@ describe("PostgreSQL only", () => {
       await pgQuery(url, "UPDATE replicas SET heartbeat_at = heartbeat_at - 20000 WHERE id = $1", [OTHER]);
       await a.heartbeat(ME, 15_000);
       expect(a.ownerAlive(OTHER, Date.now() + 60_000, Date.now())).toBe(false);
-      await b.releaseLeases(OTHER);
+      await b.retire(OTHER);
       expect(await pgQuery(url, "SELECT id FROM replicas")).toEqual([{ id: ME }]);
     } finally {
       await Promise.all([a.close(), b.close()]);

@@ -15,7 +15,7 @@ import { freshDatabase, pgQuery } from "../support/pg-database.js";
 
 const SHARED = ["sessions", "countdowns", "injections", "auditEvents"] as const;
 /** Tables only a fleet needs: liveness across hosts has no meaning for one file on one machine. */
-const PG_ONLY = ["replicas"];
+const PG_ONLY = ["replicas", "servers"];
 
 /** The SQL of a `where`/`check` without dialect quoting: the same text on both sides. */
 function sqlText(chunk: unknown, dialect: { sqlToQuery(sql: never): { sql: string } }): string | null {

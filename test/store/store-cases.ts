@@ -106,7 +106,7 @@ export const STORE_CASES: StoreCase[] = [
         assert.equal((await port.countdown("cd_1"))?.state, "cancelled");
         assert.equal((await port.countdown("cd_1"))?.endReason, "superseded");
         assert.deepEqual(
-          (await port.armedCountdowns("/p")).map((c) => c.id),
+          (await port.armedCountdowns({ directory: "/p" })).map((c) => c.id),
           ["cd_2"],
         );
         assert.throws(() =>
@@ -255,7 +255,9 @@ export const STORE_CASES: StoreCase[] = [
         assert.equal(count(store, "audit_events WHERE event = 'resumed'"), 1);
         assert.equal(await port.renewLeases("b", NOW + 20_000), 1);
         assert.equal((await port.countdown("cd_1"))?.leaseUntil, NOW + 20_000);
-        assert.equal(await port.releaseLeases("b"), 1);
+        assert.equal(await port.releaseLeases("b", { directory: "/other" }), 0);
+        assert.equal(await port.releaseLeases("b", { directory: "/p", server: "pod-a" }), 0);
+        assert.equal(await port.releaseLeases("b", { directory: "/p" }), 1);
         const released = (await port.countdown("cd_1"))!;
         assert.equal(released.owner, null);
         const expire = { state: "expired", audit: { event: "expired", reason: "stale_after_restart" } } as const;

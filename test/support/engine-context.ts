@@ -49,7 +49,7 @@ export function makeContext(options: ContextOptions): TestContext {
   const lanes = new SessionLanes((error) => failed("session state change", error));
   return {
     config,
-    directory,
+    followed: { directory, server: null },
     owner: options.owner ?? newOwnerId(),
     clock,
     store,

@@ -12,9 +12,11 @@ import type {
   CountdownEnd,
   CountdownRef,
   EngineStore,
+  InjectionRef,
   NewCountdown,
   NewInjection,
   SessionChange,
+  Scope,
   SessionScope,
   SessionUpdate,
   Settlement,
@@ -40,6 +42,11 @@ const ADOPTION_CHUNK = 500;
 const dbNow = sql.raw(DB_NOW_MS);
 
 type Tx = Parameters<Parameters<PgDb["transaction"]>[0]>[0];
+
+/** The rows of a scope: its directory on its server (NULL, a machine's own, matches NULL). */
+function inScope(table: typeof countdowns | typeof injections | typeof sessions, scope: Scope) {
+  return and(eq(table.directory, scope.directory), sql`${table.server} IS NOT DISTINCT FROM ${scope.server ?? null}`);
+}
 type Writer = PgDb | Tx;
 
 export interface PgStoreOptions {
@@ -97,19 +104,19 @@ export class PgStore implements EngineStore {
     return rows.length > 0;
   }
 
-  async armedCountdowns(directory: string): Promise<CountdownRow[]> {
+  async armedCountdowns(scope: Scope): Promise<CountdownRow[]> {
     return await this.db
       .select()
       .from(countdowns)
-      .where(and(eq(countdowns.state, "armed"), eq(countdowns.directory, directory)))
+      .where(and(eq(countdowns.state, "armed"), inScope(countdowns, scope)))
       .orderBy(asc(countdowns.deadlineAt));
   }
 
-  async pendingInjections(directory: string): Promise<InjectionRow[]> {
+  async pendingInjections(scope: Scope): Promise<InjectionRow[]> {
     return await this.db
       .select()
       .from(injections)
-      .where(and(eq(injections.status, "pending"), eq(injections.directory, directory)))
+      .where(and(eq(injections.status, "pending"), inScope(injections, scope)))
       .orderBy(asc(injections.createdAt));
   }
 
@@ -128,12 +135,12 @@ export class PgStore implements EngineStore {
       .limit(10);
   }
 
-  async sessionsToRecheck(directory: string, dueBy: number) {
+  async sessionsToRecheck(scope: Scope, dueBy: number) {
     // Awaited here: drizzle's query builders are thenables that run again at every then(); the port hands out promises.
     return await this.db
       .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt })
       .from(sessions)
-      .where(and(eq(sessions.directory, directory), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, dueBy)));
+      .where(and(inScope(sessions, scope), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, dueBy)));
   }
 
   // ── the builders ────────────────────────────────────────────────────────────
@@ -153,7 +160,13 @@ export class PgStore implements EngineStore {
     if (existing) return existing;
     await tx
       .insert(sessions)
-      .values({ sessionId: scope.sessionId, directory: scope.directory, createdAt: now, updatedAt: now })
+      .values({
+        sessionId: scope.sessionId,
+        directory: scope.directory,
+        server: scope.server ?? null,
+        createdAt: now,
+        updatedAt: now,
+      })
       .onConflictDoNothing();
     return (await this.readSession(tx, scope.sessionId))!;
   }
@@ -261,7 +274,7 @@ export class PgStore implements EngineStore {
           countdown.armedAt,
         );
       }
-      await tx.insert(countdowns).values({ ...countdown, state: "armed" });
+      await tx.insert(countdowns).values({ ...countdown, server: countdown.server ?? null, state: "armed" });
       const { deadlineAt, todosOpen, todosTotal, attempt } = countdown;
       const armed = { deadlineAt, todosOpen, todosTotal, attempt, ...detail };
       await this.audit(tx, countdown.armedAt, countdown, { event: "armed", detail: armed }, countdown.id);
@@ -351,6 +364,7 @@ export class PgStore implements EngineStore {
       await tx.insert(injections).values({
         onSent: null,
         ...injection,
+        server: injection.server ?? null,
         status: "pending",
         updatedAt: injection.createdAt,
       });
@@ -406,20 +420,23 @@ export class PgStore implements EngineStore {
     return renewed.length;
   }
 
-  async releaseLeases(owner: string): Promise<number> {
+  async releaseLeases(owner: string, scope: Scope): Promise<number> {
     const released = await this.db
       .update(countdowns)
       .set({ owner: null, leaseUntil: null })
-      .where(and(eq(countdowns.owner, owner), eq(countdowns.state, "armed")))
+      .where(and(eq(countdowns.owner, owner), eq(countdowns.state, "armed"), inScope(countdowns, scope)))
       .returning({ id: countdowns.id });
-    // Gone at once rather than after a lease: others need not wait to adopt what this process owned.
-    await this.db.delete(replicas).where(eq(replicas.id, owner));
-    this.liveOwners.delete(owner);
     return released.length;
   }
 
+  /** Gone at once rather than after a lease: others need not wait to adopt what this owner held. */
+  async retire(owner: string): Promise<void> {
+    await this.db.delete(replicas).where(eq(replicas.id, owner));
+    this.liveOwners.delete(owner);
+  }
+
   settleInjection<T extends Settlement>(
-    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    injection: InjectionRef,
     status: "sent" | "failed" | "unknown",
     now: number,
     error: string | null,
@@ -436,7 +453,7 @@ export class PgStore implements EngineStore {
   }
 
   confirmUncertain<T extends Settlement>(
-    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    injection: InjectionRef,
     now: number,
     settle: (row: SessionRow) => T,
   ): Promise<T | undefined> {

@@ -24,6 +24,7 @@ export const sessions = pgTable(
   {
     sessionId: text("session_id").primaryKey(),
     directory: text("directory").notNull(),
+    server: text("server"),
     projectId: text("project_id"),
     parentId: text("parent_id"),
     stoppedAt: ms("stopped_at"),
@@ -65,6 +66,7 @@ export const countdowns = pgTable(
     id: text("id").primaryKey(),
     sessionId: text("session_id").notNull(),
     directory: text("directory").notNull(),
+    server: text("server"),
     armedAt: ms("armed_at").notNull(),
     deadlineAt: ms("deadline_at").notNull(),
     state: text("state", { enum: ["armed", "fired", "cancelled", "expired"] }).notNull(),
@@ -91,6 +93,7 @@ export const injections = pgTable(
     sessionId: text("session_id").notNull(),
     countdownId: text("countdown_id").notNull(),
     directory: text("directory").notNull(),
+    server: text("server"),
     messageId: text("message_id"),
     createdAt: ms("created_at").notNull(),
     status: text("status", { enum: ["pending", "sent", "failed", "unknown"] }).notNull(),
@@ -122,6 +125,7 @@ export const auditEvents = pgTable(
     at: ms("at").notNull(),
     sessionId: text("session_id"),
     directory: text("directory"),
+    server: text("server"),
     event: text("event").notNull(),
     reason: text("reason"),
     detail: text("detail"),
@@ -138,7 +142,7 @@ export const auditEvents = pgTable(
  */
 export const replicas = pgTable("replicas", {
   id: text("id").primaryKey(),
-  /** `plugin` or `service`. */
+  /** `plugin`, `service` (one server), `fleet` (a replica sharing the `servers` with the others), `tui`, `cli`. */
   kind: text("kind").notNull(),
   host: text("host").notNull(),
   pid: integer("pid").notNull(),
@@ -146,6 +150,28 @@ export const replicas = pgTable("replicas", {
   heartbeatAt: ms("heartbeat_at").notNull(),
   leaseMs: integer("lease_ms").notNull(),
   version: text("version"),
+});
+
+/**
+ * The OpenCode servers a fleet follows (`todo-continuation servers add`). Each is followed by one fleet replica at a
+ * time: `owner` is that replica's id, valid while its heartbeat is fresh; a server whose owner is gone is free.
+ * No password is stored: `password_env` names the environment variable each replica reads it from.
+ */
+export const servers = pgTable("servers", {
+  /** How rows name the server (`sessions.server` and the others). */
+  name: text("name").primaryKey(),
+  /** Its base URL, without credentials. */
+  url: text("url").notNull(),
+  /** The project directory whose sessions are followed. */
+  directory: text("directory").notNull(),
+  username: text("username"),
+  passwordEnv: text("password_env"),
+  addedAt: ms("added_at").notNull(),
+  owner: text("owner"),
+  /** When the current owner took it (the database's clock). */
+  ownedSince: ms("owned_since"),
+  /** Until when its last follower had the event stream (the database's clock): a successor catches up from there. */
+  seenUntil: ms("seen_until"),
 });
 
 // ── views for users' SQL (the same four as on SQLite, in PostgreSQL's dialect) ─────────────────────────────
@@ -158,6 +184,7 @@ export const injectionHistory = pgView("injection_history", {
   injectionId: text("injection_id").notNull(),
   sessionId: text("session_id").notNull(),
   directory: text("directory").notNull(),
+  server: text("server"),
   createdAt: ms("created_at").notNull(),
   createdLocal: text("created_local").notNull(),
   status: text("status").notNull(),
@@ -174,7 +201,7 @@ export const injectionHistory = pgView("injection_history", {
   deadlineAt: ms("deadline_at"),
   lateMs: ms("late_ms"),
 }).as(
-  sql.raw(`SELECT i.id AS injection_id, i.session_id, i.directory, i.created_at,
+  sql.raw(`SELECT i.id AS injection_id, i.session_id, i.directory, i.server, i.created_at,
     ${local("i.created_at")} AS created_local,
     i.status, i.agent, i.model, i.variant, i.todos_open, i.todos_total, i.attempt, i.error, i.message_id,
     i.countdown_id, c.armed_at, c.deadline_at, i.created_at - c.deadline_at AS late_ms
@@ -198,6 +225,7 @@ export const armedCountdowns = pgView("armed_countdowns", {
   countdownId: text("countdown_id").notNull(),
   sessionId: text("session_id").notNull(),
   directory: text("directory").notNull(),
+  server: text("server"),
   armedAt: ms("armed_at").notNull(),
   deadlineAt: ms("deadline_at").notNull(),
   owner: text("owner"),
@@ -207,7 +235,7 @@ export const armedCountdowns = pgView("armed_countdowns", {
   todosTotal: integer("todos_total"),
   secondsLeft: doublePrecision("seconds_left").notNull(),
 }).as(
-  sql.raw(`SELECT id AS countdown_id, session_id, directory, armed_at, deadline_at, owner, lease_until, attempt, todos_open, todos_total,
+  sql.raw(`SELECT id AS countdown_id, session_id, directory, server, armed_at, deadline_at, owner, lease_until, attempt, todos_open, todos_total,
     (deadline_at - ${nowMs}) / 1000.0 AS seconds_left
   FROM countdowns WHERE state = 'armed'`),
 );
@@ -218,15 +246,16 @@ export const decisions = pgView("decisions", {
   atLocal: text("at_local").notNull(),
   sessionId: text("session_id"),
   directory: text("directory"),
+  server: text("server"),
   event: text("event").notNull(),
   reason: text("reason"),
   detail: text("detail"),
 }).as(
-  sql.raw(`SELECT id, at, ${local("at")} AS at_local, session_id, directory, event, reason, detail
+  sql.raw(`SELECT id, at, ${local("at")} AS at_local, session_id, directory, server, event, reason, detail
   FROM audit_events`),
 );
 
-export const pgSchema = { sessions, countdowns, injections, auditEvents, replicas };
+export const pgSchema = { sessions, countdowns, injections, auditEvents, replicas, servers };
 export type PgSchema = typeof pgSchema;
 
 // The row types the engine sees are the SQLite ones; these fail to compile the day the two drift apart.

@@ -18,6 +18,7 @@ export class AuditLog {
         at: p("at"),
         sessionId: p("sessionId"),
         directory: p("directory"),
+        server: p("server"),
         event: p("event"),
         reason: p("reason"),
         detail: p("detail"),

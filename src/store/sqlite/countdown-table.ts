@@ -2,7 +2,7 @@
 // countdown names the state it expects (`armed`), so that of two writers only one changes it.
 import { and, asc, eq, sql } from "drizzle-orm";
 import { countdowns, type CountdownRow } from "../schema.js";
-import type { ArmedRef, NewCountdown } from "../port.js";
+import type { ArmedRef, NewCountdown, Scope } from "../port.js";
 import type { Db } from "./open.js";
 
 const p = (name: string) => sql.placeholder(name);
@@ -28,6 +28,7 @@ function prepare(db: Db) {
         id: p("id"),
         sessionId: p("sessionId"),
         directory: p("directory"),
+        server: p("server"),
         armedAt: p("armedAt"),
         deadlineAt: p("deadlineAt"),
         state: "armed",
@@ -63,7 +64,13 @@ function prepare(db: Db) {
     armedIn: db
       .select()
       .from(countdowns)
-      .where(and(eq(countdowns.state, "armed"), eq(countdowns.directory, p("directory"))))
+      .where(
+        and(
+          eq(countdowns.state, "armed"),
+          eq(countdowns.directory, p("directory")),
+          sql`${countdowns.server} IS ${p("server")}`,
+        ),
+      )
       .orderBy(asc(countdowns.deadlineAt))
       .prepare(),
     renew: db
@@ -74,7 +81,14 @@ function prepare(db: Db) {
     release: db
       .update(countdowns)
       .set({ owner: null, leaseUntil: null })
-      .where(and(eq(countdowns.owner, p("owner")), eq(countdowns.state, "armed")))
+      .where(
+        and(
+          eq(countdowns.owner, p("owner")),
+          eq(countdowns.state, "armed"),
+          eq(countdowns.directory, p("directory")),
+          sql`${countdowns.server} IS ${p("server")}`,
+        ),
+      )
       .prepare(),
   };
 }
@@ -96,12 +110,12 @@ export class CountdownTable {
     return this.q.armedFor.get({ sessionId });
   }
 
-  armedIn(directory: string): CountdownRow[] {
-    return this.q.armedIn.all({ directory });
+  armedIn(scope: Scope): CountdownRow[] {
+    return this.q.armedIn.all({ directory: scope.directory, server: scope.server ?? null });
   }
 
   insert(countdown: NewCountdown): void {
-    this.q.insert.run({ ...countdown });
+    this.q.insert.run({ ...countdown, server: countdown.server ?? null });
   }
 
   /** Armed → `state`; false when it was no longer armed. */
@@ -122,7 +136,7 @@ export class CountdownTable {
     return changed(this.q.renew.run({ owner, leaseUntil }));
   }
 
-  release(owner: string): number {
-    return changed(this.q.release.run({ owner }));
+  release(owner: string, scope: Scope): number {
+    return changed(this.q.release.run({ owner, directory: scope.directory, server: scope.server ?? null }));
   }
 }

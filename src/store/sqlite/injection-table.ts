@@ -2,7 +2,7 @@
 // a `failed` or `unknown` one becomes `sent` only when it is found in the session after all.
 import { and, asc, desc, eq, gte, inArray, sql } from "drizzle-orm";
 import { injections, type InjectionRow } from "../schema.js";
-import type { NewInjection } from "../port.js";
+import type { NewInjection, Scope } from "../port.js";
 import type { Db } from "./open.js";
 
 const p = (name: string) => sql.placeholder(name);
@@ -17,6 +17,7 @@ function prepare(db: Db) {
         sessionId: p("sessionId"),
         countdownId: p("countdownId"),
         directory: p("directory"),
+        server: p("server"),
         messageId: p("messageId"),
         createdAt: p("createdAt"),
         status: "pending",
@@ -70,7 +71,13 @@ function prepare(db: Db) {
     pendingInScope: db
       .select()
       .from(injections)
-      .where(and(eq(injections.status, "pending"), eq(injections.directory, p("directory"))))
+      .where(
+        and(
+          eq(injections.status, "pending"),
+          eq(injections.directory, p("directory")),
+          sql`${injections.server} IS ${p("server")}`,
+        ),
+      )
       .orderBy(asc(injections.createdAt))
       .prepare(),
   };
@@ -90,7 +97,7 @@ export class InjectionTable {
   }
 
   insert(injection: NewInjection): void {
-    this.q.insert.run({ onSent: null, ...injection });
+    this.q.insert.run({ onSent: null, ...injection, server: injection.server ?? null });
   }
 
   /** Pending → `status`; false when it was not pending. */
@@ -107,8 +114,8 @@ export class InjectionTable {
     return this.q.pendingIn.get({ sessionId }) !== undefined;
   }
 
-  pendingIn(directory: string): InjectionRow[] {
-    return this.q.pendingInScope.all({ directory });
+  pendingIn(scope: Scope): InjectionRow[] {
+    return this.q.pendingInScope.all({ directory: scope.directory, server: scope.server ?? null });
   }
 
   uncertainIn(sessionId: string, since: number): InjectionRow[] {

@@ -1,7 +1,7 @@
 // The `sessions` table: prepared once, used inside the store's transactions (never on its own).
 import { and, eq, isNotNull, lte, sql } from "drizzle-orm";
 import { sessions, type SessionRow } from "../schema.js";
-import type { SessionScope, SessionUpdate } from "../port.js";
+import type { Scope, SessionScope, SessionUpdate } from "../port.js";
 import { PATCHABLE } from "../session-columns.js";
 import type { Db } from "./open.js";
 
@@ -25,6 +25,7 @@ function prepare(db: Db) {
       .values({
         sessionId: p("sessionId"),
         directory: p("directory"),
+        server: p("server"),
         parentId: null,
         projectId: null,
         createdAt: p("now"),
@@ -41,7 +42,12 @@ function prepare(db: Db) {
       .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt })
       .from(sessions)
       .where(
-        and(eq(sessions.directory, p("directory")), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, p("dueBy"))),
+        and(
+          eq(sessions.directory, p("directory")),
+          sql`${sessions.server} IS ${p("server")}`,
+          isNotNull(sessions.recheckAt),
+          lte(sessions.recheckAt, p("dueBy")),
+        ),
       )
       .prepare(),
   };
@@ -62,7 +68,7 @@ export class SessionTable {
   ensure(scope: SessionScope, now: number): SessionRow {
     const existing = this.q.get.get({ sessionId: scope.sessionId });
     if (existing) return existing;
-    this.q.insert.run({ sessionId: scope.sessionId, directory: scope.directory, now });
+    this.q.insert.run({ sessionId: scope.sessionId, directory: scope.directory, server: scope.server ?? null, now });
     return this.q.get.get({ sessionId: scope.sessionId })!;
   }
 
@@ -75,7 +81,7 @@ export class SessionTable {
     return next;
   }
 
-  toRecheck(directory: string, dueBy: number): Array<{ sessionId: string; recheckAt: number | null }> {
-    return this.q.toRecheck.all({ directory, dueBy });
+  toRecheck(scope: Scope, dueBy: number): Array<{ sessionId: string; recheckAt: number | null }> {
+    return this.q.toRecheck.all({ directory: scope.directory, server: scope.server ?? null, dueBy });
   }
 }

@@ -10,9 +10,11 @@ import type {
   CountdownEnd,
   CountdownRef,
   EngineStore,
+  InjectionRef,
   NewCountdown,
   NewInjection,
   SessionChange,
+  Scope,
   SessionScope,
   SessionUpdate,
   Settlement,
@@ -91,20 +93,20 @@ export class SqliteStore implements EngineStore {
     return this.now(() => this.injections.hasPending(sessionId));
   }
 
-  armedCountdowns(directory: string): Promise<CountdownRow[]> {
-    return this.now(() => this.countdowns.armedIn(directory));
+  armedCountdowns(scope: Scope): Promise<CountdownRow[]> {
+    return this.now(() => this.countdowns.armedIn(scope));
   }
 
-  pendingInjections(directory: string): Promise<InjectionRow[]> {
-    return this.now(() => this.injections.pendingIn(directory));
+  pendingInjections(scope: Scope): Promise<InjectionRow[]> {
+    return this.now(() => this.injections.pendingIn(scope));
   }
 
   uncertainInjections(sessionId: string, since: number): Promise<InjectionRow[]> {
     return this.now(() => this.injections.uncertainIn(sessionId, since));
   }
 
-  sessionsToRecheck(directory: string, dueBy: number) {
-    return this.now(() => this.sessions.toRecheck(directory, dueBy));
+  sessionsToRecheck(scope: Scope, dueBy: number) {
+    return this.now(() => this.sessions.toRecheck(scope, dueBy));
   }
 
   // ── the builders: every state change is made of these ───────────────────────
@@ -272,9 +274,12 @@ export class SqliteStore implements EngineStore {
     return this.now(() => this.countdowns.renew(owner, leaseUntil));
   }
 
-  releaseLeases(owner: string): Promise<number> {
-    return this.now(() => this.countdowns.release(owner));
+  releaseLeases(owner: string, scope: Scope): Promise<number> {
+    return this.now(() => this.countdowns.release(owner, scope));
   }
+
+  /** Nothing to say: on one host a process that is gone has no pid. */
+  async retire(): Promise<void> {}
 
   async heartbeat(): Promise<void> {}
 
@@ -284,7 +289,7 @@ export class SqliteStore implements EngineStore {
   }
 
   settleInjection<T extends Settlement>(
-    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    injection: InjectionRef,
     status: "sent" | "failed" | "unknown",
     now: number,
     error: string | null,
@@ -296,7 +301,7 @@ export class SqliteStore implements EngineStore {
   }
 
   confirmUncertain<T extends Settlement>(
-    injection: Pick<InjectionRow, "id" | "sessionId" | "directory">,
+    injection: InjectionRef,
     now: number,
     settle: (row: SessionRow) => T,
   ): Promise<T | undefined> {
