@@ -47,6 +47,8 @@ export class Injector {
   readonly starts: StartWatch;
   readonly checks: DeliveryChecks;
   private readonly global: PQueue;
+  /** Shutting down: attempts still waiting for the global cap do nothing when their turn comes. */
+  private dropping = false;
   private readonly perSession = new Map<string, PQueue>();
   /** Message ids this process chose for its own continuations (their echo is not a person writing). */
   private readonly ownMessages = new BoundedMap<string, true>(1000);
@@ -76,7 +78,7 @@ export class Injector {
       });
     }
     void queue
-      .add(() => this.global.add(() => this.attempt(armed, info)))
+      .add(() => this.global.add(async () => (this.dropping ? undefined : this.attempt(armed, info))))
       .catch((error: unknown) => this.ctx.failed("continuation", error));
   }
 
@@ -312,9 +314,13 @@ export class Injector {
 
   // ── shutdown ──────────────────────────────────────────────────────────────
 
-  /** Drops the attempts not started yet (their countdowns stay armed for a successor) and stops watching starts. */
+  /**
+   * Drops the attempts not started yet (their countdowns stay armed for a successor) and stops watching starts.
+   * The global queue is not cleared but drained of no-ops: a session's queue waits for its attempt's turn there, and
+   * a cleared entry would never settle, holding that session's queue (and `drain()`, and shutdown) for ever.
+   */
   stopQueued(): void {
-    this.global.clear();
+    this.dropping = true;
     for (const queue of this.perSession.values()) queue.clear();
     this.starts.clear();
   }

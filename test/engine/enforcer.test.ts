@@ -425,6 +425,33 @@ describe("failing prompts", () => {
   });
 });
 
+describe("shutdown", () => {
+  it("with more continuations due than the global cap: the running one is recorded, the waiting ones handed back", async () => {
+    await boot({ maxConcurrentInjections: 1, promptTimeoutMs: 5000 });
+    const sessions = [S, "ses_two", "ses_three"];
+    for (const id of sessions) {
+      f.host.addUserMessage(id, "build the thing", { agent: "build", providerId: "scripted", modelId: "model-1" });
+      f.host.setTodos(id, [["a", "pending"]]);
+    }
+    f.host.promptScript = ["hang"];
+    for (const id of sessions) await idle(id);
+    await advance(2100);
+    // One prompt call runs (and hangs); the other two wait for the global cap. (Not settled: the call hangs.)
+    expect(f.host.calls.prompt).toBe(1);
+    let disposed = false;
+    const disposing = f.enforcer.dispose().then(() => (disposed = true));
+    // Time goes on (the hanging call times out, its answer is looked for); shutdown must end within it.
+    for (let waited = 0; !disposed && waited < 60_000; waited += 1000) await advance(1000);
+    expect(disposed).toBe(true);
+    await disposing;
+    expect(f.host.calls.prompt).toBe(1);
+    const waiting = sessions.flatMap((id) => f.rows.countdowns(id)).filter((c) => c.state === "armed");
+    expect(waiting).toHaveLength(2);
+    expect(waiting.every((c) => c.owner === null)).toBe(true);
+    expect(sessions.flatMap((id) => f.rows.injections(id))).toHaveLength(1);
+  });
+});
+
 describe("loop protection", () => {
   async function cycle(todos: Array<[string, string]>) {
     f.host.setTodos(S, todos);
