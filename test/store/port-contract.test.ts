@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
 import type { EngineStore, NewCountdown, NewInjection } from "../../src/store/port.js";
 import { openEngineStore } from "../../src/store/open-engine-store.js";
@@ -365,6 +366,33 @@ describe("PostgreSQL only", () => {
       await store.probe();
     } finally {
       await holder.end();
+      await store.close();
+    }
+  });
+
+  it("a connection the server ends in the middle of a transaction fails that transaction, not the process", async () => {
+    const url = await freshDatabase("cut");
+    const store = (await openEngineStore(url)) as PgStore;
+    try {
+      const cut = store.connection.db.transaction(async (tx) => {
+        const result = (await tx.execute(sql`SELECT pg_backend_pid() AS pid`)) as unknown as {
+          rows: Array<{ pid: number }>;
+        };
+        const { pid } = result.rows[0]!;
+        // Ended while idle in the transaction (as idle_in_transaction_session_timeout does to a frozen process): the
+        // driver hears of it with no query running, which would be an uncaught 'error' event.
+        await pgQuery(url, "SELECT pg_terminate_backend($1)", [pid]);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await tx.execute(sql`SELECT 1`);
+      });
+      const failed = await cut.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(store.problemOf(failed)).toBe("unavailable");
+      // The pool goes on with a fresh connection.
+      await store.probe();
+    } finally {
       await store.close();
     }
   });

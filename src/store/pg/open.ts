@@ -124,8 +124,11 @@ async function connect(url: string, options: PgOpenOptions): Promise<{ db: PgDb;
       .join(" "),
     application_name: settings.application_name,
   });
-  // An idle client whose server went away emits 'error' on the pool; unhandled, it would end the process.
+  // A client whose server went away emits 'error': an idle one on the pool, and one checked out for a transaction on
+  // itself (the server ends a transaction left idle past its timeout, e.g. while this process was frozen). Unhandled,
+  // either would end the process; the query or transaction that uses the client next fails instead, and is reported.
   pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
   return { db: drizzle(pool, { schema: pgSchema }) as unknown as PgDb, end: () => pool.end() };
 }
 
