@@ -42,10 +42,11 @@ export async function openForReading(location: string): Promise<OperatorStore> {
 export async function openForWriting(
   location: string,
   busyTimeoutMs?: number,
-  kind: "cli" | "service" = "cli",
+  kind: "cli" | "service" | "fleet" = "cli",
+  poolSize?: number,
 ): Promise<OperatorStore> {
   try {
-    return await openEngineStore(location, { busyTimeoutMs, kind });
+    return await openEngineStore(location, { busyTimeoutMs, kind, poolSize });
   } catch (error) {
     throw cliErrorOf(error);
   }

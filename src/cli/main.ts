@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `todo-continuation`: history, audit, status, stop/resume, migrate, doctor, prune and the standalone service.
+// `todo-continuation`: history, audit, status, stop/resume, migrate, doctor, prune, the standalone service and the
+// servers a fleet of them follows.
 // Exit codes: 0 ok, 1 failure (explained on stderr), 2 usage error.
 import { Command, CommanderError } from "commander";
 import { registerAudit } from "./commands/audit.js";
@@ -8,6 +9,7 @@ import { registerHistory } from "./commands/history.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerPrune } from "./commands/prune.js";
 import { registerServe } from "./commands/serve.js";
+import { registerServers } from "./commands/servers.js";
 import { registerStatus } from "./commands/status.js";
 import { registerStopResume } from "./commands/stop-resume.js";
 import { CliError, UsageError } from "./errors.js";
@@ -17,7 +19,7 @@ export function buildProgram(): Command {
     .description("Look into and control the durable todo-continuation enforcer of OpenCode.")
     .option(
       "--db <path>",
-      "the SQLite file (default: $TODO_CONTINUATION_DB, else $XDG_DATA_HOME/opencode/todo-continuation.db)",
+      "the SQLite file or a postgres:// URL (default: $TODO_CONTINUATION_DB, else $XDG_DATA_HOME/opencode/todo-continuation.db)",
     )
     .option("--json", "print JSON for scripts instead of tables")
     .showHelpAfterError("(run with --help for usage)")
@@ -30,6 +32,7 @@ export function buildProgram(): Command {
   registerDoctor(program);
   registerPrune(program);
   registerServe(program);
+  registerServers(program);
   for (const command of program.commands) command.exitOverride().showHelpAfterError("(run with --help for usage)");
   return program;
 }

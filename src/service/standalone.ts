@@ -1,6 +1,7 @@
 // The standalone service: the same engine, outside OpenCode's process, following a running server's event stream
 // over HTTP. It reconnects with backoff when the stream drops (a server restart), and after a reconnect it looks
-// again at the sessions that changed meanwhile, because their events were missed.
+// again at the sessions that changed meanwhile, because their events were missed. A fleet replica runs one per
+// server it follows (fleet.ts), all on one database connection and one owner id.
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
 import type { Config } from "../config.js";
 import { Enforcer } from "../engine/enforcer.js";
@@ -21,6 +22,15 @@ export interface ServiceOptions {
   /** Backoff between reconnection attempts (doubling up to the maximum). */
   reconnectBaseMs?: number;
   reconnectMaxMs?: number;
+  /** The server's name in the rows, when one database serves several (a fleet); absent: the machine's own. */
+  server?: string | null;
+  /** The owner id of the countdowns armed here, when a fleet replica shares one among its servers. */
+  owner?: string;
+  /**
+   * Sessions updated since this time (epoch ms) are looked at when the stream first connects: a fleet replica that
+   * takes over a server catches up on what changed while nobody followed it.
+   */
+  catchUpSince?: number;
 }
 
 /** The URL without credentials, for logs. */
@@ -48,6 +58,7 @@ export class StandaloneService {
   private stopped = false;
   private lastEventAt = 0;
   private connections = 0;
+  private connected = false;
   private loop: Promise<void> | undefined;
 
   constructor(private readonly o: ServiceOptions) {
@@ -59,12 +70,25 @@ export class StandaloneService {
       headers: authHeaders(url, o.username, o.password),
     });
     const host = new OpenCodeHost(this.client, o.directory, o.log);
-    this.enforcer = new Enforcer({ config: o.config, store: o.store, host, directory: o.directory });
+    this.enforcer = new Enforcer({
+      config: o.config,
+      store: o.store,
+      host,
+      directory: o.directory,
+      server: o.server,
+      owner: o.owner,
+    });
+  }
+
+  /** Whether the event stream is connected now (a fleet records until when it was). */
+  get streaming(): boolean {
+    return this.connected;
   }
 
   async start(): Promise<void> {
     const report = await this.enforcer.start();
-    this.o.log("info", `following ${safeUrl(this.o.url)} for ${this.o.directory}`, { ...report });
+    const name = this.o.server ? ` (server ${this.o.server})` : "";
+    this.o.log("info", `following ${safeUrl(this.o.url)}${name} for ${this.o.directory}`, { ...report });
     this.loop = this.follow();
   }
 
@@ -88,18 +112,23 @@ export class StandaloneService {
           throwOnError: true,
         });
         let connected = false;
-        for await (const event of subscription.stream as AsyncIterable<unknown>) {
-          if (!connected) {
-            connected = true;
-            delay = this.o.reconnectBaseMs ?? 500;
-            this.connections++;
-            if (this.connections > 1) {
-              this.o.log("info", "reconnected to the event stream");
-              await this.catchUp();
+        try {
+          for await (const event of subscription.stream as AsyncIterable<unknown>) {
+            if (!connected) {
+              connected = this.connected = true;
+              delay = this.o.reconnectBaseMs ?? 500;
+              this.connections++;
+              if (this.connections > 1) {
+                this.o.log("info", "reconnected to the event stream");
+                await this.catchUp(this.lastEventAt - 5000, "while disconnected");
+              } else if (this.o.catchUpSince !== undefined)
+                await this.catchUp(this.o.catchUpSince, "while no replica followed this server");
             }
+            this.lastEventAt = Date.now();
+            this.enforcer.handleEvent(event);
           }
-          this.lastEventAt = Date.now();
-          this.enforcer.handleEvent(event);
+        } finally {
+          this.connected = false;
         }
         if (!this.stopped) this.o.log("warn", "the event stream ended (server stopped or restarted?); reconnecting");
       } catch (error) {
@@ -115,11 +144,10 @@ export class StandaloneService {
     }
   }
 
-  /** Sessions that changed while the stream was down may have gone idle unseen: evaluate them as if they had. */
-  private async catchUp(): Promise<void> {
+  /** Sessions that changed while nobody had the stream may have gone idle unseen: evaluate them as if they had. */
+  private async catchUp(since: number, when: string): Promise<void> {
     this.enforcer.eventsMayHaveBeenMissed();
     try {
-      const since = this.lastEventAt - 5000;
       const result = await this.client.session.list({
         throwOnError: true,
         signal: AbortSignal.timeout(this.o.config.hostTimeoutMs),
@@ -128,8 +156,7 @@ export class StandaloneService {
         (s) => (s.time?.updated ?? 0) >= since,
       );
       for (const session of sessions) void this.enforcer.reevaluate(session.id);
-      if (sessions.length > 0)
-        this.o.log("info", `re-evaluating ${sessions.length} session(s) that changed while disconnected`);
+      if (sessions.length > 0) this.o.log("info", `re-evaluating ${sessions.length} session(s) that changed ${when}`);
     } catch (error) {
       this.o.log("warn", `could not list sessions after reconnecting: ${errorMessage(error)}`);
     }

@@ -10,11 +10,13 @@ export interface EngineStoreOptions {
   /** SQLite's busy timeout; on PostgreSQL the statement and lock timeout. */
   busyTimeoutMs?: number;
   /** What this process is, on PostgreSQL's replica row. */
-  kind?: "plugin" | "service" | "tui" | "cli";
+  kind?: "plugin" | "service" | "fleet" | "tui" | "cli";
   /** PostgreSQL: hand back a store even while the server is down (the engine pauses and probes until it answers). */
   lazy?: boolean;
   /** PostgreSQL: see PgOpenOptions.clientTimeoutMs. */
   clientTimeoutMs?: number;
+  /** PostgreSQL: connections in the pool (default 10). */
+  poolSize?: number;
 }
 
 export { isPostgresUrl };
@@ -30,6 +32,7 @@ export async function openEngineStore(location: string, options: EngineStoreOpti
       statementTimeoutMs,
       lazy: options.lazy,
       clientTimeoutMs: options.clientTimeoutMs,
+      poolSize: options.poolSize,
     });
     return new PgStore(connection, { kind: options.kind ?? "plugin" });
   }

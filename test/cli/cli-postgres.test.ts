@@ -111,6 +111,50 @@ describe("todo-continuation CLI on PostgreSQL", () => {
     expect(JSON.parse(prune.stdout)).toMatchObject({ dryRun: true, auditEvents: 0 });
   });
 
+  it("servers add, list and remove the fleet's OpenCode servers; no password is ever stored", async () => {
+    const url = await freshDatabase("cli");
+    const add = (...args: string[]) => cli(["--db", url, "servers", "add", ...args]);
+    const added = await add(
+      "--url",
+      "http://10.0.0.7:4096",
+      "--directory",
+      "/workspace",
+      "--password-env",
+      "POD_A_PASSWORD",
+    );
+    expect(added).toMatchObject({ code: 0 });
+    expect(added.stdout).toContain("added 10.0.0.7:4096: http://10.0.0.7:4096 (/workspace)");
+    expect((await add("--url", "http://10.0.0.8:4096", "--directory", "/w", "--name", "pod-b")).code).toBe(0);
+    const again = await add("--url", "http://x:1", "--directory", "/w", "--name", "pod-b");
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('a server named "pod-b" is already listed');
+    const secret = await add("--url", "http://u:hunter2@10.0.0.9:4096", "--directory", "/w");
+    expect(secret.code).toBe(2);
+    expect(secret.stderr).toContain("passwords are never stored");
+    const list = await cli(["--db", url, "servers", "list"]);
+    expect(list.stdout).toMatch(/^NAME\s+URL\s+DIRECTORY\s+FOLLOWED BY\s+STREAM\s+PASSWORD\s+ADDED$/m);
+    expect(list.stdout).toMatch(
+      /^10\.0\.0\.7:4096\s+http:\/\/10\.0\.0\.7:4096\s+\/workspace\s+nobody\s+never\s+\$POD_A_PASSWORD/m,
+    );
+    const json = JSON.parse((await cli(["--db", url, "--json", "servers", "list"])).stdout);
+    expect(json.map((s: { name: string }) => s.name)).toEqual(["10.0.0.7:4096", "pod-b"]);
+    expect(JSON.stringify(json)).not.toContain("hunter2");
+    const doctor = await cli(["--db", url, "doctor"]);
+    expect(doctor.stdout).toMatch(/WARN\s+servers\s+2 of 2 followed by no live replica \(10\.0\.0\.7:4096, pod-b\)/);
+    expect(doctor.stdout).toMatch(
+      /Server leases \(the fleet's OpenCode servers\):\nSERVER\s+URL\s+FOLLOWED BY\s+SINCE\s+STREAM\n/,
+    );
+    expect((await cli(["--db", url, "servers", "remove", "pod-b"])).stdout).toContain("removed pod-b");
+    const gone = await cli(["--db", url, "servers", "remove", "pod-b"]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('no server named "pod-b"');
+    const onSqlite = await cli(["--db", "/tmp/tc-no-such-folder/state.db", "servers", "list"]);
+    expect(onSqlite.code).toBe(1);
+    const serveNoUrl = await cli(["--db", "/tmp/tc-no-such-folder/state.db", "serve"]);
+    expect(serveNoUrl.code).toBe(2);
+    expect(serveNoUrl.stderr).toContain("serve needs --url <OpenCode server>, or a postgres:// database");
+  });
+
   it("a server that is not there, or refuses the user, is one clear line and exit 1; the password never shows", async () => {
     const down = await cli(["--db", "postgres://someone:s3cret@127.0.0.1:1/nothing", "status"]);
     expect(down.code).toBe(1);

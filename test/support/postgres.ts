@@ -129,6 +129,11 @@ export class PostgresServer {
     });
   }
 
+  /** psql as a person sees it: an aligned table with a header. */
+  psqlTable(url: string, statement: string): string {
+    return execFileSync("psql", [url, "-X", "-P", "footer=off", "-c", statement], { encoding: "utf8" });
+  }
+
   async destroy(): Promise<void> {
     try {
       if (this.running()) this.stop("immediate");

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { armedCountdowns, stoppedSessions, unsettledInjections } from "../../store/queries.js";
 import { pgSchemaState, replicaStates, serverVersion, type ReplicaRow } from "../../store/pg/diagnostics.js";
 import { PgStore } from "../../store/pg/pg-store.js";
+import { ServerRoster, type ServerState } from "../../store/pg/server-roster.js";
 import { fileSize, quickCheck, schemaState, type Integrity } from "../../store/sqlite/diagnostics.js";
 import { databasePath, openForReading, query, shownLocation } from "../database.js";
 import { duration } from "../format.js";
@@ -73,6 +74,7 @@ export function registerDoctor(program: Command): void {
         const unsettled = readable ? await query(() => unsettledInjections(store.reader)) : [];
         const stopped = readable ? await query(() => stoppedSessions(store.reader)) : [];
         const replicas: ReplicaRow[] = pg && readable ? await query(() => replicaStates(pg)) : [];
+        const servers: ServerState[] = pg && readable ? await query(() => new ServerRoster(pg).list()) : [];
         const alive = readable ? await query(() => livenessOf(store)) : () => false;
         if (pg) {
           const dead = replicas.filter((r) => !r.alive);
@@ -85,6 +87,17 @@ export function registerDoctor(program: Command): void {
                 }
               : { level: "ok", check: "replicas", message: `${replicas.length} alive` },
           );
+          const unfollowed = servers.filter((s) => !s.followed);
+          if (servers.length > 0)
+            findings.push(
+              unfollowed.length > 0
+                ? {
+                    level: "warn",
+                    check: "servers",
+                    message: `${unfollowed.length} of ${servers.length} followed by no live replica (${unfollowed.map((s) => s.name).join(", ")}): is a \`serve --db\` replica running?`,
+                  }
+                : { level: "ok", check: "servers", message: `${servers.length} listed, each followed by one replica` },
+            );
         }
         const late = armed.filter((a) => a.deadline_at < now - 60_000);
         findings.push(
@@ -110,7 +123,7 @@ export function registerDoctor(program: Command): void {
         report = {
           path,
           driver: pg ? pg.driver : file!.driver,
-          ...(pg ? { serverVersion: version, replicas } : {}),
+          ...(pg ? { serverVersion: version, replicas, servers } : {}),
           bytes: size.bytes,
           walBytes: size.walBytes,
           schema,
@@ -151,6 +164,23 @@ export function registerDoctor(program: Command): void {
                   { header: "COUNTDOWNS", value: (r) => String(r.countdowns), align: "right" },
                 ],
                 replicas,
+              )}`,
+            );
+          }
+          if (servers.length > 0) {
+            print(
+              `\nServer leases (the fleet's OpenCode servers):\n${table(
+                [
+                  { header: "SERVER", value: (s: ServerState) => s.name },
+                  { header: "URL", value: (s) => s.url },
+                  { header: "FOLLOWED BY", value: (s) => (s.followed ? s.owner! : "nobody") },
+                  { header: "SINCE", value: (s) => (s.followed ? localTime(s.ownedSince) : "") },
+                  {
+                    header: "STREAM",
+                    value: (s) => (s.seenAgoMs === null ? "never" : `${duration(s.seenAgoMs)} ago`),
+                  },
+                ],
+                servers,
               )}`,
             );
           }

@@ -1,9 +1,12 @@
 import type { Command } from "commander";
-import { ConfigError, resolveConfig } from "../../config.js";
+import { ConfigError, resolveConfig, type Config } from "../../config.js";
 import type { LogLevel } from "../../host/port.js";
+import { FleetReplica } from "../../service/fleet.js";
 import { safeUrl, StandaloneService } from "../../service/standalone.js";
+import { isPostgresUrl } from "../../store/open-engine-store.js";
+import { PgStore } from "../../store/pg/pg-store.js";
 import { databasePath, openForWriting } from "../database.js";
-import { UsageError } from "../errors.js";
+import { CliError, UsageError } from "../errors.js";
 import { globals } from "../output.js";
 
 function logLine(level: LogLevel, message: string, extra?: Record<string, unknown>): void {
@@ -11,61 +14,110 @@ function logLine(level: LogLevel, message: string, extra?: Record<string, unknow
   process.stderr.write(`${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${message}${details}\n`);
 }
 
+interface ServeOptions {
+  url?: string;
+  directory: string;
+  name?: string;
+  username?: string;
+  password?: string;
+  options?: string;
+}
+
+function configOf(options: ServeOptions, db: string | undefined): Config {
+  try {
+    const given = options.options ? (JSON.parse(options.options) as Record<string, unknown>) : {};
+    return resolveConfig({ ...given, ...(db ? { databasePath: db } : {}) }, process.env);
+  } catch (error) {
+    throw new UsageError(
+      error instanceof ConfigError ? error.message : `--options is not valid JSON: ${(error as Error).message}`,
+    );
+  }
+}
+
+/** Runs until SIGINT or SIGTERM, then stops (handing leases back) and closes the database. */
+function untilSignalled(stop: () => Promise<void>, close: () => Promise<void>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const onSignal = (signal: string) => {
+      logLine("info", `${signal}: stopping, releasing leases`);
+      void stop()
+        .then(close)
+        .then(resolve, (error: unknown) => {
+          logLine("error", `while stopping: ${(error as Error).message}`);
+          resolve();
+        });
+    };
+    process.once("SIGINT", () => onSignal("SIGINT"));
+    process.once("SIGTERM", () => onSignal("SIGTERM"));
+  });
+}
+
 export function registerServe(program: Command): void {
   program
     .command("serve")
-    .description("enforce from outside OpenCode: follow a running `opencode serve` over HTTP (no plugin needed)")
-    .requiredOption("--url <url>", "the OpenCode server, e.g. http://127.0.0.1:4096")
+    .description(
+      "enforce from outside OpenCode: follow a running `opencode serve` over HTTP (--url), or, on PostgreSQL without --url, " +
+        "be one replica of a fleet that shares the servers listed by `todo-continuation servers add`",
+    )
+    .option("--url <url>", "the OpenCode server, e.g. http://127.0.0.1:4096 (omit for fleet mode)")
     .option("--directory <dir>", "the project directory whose sessions to follow", process.cwd())
+    .option("--name <server>", "name this server in the rows, when one database serves several (default: none)")
     .option("--username <name>", "basic-auth user (default: $OPENCODE_SERVER_USERNAME, else opencode)")
     .option("--password <password>", "basic-auth password (default: $OPENCODE_SERVER_PASSWORD)")
     .option("--options <json>", "enforcer options as JSON, as in the plugin entry (e.g. '{\"countdownSeconds\":3}')")
-    .action(
-      async (
-        options: { url: string; directory: string; username?: string; password?: string; options?: string },
-        command: Command,
-      ) => {
-        const { db } = globals(command);
-        try {
-          new URL(options.url);
-        } catch {
-          throw new UsageError(`--url must be a URL such as http://127.0.0.1:4096, got "${options.url}"`);
-        }
-        let config;
-        try {
-          const given = options.options ? (JSON.parse(options.options) as Record<string, unknown>) : {};
-          config = resolveConfig({ ...given, ...(db ? { databasePath: db } : {}) }, process.env);
-        } catch (error) {
-          throw new UsageError(
-            error instanceof ConfigError ? error.message : `--options is not valid JSON: ${(error as Error).message}`,
-          );
-        }
-        const store = await openForWriting(databasePath(config.databasePath), config.busyTimeoutMs, "service");
-        const service = new StandaloneService({
-          url: options.url,
-          directory: options.directory,
-          username: options.username ?? process.env.OPENCODE_SERVER_USERNAME,
-          password: options.password ?? process.env.OPENCODE_SERVER_PASSWORD,
-          config,
-          store,
-          log: logLine,
-        });
-        await service.start();
-        logLine(
-          "info",
-          `todo-continuation service running against ${safeUrl(options.url)} (database ${store.location}); Ctrl-C stops it`,
-        );
-        await new Promise<void>((resolve) => {
-          const stop = (signal: string) => {
-            logLine("info", `${signal}: stopping, releasing leases`);
-            void service
-              .stop()
-              .then(() => store.close())
-              .then(resolve);
-          };
-          process.once("SIGINT", () => stop("SIGINT"));
-          process.once("SIGTERM", () => stop("SIGTERM"));
-        });
-      },
+    .action(async (options: ServeOptions, command: Command) => {
+      const { db } = globals(command);
+      const config = configOf(options, db);
+      const location = databasePath(config.databasePath);
+      if (options.url === undefined) return serveFleet(location, config);
+      try {
+        new URL(options.url);
+      } catch {
+        throw new UsageError(`--url must be a URL such as http://127.0.0.1:4096, got "${options.url}"`);
+      }
+      const store = await openForWriting(location, config.busyTimeoutMs, "service");
+      const service = new StandaloneService({
+        url: options.url,
+        directory: options.directory,
+        username: options.username ?? process.env.OPENCODE_SERVER_USERNAME,
+        password: options.password ?? process.env.OPENCODE_SERVER_PASSWORD,
+        config,
+        store,
+        log: logLine,
+        server: options.name ?? null,
+      });
+      await service.start();
+      logLine(
+        "info",
+        `todo-continuation service running against ${safeUrl(options.url)} (database ${store.location}); Ctrl-C stops it`,
+      );
+      await untilSignalled(
+        () => service.stop(),
+        () => store.close(),
+      );
+    });
+}
+
+async function serveFleet(location: string, config: Config): Promise<void> {
+  if (!isPostgresUrl(location))
+    throw new UsageError(
+      "serve needs --url <OpenCode server>, or a postgres:// database (--db) whose servers a fleet shares",
     );
+  const store = await openForWriting(location, config.busyTimeoutMs, "fleet");
+  const liveness = await openForWriting(location, config.busyTimeoutMs, "fleet", 2);
+  if (!(store instanceof PgStore) || !(liveness instanceof PgStore))
+    throw new CliError(`${location} did not open as PostgreSQL`);
+  const replica = new FleetReplica({ store, liveness, config, log: logLine });
+  await replica.start();
+  const { following, replicas } = replica.stats();
+  logLine(
+    "info",
+    `fleet replica ${replica.id} running (database ${store.location}, ${replicas} replica(s) alive, following ${following.length ? following.join(", ") : "none yet"}); Ctrl-C stops it`,
+  );
+  await untilSignalled(
+    () => replica.stop(),
+    async () => {
+      await store.close();
+      await liveness.close();
+    },
+  );
 }

@@ -37,6 +37,10 @@ export interface ServerOptions {
   password?: string;
   /** More configuration (agents, …), merged into the generated opencode.json. */
   config?: Record<string, unknown>;
+  /** The project folder (default: root/project). Servers with their own homes may share one, as pods share a path. */
+  project?: string;
+  /** The level of OpenCode's own log on stderr (default INFO); a test with many servers and sessions keeps warnings. */
+  logLevel?: "DEBUG" | "INFO" | "WARN" | "ERROR";
 }
 
 export function opencodeConfig(
@@ -87,7 +91,7 @@ export class OpenCodeServer {
   private log = "";
 
   constructor(private readonly options: ServerOptions) {
-    this.project = join(options.root, "project");
+    this.project = options.project ?? join(options.root, "project");
   }
 
   get pid(): number | undefined {
@@ -117,7 +121,15 @@ export class OpenCodeServer {
     this.log = "";
     this.child = spawn(
       opencodeBinary(),
-      ["serve", "--hostname", "127.0.0.1", "--port", String(this.options.port ?? 0), "--print-logs"],
+      [
+        "serve",
+        "--hostname",
+        "127.0.0.1",
+        "--port",
+        String(this.options.port ?? 0),
+        "--print-logs",
+        ...(this.options.logLevel ? ["--log-level", this.options.logLevel] : []),
+      ],
       {
         cwd: this.project,
         detached: true,
@@ -132,7 +144,11 @@ export class OpenCodeServer {
         },
       },
     );
-    const append = (chunk: Buffer) => (this.log += chunk.toString());
+    const append = (chunk: Buffer) => {
+      this.log += chunk.toString();
+      // What a test reads is the start (the listening line) and the tail: a long run keeps its last megabytes.
+      if (this.log.length > 8_000_000) this.log = this.log.slice(-4_000_000);
+    };
     this.child.stdout!.on("data", append);
     this.child.stderr!.on("data", append);
     const started = Date.now();

@@ -1,0 +1,205 @@
+// A fleet replica: one of several `todo-continuation serve --db postgres://…` processes that share the OpenCode servers
+// listed in the `servers` table. Every round (a third of the lease) it says it is alive, takes its share of the
+// servers, follows each one it holds with a StandaloneService, lets go of those it lost or holds beyond its share, and
+// records until when it had each server's event stream. A replica that dies stops its heartbeat; once its lease has
+// run out the others share its servers again, adopt its countdowns and catch up on the sessions that changed meanwhile.
+import type { Config } from "../config.js";
+import { errorMessage } from "../engine/host-calls.js";
+import type { LogLevel } from "../host/port.js";
+import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
+import type { PgStore } from "../store/pg/pg-store.js";
+import { ServerRoster, type ServerRow } from "../store/pg/server-roster.js";
+import { StandaloneService } from "./standalone.js";
+
+type Log = (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
+
+export interface FleetOptions {
+  /** The database the followers' engines share, opened as a `fleet` replica. */
+  store: PgStore;
+  /**
+   * A connection of its own for the heartbeat and the sharing rounds (default: `store`): a burst of state changes
+   * queued for the shared pool must not delay the heartbeat past the lease, or the others would take this replica's
+   * servers while it is only busy.
+   */
+  liveness?: PgStore;
+  config: Config;
+  log: Log;
+  /** Where the servers' passwords are read from (`servers.password_env` names the variable). */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * How far before a server's last recorded stream a successor starts catching up: the database's clock and the
+   * OpenCode servers' clocks differ, and an idle seen just before the predecessor died may not have been decided.
+   */
+  catchUpMarginMs?: number;
+  reconnectBaseMs?: number;
+  reconnectMaxMs?: number;
+  /** How long a starting replica waits for others starting with it before its first share (ms). */
+  settleMs?: number;
+}
+
+export interface FleetStats {
+  id: string;
+  following: string[];
+  replicas: number;
+}
+
+export class FleetReplica {
+  readonly id = newOwnerId();
+  private readonly roster: ServerRoster;
+  private readonly following = new Map<string, StandaloneService>();
+  /** Followers being stopped (and, for an excess server, handed back once stopped). */
+  private readonly letting = new Map<string, Promise<void>>();
+  private readonly tasks = new Set<Promise<unknown>>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private round: Promise<void> | undefined;
+  private replicas = 0;
+  private lastRoundAt = 0;
+  private failing = false;
+  private stopping: Promise<void> | undefined;
+
+  private readonly liveness: PgStore;
+
+  constructor(private readonly o: FleetOptions) {
+    this.liveness = o.liveness ?? o.store;
+    this.roster = new ServerRoster(this.liveness.connection);
+  }
+
+  /**
+   * Says it is alive, waits a moment for replicas starting at the same time to say so too (the first to share would
+   * otherwise take every server and hand most of them back a round later), takes its first share, then shares again
+   * every third of the lease.
+   */
+  async start(): Promise<void> {
+    registerOwner(this.id);
+    const period = Math.max(100, Math.floor(this.o.config.leaseMs / 3));
+    try {
+      await this.liveness.heartbeat(this.id, this.o.config.leaseMs);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(period, this.o.settleMs ?? 2000)));
+    } catch {
+      // The first round reports a database that does not answer.
+    }
+    await this.tick();
+    this.timer = setInterval(() => void this.tick(), period);
+    this.timer.unref?.();
+  }
+
+  /** Stops following, hands every server back and says this replica is gone, so that others take over at once. */
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop();
+    return this.stopping;
+  }
+
+  stats(): FleetStats {
+    return { id: this.id, following: [...this.following.keys()].sort(), replicas: this.replicas };
+  }
+
+  private async doStop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.round;
+    const names = [...this.following.keys()];
+    await Promise.all(names.map((name) => this.letGo(name, "this replica is stopping")));
+    await Promise.allSettled([...this.letting.values(), ...this.tasks]);
+    try {
+      await this.roster.handBack(this.id, names);
+      await this.liveness.retire(this.id);
+    } catch (error) {
+      this.o.log("warn", `could not hand the servers back (others take them after the lease): ${errorMessage(error)}`);
+    }
+    unregisterOwner(this.id);
+  }
+
+  /** One round; a round still running when the next is due is not doubled. */
+  private tick(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    this.round ??= this.share().finally(() => (this.round = undefined));
+    return this.round;
+  }
+
+  private async share(): Promise<void> {
+    const started = Date.now();
+    const { leaseMs } = this.o.config;
+    // A round that starts or ends late says this replica is starved (CPU, event loop, database): past the lease, the
+    // others have taken its servers. Said, so that a lapse in the logs has its cause next to it.
+    const lateMs = this.lastRoundAt ? started - this.lastRoundAt - Math.floor(leaseMs / 3) : 0;
+    this.lastRoundAt = started;
+    if (lateMs > leaseMs / 3) this.o.log("warn", `fleet round ${lateMs} ms late (lease ${leaseMs} ms)`);
+    try {
+      await this.liveness.heartbeat(this.id, this.o.config.leaseMs);
+      const share = await this.roster.share(this.id);
+      this.replicas = share.replicas;
+      const held = new Map(share.held.map((row) => [row.name, row]));
+      for (const name of this.following.keys())
+        if (!held.has(name)) void this.letGo(name, "another replica follows it now, or it was removed");
+      for (const name of share.excess) void this.letGo(name, "rebalanced to a replica with fewer", true);
+      for (const [name, row] of held)
+        if (!share.excess.includes(name) && !this.following.has(name) && !this.letting.has(name)) this.follow(row);
+      const streaming = [...this.following].filter(([, service]) => service.streaming).map(([name]) => name);
+      await this.roster.seen(this.id, streaming);
+      if (this.failing) this.o.log("info", "the fleet's database answers again");
+      this.failing = false;
+      const tookMs = Date.now() - started;
+      if (tookMs > leaseMs / 3) this.o.log("warn", `fleet round took ${tookMs} ms (lease ${leaseMs} ms)`);
+    } catch (error) {
+      // The followers' engines pause on their own while the database fails; the heartbeat lapsing hands this
+      // replica's servers to the others, whose claims the database then fences. Said once, not every round.
+      if (!this.failing) this.o.log("warn", `fleet round failed (retrying every round): ${errorMessage(error)}`);
+      this.failing = true;
+    }
+  }
+
+  private follow(row: ServerRow): void {
+    const env = this.o.env ?? process.env;
+    const password = row.passwordEnv ? env[row.passwordEnv] : undefined;
+    if (row.passwordEnv && password === undefined)
+      this.o.log("error", `server ${row.name}: environment variable ${row.passwordEnv} is not set; connecting without`);
+    const since = (row.seenUntil ?? row.addedAt) - (this.o.catchUpMarginMs ?? 60_000);
+    const service = new StandaloneService({
+      url: row.url,
+      directory: row.directory,
+      username: row.username ?? undefined,
+      password,
+      config: this.o.config,
+      store: this.o.store,
+      log: (level, message, extra) => this.o.log(level, `[${row.name}] ${message}`, extra),
+      server: row.name,
+      owner: this.id,
+      catchUpSince: since,
+      reconnectBaseMs: this.o.reconnectBaseMs,
+      reconnectMaxMs: this.o.reconnectMaxMs,
+    });
+    this.following.set(row.name, service);
+    this.o.log("info", `taking over server ${row.name} (${row.url}, ${row.directory})`);
+    // Not awaited: recovery reads OpenCode, and a slow server must not hold the round (and the heartbeat) up.
+    this.track(
+      service.start().catch((error: unknown) => {
+        this.o.log("error", `[${row.name}] could not start following: ${errorMessage(error)}`);
+      }),
+    );
+  }
+
+  private letGo(name: string, why: string, handBack = false): Promise<void> {
+    const service = this.following.get(name);
+    if (!service) return this.letting.get(name) ?? Promise.resolve();
+    this.following.delete(name);
+    this.o.log("info", `letting server ${name} go: ${why}`);
+    const started = Date.now();
+    const done = (async () => {
+      try {
+        await service.stop();
+        if (handBack) await this.roster.handBack(this.id, [name]);
+        this.o.log("info", `let server ${name} go (${Date.now() - started} ms)`);
+      } catch (error) {
+        this.o.log("warn", `[${name}] stopping: ${errorMessage(error)}`);
+      } finally {
+        this.letting.delete(name);
+      }
+    })();
+    this.letting.set(name, done);
+    return done;
+  }
+
+  private track(job: Promise<unknown>): void {
+    this.tasks.add(job);
+    void job.finally(() => this.tasks.delete(job));
+  }
+}

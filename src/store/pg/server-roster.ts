@@ -1,0 +1,182 @@
+// The `servers` table: the OpenCode servers a fleet follows, and which replica follows each. A server is leased to one
+// fleet replica at a time: its `owner` holds it while the owner's heartbeat is fresh by the database's clock (the same
+// liveness that fences countdown claims). Shares are handed out in one transaction that locks every server row, so
+// that replicas deciding at the same moment take turns instead of taking the same server.
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import type { PgConnection, PgDb } from "./open.js";
+import { pgErrorCode } from "./problems.js";
+import { DB_NOW_MS } from "./rows.js";
+import { replicas, servers } from "./schema.js";
+
+export type ServerRow = typeof servers.$inferSelect;
+
+export interface NewServer {
+  name: string;
+  url: string;
+  directory: string;
+  username?: string | null;
+  passwordEnv?: string | null;
+}
+
+export interface ServerState extends ServerRow {
+  /** Whether `owner` is a replica whose heartbeat is fresh now. */
+  followed: boolean;
+  /** How long ago its follower last had the event stream, by the database's clock. */
+  seenAgoMs: number | null;
+}
+
+/** What one round of sharing decided for a replica. */
+export interface Share {
+  /** The servers this replica holds after the round (taken now or before), by name. */
+  held: ServerRow[];
+  /** Servers it holds beyond its share: to stop following and hand back (`handBack`) for a replica with fewer. */
+  excess: string[];
+  /** Fleet replicas alive now, this one included. */
+  replicas: number;
+}
+
+const dbNow = sql.raw(DB_NOW_MS);
+/** A replica whose heartbeat is younger than its own lease. */
+const fresh = sql`${replicas.heartbeatAt} + ${replicas.leaseMs} >= ${dbNow}`;
+
+export class ServerExistsError extends Error {
+  constructor(readonly serverName: string) {
+    super(`a server named "${serverName}" is already listed (remove it first, or pick another --name)`);
+    this.name = "ServerExistsError";
+  }
+}
+
+export class ServerRoster {
+  private readonly db: PgDb;
+
+  constructor(connection: PgConnection) {
+    this.db = connection.db;
+  }
+
+  async add(server: NewServer): Promise<ServerRow> {
+    try {
+      const [row] = await this.db
+        .insert(servers)
+        .values({
+          name: server.name,
+          url: server.url,
+          directory: server.directory,
+          username: server.username ?? null,
+          passwordEnv: server.passwordEnv ?? null,
+          addedAt: sql`${dbNow}`,
+        })
+        .returning();
+      return row!;
+    } catch (error) {
+      if (pgErrorCode(error) === "23505") throw new ServerExistsError(server.name);
+      throw error;
+    }
+  }
+
+  /** False when no server has that name. Its follower lets it go at its next round. */
+  async remove(name: string): Promise<boolean> {
+    const removed = await this.db.delete(servers).where(eq(servers.name, name)).returning({ name: servers.name });
+    return removed.length > 0;
+  }
+
+  async get(name: string): Promise<ServerRow | undefined> {
+    return (await this.db.select().from(servers).where(eq(servers.name, name)).limit(1))[0];
+  }
+
+  /** Every server, with whether a live replica follows it and how fresh its stream was. */
+  async list(): Promise<ServerState[]> {
+    const rows = await this.db
+      .select({
+        server: servers,
+        followed: sql<boolean>`EXISTS (SELECT 1 FROM ${replicas} WHERE ${replicas.id} = ${servers.owner} AND ${fresh})`,
+        seenAgoMs: sql<number | null>`${dbNow} - ${servers.seenUntil}`,
+      })
+      .from(servers)
+      .orderBy(asc(servers.name));
+    return rows.map((r) => ({
+      ...r.server,
+      followed: r.followed === true || String(r.followed) === "true",
+      seenAgoMs: r.seenAgoMs === null ? null : Number(r.seenAgoMs),
+    }));
+  }
+
+  /**
+   * One round of sharing for `replica` (whose heartbeat the caller has just written): every live fleet replica's
+   * share is the same within one (the first ones by id take the remainder), a server whose owner is no longer alive
+   * is free, and this replica takes free servers up to its share. Servers beyond its share are named in `excess`,
+   * not released here: the caller stops following them first.
+   */
+  async share(replica: string): Promise<Share> {
+    return this.db.transaction(async (tx) => {
+      // Locks every server row: two replicas sharing at once take turns, and the second sees what the first took.
+      const all = await tx.select().from(servers).orderBy(asc(servers.name)).for("update");
+      const live = (
+        await tx
+          .select({ id: replicas.id })
+          .from(replicas)
+          .where(and(eq(replicas.kind, "fleet"), fresh))
+          .orderBy(asc(replicas.id))
+      ).map((r) => r.id);
+      if (!live.includes(replica)) live.push(replica);
+      live.sort();
+      const owners = new Set(
+        (
+          await tx
+            .select({ id: replicas.id })
+            .from(replicas)
+            .where(
+              and(
+                inArray(
+                  replicas.id,
+                  all.flatMap((s) => (s.owner ? [s.owner] : [])),
+                ),
+                fresh,
+              ),
+            )
+        ).map((r) => r.id),
+      );
+      const base = Math.floor(all.length / live.length);
+      const quota = base + (live.indexOf(replica) < all.length % live.length ? 1 : 0);
+      const held = all.filter((s) => s.owner === replica);
+      const free = all.filter((s) => s.owner === null || (s.owner !== replica && !owners.has(s.owner)));
+      const take = free.slice(0, Math.max(0, quota - held.length));
+      if (take.length > 0) {
+        const taken = await tx
+          .update(servers)
+          .set({ owner: replica, ownedSince: sql`${dbNow}` })
+          .where(
+            inArray(
+              servers.name,
+              take.map((s) => s.name),
+            ),
+          )
+          .returning();
+        held.push(...taken);
+      }
+      // The most recently taken go first: the longest-held keep their followers.
+      const excess = [...held]
+        .sort((a, b) => (b.ownedSince ?? 0) - (a.ownedSince ?? 0) || b.name.localeCompare(a.name))
+        .slice(0, Math.max(0, held.length - quota))
+        .map((s) => s.name);
+      return { held, excess, replicas: live.length };
+    });
+  }
+
+  /** Hands servers back (if still this replica's), so that a replica with fewer takes them at its next round. */
+  async handBack(replica: string, names: string[]): Promise<void> {
+    if (names.length === 0) return;
+    await this.db
+      .update(servers)
+      .set({ owner: null, ownedSince: null })
+      .where(and(inArray(servers.name, names), eq(servers.owner, replica)));
+  }
+
+  /** Records that this replica has the event streams of `names` now: a successor catches up from here. */
+  async seen(replica: string, names: string[]): Promise<void> {
+    if (names.length === 0) return;
+    await this.db
+      .update(servers)
+      .set({ seenUntil: sql`${dbNow}` })
+      .where(and(inArray(servers.name, names), eq(servers.owner, replica)));
+  }
+}

@@ -1,0 +1,470 @@
+// A fleet: replicas of `todo-continuation serve --db postgres://…` (the built CLI) share real `opencode serve`
+// processes (no plugin, each with its own home, all in one project path as pods are) through the `servers` table, on
+// one real PostgreSQL database. Sessions go idle with open todos while replicas are killed (SIGKILL) or frozen past
+// their lease (SIGSTOP); every eligible idle must be continued exactly once.
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { ROOT } from "../crash/processes.js";
+import { freshDatabase } from "../support/pg-database.js";
+import { HEADER, sleep } from "./support/harness.js";
+import { OpenCodeServer } from "./support/opencode-server.js";
+import { ScriptedModel, textOf, todowrite, type ModelRequest, type ScriptContext } from "./support/scripted-model.js";
+import { freePort } from "./support/tcp-proxy.js";
+
+const BIN = join(ROOT, "dist", "cli", "main.js");
+const exec = promisify(execFile);
+const LEASE_MS = 3000;
+/** The replicas' round: a third of the lease. */
+const TICK_MS = LEASE_MS / 3;
+const OPTIONS = JSON.stringify({ countdownSeconds: 1, leaseMs: LEASE_MS });
+
+/** Each continuation completes one more todo: two open after the first turn, so two continuations per session. */
+const STEPS: Array<Array<[string, string]>> = [
+  [
+    ["a", "completed"],
+    ["b", "pending"],
+    ["c", "pending"],
+  ],
+  [
+    ["a", "completed"],
+    ["b", "completed"],
+    ["c", "pending"],
+  ],
+  [
+    ["a", "completed"],
+    ["b", "completed"],
+    ["c", "completed"],
+  ],
+];
+const CONTINUATIONS_PER_SESSION = STEPS.length - 1;
+
+function fleetScript(_request: ModelRequest, ctx: ScriptContext) {
+  if (ctx.afterTool) return { text: "I will stop here for now." };
+  const continuations = ctx.userTexts.filter((t) => t.includes(HEADER)).length;
+  return { toolCalls: [todowrite(STEPS[Math.min(continuations, STEPS.length - 1)]!)] };
+}
+
+const tagOf = (request: ModelRequest) =>
+  /fleet-tag: (\S+)/.exec(textOf(request.messages.find((m) => m.role === "user")?.content))?.[1];
+
+async function waitFor<T>(
+  what: string,
+  probe: () => T | false | undefined | Promise<T | false | undefined>,
+  ms: number,
+): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() - started > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+interface Replica {
+  child: ChildProcess;
+  log: string;
+  exited: Promise<number | null>;
+}
+
+interface ServerLease {
+  name: string;
+  owner: string | null;
+  alive: boolean;
+  owned_since: number | null;
+}
+
+interface Session {
+  server: number;
+  id: string;
+  tag: string;
+}
+
+/** The OpenCode servers, the scripted model, the database and the replicas of one test. */
+class Fleet {
+  readonly root = mkdtempSync(join(tmpdir(), "tc-fleet-"));
+  readonly model = new ScriptedModel(fleetScript);
+  readonly servers: OpenCodeServer[] = [];
+  readonly replicas: Replica[] = [];
+  readonly sessions: Session[] = [];
+  url = "";
+  /** Read asynchronously: the scripted model answers OpenCode from this process, and a synchronous client (psql)
+   * polled in a loop would starve it, and with it every OpenCode server. */
+  private pool: pg.Pool | undefined;
+
+  async all<T = Record<string, unknown>>(text: string, ...params: unknown[]): Promise<T[]> {
+    let n = 0;
+    return (
+      await this.pool!.query(
+        text.replace(/\?/g, () => `$${++n}`),
+        params,
+      )
+    ).rows as T[];
+  }
+
+  async start(servers: number, replicas: number): Promise<void> {
+    if (!existsSync(BIN)) throw new Error("the CLI is not built: run `npm run build` (npm test does)");
+    this.url = await freshDatabase("fleet");
+    this.pool = new pg.Pool({ connectionString: this.url, max: 2 });
+    const modelUrl = await this.model.start();
+    // One project path for every server, as pods mount the same workspace path: only `server` tells rows apart.
+    const project = join(this.root, "workspace");
+    mkdirSync(project, { recursive: true });
+    for (let i = 0; i < servers; i++) {
+      const root = join(this.root, `pod-${i}`);
+      const port = await freePort();
+      this.servers.push(new OpenCodeServer({ root, modelUrl, pluginOptions: false, project, port, logLevel: "WARN" }));
+    }
+    await Promise.all(this.servers.map((s) => s.start(60_000)));
+    for (const [i, server] of this.servers.entries())
+      await exec(
+        process.execPath,
+        [BIN, "--db", this.url, "servers", "add", "--url", server.url].concat([
+          "--directory",
+          project,
+          "--name",
+          `pod-${i}`,
+        ]),
+      );
+    for (let i = 0; i < replicas; i++) this.startReplica();
+    await waitFor(
+      "every server followed, by every replica",
+      async () => {
+        const leases = await this.leases();
+        return leases.every((s) => s.alive) && new Set(leases.map((s) => s.owner)).size === Math.min(servers, replicas);
+      },
+      60_000,
+    );
+    await waitFor(
+      "every server's event stream connected",
+      async () => (await this.all("SELECT name FROM servers WHERE seen_until IS NOT NULL")).length === servers,
+      30_000,
+    );
+  }
+
+  startReplica(): Replica {
+    const child = spawn(process.execPath, [BIN, "serve", "--db", this.url, "--options", OPTIONS], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const replica: Replica = {
+      child,
+      log: "",
+      exited: new Promise((resolve) => child.once("exit", (code) => resolve(code))),
+    };
+    const append = (chunk: Buffer) => {
+      replica.log += chunk.toString();
+      if (replica.log.length > 4_000_000) replica.log = replica.log.slice(-2_000_000);
+    };
+    child.stdout!.on("data", append);
+    child.stderr!.on("data", append);
+    this.replicas.push(replica);
+    return replica;
+  }
+
+  /** The replica process behind an owner id (`host/pid/…`). */
+  replicaOf(owner: string): Replica {
+    const pid = Number(owner.split("/")[1]);
+    const replica = this.replicas.find((r) => r.child.pid === pid);
+    if (!replica) throw new Error(`no replica with pid ${pid}`);
+    return replica;
+  }
+
+  leases(): Promise<ServerLease[]> {
+    return this.all<ServerLease>(
+      `SELECT s.name, s.owner, s.owned_since, EXISTS (SELECT 1 FROM replicas r WHERE r.id = s.owner
+         AND r.heartbeat_at + r.lease_ms >= (extract(epoch from clock_timestamp()) * 1000)::bigint) AS alive
+       FROM servers s ORDER BY s.name`,
+    );
+  }
+
+  /** The owner that follows the most servers, with them. */
+  async busiestOwner(): Promise<[string, string[]]> {
+    const byOwner = new Map<string, string[]>();
+    for (const s of await this.leases()) if (s.owner) byOwner.set(s.owner, [...(byOwner.get(s.owner) ?? []), s.name]);
+    return [...byOwner.entries()].sort((a, b) => b[1].length - a[1].length)[0]!;
+  }
+
+  /** Countdowns of `owner` that another replica adopted (`resumed`) or ended as too late (`expired`). */
+  async adoptedFrom(owner: string): Promise<number> {
+    const rows = await this.all(
+      "SELECT id FROM audit_events WHERE event IN ('resumed', 'expired') AND detail LIKE ?",
+      `%"previousOwner":"${owner}"%`,
+    );
+    return rows.length;
+  }
+
+  async held(owner: string) {
+    const armed = await this.all("SELECT id FROM countdowns WHERE state = 'armed' AND owner = ?", owner);
+    const pending = await this.all("SELECT id FROM injections WHERE status = 'pending' AND owner = ?", owner);
+    return { armed: armed.length, pending: pending.length };
+  }
+
+  async createSessions(perServer: number): Promise<void> {
+    for (const [i, server] of this.servers.entries())
+      for (let n = 0; n < perServer; n++) {
+        const created = await server.client.session.create({ body: { title: `fleet ${i}/${n}` }, throwOnError: true });
+        this.sessions.push({ server: i, id: created.data.id, tag: `p${i}-s${n}` });
+      }
+  }
+
+  /** Prompts every session, in waves half a second apart, so that what a test does next lands mid-run. */
+  promptInWaves(waves: number): Promise<void> {
+    const prompting = this.prompt(waves);
+    // Awaited later; a server that fails meanwhile must fail the test there, not as an unhandled rejection.
+    prompting.catch(() => undefined);
+    return prompting;
+  }
+
+  private async prompt(waves: number): Promise<void> {
+    const perWave = Math.ceil(this.sessions.length / waves);
+    for (let w = 0; w < waves; w++) {
+      await Promise.all(
+        this.sessions.slice(w * perWave, (w + 1) * perWave).map((s) =>
+          this.servers[s.server]!.client.session.promptAsync({
+            path: { id: s.id },
+            body: { parts: [{ type: "text", text: `Work through the list. fleet-tag: ${s.tag}` }] },
+            throwOnError: true,
+          }),
+        ),
+      );
+      await sleep(500);
+    }
+  }
+
+  /** Waits until every session has had its todos completed and said so, then a quiet spell for any late double. */
+  async finished(timeoutMs: number): Promise<void> {
+    const total = this.sessions.length;
+    const done = async () => {
+      const rows = await this.all<{ session_id: string }>(
+        "SELECT DISTINCT session_id FROM audit_events WHERE event = 'skipped' AND reason = 'todos_complete'",
+      );
+      return new Set(rows.map((r) => r.session_id));
+    };
+    try {
+      await waitFor("every session to finish its todos", async () => (await done()).size >= total, timeoutMs);
+    } catch (error) {
+      const finished = await done();
+      const stuck = this.sessions.filter((s) => !finished.has(s.id)).slice(0, 5);
+      const trails = await Promise.all(
+        stuck.map(async (s) => `${s.tag} ${s.id}: ${(await this.trail(s.id)).join(", ")}`),
+      );
+      throw new Error(
+        `${(error as Error).message}: ${total - finished.size} of ${total} unfinished, e.g.\n${trails.join("\n")}`,
+      );
+    }
+    await sleep(2 * LEASE_MS + 2000);
+  }
+
+  async trail(sessionId: string): Promise<string[]> {
+    const rows = await this.all<{ event: string; reason: string | null }>(
+      "SELECT event, reason FROM audit_events WHERE session_id = ? ORDER BY id",
+      sessionId,
+    );
+    return rows.map((r) => (r.reason ? `${r.event}:${r.reason}` : r.event));
+  }
+
+  /** Everything a post-mortem needs, kept outside the test's folder (which is deleted). */
+  async keep(): Promise<string> {
+    const kept = mkdtempSync(join(tmpdir(), "tc-fleet-failure-"));
+    this.replicas.forEach((r, i) => writeFileSync(join(kept, `replica-${i}-${r.child.pid}.log`), r.log));
+    this.servers.forEach((s, i) => writeFileSync(join(kept, `opencode-pod-${i}.log`), s.output()));
+    for (const table of ["audit_events", "countdowns", "injections", "replicas", "servers"])
+      writeFileSync(join(kept, `${table}.json`), JSON.stringify(await this.all(`SELECT * FROM ${table}`), null, 1));
+    return kept;
+  }
+
+  /** What the model received is the ground truth: continuations per session, and each session's final todos. */
+  async verdict() {
+    const continuations = new Map<string, number>();
+    for (const request of this.model.agentRequests()) {
+      const last = request.messages.at(-1);
+      if (last?.role !== "user" || !textOf(last.content).includes(HEADER)) continue;
+      const tag = tagOf(request);
+      if (tag) continuations.set(tag, (continuations.get(tag) ?? 0) + 1);
+    }
+    const count = (s: Session) => continuations.get(s.tag) ?? 0;
+    const open: string[] = [];
+    for (const s of this.sessions) {
+      const todos = await this.servers[s.server]!.client.session.todo({ path: { id: s.id }, throwOnError: true });
+      if ((todos.data as Array<{ status: string }>).some((t) => t.status !== "completed")) open.push(s.tag);
+    }
+    const sent = await this.all<{ session_id: string; server: string; n: number }>(
+      "SELECT session_id, server, count(*) AS n FROM injections WHERE status = 'sent' GROUP BY session_id, server",
+    );
+    const counts = await this.all<{ k: string; n: string }>(
+      "SELECT event || coalesce(':' || reason, '') AS k, count(*) AS n FROM audit_events GROUP BY 1 ORDER BY 1",
+    );
+    const audit = Object.fromEntries(counts.map((r) => [r.k, Number(r.n)]));
+    return {
+      continuations: [...continuations.values()].reduce((a, b) => a + b, 0),
+      lost: this.sessions.filter((s) => count(s) < CONTINUATIONS_PER_SESSION).map((s) => s.tag),
+      doubled: this.sessions.filter((s) => count(s) > CONTINUATIONS_PER_SESSION).map((s) => s.tag),
+      open,
+      sent,
+      audit,
+    };
+  }
+
+  /** The rows agree with the model, each under its own server's name. */
+  async expectRowsAgree(sent: Array<{ session_id: string; server: string; n: number }>): Promise<void> {
+    expect(sent).toHaveLength(this.sessions.length);
+    const serverOf = new Map(this.sessions.map((s) => [s.id, `pod-${s.server}`]));
+    for (const row of sent) {
+      expect(Number(row.n)).toBe(CONTINUATIONS_PER_SESSION);
+      expect(row.server).toBe(serverOf.get(row.session_id));
+    }
+    expect(await this.all("SELECT session_id FROM sessions WHERE server IS NULL")).toEqual([]);
+  }
+
+  /** After the churn: every server followed by one live replica, shares within one of each other. */
+  async expectFairShares(replicas: number): Promise<number[]> {
+    const leases = await this.leases();
+    const shares = new Map<string, number>();
+    for (const s of leases) shares.set(s.owner!, (shares.get(s.owner!) ?? 0) + 1);
+    expect(leases.every((s) => s.alive)).toBe(true);
+    expect(shares.size).toBe(replicas);
+    expect(Math.max(...shares.values()) - Math.min(...shares.values())).toBeLessThanOrEqual(1);
+    return [...shares.values()].sort();
+  }
+
+  async stop(): Promise<void> {
+    for (const r of this.replicas) {
+      r.child.kill("SIGCONT");
+      r.child.kill("SIGKILL");
+    }
+    await Promise.all(this.servers.map((s) => s.stop()));
+    await this.model.stop();
+    await this.pool?.end();
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+describe("a fleet of service replicas following OpenCode servers on one PostgreSQL database", () => {
+  let fleet: Fleet | undefined;
+  afterEach(async (context) => {
+    if (context.task.result?.state === "fail" && fleet?.url)
+      console.error(`fleet test failed: replica logs and rows kept in ${await fleet.keep()}`);
+    await fleet?.stop();
+    fleet = undefined;
+  });
+
+  it(
+    "continues every eligible idle of 200 sessions on 4 servers exactly once while a replica is killed and another started",
+    { timeout: 900_000 },
+    async () => {
+      fleet = new Fleet();
+      await fleet.start(4, 3);
+      await fleet.createSessions(50);
+      const started = Date.now();
+      const prompting = fleet.promptInWaves(10);
+      // Mid-run: SIGKILL the replica that follows the most servers while it holds armed countdowns.
+      await sleep(2000);
+      const [killedId, killedServers] = await fleet.busiestOwner();
+      const victim = fleet.replicaOf(killedId);
+      const atKill = await waitFor(
+        "the replica to hold armed countdowns",
+        async () => {
+          const held = await fleet!.held(killedId);
+          return held.armed > 0 && held;
+        },
+        20_000,
+      );
+      victim.child.kill("SIGKILL");
+      const killedAt = Date.now();
+      await victim.exited;
+      const [killed] = await fleet.all<{ heartbeat_at: string }>(
+        "SELECT heartbeat_at FROM replicas WHERE id = ?",
+        killedId,
+      );
+      const lastHeartbeat = Number(killed!.heartbeat_at);
+      const takenOver = await waitFor(
+        "the killed replica's servers taken over",
+        async () => {
+          const leases = (await fleet!.leases()).filter((s) => killedServers.includes(s.name));
+          return leases.every((s) => s.alive && s.owner !== killedId) && leases;
+        },
+        30_000,
+      );
+      const takeoverWallMs = Date.now() - killedAt;
+      const takeoverMs = Math.max(...takenOver.map((s) => Number(s.owned_since) - lastHeartbeat));
+      fleet.startReplica();
+      await prompting;
+      await fleet.finished(600_000);
+      const finishedMs = Date.now() - started;
+      const verdict = await fleet.verdict();
+      const shares = await fleet.expectFairShares(3);
+      console.log(
+        `fleet: 4 OpenCode servers, 3 replicas + 1 started after a SIGKILL, ${fleet.sessions.length} sessions; ` +
+          `all finished in ${(finishedMs / 1000).toFixed(1)} s; continuations ${verdict.continuations} ` +
+          `(expected ${fleet.sessions.length * CONTINUATIONS_PER_SESSION}); lost ${verdict.lost.length}, doubled ${verdict.doubled.length}; ` +
+          `the killed replica held ${killedServers.length} server(s), ${atKill.armed} armed countdown(s) and ${atKill.pending} pending continuation(s); ` +
+          `takeover ${takeoverMs} ms after its last heartbeat by the database's clock (lease ${LEASE_MS} + round ${TICK_MS}), ` +
+          `${takeoverWallMs} ms after the kill; final shares ${shares.join("/")}; audit ${JSON.stringify(verdict.audit)}`,
+      );
+      expect(verdict.lost).toEqual([]);
+      expect(verdict.doubled).toEqual([]);
+      expect(verdict.open).toEqual([]);
+      await fleet.expectRowsAgree(verdict.sent);
+      // Its countdowns were adopted by the replicas that took its servers over.
+      expect(await fleet.adoptedFrom(killedId)).toBeGreaterThanOrEqual(1);
+      // Taken over within the lease plus one round (and some slack for a loaded 2-core machine's scheduling).
+      expect(takeoverMs).toBeLessThanOrEqual(LEASE_MS + TICK_MS + 1500);
+    },
+  );
+
+  it(
+    "a replica frozen past its lease (SIGSTOP) loses its servers and countdowns, and sends nothing when it wakes",
+    { timeout: 600_000 },
+    async () => {
+      fleet = new Fleet();
+      await fleet.start(2, 2);
+      await fleet.createSessions(20);
+      const prompting = fleet.promptInWaves(4);
+      await sleep(1000);
+      const [frozenId, frozenServers] = await fleet.busiestOwner();
+      const frozen = fleet.replicaOf(frozenId);
+      const atFreeze = await waitFor(
+        "the replica to hold armed countdowns",
+        async () => {
+          const held = await fleet!.held(frozenId);
+          return held.armed > 0 && held;
+        },
+        20_000,
+      );
+      frozen.child.kill("SIGSTOP");
+      // Its process lives (its pid says nothing): only its heartbeat, by the database's clock, lets the other take over.
+      await waitFor(
+        "the frozen replica's servers taken over",
+        async () =>
+          (await fleet!.leases())
+            .filter((s) => frozenServers.includes(s.name))
+            .every((s) => s.alive && s.owner !== frozenId),
+        30_000,
+      );
+      await sleep(LEASE_MS);
+      frozen.child.kill("SIGCONT");
+      await prompting;
+      await fleet.finished(300_000);
+      const verdict = await fleet.verdict();
+      const shares = await fleet.expectFairShares(2);
+      console.log(
+        `fleet, frozen replica: ${fleet.sessions.length} sessions on 2 servers; it held ${atFreeze.armed} armed countdown(s) ` +
+          `and ${atFreeze.pending} pending continuation(s) when frozen; continuations ${verdict.continuations}; ` +
+          `lost ${verdict.lost.length}, doubled ${verdict.doubled.length}; final shares ${shares.join("/")}; audit ${JSON.stringify(verdict.audit)}`,
+      );
+      expect(verdict.lost).toEqual([]);
+      expect(verdict.doubled).toEqual([]);
+      expect(verdict.open).toEqual([]);
+      await fleet.expectRowsAgree(verdict.sent);
+      // Its countdowns were taken over although its process lived: by its heartbeat's age, not by its pid.
+      expect(await fleet.adoptedFrom(frozenId)).toBeGreaterThanOrEqual(1);
+      // It woke, found its servers gone, let them go; and after rebalancing it follows one again.
+      expect(frozen.log).toMatch(/letting server pod-\d go: another replica follows it now/);
+    },
+  );
+});

@@ -1,0 +1,127 @@
+// The servers a fleet shares, on a real PostgreSQL server: one follower per server, equal shares, a dead replica's
+// servers taken by the others after its lease, a new replica given its share by the ones over theirs.
+import { afterEach, describe, expect, it } from "vitest";
+import { openEngineStore } from "../../src/store/open-engine-store.js";
+import type { PgStore } from "../../src/store/pg/pg-store.js";
+import { ServerExistsError, ServerRoster } from "../../src/store/pg/server-roster.js";
+import { freshDatabase, pgQuery } from "../support/pg-database.js";
+
+const LEASE_MS = 15_000;
+const opened: PgStore[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((s) => s.close()));
+});
+
+async function fleet(servers: number) {
+  const url = await freshDatabase("fleet");
+  const store = (await openEngineStore(url, { kind: "fleet" })) as PgStore;
+  opened.push(store);
+  const roster = new ServerRoster(store.connection);
+  for (let i = 0; i < servers; i++)
+    await roster.add({ name: `pod-${i}`, url: `http://10.0.0.${i}:4096`, directory: "/workspace" });
+  /** A replica's round: its heartbeat, its share, and (its followers stopped) what it holds beyond it handed back. */
+  const round = async (replica: string) => {
+    await store.heartbeat(replica, LEASE_MS);
+    const share = await roster.share(replica);
+    await roster.handBack(replica, share.excess);
+    return share;
+  };
+  const owners = async () =>
+    Object.fromEntries((await roster.list()).map((s) => [s.name, s.owner])) as Record<string, string | null>;
+  const counts = async () => {
+    const byOwner = new Map<string, number>();
+    for (const owner of Object.values(await owners())) if (owner) byOwner.set(owner, (byOwner.get(owner) ?? 0) + 1);
+    return [...byOwner.entries()].sort();
+  };
+  return { url, store, roster, round, owners, counts };
+}
+
+describe("the servers a fleet shares (PostgreSQL)", () => {
+  it("adds, lists and removes servers; a name is listed once", async () => {
+    const { roster } = await fleet(0);
+    const row = await roster.add({
+      name: "pod-a",
+      url: "http://10.0.0.7:4096",
+      directory: "/workspace",
+      passwordEnv: "POD_A_PASSWORD",
+    });
+    expect(row).toMatchObject({ name: "pod-a", owner: null, seenUntil: null, passwordEnv: "POD_A_PASSWORD" });
+    await expect(roster.add({ name: "pod-a", url: "http://x:1", directory: "/w" })).rejects.toBeInstanceOf(
+      ServerExistsError,
+    );
+    expect(await roster.list()).toMatchObject([{ name: "pod-a", followed: false, seenAgoMs: null }]);
+    expect(await roster.remove("pod-a")).toBe(true);
+    expect(await roster.remove("pod-a")).toBe(false);
+    expect(await roster.list()).toEqual([]);
+  });
+
+  it("gives every live replica an equal share (the first by id take the remainder), stable round after round", async () => {
+    const { store, round, counts } = await fleet(4);
+    // Replicas that start together: each says it is alive before its first share (FleetReplica.start does).
+    for (const replica of ["r-a", "r-b", "r-c"]) await store.heartbeat(replica, LEASE_MS);
+    for (let i = 0; i < 3; i++) for (const replica of ["r-a", "r-b", "r-c"]) await round(replica);
+    expect(await counts()).toEqual([
+      ["r-a", 2],
+      ["r-b", 1],
+      ["r-c", 1],
+    ]);
+    const again = await round("r-a");
+    expect(again.held.map((s) => s.name).sort()).toHaveLength(2);
+    expect(again.excess).toEqual([]);
+    expect(again.replicas).toBe(3);
+  });
+
+  it("never gives one server to two replicas sharing at the same moment", async () => {
+    const { store, roster, counts } = await fleet(7);
+    const replicas = ["r-a", "r-b", "r-c"];
+    for (const r of replicas) await store.heartbeat(r, LEASE_MS);
+    for (let i = 0; i < 5; i++) {
+      const shares = await Promise.all(replicas.map((r) => roster.share(r)));
+      const held = shares.flatMap((s) => s.held.map((row) => row.name));
+      expect(new Set(held).size).toBe(held.length);
+    }
+    expect(await counts()).toEqual([
+      ["r-a", 3],
+      ["r-b", 2],
+      ["r-c", 2],
+    ]);
+  });
+
+  it("a replica whose heartbeat lapsed loses its servers to the others; a new one gets its share", async () => {
+    const { url, store, roster, round, owners, counts } = await fleet(4);
+    for (const replica of ["r-a", "r-b"]) await store.heartbeat(replica, LEASE_MS);
+    for (const replica of ["r-a", "r-b"]) await round(replica);
+    expect(await counts()).toEqual([
+      ["r-a", 2],
+      ["r-b", 2],
+    ]);
+    // r-b stops (killed): by the database's clock its heartbeat is older than its lease.
+    await pgQuery(url, "UPDATE replicas SET heartbeat_at = heartbeat_at - $1 WHERE id = 'r-b'", [LEASE_MS + 1]);
+    const taken = await round("r-a");
+    expect(taken.held).toHaveLength(4);
+    expect(Object.values(await owners())).toEqual(["r-a", "r-a", "r-a", "r-a"]);
+    expect((await roster.list()).every((s) => s.followed)).toBe(true);
+    // A new replica: r-a holds more than its share now and names the excess, hands it back, r-c takes it.
+    const newcomer = await round("r-c");
+    expect(newcomer.held).toEqual([]);
+    const over = await round("r-a");
+    expect(over.excess).toHaveLength(2);
+    expect(Object.values(await owners()).filter((o) => o === null)).toHaveLength(2);
+    const given = await round("r-c");
+    expect(given.held.map((s) => s.name).sort()).toEqual([...over.excess].sort());
+    expect(await counts()).toEqual([
+      ["r-a", 2],
+      ["r-c", 2],
+    ]);
+  });
+
+  it("records until when a follower had each stream, only for the servers it holds", async () => {
+    const { roster, round } = await fleet(2);
+    const share = await round("r-a");
+    await roster.seen("r-a", ["pod-0", "pod-1"]);
+    await roster.seen("r-b", ["pod-0"]);
+    const listed = await roster.list();
+    expect(share.held).toHaveLength(2);
+    expect(listed.every((s) => s.seenUntil !== null && s.seenAgoMs !== null && s.seenAgoMs < 5000)).toBe(true);
+  });
+});
