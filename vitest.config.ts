@@ -16,6 +16,12 @@ const ON_POSTGRES = [
   "test/engine/security.test.ts",
 ];
 
+/**
+ * Suites that load the whole machine (four OpenCode servers at full CPU for minutes): run on their own, after the
+ * others (`npm test` runs this project second), so that neither they nor the others' timings suffer from sharing it.
+ */
+const ALONE = ["test/e2e/fleet.test.ts"];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -23,8 +29,9 @@ export default defineConfig({
     // A real PostgreSQL server for the tests that use one (started once per project, a database per test).
     globalSetup: ["test/support/pg-global-setup.ts"],
     projects: [
-      { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"] } },
+      { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: ALONE } },
       { extends: true, test: { name: "postgres", include: ON_POSTGRES, env: { TC_TEST_STORE: "postgres" } } },
+      { extends: true, test: { name: "alone", include: ALONE } },
     ],
   },
 });

@@ -372,7 +372,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
           const held = await fleet!.held(killedId);
           return held.armed > 0 && held;
         },
-        20_000,
+        120_000,
       );
       victim.child.kill("SIGKILL");
       const killedAt = Date.now();
@@ -434,7 +434,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
           const held = await fleet!.held(frozenId);
           return held.armed > 0 && held;
         },
-        20_000,
+        120_000,
       );
       frozen.child.kill("SIGSTOP");
       // Its process lives (its pid says nothing): only its heartbeat, by the database's clock, lets the other take over.
