@@ -11,6 +11,7 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { freshDatabase } from "../support/pg-database.js";
+import { PostgresServer } from "../support/postgres.js";
 import { HEADER, sleep } from "./support/harness.js";
 import { OpenCodeServer } from "./support/opencode-server.js";
 import { ScriptedModel, textOf, todowrite, type ModelRequest, type ScriptContext } from "./support/scripted-model.js";
@@ -107,10 +108,13 @@ class Fleet {
     ).rows as T[];
   }
 
-  async start(servers: number, replicas: number): Promise<void> {
+  /** Starts the servers and replicas on a fresh database of the run's PostgreSQL, or on `url`. */
+  async start(servers: number, replicas: number, url?: string): Promise<void> {
     if (!existsSync(BIN)) throw new Error("the CLI is not built: run `npm run build` (npm test does)");
-    this.url = await freshDatabase("fleet");
+    this.url = url ?? (await freshDatabase("fleet"));
     this.pool = new pg.Pool({ connectionString: this.url, max: 2 });
+    // The test's own reads ride out a database restart.
+    this.pool.on("error", () => undefined);
     const modelUrl = await this.model.start();
     // One project path for every server, as pods mount the same workspace path: only `server` tells rows apart.
     const project = join(this.root, "workspace");
@@ -465,6 +469,54 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
       expect(await fleet.adoptedFrom(frozenId)).toBeGreaterThanOrEqual(1);
       // It woke, found its servers gone, let them go; and after rebalancing it follows one again.
       expect(frozen.log).toMatch(/letting server pod-\d go: another replica follows it now/);
+    },
+  );
+
+  it(
+    "PostgreSQL stopped mid-run and started again: the replicas pause, resume, and every idle is continued once",
+    { timeout: 600_000 },
+    async () => {
+      // A server of its own: stopping the run's shared one would break whatever else uses it.
+      const postgres = await PostgresServer.start();
+      try {
+        fleet = new Fleet();
+        await fleet.start(2, 2, await postgres.createDatabase("fleet"));
+        await fleet.createSessions(20);
+        const prompting = fleet.promptInWaves(4);
+        await waitFor(
+          "countdowns armed",
+          async () => (await fleet!.all("SELECT id FROM countdowns WHERE state = 'armed'")).length > 0,
+          120_000,
+        );
+        postgres.stop("fast");
+        const stoppedAt = Date.now();
+        await sleep(3 * LEASE_MS);
+        postgres.start();
+        const downMs = Date.now() - stoppedAt;
+        await prompting;
+        await fleet.finished(300_000);
+        const verdict = await fleet.verdict();
+        const shares = await fleet.expectFairShares(2);
+        console.log(
+          `fleet, database down ${downMs} ms mid-run: ${fleet.sessions.length} sessions on 2 servers; continuations ` +
+            `${verdict.continuations}; lost ${verdict.lost.length}, doubled ${verdict.doubled.length}; final shares ` +
+            `${shares.join("/")}; audit ${JSON.stringify(verdict.audit)}`,
+        );
+        expect(verdict.lost).toEqual([]);
+        expect(verdict.doubled).toEqual([]);
+        expect(verdict.open).toEqual([]);
+        await fleet.expectRowsAgree(verdict.sent);
+        // Each replica said so once, and again when the database answered, without crashing.
+        for (const replica of fleet.replicas) {
+          expect(replica.child.exitCode).toBeNull();
+          expect(replica.log.match(/fleet round failed/g) ?? []).toHaveLength(1);
+          expect(replica.log).toContain("the fleet's database answers again");
+        }
+      } finally {
+        await fleet?.stop();
+        fleet = undefined;
+        await postgres.destroy();
+      }
     },
   );
 });
