@@ -367,7 +367,13 @@ export class Enforcer {
   private resumeAfterStore(): void {
     if (this.lifecycle.mode !== "paused_store") return;
     this.lifecycle.enter("running");
-    void this.track(this.countdowns.recover(STORE_RECOVERED_REASON));
+    void this.track(
+      this.countdowns.recover(STORE_RECOVERED_REASON).then((report) => {
+        // After the countdowns are held again: a look at a session whose countdown survived finds it armed here.
+        this.evaluator.lookAgainAtUnjudged();
+        return report;
+      }),
+    );
   }
 
   // ── reporting ─────────────────────────────────────────────────────────────

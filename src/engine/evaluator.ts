@@ -30,6 +30,11 @@ export class Evaluator {
   private readonly evaluating = new Set<string>();
   /** Parents held back by busy sub-sessions, and the sub-sessions they wait for. */
   private readonly waitingOn = new BoundedMap<string, Set<string>>(1000);
+  /**
+   * Idles not judged because the database failed (the look broke off, or the enforcer was paused when the idle came):
+   * looked at again when it works again. An idle already written as owed (`recheck_at`) is also looked at by then.
+   */
+  private readonly unjudged = new BoundedMap<string, true>(5000);
 
   constructor(
     private readonly ctx: EngineContext,
@@ -45,15 +50,30 @@ export class Evaluator {
     const { ctx } = this;
     if (!ctx.lifecycle.deciding) return;
     const owedAlready = trigger === "recheck" || trigger === "restart" || trigger === "resume";
+    this.unjudged.set(sessionId, true);
     const started = await ctx.lanes.run(sessionId, () => this.precheck(sessionId, trigger, owedAlready));
-    if (!started) return;
+    if (!started) return void this.unjudged.delete(sessionId);
     this.evaluating.add(sessionId);
     try {
       const facts = await this.peers.facts.gather(sessionId, this.peers.injector.inspectOptions(started.row));
       await ctx.lanes.run(sessionId, () => this.judge(sessionId, trigger, facts, started.activity));
+      // Judged, or let go because the enforcer is stopping (its successor looks by `recheck_at`). Not on a throw.
+      this.unjudged.delete(sessionId);
     } finally {
       this.evaluating.delete(sessionId);
     }
+  }
+
+  /** An idle seen while the database is paused: looked at once it works again. */
+  owe(sessionId: string): void {
+    this.unjudged.set(sessionId, true);
+  }
+
+  /** The database works again: every idle it kept from being judged is looked at now. */
+  lookAgainAtUnjudged(): void {
+    const owed = [...this.unjudged.keys()];
+    this.unjudged.clear();
+    for (const sessionId of owed) void this.evaluate(sessionId, "reevaluate");
   }
 
   /** The guards on what is known without OpenCode. Undefined when they said no (recorded). */

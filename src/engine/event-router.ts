@@ -51,7 +51,8 @@ export class EventRouter {
 
   /**
    * While the database is paused nothing can be decided (no decision without its audit row): keep only the live
-   * facts in memory, so that the first decision after the pause starts from the truth.
+   * facts in memory, so that the first decision after the pause starts from the truth, and the idles, which are
+   * judged once it works again.
    */
   observe(raw: unknown): void {
     const event = translateEvent(raw, this.ctx.clock.now());
@@ -61,6 +62,7 @@ export class EventRouter {
     else if (event.type === "compacted") this.memory(event.sessionId).compactedRecently = true;
     else if (event.type === "request") this.request(event.sessionId, event.requestId, event.open);
     else if (event.type === "message") this.userMessages.remember(event.messageId, event.role);
+    else if (event.type === "idle") this.peers.evaluator.owe(event.sessionId);
   }
 
   /** After a gap in the event stream: the live state memory holds may be stale, so it is forgotten. */

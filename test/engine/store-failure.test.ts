@@ -43,11 +43,30 @@ describe("a database that fails under a running engine", () => {
     expect(f.host.logs.some((l) => /^todo-continuation resumed: the database .* works again/.test(l.message))).toBe(
       true,
     );
-    f.enforcer.handleEvent(ev.idle(S));
+    // The idles it could not judge while the file was locked are judged now, with no new event: one continuation.
     await vi.waitFor(() => expect(f!.host.prompts).toHaveLength(1), WAIT);
     await f.enforcer.settled();
     expect(f.host.prompts).toHaveLength(1);
+    expect(f.rows.audit(S).find((r) => r.event === "armed")?.detail.trigger).toBe("reevaluate");
     expect(errors(f)).toHaveLength(1);
+  });
+
+  it("an idle that comes while the database is paused is judged once it works again", async () => {
+    f = await startEngine({ config: { countdownSeconds: 0.3, busyTimeoutMs: 50, storeProbeMs: 200, toast: false } });
+    f.host.addUserMessage(S, "go");
+    f.host.setTodos(S, [["a", "pending"]]);
+    const locker = new Database(f.dbPath);
+    locker.exec("BEGIN EXCLUSIVE");
+    // Another session's look fails on the lock and pauses the enforcer; then this one goes idle, unseen by the file.
+    f.enforcer.handleEvent(ev.idle("ses_other"));
+    await vi.waitFor(() => expect(f!.enforcer.stats().storeProblem).toBe("locked"), WAIT);
+    f.enforcer.handleEvent(ev.idle(S));
+    await f.enforcer.settled();
+    expect(f.host.prompts).toEqual([]);
+    locker.exec("ROLLBACK");
+    locker.close();
+    await vi.waitFor(() => expect(f!.host.prompts.map((p) => p.sessionId)).toEqual([S]), WAIT);
+    expect(f.rows.trail(S)).toEqual(["armed", "fired", "injected"]);
   });
 
   it("a countdown armed before the failure is adopted again after it, and its guards see what happened meanwhile", async () => {
