@@ -1,13 +1,17 @@
 // The store port's guarantees, written once and run on both backends: a SQLite file and a real PostgreSQL server.
 // Only the port is used (plus a row count), so what holds here holds for the engine whichever store it is given.
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
 import type { EngineStore, NewCountdown, NewInjection } from "../../src/store/port.js";
 import { openEngineStore } from "../../src/store/open-engine-store.js";
+import { openPg, PgOpenError } from "../../src/store/pg/open.js";
 import { PgStore } from "../../src/store/pg/pg-store.js";
+import { pgProblemOf } from "../../src/store/pg/problems.js";
+import { IncompleteAnswerError, whole } from "../../src/store/pg/rows.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { freshDatabase, pgQuery, sharedServerUrl } from "../support/pg-database.js";
 
@@ -348,8 +352,8 @@ describe("PostgreSQL only", () => {
     }
     // Lifted from another database: in the read-only one even ALTER DATABASE is refused.
     await pgQuery(sharedServerUrl(), `ALTER DATABASE ${name} SET default_transaction_read_only = off`);
-    // A session lock held elsewhere for longer than the lock timeout: the wait ends with a "locked" problem.
-    const store = await openEngineStore(url, { busyTimeoutMs: 500 });
+    // A session lock held elsewhere for longer than the lock timeout (2 s here): the wait ends with a "locked" problem.
+    const store = new PgStore(await openPg(url, { statementTimeoutMs: 1000, idleInTransactionMs: 1000 }));
     const holder = new (await import("pg")).default.Client({ connectionString: url });
     await holder.connect();
     try {
@@ -374,7 +378,7 @@ describe("PostgreSQL only", () => {
     const url = await freshDatabase("cut");
     const store = (await openEngineStore(url)) as PgStore;
     try {
-      const cut = store.connection.db.transaction(async (tx) => {
+      const cut = store.connection.transaction(async (tx) => {
         const result = (await tx.execute(sql`SELECT pg_backend_pid() AS pid`)) as unknown as {
           rows: Array<{ pid: number }>;
         };
@@ -397,6 +401,112 @@ describe("PostgreSQL only", () => {
     }
   });
 
+  it("a server that accepts connections but never answers is unavailable within the connect timeout", async () => {
+    // A black hole: the TCP handshake succeeds, the server's greeting never comes (a hung host, a stuck proxy).
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const started = Date.now();
+    try {
+      const failure = await openPg(`postgres://postgres@127.0.0.1:${port}/nothing`, { connectTimeoutMs: 500 }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(PgOpenError);
+      expect(pgProblemOf((failure as PgOpenError).cause)).toBe("unavailable");
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      silent.close();
+    }
+  });
+
+  it(
+    "a burst of state changes waits for a free connection however long it takes: queueing is not an outage",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const url = await freshDatabase("burst");
+      // Two connections, both taken by state changes of a session whose lock another transaction holds for 16 s: the
+      // rest of the burst waits longer for a connection than any connect may take (here 0.5 s), and must not fail for it.
+      const connection = await openPg(url, { poolSize: 2, connectTimeoutMs: 500, statementTimeoutMs: 20_000 });
+      const store = new PgStore(connection);
+      const holder = new (await import("pg")).default.Client({ connectionString: url });
+      await holder.connect();
+      try {
+        await holder.query("BEGIN");
+        await holder.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [0x7463, "ses_burst"]);
+        const burst = Array.from({ length: 6 }, (_, i) =>
+          store.changeSession({ sessionId: i < 2 ? "ses_burst" : `ses_other_${i}`, directory: "/p" }, NOW, {
+            continuations: i,
+          }),
+        );
+        setTimeout(() => void holder.query("ROLLBACK"), 16_000);
+        const settled = await Promise.allSettled(burst);
+        expect(settled.map((s) => s.status)).toEqual(Array(6).fill("fulfilled"));
+      } finally {
+        await holder.end();
+        await store.close();
+      }
+    },
+  );
+
+  it(
+    "connections the server ends under load are never lost from the pool: every call settles, the store goes on",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const url = await freshDatabase("kills");
+      const store = new PgStore(await openPg(url, { poolSize: 4 }));
+      const admin = new (await import("pg")).default.Client({ connectionString: url });
+      await admin.connect();
+      const until = Date.now() + 3000;
+      let done = 0;
+      let failed = 0;
+      const worker = async (w: number) => {
+        for (let i = 0; Date.now() < until; i++) {
+          const scope = { sessionId: `ses_${(w * 7 + i) % 13}`, directory: "/p" };
+          await (i % 2 ? store.session(scope.sessionId) : store.changeSession(scope, NOW, { continuations: i })).then(
+            () => done++,
+            (error: unknown) => {
+              expect(store.problemOf(error)).toBe("unavailable");
+              failed++;
+            },
+          );
+        }
+      };
+      const killer = async () => {
+        while (Date.now() < until) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          await admin.query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'todo-continuation'",
+          );
+        }
+      };
+      try {
+        // A connection lost from the pool for good would leave calls waiting for ever: all must settle.
+        const settled = Promise.all([killer(), ...Array.from({ length: 12 }, (_, w) => worker(w))]);
+        const verdict = await Promise.race([
+          settled.then(() => "settled"),
+          new Promise((resolve) => setTimeout(() => resolve("hung"), 30_000)),
+        ]);
+        expect(verdict).toBe("settled");
+        expect(failed).toBeGreaterThan(0);
+        expect(done).toBeGreaterThan(0);
+        // A pooled connection ended by the last kill may fail one more call, as the engine's probe would find.
+        await store.probe().catch(() => new Promise((resolve) => setTimeout(resolve, 200)));
+        await store.probe();
+        expect((await store.changeSession({ sessionId: "ses_after", directory: "/p" }, NOW, {})).sessionId).toBe(
+          "ses_after",
+        );
+      } finally {
+        await admin.end();
+        await store.close();
+      }
+    },
+  );
+
   it("applies migrations once when eight processes open a fresh database at once", async () => {
     const url = await freshDatabase("migr");
     const stores = await Promise.all(Array.from({ length: 8 }, () => openEngineStore(url)));
@@ -407,6 +517,25 @@ describe("PostgreSQL only", () => {
       expect(stores.every((s) => s instanceof PgStore)).toBe(true);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+});
+
+describe("answers PostgreSQL's clients can give when a connection ends mid-read", () => {
+  it("a row missing what no row can lack is a failed read, never a row", () => {
+    expect(whole([{ id: "cd_1", sessionId: "ses_1" }], ["id", "sessionId"])).toHaveLength(1);
+    // What Bun's SQL client resolved queries with when the server ended their connection (seen here).
+    for (const row of [{ id: "", sessionId: null }, { id: "cd_1", sessionId: "" }, { id: "cd_1" }]) {
+      const failure = (() => {
+        try {
+          whole([row as { id: string; sessionId: string }], ["id", "sessionId"]);
+          return undefined;
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(failure).toBeInstanceOf(IncompleteAnswerError);
+      expect(pgProblemOf(failure)).toBe("unavailable");
     }
   });
 });

@@ -27,14 +27,18 @@ export async function lastAppliedPgMigration(db: PgDb): Promise<number | null> {
   return rows[0] ? Number(rows[0].created_at) : null;
 }
 
-export async function applyPgMigrations(db: PgDb, migrationsFolder: string): Promise<PgMigrationReport> {
+export async function applyPgMigrations(
+  db: PgDb,
+  transaction: <T>(work: (tx: PgDb) => Promise<T>) => Promise<T>,
+  migrationsFolder: string,
+): Promise<PgMigrationReport> {
   const migrations = readMigrationFiles({ migrationsFolder });
   const newest = migrations.at(-1)?.folderMillis ?? null;
   const before = await lastAppliedPgMigration(db);
   if (newest === null || (before !== null && before >= newest)) {
     return { applied: 0, latest: before, shipped: migrations.length };
   }
-  const applied = await db.transaction(async (tx) => {
+  const applied = await transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
     await tx.execute(sql`CREATE SCHEMA IF NOT EXISTS drizzle`);
     await tx.execute(

@@ -3,6 +3,7 @@
 // and migrates under an advisory lock.
 import { sql, type SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import type { ClientConfig, PoolClient } from "pg";
 import { fileURLToPath } from "node:url";
 import { applyPgMigrations, type PgMigrationReport } from "./migrate.js";
 import { pgErrorCode, pgProblemOf } from "./problems.js";
@@ -15,6 +16,18 @@ export type PgDriverName = "pg" | "bun-sql";
 
 export interface PgConnection {
   db: PgDb;
+  /**
+   * One connection of its own for the heartbeat: it must never queue behind a burst of state changes, or a busy
+   * process would look dead to the others (its lease lapsing while it works) and lose its countdowns to them.
+   */
+  liveness: PgDb;
+  /**
+   * `work` in one transaction on one pooled connection. Under node-postgres a connection that fails anywhere in it
+   * (BEGIN included) is discarded, never returned to the pool: drizzle's own `transaction()` issues BEGIN outside its
+   * try/finally, so a connection the server had ended leaked from the pool for good, and with all of them gone
+   * every later call waited for ever.
+   */
+  transaction<T>(work: (tx: PgDb) => Promise<T>): Promise<T>;
   /** The URL without its password, for messages. */
   location: string;
   driver: PgDriverName;
@@ -30,8 +43,17 @@ export interface PgConnection {
 export interface PgOpenOptions {
   /** Open without migrating (the CLI's read-only commands). */
   readonly?: boolean;
-  /** Longest a statement may run, and a lock be waited for (ms). */
+  /**
+   * With `idleInTransactionMs`, how long a statement may run: the server cancels a statement or a lock wait after
+   * twice the larger of the two (ms), and the client gives up a second after that.
+   */
   statementTimeoutMs?: number;
+  /**
+   * How long the server lets a transaction sit idle between two statements before it ends it (ms, default the larger
+   * of 10 s and `statementTimeoutMs`): the longest a frozen process holds a session's lock. Long enough for a busy
+   * process's event loop to come back.
+   */
+  idleInTransactionMs?: number;
   /** Longest a connection may take to open (ms). */
   connectTimeoutMs?: number;
   /**
@@ -77,59 +99,117 @@ export class PgOpenError extends Error {
   }
 }
 
-async function connect(url: string, options: PgOpenOptions): Promise<{ db: PgDb; end: () => Promise<void> }> {
+interface Pools {
+  db: PgDb;
+  liveness: PgDb;
+  transaction: PgConnection["transaction"];
+  end: () => Promise<void>;
+}
+
+async function connect(url: string, options: PgOpenOptions): Promise<Pools> {
   const statementTimeout = Math.trunc(options.statementTimeoutMs ?? 5000);
   const connectTimeout = Math.trunc(options.connectTimeoutMs ?? 5000);
+  const idleInTransaction = Math.trunc(options.idleInTransactionMs ?? Math.max(10_000, statementTimeout));
   const max = options.poolSize ?? 10;
-  // node-postgres counts the wait for a free pooled connection against its connection timeout: a burst of state
-  // changes (a thousand sessions going idle at once) queues for longer than a connect takes, and is not an outage.
-  const poolWait = Math.max(connectTimeout, 15_000);
   // Server-side limits, sent in the startup packet: a statement or a lock wait longer than these is cancelled by
   // the server itself, and a transaction left open by a vanished client does not hold its locks for ever.
-  // A transaction left idle in the middle (its process frozen or cut off) is ended by the server after one timeout,
-  // releasing the session lock it held; a lock wait lasts twice that, so that it outlives such a holder rather than
-  // pause the enforcer.
+  // A transaction left idle in the middle (its process frozen or cut off) is ended by the server, releasing the
+  // session lock it held; a lock wait (itself a statement) lasts twice that, so that it outlives such a holder
+  // rather than pause the enforcer. Not shorter than 10 s: a process whose event loop is busy for a few seconds (a
+  // burst of sessions going idle, a slow host) is not frozen, and ending its transaction would pause it for nothing.
+  const lockWait = Math.max(statementTimeout, idleInTransaction) * 2;
   const settings = {
-    statement_timeout: statementTimeout * 2,
-    lock_timeout: statementTimeout * 2,
-    idle_in_transaction_session_timeout: statementTimeout,
+    statement_timeout: lockWait,
+    lock_timeout: lockWait,
+    idle_in_transaction_session_timeout: idleInTransaction,
     application_name: "todo-continuation",
   };
   if (isBun) {
     const { SQL } = await import("bun");
     const { drizzle } = await import("drizzle-orm/bun-sql");
-    const client = new SQL(url, {
-      max,
-      connectionTimeout: Math.max(1, Math.ceil(connectTimeout / 1000)),
-      idleTimeout: 30,
-      connection: settings,
-    });
+    const pool = (size: number) =>
+      new SQL(url, {
+        max: size,
+        connectionTimeout: Math.max(1, Math.ceil(connectTimeout / 1000)),
+        idleTimeout: 30,
+        connection: settings,
+      });
+    const [main, own] = [pool(max), pool(1)];
+    const db = drizzle({ client: main, schema: pgSchema }) as unknown as PgDb;
     return {
-      db: drizzle({ client, schema: pgSchema }) as unknown as PgDb,
-      end: () => client.close({ timeout: 1 }),
+      db,
+      liveness: drizzle({ client: own, schema: pgSchema }) as unknown as PgDb,
+      // Bun's client reserves the connection and gives it back itself.
+      transaction: (work) => db.transaction((tx) => work(tx as unknown as PgDb)),
+      end: async () => {
+        await Promise.all([main.close({ timeout: 1 }), own.close({ timeout: 1 })]);
+      },
     };
   }
   const pg = (await import("pg")).default;
   const { drizzle } = await import("drizzle-orm/node-postgres");
-  const pool = new pg.Pool({
-    connectionString: url,
-    max,
-    connectionTimeoutMillis: options.clientTimeoutMs === 0 ? 0 : poolWait,
-    idleTimeoutMillis: 30_000,
-    // The client side too: a server that stops answering (not only a slow statement) still frees the caller.
-    query_timeout: options.clientTimeoutMs ?? statementTimeout * 2 + 1000,
-    options: Object.entries(settings)
-      .filter(([key]) => key !== "application_name")
-      .map(([key, value]) => `-c ${key}=${value}`)
-      .join(" "),
-    application_name: settings.application_name,
-  });
-  // A client whose server went away emits 'error': an idle one on the pool, and one checked out for a transaction on
-  // itself (the server ends a transaction left idle past its timeout, e.g. while this process was frozen). Unhandled,
-  // either would end the process; the query or transaction that uses the client next fails instead, and is reported.
-  pool.on("error", () => {});
-  pool.on("connect", (client) => client.on("error", () => {}));
-  return { db: drizzle(pool, { schema: pgSchema }) as unknown as PgDb, end: () => pool.end() };
+  // node-postgres's pool applies one timeout both to opening a connection and to waiting for a free one. Waiting is
+  // not an outage (a burst of state changes — a thousand sessions going idle at once — queues for as long as the
+  // database takes to work through it), so the pool waits without a limit, and each connection bounds its own
+  // opening: a server that is down or unreachable still fails within `connectTimeout`.
+  const clientConnectTimeout = options.clientTimeoutMs === 0 ? 0 : connectTimeout;
+  class BoundedConnect extends pg.Client {
+    constructor(config?: ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: clientConnectTimeout });
+    }
+  }
+  const pool = (size: number) => {
+    const created = new pg.Pool({
+      connectionString: url,
+      max: size,
+      Client: BoundedConnect,
+      connectionTimeoutMillis: 0,
+      idleTimeoutMillis: 30_000,
+      // The client side too: a server that stops answering (not only a slow statement) still frees the caller.
+      query_timeout: options.clientTimeoutMs ?? lockWait + 1000,
+      options: Object.entries(settings)
+        .filter(([key]) => key !== "application_name")
+        .map(([key, value]) => `-c ${key}=${value}`)
+        .join(" "),
+      application_name: settings.application_name,
+    });
+    // A client whose server went away emits 'error': an idle one on the pool, and one checked out for a transaction
+    // on itself (the server ends a transaction left idle past its timeout, e.g. while this process was frozen).
+    // Unhandled, either would end the process; the query or transaction that uses the client next fails instead.
+    created.on("error", () => {});
+    created.on("connect", (client) => client.on("error", () => {}));
+    return created;
+  };
+  const [main, own] = [pool(max), pool(1)];
+  /** A drizzle instance per pooled connection, made once: a transaction runs its statements on that connection. */
+  const onConnection = new WeakMap<PoolClient, PgDb>();
+  const transaction = async <T>(work: (tx: PgDb) => Promise<T>): Promise<T> => {
+    const client = await main.connect();
+    let failure: unknown;
+    try {
+      let tx = onConnection.get(client);
+      if (!tx) onConnection.set(client, (tx = drizzle(client, { schema: pgSchema }) as unknown as PgDb));
+      await client.query("BEGIN");
+      const result = await work(tx);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      failure = error;
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      // After a failure the connection may be broken (ended by the server, cut off): it is closed, not reused.
+      client.release(failure === undefined ? undefined : true);
+    }
+  };
+  return {
+    db: drizzle(main, { schema: pgSchema }) as unknown as PgDb,
+    liveness: drizzle(own, { schema: pgSchema }) as unknown as PgDb,
+    transaction,
+    end: async () => {
+      await Promise.all([main.end(), own.end()]);
+    },
+  };
 }
 
 export async function openPg(url: string, options: PgOpenOptions = {}): Promise<PgConnection> {
@@ -140,10 +220,12 @@ export async function openPg(url: string, options: PgOpenOptions = {}): Promise<
   } catch (error) {
     throw new PgOpenError(location, describePgFailure(error), error);
   }
-  const { db, end } = connected;
+  const { db, liveness, transaction, end } = connected;
   const rows = async <T>(query: SQL) => rowsOf<T>(await db.execute(query));
   const connection: PgConnection = {
     db,
+    liveness,
+    transaction,
     location,
     driver: isBun ? "bun-sql" : "pg",
     migration: undefined,
@@ -153,7 +235,7 @@ export async function openPg(url: string, options: PgOpenOptions = {}): Promise<
       if (connection.migration) return;
       connection.migration = options.readonly
         ? { applied: 0, latest: null, shipped: 0 }
-        : await applyPgMigrations(db, options.migrationsFolder ?? SHIPPED_PG_MIGRATIONS);
+        : await applyPgMigrations(db, transaction, options.migrationsFolder ?? SHIPPED_PG_MIGRATIONS);
     },
   };
   try {

@@ -32,16 +32,20 @@ import { auditDetail } from "../audit-detail.js";
 import { hostname } from "node:os";
 import type { PgConnection, PgDb } from "./open.js";
 import { pgProblemOf } from "./problems.js";
-import { DB_NOW_MS } from "./rows.js";
+import { DB_NOW_MS, whole } from "./rows.js";
 import { auditEvents, countdowns, injections, replicas, sessions } from "./schema.js";
 import { prunePg } from "./retention.js";
 
 /** The first key of every session lock ("tc"): keeps them apart from other applications' advisory locks. */
 const SESSION_LOCK_SPACE = 0x7463;
 const ADOPTION_CHUNK = 500;
+/** What no row of each table can lack (see `whole`). */
+const SESSION = ["sessionId", "directory", "createdAt", "updatedAt"] as const;
+const COUNTDOWN = ["id", "sessionId", "directory", "armedAt", "deadlineAt", "state"] as const;
+const INJECTION = ["id", "sessionId", "countdownId", "directory", "createdAt", "status"] as const;
 const dbNow = sql.raw(DB_NOW_MS);
 
-type Tx = Parameters<Parameters<PgDb["transaction"]>[0]>[0];
+type Tx = PgDb;
 
 /** The rows of a scope: its directory on its server (NULL, a machine's own, matches NULL). */
 function inScope(table: typeof countdowns | typeof injections | typeof sessions, scope: Scope) {
@@ -75,7 +79,7 @@ export class PgStore implements EngineStore {
 
   /** `work` in one transaction holding the session's lock. */
   private locked<T>(sessionId: string, work: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.db.transaction(async (tx) => {
+    return this.connection.transaction(async (tx) => {
       await tx.execute(sql`SELECT pg_advisory_xact_lock(${SESSION_LOCK_SPACE}, hashtext(${sessionId}))`);
       return work(tx);
     });
@@ -84,15 +88,15 @@ export class PgStore implements EngineStore {
   // ── reads ───────────────────────────────────────────────────────────────────
 
   async session(sessionId: string): Promise<SessionRow | undefined> {
-    return (await this.db.select().from(sessions).where(eq(sessions.sessionId, sessionId)).limit(1))[0];
+    return this.readSession(this.db, sessionId);
   }
 
   async countdown(id: string): Promise<CountdownRow | undefined> {
-    return (await this.db.select().from(countdowns).where(eq(countdowns.id, id)).limit(1))[0];
+    return whole(await this.db.select().from(countdowns).where(eq(countdowns.id, id)).limit(1), COUNTDOWN)[0];
   }
 
   async injection(id: string): Promise<InjectionRow | undefined> {
-    return (await this.db.select().from(injections).where(eq(injections.id, id)).limit(1))[0];
+    return whole(await this.db.select().from(injections).where(eq(injections.id, id)).limit(1), INJECTION)[0];
   }
 
   async hasPendingInjection(sessionId: string): Promise<boolean> {
@@ -101,27 +105,29 @@ export class PgStore implements EngineStore {
       .from(injections)
       .where(and(eq(injections.sessionId, sessionId), eq(injections.status, "pending")))
       .limit(1);
-    return rows.length > 0;
+    return whole(rows, ["id"]).length > 0;
   }
 
   async armedCountdowns(scope: Scope): Promise<CountdownRow[]> {
-    return await this.db
+    const rows = await this.db
       .select()
       .from(countdowns)
       .where(and(eq(countdowns.state, "armed"), inScope(countdowns, scope)))
       .orderBy(asc(countdowns.deadlineAt));
+    return whole(rows, COUNTDOWN);
   }
 
   async pendingInjections(scope: Scope): Promise<InjectionRow[]> {
-    return await this.db
+    const rows = await this.db
       .select()
       .from(injections)
       .where(and(eq(injections.status, "pending"), inScope(injections, scope)))
       .orderBy(asc(injections.createdAt));
+    return whole(rows, INJECTION);
   }
 
   async uncertainInjections(sessionId: string, since: number): Promise<InjectionRow[]> {
-    return await this.db
+    const rows = await this.db
       .select()
       .from(injections)
       .where(
@@ -133,14 +139,16 @@ export class PgStore implements EngineStore {
       )
       .orderBy(desc(injections.createdAt))
       .limit(10);
+    return whole(rows, INJECTION);
   }
 
   async sessionsToRecheck(scope: Scope, dueBy: number) {
     // Awaited here: drizzle's query builders are thenables that run again at every then(); the port hands out promises.
-    return await this.db
+    const rows = await this.db
       .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt })
       .from(sessions)
       .where(and(inScope(sessions, scope), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, dueBy)));
+    return whole(rows, ["sessionId", "recheckAt"]);
   }
 
   // ── the builders ────────────────────────────────────────────────────────────
@@ -171,8 +179,8 @@ export class PgStore implements EngineStore {
     return (await this.readSession(tx, scope.sessionId))!;
   }
 
-  private async readSession(tx: Tx, sessionId: string): Promise<SessionRow | undefined> {
-    return (await tx.select().from(sessions).where(eq(sessions.sessionId, sessionId)).limit(1))[0];
+  private async readSession(tx: Writer, sessionId: string): Promise<SessionRow | undefined> {
+    return whole(await tx.select().from(sessions).where(eq(sessions.sessionId, sessionId)).limit(1), SESSION)[0];
   }
 
   private async patch(tx: Tx, row: SessionRow, update: SessionUpdate, now: number): Promise<SessionRow> {
@@ -207,7 +215,7 @@ export class PgStore implements EngineStore {
       .from(countdowns)
       .where(and(eq(countdowns.sessionId, sessionId), eq(countdowns.state, "armed")))
       .limit(1);
-    return rows[0];
+    return whole(rows, ["id"])[0];
   }
 
   /** Ends an armed countdown with its audit row; false (and nothing written) when it was no longer armed. */
@@ -216,7 +224,8 @@ export class PgStore implements EngineStore {
       .update(countdowns)
       .set({ state: end.state, endedAt: now, endReason: end.audit.reason, leaseUntil: null })
       .where(and(eq(countdowns.id, countdown.id), eq(countdowns.state, "armed")))
-      .returning({ id: countdowns.id });
+      .returning({ id: countdowns.id })
+      .then((rows) => whole(rows, ["id"]));
     if (ended.length === 0) return false;
     await this.audit(tx, now, countdown, end.audit, countdown.id);
     return true;
@@ -359,7 +368,8 @@ export class PgStore implements EngineStore {
               AND ${replicas.heartbeatAt} + ${replicas.leaseMs} >= ${dbNow})`,
           ),
         )
-        .returning({ id: countdowns.id });
+        .returning({ id: countdowns.id })
+        .then((rows) => whole(rows, ["id"]));
       if (claimed.length === 0) return false;
       await tx.insert(injections).values({
         onSent: null,
@@ -378,7 +388,7 @@ export class PgStore implements EngineStore {
     const taken: boolean[] = [];
     for (let start = 0; start < adoptions.length; start += ADOPTION_CHUNK) {
       const chunk = adoptions.slice(start, start + ADOPTION_CHUNK);
-      const won = await this.db.transaction(async (tx) => {
+      const won = await this.connection.transaction(async (tx) => {
         // Rows another replica is adopting right now are skipped, not waited for: it will take them.
         const free = await tx
           .select({ id: countdowns.id, owner: countdowns.owner })
@@ -393,7 +403,7 @@ export class PgStore implements EngineStore {
             ),
           )
           .for("update", { skipLocked: true });
-        const current = new Map(free.map((row) => [row.id, row.owner]));
+        const current = new Map(whole(free, ["id"]).map((row) => [row.id, row.owner]));
         const results: boolean[] = [];
         for (const adoption of chunk) {
           const { countdown } = adoption;
@@ -416,7 +426,8 @@ export class PgStore implements EngineStore {
       .update(countdowns)
       .set({ leaseUntil })
       .where(and(eq(countdowns.owner, owner), eq(countdowns.state, "armed")))
-      .returning({ id: countdowns.id });
+      .returning({ id: countdowns.id })
+      .then((rows) => whole(rows, ["id"]));
     return renewed.length;
   }
 
@@ -425,7 +436,8 @@ export class PgStore implements EngineStore {
       .update(countdowns)
       .set({ owner: null, leaseUntil: null })
       .where(and(eq(countdowns.owner, owner), eq(countdowns.state, "armed"), inScope(countdowns, scope)))
-      .returning({ id: countdowns.id });
+      .returning({ id: countdowns.id })
+      .then((rows) => whole(rows, ["id"]));
     return released.length;
   }
 
@@ -447,7 +459,8 @@ export class PgStore implements EngineStore {
         .update(injections)
         .set({ status, error, updatedAt: now, leaseUntil: null })
         .where(and(eq(injections.id, injection.id), eq(injections.status, "pending")))
-        .returning({ id: injections.id });
+        .returning({ id: injections.id })
+        .then((rows) => whole(rows, ["id"]));
       return finished.length > 0 ? this.settle(tx, injection, now, settle) : undefined;
     });
   }
@@ -462,7 +475,8 @@ export class PgStore implements EngineStore {
         .update(injections)
         .set({ status: "sent", updatedAt: now, leaseUntil: null })
         .where(and(eq(injections.id, injection.id), inArray(injections.status, ["failed", "unknown"])))
-        .returning({ id: injections.id });
+        .returning({ id: injections.id })
+        .then((rows) => whole(rows, ["id"]));
       return confirmed.length > 0 ? this.settle(tx, injection, now, settle) : undefined;
     });
   }
@@ -475,16 +489,20 @@ export class PgStore implements EngineStore {
     const rows = await tx
       .select({ id: replicas.id })
       .from(replicas)
-      .where(and(eq(replicas.id, owner), sql`${replicas.heartbeatAt} + ${replicas.leaseMs} >= ${dbNow}`));
+      .where(and(eq(replicas.id, owner), sql`${replicas.heartbeatAt} + ${replicas.leaseMs} >= ${dbNow}`))
+      .then((found) => whole(found, ["id"]));
     if (rows.length > 0) this.liveOwners.add(owner);
     else this.liveOwners.delete(owner);
     return rows.length > 0 && ownerMayBeAlive(owner);
   }
 
-  /** Writes this owner's heartbeat (the database's clock) and reads which owners are alive now. */
+  /**
+   * Writes this owner's heartbeat (the database's clock) and reads which owners are alive now, on the connection
+   * kept for it (a burst of state changes queued for the pool does not delay it past the lease).
+   */
   async heartbeat(owner: string, leaseMs: number): Promise<void> {
     const [host, pidText] = owner.split("/");
-    await this.db
+    await this.connection.liveness
       .insert(replicas)
       .values({
         id: owner,
@@ -497,11 +515,11 @@ export class PgStore implements EngineStore {
         version: this.options.version ?? null,
       })
       .onConflictDoUpdate({ target: replicas.id, set: { heartbeatAt: sql`${dbNow}`, leaseMs: Math.trunc(leaseMs) } });
-    const alive = await this.db
+    const alive = await this.connection.liveness
       .select({ id: replicas.id })
       .from(replicas)
       .where(sql`${replicas.heartbeatAt} + ${replicas.leaseMs} >= ${dbNow}`);
-    this.liveOwners = new Set(alive.map((row) => row.id));
+    this.liveOwners = new Set(whole(alive, ["id"]).map((row) => row.id));
   }
 
   /**
@@ -518,7 +536,7 @@ export class PgStore implements EngineStore {
   /** A committed write (refused on a read-only server), bounded by the statement timeout. */
   async probe(): Promise<void> {
     await this.connection.ensureMigrated();
-    await this.db.transaction(async (tx) => {
+    await this.connection.transaction(async (tx) => {
       await tx.execute(sql`UPDATE ${replicas} SET heartbeat_at = heartbeat_at WHERE id = ''`);
     });
   }

@@ -2,6 +2,7 @@
 // too slow, out of connections or disk) or something else went wrong that is not the database's. Codes are
 // SQLSTATEs (node-postgres puts them in `code`, Bun's client in `errno`); connection failures carry none.
 import type { StoreProblem } from "../port.js";
+import { IncompleteAnswerError } from "./rows.js";
 
 /** The SQLSTATE of a failure, wherever the driver put it. */
 export function pgErrorCode(error: unknown): string | undefined {
@@ -32,6 +33,7 @@ function texts(error: unknown): string {
 }
 
 export function pgProblemOf(error: unknown): StoreProblem | undefined {
+  if (error instanceof IncompleteAnswerError) return "unavailable";
   const code = pgErrorCode(error);
   if (code) {
     if (code === "25006") return "read-only";
@@ -48,7 +50,7 @@ export function pgProblemOf(error: unknown): StoreProblem | undefined {
   const text = texts(error);
   if (
     /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN/.test(text) ||
-    /Connection terminated|connection (is )?closed|timeout exceeded when trying to connect|Query read timeout/i.test(
+    /Connection terminated|connection (is )?closed|timeout exceeded when trying to connect|timeout expired|Query read timeout/i.test(
       text,
     ) ||
     /ERR_POSTGRES_(CONNECTION|.*TIMEOUT|IDLE|LIFETIME|TLS)/.test(text) ||

@@ -5,7 +5,7 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { PgConnection, PgDb } from "./open.js";
 import { pgErrorCode } from "./problems.js";
-import { DB_NOW_MS } from "./rows.js";
+import { DB_NOW_MS, whole } from "./rows.js";
 import { replicas, servers } from "./schema.js";
 
 export type ServerRow = typeof servers.$inferSelect;
@@ -36,6 +36,7 @@ export interface Share {
 }
 
 const dbNow = sql.raw(DB_NOW_MS);
+const SERVER = ["name", "url", "directory", "addedAt"] as const;
 /** A replica whose heartbeat is younger than its own lease. */
 const fresh = sql`${replicas.heartbeatAt} + ${replicas.leaseMs} >= ${dbNow}`;
 
@@ -49,7 +50,7 @@ export class ServerExistsError extends Error {
 export class ServerRoster {
   private readonly db: PgDb;
 
-  constructor(connection: PgConnection) {
+  constructor(private readonly connection: PgConnection) {
     this.db = connection.db;
   }
 
@@ -107,9 +108,9 @@ export class ServerRoster {
    * not released here: the caller stops following them first.
    */
   async share(replica: string): Promise<Share> {
-    return this.db.transaction(async (tx) => {
+    return this.connection.transaction(async (tx) => {
       // Locks every server row: two replicas sharing at once take turns, and the second sees what the first took.
-      const all = await tx.select().from(servers).orderBy(asc(servers.name)).for("update");
+      const all = whole(await tx.select().from(servers).orderBy(asc(servers.name)).for("update"), SERVER);
       const live = (
         await tx
           .select({ id: replicas.id })
