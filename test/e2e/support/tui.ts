@@ -16,6 +16,8 @@ export const TUI_ENTRY = join(ROOT, "src", "tui", "index.ts");
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The open palette's header row: its title and, at the far right, "esc" (the status bar says "ctrl+p commands"). */
+const PALETTE_HEADER = /Commands\s+esc/;
 
 export interface TuiWorldOptions {
   /** Server plugin options (opencode.json). */
@@ -153,10 +155,24 @@ export class TuiWorld {
 
   /** Runs a command of the palette (ctrl+p), picked by typing its title. */
   async palette(title: string): Promise<void> {
-    this.keys("C-p");
-    await this.waitScreen("the command palette", (s) => /Commands/i.test(s), 5000);
-    this.type(title);
-    await this.waitScreen(`"${title}" in the palette`, (s) => s.includes(title), 5000);
+    // The palette's header is "Commands … esc"; the status bar's "ctrl+p commands" is always on screen,
+    // so a case-blind match passed before the palette opened and the title was typed into nothing (CI
+    // saw the palette open with an empty search). Its search box may also lag its frame under load: a
+    // person would see the empty search and type again, so the driver does too, at most three times.
+    for (let attempt = 1; ; attempt++) {
+      this.keys("C-p");
+      await this.waitScreen("the command palette", (s) => PALETTE_HEADER.test(s), 5000);
+      await sleep(200);
+      this.type(title);
+      try {
+        await this.waitScreen(`"${title}" in the palette`, (s) => s.includes(title), 5000);
+        break;
+      } catch (error) {
+        if (attempt === 3) throw error;
+        this.keys("Escape");
+        await this.waitScreen("the palette closed", (s) => !PALETTE_HEADER.test(s), 5000);
+      }
+    }
     this.keys("Enter");
   }
 
