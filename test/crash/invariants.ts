@@ -79,7 +79,9 @@ export function checkInvariants(dbPath: string, prompts: DeliveredPrompt[]): Inv
   const status = new Map(injections.map((i) => [i.id, i.status]));
   for (const p of prompts)
     if (status.get(p.injectionId ?? "") !== "sent")
-      violations.push(`delivered ${p.injectionId} is ${status.get(p.injectionId ?? "")}`);
+      violations.push(
+        `delivered ${p.injectionId} (${p.sessionId}, by pid ${p.pid}) is ${status.get(p.injectionId ?? "") ?? "not in the database"}`,
+      );
   for (const i of injections)
     if (i.status === "sent" && !seen.has(i.id)) violations.push(`injection ${i.id} is sent but the host never saw it`);
   return { violations, counts };
