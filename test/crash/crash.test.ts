@@ -1,48 +1,51 @@
-// Kill an engine process with SIGKILL at random moments of the lifecycle, many times, restart it on the same file,
-// and check that nothing armed is lost and no continuation reaches the host twice.
-import Database from "better-sqlite3";
+// Kill an engine process with SIGKILL at random moments of the lifecycle, many times, restart it on the same database
+// (a SQLite file, and a PostgreSQL database), and check that nothing armed is lost and no continuation reaches the host
+// twice.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempFolder } from "../support/engine-fixture.js";
 import { startProcess } from "./processes.js";
 import { ScriptedServer } from "./scripted-server.js";
-import { checkInvariants } from "./invariants.js";
+import { freshDatabase } from "../support/pg-database.js";
+import { checkInvariants, selectFrom } from "./invariants.js";
 
-const ITERATIONS = Number(process.env.CRASH_ITERATIONS ?? 200);
+/** Fewer on PostgreSQL: each restart opens a pool and checks the migrations over the network. */
+const ITERATIONS = {
+  file: Number(process.env.CRASH_ITERATIONS ?? 200),
+  PostgreSQL: Number(process.env.CRASH_ITERATIONS_PG ?? 60),
+};
 
-describe("crash points", () => {
+describe.each(["file", "PostgreSQL"] as const)("crash points (%s)", (backend) => {
   const server = new ScriptedServer();
   let url: string;
   const folder = tempFolder("tc-crash-");
-  const db = join(folder, "state.db");
+  let db = join(folder, "state.db");
+  const iterations = ITERATIONS[backend];
 
   beforeAll(async () => {
     url = await server.start();
+    if (backend === "PostgreSQL") db = await freshDatabase("crash");
   });
   afterAll(async () => {
     await server.stop();
     rmSync(folder, { recursive: true, force: true });
   });
 
-  it(`survives ${ITERATIONS} SIGKILLs at random points`, { timeout: 600_000 }, async () => {
+  it(`survives ${iterations} SIGKILLs at random points`, { timeout: 600_000 }, async () => {
     // A lease far longer than a restart: adopting the dead process's countdowns must rely on its pid being gone.
     const env = { DB: db, HOST_URL: url, SESSIONS: "6", ROUNDS: "0", PAUSE_BEFORE_PROMPT_MS: "40", LEASE_MS: "15000" };
     const found = { armedAtRestart: 0, pendingAtRestart: 0, pendingDelivered: 0 };
-    for (let i = 0; i < ITERATIONS; i++) {
+    for (let i = 0; i < iterations; i++) {
       const running = startProcess("node", "engine-process.ts", env);
       await running.waitFor("ready");
       await new Promise((r) => setTimeout(r, Math.random() * 700));
       running.child.kill("SIGKILL");
       await running.exited;
-      const file = new Database(db, { readonly: true });
-      found.armedAtRestart += (
-        file.prepare("SELECT count(*) AS n FROM countdowns WHERE state = 'armed'").get() as { n: number }
-      ).n;
-      const pending = file.prepare("SELECT id FROM injections WHERE status = 'pending'").all() as Array<{ id: string }>;
+      found.armedAtRestart += selectFrom(db, { sqlite: "SELECT id FROM countdowns WHERE state = 'armed'" }).length;
+      const pending = selectFrom<{ id: string }>(db, { sqlite: "SELECT id FROM injections WHERE status = 'pending'" });
       found.pendingAtRestart += pending.length;
       found.pendingDelivered += pending.filter((p) => server.prompts.some((d) => d.injectionId === p.id)).length;
-      file.close();
     }
     const last = startProcess("node", "engine-process.ts", { ...env, ROUNDS: "3" });
     await last.waitFor("done", 60_000);
@@ -50,12 +53,12 @@ describe("crash points", () => {
 
     const report = checkInvariants(db, server.prompts);
     console.log(
-      `crash test: ${ITERATIONS} SIGKILLs; at the restarts: ${found.armedAtRestart} armed countdowns, ` +
+      `crash test (${backend}): ${iterations} SIGKILLs; at the restarts: ${found.armedAtRestart} armed countdowns, ` +
         `${found.pendingAtRestart} pending injections (${found.pendingDelivered} of them already delivered); ` +
         `in all: ${JSON.stringify(report.counts)}`,
     );
     expect(report.violations).toEqual([]);
-    expect(report.counts.fired).toBeGreaterThan(ITERATIONS);
+    expect(report.counts.fired).toBeGreaterThan(iterations);
     // Every previous owner was dead, so each restart adopted at once by its pid, never by waiting out a lease.
     expect(report.counts.resumed_restart).toBeGreaterThan(0);
     expect(report.counts.resumed_lease_expired ?? 0).toBe(0);
