@@ -28,16 +28,14 @@ import type { PruneReport } from "../sqlite/retention.js";
 import { ownerMayBeAlive } from "../owner.js";
 import { PATCHABLE } from "../session-columns.js";
 import { pgReader, type SqlReader } from "../reader.js";
-import { auditDetail } from "../audit-detail.js";
 import { hostname } from "node:os";
 import type { PgConnection, PgDb } from "./open.js";
 import { pgProblemOf } from "./problems.js";
 import { DB_NOW_MS, whole } from "./rows.js";
-import { auditEvents, countdowns, injections, replicas, sessions } from "./schema.js";
+import { countdowns, injections, replicas, sessions } from "./schema.js";
 import { prunePg } from "./retention.js";
+import { lockSession, armedCountdownOf, endArmedCountdown, insertArmedCountdown, insertAudit } from "./statements.js";
 
-/** The first key of every session lock ("tc"): keeps them apart from other applications' advisory locks. */
-const SESSION_LOCK_SPACE = 0x7463;
 const ADOPTION_CHUNK = 500;
 /** What no row of each table can lack (see `whole`). */
 const SESSION = ["sessionId", "directory", "createdAt", "updatedAt"] as const;
@@ -80,7 +78,7 @@ export class PgStore implements EngineStore {
   /** `work` in one transaction holding the session's lock. */
   private locked<T>(sessionId: string, work: (tx: Tx) => Promise<T>): Promise<T> {
     return this.connection.transaction(async (tx) => {
-      await tx.execute(sql`SELECT pg_advisory_xact_lock(${SESSION_LOCK_SPACE}, hashtext(${sessionId}))`);
+      await lockSession(tx, sessionId);
       return work(tx);
     });
   }
@@ -160,7 +158,7 @@ export class PgStore implements EngineStore {
     entry: AuditEntry,
     countdownId?: string,
   ): Promise<void> {
-    await tx.insert(auditEvents).values(auditDetail(at, scope, entry, countdownId));
+    await insertAudit(tx, at, scope, entry, countdownId);
   }
 
   private async ensure(tx: Tx, scope: SessionScope, now: number): Promise<SessionRow> {
@@ -209,26 +207,13 @@ export class PgStore implements EngineStore {
     return outcome;
   }
 
-  private async armedFor(tx: Writer, sessionId: string): Promise<ArmedRef | undefined> {
-    const rows = await tx
-      .select({ id: countdowns.id, owner: countdowns.owner, leaseUntil: countdowns.leaseUntil })
-      .from(countdowns)
-      .where(and(eq(countdowns.sessionId, sessionId), eq(countdowns.state, "armed")))
-      .limit(1);
-    return whole(rows, ["id"])[0];
+  private armedFor(tx: Writer, sessionId: string): Promise<ArmedRef | undefined> {
+    return armedCountdownOf(tx, sessionId);
   }
 
   /** Ends an armed countdown with its audit row; false (and nothing written) when it was no longer armed. */
-  private async end(tx: Writer, countdown: CountdownRef, end: CountdownEnd, now: number): Promise<boolean> {
-    const ended = await tx
-      .update(countdowns)
-      .set({ state: end.state, endedAt: now, endReason: end.audit.reason, leaseUntil: null })
-      .where(and(eq(countdowns.id, countdown.id), eq(countdowns.state, "armed")))
-      .returning({ id: countdowns.id })
-      .then((rows) => whole(rows, ["id"]));
-    if (ended.length === 0) return false;
-    await this.audit(tx, now, countdown, end.audit, countdown.id);
-    return true;
+  private end(tx: Writer, countdown: CountdownRef, end: CountdownEnd, now: number): Promise<boolean> {
+    return endArmedCountdown(tx, countdown, end, now);
   }
 
   // ── state changes ───────────────────────────────────────────────────────────
@@ -283,10 +268,9 @@ export class PgStore implements EngineStore {
           countdown.armedAt,
         );
       }
-      await tx.insert(countdowns).values({ ...countdown, server: countdown.server ?? null, state: "armed" });
       const { deadlineAt, todosOpen, todosTotal, attempt } = countdown;
       const armed = { deadlineAt, todosOpen, todosTotal, attempt, ...detail };
-      await this.audit(tx, countdown.armedAt, countdown, { event: "armed", detail: armed }, countdown.id);
+      await insertArmedCountdown(tx, countdown, { event: "armed", detail: armed });
       return { armed: true, superseded: previous };
     });
   }
