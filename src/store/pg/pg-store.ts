@@ -151,16 +151,6 @@ export class PgStore implements EngineStore {
 
   // ── the builders ────────────────────────────────────────────────────────────
 
-  private async audit(
-    tx: Writer,
-    at: number,
-    scope: Partial<SessionScope>,
-    entry: AuditEntry,
-    countdownId?: string,
-  ): Promise<void> {
-    await insertAudit(tx, at, scope, entry, countdownId);
-  }
-
   private async ensure(tx: Tx, scope: SessionScope, now: number): Promise<SessionRow> {
     const existing = await this.readSession(tx, scope.sessionId);
     if (existing) return existing;
@@ -203,17 +193,8 @@ export class PgStore implements EngineStore {
     const row = await this.ensure(tx, scope, now);
     const outcome = settle(row);
     if (outcome.patch) await this.patch(tx, row, outcome.patch, now);
-    for (const entry of outcome.audit) await this.audit(tx, now, scope, entry);
+    for (const entry of outcome.audit) await insertAudit(tx, now, scope, entry);
     return outcome;
-  }
-
-  private armedFor(tx: Writer, sessionId: string): Promise<ArmedRef | undefined> {
-    return armedCountdownOf(tx, sessionId);
-  }
-
-  /** Ends an armed countdown with its audit row; false (and nothing written) when it was no longer armed. */
-  private end(tx: Writer, countdown: CountdownRef, end: CountdownEnd, now: number): Promise<boolean> {
-    return endArmedCountdown(tx, countdown, end, now);
   }
 
   // ── state changes ───────────────────────────────────────────────────────────
@@ -221,7 +202,7 @@ export class PgStore implements EngineStore {
   changeSession(scope: SessionScope, now: number, change: SessionChange, audit: AuditEntry[] = []) {
     return this.locked(scope.sessionId, async (tx) => {
       const row = await this.change(tx, scope, now, change);
-      for (const entry of audit) await this.audit(tx, now, scope, entry);
+      for (const entry of audit) await insertAudit(tx, now, scope, entry);
       return row;
     });
   }
@@ -231,7 +212,7 @@ export class PgStore implements EngineStore {
   }
 
   recordDecision(scope: SessionScope, now: number, entry: AuditEntry): Promise<void> {
-    return this.audit(this.db, now, scope, entry);
+    return insertAudit(this.db, now, scope, entry);
   }
 
   armCountdown(
@@ -242,7 +223,7 @@ export class PgStore implements EngineStore {
   ): Promise<ArmResult> {
     return this.locked(countdown.sessionId, async (tx) => {
       if (sessionPatch) await this.change(tx, countdown, countdown.armedAt, sessionPatch);
-      const previous = await this.armedFor(tx, countdown.sessionId);
+      const previous = await armedCountdownOf(tx, countdown.sessionId);
       // Whether its owner is alive is read here, in the transaction, from its heartbeat: the cached view of the
       // replicas is a tick old, and a replica that started meanwhile would look dead and lose its countdown.
       if (
@@ -256,12 +237,12 @@ export class PgStore implements EngineStore {
           reason: "in_flight",
           detail: { stage: "idle", heldBy: previous.owner, ...detail },
         };
-        await this.audit(tx, countdown.armedAt, countdown, entry, previous.id);
+        await insertAudit(tx, countdown.armedAt, countdown, entry, previous.id);
         return { armed: false, heldBy: previous };
       }
       if (previous) {
         const replaced = { event: "cancelled", reason: "superseded", detail: { replacedBy: countdown.id } } as const;
-        await this.end(
+        await endArmedCountdown(
           tx,
           { ...countdown, id: previous.id },
           { state: "cancelled", audit: replaced },
@@ -277,7 +258,7 @@ export class PgStore implements EngineStore {
 
   endCountdown(countdown: CountdownRef, end: CountdownEnd, now: number, change?: SessionChange): Promise<boolean> {
     return this.locked(countdown.sessionId, async (tx) => {
-      const ended = await this.end(tx, countdown, end, now);
+      const ended = await endArmedCountdown(tx, countdown, end, now);
       if (change) await this.change(tx, countdown, now, change);
       return ended;
     });
@@ -285,10 +266,12 @@ export class PgStore implements EngineStore {
 
   cancelArmed(scope: SessionScope, now: number, detail: Record<string, unknown>): Promise<ArmedRef | undefined> {
     return this.locked(scope.sessionId, async (tx) => {
-      const armed = await this.armedFor(tx, scope.sessionId);
+      const armed = await armedCountdownOf(tx, scope.sessionId);
       if (!armed) return undefined;
       const audit = { event: "cancelled", reason: "user_key", detail } as const;
-      return (await this.end(tx, { ...scope, id: armed.id }, { state: "cancelled", audit }, now)) ? armed : undefined;
+      return (await endArmedCountdown(tx, { ...scope, id: armed.id }, { state: "cancelled", audit }, now))
+        ? armed
+        : undefined;
     });
   }
 
@@ -297,11 +280,11 @@ export class PgStore implements EngineStore {
       const row = await this.ensure(tx, scope, now);
       if (row.stoppedAt != null) return { changed: false };
       await this.patch(tx, row, { stoppedAt: now, stopSource: source }, now);
-      await this.audit(tx, now, scope, { event: "stopped", reason: source });
-      const armed = await this.armedFor(tx, scope.sessionId);
+      await insertAudit(tx, now, scope, { event: "stopped", reason: source });
+      const armed = await armedCountdownOf(tx, scope.sessionId);
       if (armed) {
         const audit = { event: "cancelled", reason: "stopped", detail: { source } } as const;
-        await this.end(tx, { ...scope, id: armed.id }, { state: "cancelled", audit }, now);
+        await endArmedCountdown(tx, { ...scope, id: armed.id }, { state: "cancelled", audit }, now);
       }
       return { changed: true, cancelled: armed };
     });
@@ -321,7 +304,7 @@ export class PgStore implements EngineStore {
         row.errorStreak;
       if (!stopped && !paused && counts === 0) return false;
       await this.patch(tx, row, patch, now);
-      await this.audit(tx, now, scope, {
+      await insertAudit(tx, now, scope, {
         event: "unstopped",
         reason: source,
         detail: {
@@ -363,7 +346,7 @@ export class PgStore implements EngineStore {
         updatedAt: injection.createdAt,
       });
       const fired = { event: "fired", detail: { injectionId: injection.id, attempt: injection.attempt, ...detail } };
-      await this.audit(tx, injection.createdAt, injection, fired as AuditEntry, injection.countdownId);
+      await insertAudit(tx, injection.createdAt, injection, fired as AuditEntry, injection.countdownId);
       return true;
     });
   }
@@ -395,8 +378,8 @@ export class PgStore implements EngineStore {
           results.push(ok);
           if (!ok) continue;
           await tx.update(countdowns).set({ owner, leaseUntil }).where(eq(countdowns.id, countdown.id));
-          if ("end" in adoption) await this.end(tx, countdown, adoption.end, now);
-          else await this.audit(tx, now, countdown, adoption.audit, countdown.id);
+          if ("end" in adoption) await endArmedCountdown(tx, countdown, adoption.end, now);
+          else await insertAudit(tx, now, countdown, adoption.audit, countdown.id);
         }
         return results;
       });
