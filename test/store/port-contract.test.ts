@@ -14,6 +14,7 @@ import { pgProblemOf } from "../../src/store/pg/problems.js";
 import { IncompleteAnswerError, whole } from "../../src/store/pg/rows.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { freshDatabase, pgQuery, sharedServerUrl } from "../support/pg-database.js";
+import { startProcess } from "../crash/processes.js";
 
 const NOW = Date.now();
 const ME = "host-a/1/aaaa";
@@ -504,6 +505,20 @@ describe("PostgreSQL only", () => {
         await admin.end();
         await store.close();
       }
+    },
+  );
+
+  it.each(["node", "bun"] as const)(
+    "under %s, a plain statement never runs inside a transaction, nor two transactions on one connection",
+    { timeout: 60_000 },
+    async (runtime) => {
+      // Bun 1.3.14's pool ran half of them inside another call's transaction (oven-sh/bun#32004) until transactions
+      // got connections of their own.
+      const process = startProcess(runtime, "../store/pg-isolation-process.ts", { DB: await freshDatabase("iso") });
+      const found = await process.waitFor("runtime", 45_000);
+      expect(found).toMatchObject({ runtime, plainInsideTransaction: 0, sharedTransactions: 0, failed: 0 });
+      expect(found.transactions).toBeGreaterThan(100);
+      expect(found.plain).toBeGreaterThan(100);
     },
   );
 

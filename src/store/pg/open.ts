@@ -10,6 +10,7 @@ import { pgErrorCode, pgProblemOf } from "./problems.js";
 import { rowsOf } from "./rows.js";
 import { pgSchema, type PgSchema } from "./schema.js";
 import { isBun } from "../sqlite/open.js";
+import { TransactionSlots } from "./transaction-slots.js";
 
 export type PgDb = PgDatabase<PgQueryResultHKT, PgSchema>;
 export type PgDriverName = "pg" | "bun-sql";
@@ -134,15 +135,20 @@ async function connect(url: string, options: PgOpenOptions): Promise<Pools> {
         idleTimeout: 30,
         connection: settings,
       });
-    const [main, own] = [pool(max), pool(1)];
-    const db = drizzle({ client: main, schema: pgSchema }) as unknown as PgDb;
+    const onPool = (client: InstanceType<typeof SQL>) => drizzle({ client, schema: pgSchema }) as unknown as PgDb;
+    // Half the connections for plain statements, half for transactions, each of those on a client of its own.
+    const plainSize = Math.max(1, Math.ceil(max / 2));
+    const [main, own] = [pool(plainSize), pool(1)];
+    const slots = new TransactionSlots<PgDb>(Math.max(1, max - plainSize), () => {
+      const client = pool(1);
+      return { db: onPool(client), close: () => client.close({ timeout: 1 }) };
+    });
     return {
-      db,
-      liveness: drizzle({ client: own, schema: pgSchema }) as unknown as PgDb,
-      // Bun's client reserves the connection and gives it back itself.
-      transaction: (work) => db.transaction((tx) => work(tx as unknown as PgDb)),
+      db: onPool(main),
+      liveness: onPool(own),
+      transaction: (work) => slots.run((db, inside) => db.transaction((tx) => inside(tx as unknown as PgDb)), work),
       end: async () => {
-        await Promise.all([main.close({ timeout: 1 }), own.close({ timeout: 1 })]);
+        await Promise.all([main.close({ timeout: 1 }), own.close({ timeout: 1 }), slots.close()]);
       },
     };
   }
