@@ -1,6 +1,6 @@
-// Several engine processes, Node and Bun mixed, on one database file and one scripted host: every session that goes
-// idle is continued exactly once, whichever process gets there first. And a lease holder frozen with SIGSTOP past its
-// lease loses its countdowns to another process and, thawed, delivers nothing late.
+// Several engine processes, Node and Bun mixed, on one database (a SQLite file, or PostgreSQL) and one scripted host:
+// every session that goes idle is continued exactly once, whichever process gets there first. And a lease holder frozen
+// with SIGSTOP past its lease loses its countdowns to another process and, thawed, delivers nothing late.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
