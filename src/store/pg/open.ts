@@ -146,7 +146,7 @@ async function connect(url: string, options: PgOpenOptions): Promise<Pools> {
     return {
       db: onPool(main),
       liveness: onPool(own),
-      transaction: (work) => slots.run((db, inside) => db.transaction((tx) => inside(tx as unknown as PgDb)), work),
+      transaction: (work) => slots.use((db) => db.transaction((tx) => work(tx as unknown as PgDb))),
       end: async () => {
         await Promise.all([main.close({ timeout: 1 }), own.close({ timeout: 1 }), slots.close()]);
       },

@@ -25,14 +25,14 @@ export class TransactionSlots<Db> {
     for (let i = 0; i < size; i++) this.free.push(this.opened());
   }
 
-  /** `work` inside a transaction (`begin` gives the transaction's handle) on a slot of its own. */
-  async run<T>(begin: (db: Db, work: (tx: Db) => Promise<T>) => Promise<T>, work: (tx: Db) => Promise<T>): Promise<T> {
+  /** `task` (one transaction) on a slot of its own, once one is free. */
+  async use<T>(task: (db: Db) => Promise<T>): Promise<T> {
     // Worded as the driver words a closed pool, so that it reads as the database being unavailable.
     if (this.closed) throw new Error("Connection closed: the store was closed");
     const slot = this.free.pop() ?? (await new Promise<Slot<Db>>((resolve) => this.waiting.push(resolve)));
     let failed = false;
     try {
-      return await begin(slot.db, work);
+      return await task(slot.db);
     } catch (error) {
       failed = true;
       throw error;
