@@ -100,10 +100,6 @@ describe.each([
         `multi-process ${runtimes.join("+")} on ${backend}: 1000 sessions, ${w.server.prompts.length} continuations in ${elapsed} ms, ` +
           `sent by ${[...senders.entries()].map(([pid, n]) => `${ready.find((r) => r.pid === pid)?.runtime}:${n}`).join(", ")}; ${JSON.stringify(report.counts)}`,
       );
-      // Nothing was wrong with PostgreSQL, so no process paused on it. (Under Bun 1.3.14, until transactions had
-      // connections of their own, the pool ran plain statements inside them and the server ended the transactions
-      // left idle behind them: hundreds of countdowns resumed after pauses in every run.)
-      if (backend === "PostgreSQL") expect(report.counts.resumed_store_recovered ?? 0).toBe(0);
     },
   );
 });
