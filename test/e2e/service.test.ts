@@ -63,23 +63,28 @@ describe("the standalone service against a real OpenCode server without the plug
     expect(world.injections(id)).toMatchObject([{ status: "sent", agent: "build", model: "scripted/model-1" }]);
   });
 
-  it("reconnects after the server is killed and restarted, and continues the next idle", async () => {
-    await world.crashServer();
-    await sleep(1500);
-    await world.startServer();
-    await world.waitFor(
-      "the service to reconnect",
-      () => serviceLog.includes("reconnected to the event stream"),
-      60_000,
-    );
-    const id = await world.session("restart");
-    await world.prompt(id, "scenario: restart");
-    await world.waitForAudit(id, "injected", 20_000);
-    await world.waitForAudit(id, "skipped:todos_complete", 20_000);
-    expect(world.continuationRequests("restart")).toHaveLength(1);
-  });
+  // Timeouts cover the waits inside (a restarted OpenCode on a loaded machine took longer than the default 30 s in CI).
+  it(
+    "reconnects after the server is killed and restarted, and continues the next idle",
+    { timeout: 120_000 },
+    async () => {
+      await world.crashServer();
+      await sleep(1500);
+      await world.startServer();
+      await world.waitFor(
+        "the service to reconnect",
+        () => serviceLog.includes("reconnected to the event stream"),
+        60_000,
+      );
+      const id = await world.session("restart");
+      await world.prompt(id, "scenario: restart");
+      await world.waitForAudit(id, "injected", 20_000);
+      await world.waitForAudit(id, "skipped:todos_complete", 20_000);
+      expect(world.continuationRequests("restart")).toHaveLength(1);
+    },
+  );
 
-  it("after a dropped connection, re-evaluates the session that went idle unseen", async () => {
+  it("after a dropped connection, re-evaluates the session that went idle unseen", { timeout: 90_000 }, async () => {
     const id = await world.session("stop");
     proxy.cut();
     await world.prompt(id, "scenario: stop"); // the server runs the turn; the service hears nothing
