@@ -33,6 +33,8 @@ export interface FleetOptions {
   catchUpMarginMs?: number;
   reconnectBaseMs?: number;
   reconnectMaxMs?: number;
+  /** A followed stream silent this long is replaced (StandaloneService's `silenceMs`). */
+  silenceMs?: number;
   /** How long a starting replica waits for others starting with it before its first share (ms). */
   settleMs?: number;
 }
@@ -166,6 +168,7 @@ export class FleetReplica {
       catchUpSince: since,
       reconnectBaseMs: this.o.reconnectBaseMs,
       reconnectMaxMs: this.o.reconnectMaxMs,
+      silenceMs: this.o.silenceMs,
     });
     this.following.set(row.name, service);
     this.o.log("info", `taking over server ${row.name} (${row.url}, ${row.directory})`);

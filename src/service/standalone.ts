@@ -1,6 +1,7 @@
 // The standalone service: the same engine, outside OpenCode's process, following a running server's event stream
-// over HTTP. It reconnects with backoff when the stream drops (a server restart), and after a reconnect it looks
-// again at the sessions that changed meanwhile, because their events were missed. A fleet replica runs one per
+// over HTTP. It reconnects with backoff when the stream drops (a server restart) or falls silent (a connection that
+// died without a reset), and after a reconnect it looks again at the sessions that changed meanwhile, because their
+// events were missed. A fleet replica runs one per
 // server it follows (fleet.ts), all on one database connection and one owner id.
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
 import type { Config } from "../config.js";
@@ -22,6 +23,11 @@ export interface ServiceOptions {
   /** Backoff between reconnection attempts (doubling up to the maximum). */
   reconnectBaseMs?: number;
   reconnectMaxMs?: number;
+  /**
+   * A stream with no event for this long is taken as dead and replaced. OpenCode sends `server.connected` at once and
+   * `server.heartbeat` every 10 s, so silence means a connection that hung while connecting or died without a reset.
+   */
+  silenceMs?: number;
   /** The server's name in the rows, when one database serves several (a fleet); absent: the machine's own. */
   server?: string | null;
   /** The owner id of the countdowns armed here, when a fleet replica shares one among its servers. */
@@ -102,27 +108,34 @@ export class StandaloneService {
   }
 
   private async follow(): Promise<void> {
-    let delay = this.o.reconnectBaseMs ?? 500;
-    const maxDelay = this.o.reconnectMaxMs ?? 30_000;
+    const baseDelay = this.o.reconnectBaseMs ?? 500;
+    // A restarted server is the common case: retrying every few seconds costs one refused connection each.
+    const maxDelay = this.o.reconnectMaxMs ?? 5_000;
+    let delay = baseDelay;
+    let outage: { since: number; attempts: number } | undefined;
     while (!this.stopped) {
+      const attempt = new AbortController();
+      const silence = new SilenceWatch(this.o.silenceMs ?? 30_000, () => attempt.abort());
+      let connected = false;
+      let failure = "the event stream ended (server stopped or restarted?)";
       try {
         const subscription = await this.client.event.subscribe({
-          signal: this.abort.signal,
+          signal: AbortSignal.any([this.abort.signal, attempt.signal]),
           sseMaxRetryAttempts: 1,
+          // The SDK reports a failed connection here, not by throwing: its stream just ends.
+          onSseError: (error) => {
+            if (!connected) failure = `event stream unavailable: ${errorMessage(error)}`;
+          },
           throwOnError: true,
         });
-        let connected = false;
         try {
           for await (const event of subscription.stream as AsyncIterable<unknown>) {
+            silence.heard();
             if (!connected) {
               connected = this.connected = true;
-              delay = this.o.reconnectBaseMs ?? 500;
-              this.connections++;
-              if (this.connections > 1) {
-                this.o.log("info", "reconnected to the event stream");
-                await this.catchUp(this.lastEventAt - 5000, "while disconnected");
-              } else if (this.o.catchUpSince !== undefined)
-                await this.catchUp(this.o.catchUpSince, "while no replica followed this server");
+              await this.onConnected(outage);
+              outage = undefined;
+              delay = baseDelay;
             }
             this.lastEventAt = Date.now();
             this.enforcer.handleEvent(event);
@@ -130,18 +143,35 @@ export class StandaloneService {
         } finally {
           this.connected = false;
         }
-        if (!this.stopped) this.o.log("warn", "the event stream ended (server stopped or restarted?); reconnecting");
       } catch (error) {
-        if (this.stopped) break;
-        this.o.log("warn", `event stream unavailable: ${errorMessage(error)}; retrying in ${Math.round(delay)} ms`);
+        failure = `event stream unavailable: ${errorMessage(error)}`;
+      } finally {
+        silence.stop();
       }
       if (this.stopped) break;
+      if (attempt.signal.aborted) failure = `no event from the server for ${silence.ms} ms (it sends one every 10 s)`;
+      // One line when an outage begins and one when it ends, not one per attempt.
+      if (!outage) {
+        outage = { since: Date.now(), attempts: 0 };
+        this.o.log("warn", `${failure}; reconnecting (retrying every ${maxDelay} ms at most)`);
+      }
+      outage.attempts++;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
         this.abort.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
       });
       delay = Math.min(maxDelay, delay * 2);
     }
+  }
+
+  private async onConnected(outage: { since: number; attempts: number } | undefined): Promise<void> {
+    this.connections++;
+    if (this.connections > 1) {
+      const after = outage ? ` after ${Math.round((Date.now() - outage.since) / 1000)} s` : "";
+      this.o.log("info", `reconnected to the event stream${after}`);
+      await this.catchUp(this.lastEventAt - 5000, "while disconnected");
+    } else if (this.o.catchUpSince !== undefined)
+      await this.catchUp(this.o.catchUpSince, "while no replica followed this server");
   }
 
   /** Sessions that changed while nobody had the stream may have gone idle unseen: evaluate them as if they had. */
@@ -160,5 +190,25 @@ export class StandaloneService {
     } catch (error) {
       this.o.log("warn", `could not list sessions after reconnecting: ${errorMessage(error)}`);
     }
+  }
+}
+
+/** Calls `onSilence` once when `heard()` has not been called for `ms`. */
+class SilenceWatch {
+  private timer: ReturnType<typeof setTimeout>;
+
+  constructor(
+    readonly ms: number,
+    onSilence: () => void,
+  ) {
+    this.timer = setTimeout(onSilence, ms);
+  }
+
+  heard(): void {
+    this.timer.refresh();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
   }
 }

@@ -234,6 +234,8 @@ describe("todo-continuation CLI", () => {
     [["stop"]],
     [["serve"]],
     [["serve", "--url", "not a url"]],
+    [["serve", "--url", "http://127.0.0.1:4096", "--silence-timeout", "5"]],
+    [["serve", "--url", "http://127.0.0.1:4096", "--silence-timeout", "half a minute"]],
     [["frobnicate"]],
     [["--no-such-option"]],
   ])("usage error %j exits 2 with a message", async (args) => {

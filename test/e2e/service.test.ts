@@ -1,6 +1,7 @@
 // The standalone service (`todo-continuation serve`, the built CLI) following a real `opencode serve` that has no
-// plugin: it continues sessions from outside, survives the server being killed and restarted and a dropped
-// connection (catching up on the idle it missed), authenticates with the server's password and never prints it.
+// plugin: it continues sessions from outside, survives the server being killed and restarted, a dropped connection
+// (catching up on the idle it missed) and one that went silent without closing, authenticates with the server's
+// password and never prints it.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
@@ -10,12 +11,15 @@ import { script } from "./scenarios.js";
 import { spawn, type ChildProcess } from "node:child_process";
 
 const PASSWORD = "s3cret-for-the-e2e";
+/** Just above OpenCode's 10 s heartbeat, so that a healthy stream is never replaced. */
+const SILENCE_S = 15;
 
 describe("the standalone service against a real OpenCode server without the plugin", () => {
   let world: E2E;
   let proxy: TcpProxy;
   let service: ChildProcess;
   let serviceLog = "";
+  const serviceLogTail = () => `\nservice log tail:\n${serviceLog.slice(-3000)}`;
 
   beforeAll(async () => {
     const port = await freePort();
@@ -36,6 +40,8 @@ describe("the standalone service against a real OpenCode server without the plug
         world.dbPath,
         "--options",
         '{"countdownSeconds":1,"leaseMs":3000}',
+        "--silence-timeout",
+        String(SILENCE_S),
       ],
       { env: { ...process.env, OPENCODE_SERVER_PASSWORD: PASSWORD }, stdio: ["ignore", "pipe", "pipe"] },
     );
@@ -72,7 +78,7 @@ describe("the standalone service against a real OpenCode server without the plug
       await sleep(1500);
       await world.startServer();
       await world.waitFor(
-        "the service to reconnect",
+        `the service to reconnect${serviceLogTail()}`,
         () => serviceLog.includes("reconnected to the event stream"),
         60_000,
       );
@@ -97,6 +103,29 @@ describe("the standalone service against a real OpenCode server without the plug
     expect(armed.detail.trigger).toBe("reevaluate");
     expect(serviceLog).toMatch(/re-evaluating \d+ session\(s\) that changed while disconnected/);
   });
+
+  it(
+    "replaces an event stream that went silent without closing, and continues the idle it missed",
+    { timeout: 90_000 },
+    async () => {
+      const reconnects = serviceLog.split("reconnected to the event stream").length;
+      const id = await world.session("stop");
+      proxy.silenceOpenConnections();
+      await world.prompt(id, "scenario: stop"); // the service's stream carries none of this turn's events
+      await world.waitFor(
+        `the service to notice the silence${serviceLogTail()}`,
+        () => serviceLog.includes(`no event from the server for ${SILENCE_S * 1000} ms`),
+        SILENCE_S * 1000 + 20_000,
+      );
+      await world.waitFor(
+        `the service to reconnect${serviceLogTail()}`,
+        () => serviceLog.split("reconnected to the event stream").length > reconnects,
+        20_000,
+      );
+      await world.waitForAudit(id, "injected", 30_000);
+      expect(world.audit(id).find((r) => r.event === "armed")!.detail.trigger).toBe("reevaluate");
+    },
+  );
 
   it("stops cleanly on SIGTERM, releasing its leases, and never printed the password", async () => {
     const exited = new Promise<number | null>((resolve) => service.once("exit", (code) => resolve(code)));

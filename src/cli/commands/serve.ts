@@ -21,6 +21,18 @@ interface ServeOptions {
   username?: string;
   password?: string;
   options?: string;
+  silenceTimeout?: string;
+}
+
+/** OpenCode sends a heartbeat every 10 s; a shorter limit would replace healthy streams. */
+function silenceMsOf(options: ServeOptions): number | undefined {
+  if (options.silenceTimeout === undefined) return undefined;
+  const seconds = Number(options.silenceTimeout);
+  if (!Number.isFinite(seconds) || seconds <= 10)
+    throw new UsageError(
+      `--silence-timeout must be a number of seconds above OpenCode's 10 s heartbeat, got "${options.silenceTimeout}"`,
+    );
+  return Math.round(seconds * 1000);
 }
 
 function configOf(options: ServeOptions, db: string | undefined): Config {
@@ -64,11 +76,16 @@ export function registerServe(program: Command): void {
     .option("--username <name>", "basic-auth user (default: $OPENCODE_SERVER_USERNAME, else opencode)")
     .option("--password <password>", "basic-auth password (default: $OPENCODE_SERVER_PASSWORD)")
     .option("--options <json>", "enforcer options as JSON, as in the plugin entry (e.g. '{\"countdownSeconds\":3}')")
+    .option(
+      "--silence-timeout <seconds>",
+      "replace an event stream that sent nothing for this long, heartbeats included (default 30)",
+    )
     .action(async (options: ServeOptions, command: Command) => {
       const { db } = globals(command);
       const config = configOf(options, db);
       const location = databasePath(config.databasePath);
-      if (options.url === undefined) return serveFleet(location, config);
+      const silenceMs = silenceMsOf(options);
+      if (options.url === undefined) return serveFleet(location, config, silenceMs);
       try {
         new URL(options.url);
       } catch {
@@ -84,6 +101,7 @@ export function registerServe(program: Command): void {
         store,
         log: logLine,
         server: options.name ?? null,
+        silenceMs,
       });
       await service.start();
       logLine(
@@ -97,7 +115,7 @@ export function registerServe(program: Command): void {
     });
 }
 
-async function serveFleet(location: string, config: Config): Promise<void> {
+async function serveFleet(location: string, config: Config, silenceMs: number | undefined): Promise<void> {
   if (!isPostgresUrl(location))
     throw new UsageError(
       "serve needs --url <OpenCode server>, or a postgres:// database (--db) whose servers a fleet shares",
@@ -106,7 +124,7 @@ async function serveFleet(location: string, config: Config): Promise<void> {
   const liveness = await openForWriting(location, config.busyTimeoutMs, "fleet", 2);
   if (!(store instanceof PgStore) || !(liveness instanceof PgStore))
     throw new CliError(`${location} did not open as PostgreSQL`);
-  const replica = new FleetReplica({ store, liveness, config, log: logLine });
+  const replica = new FleetReplica({ store, liveness, config, log: logLine, silenceMs });
   await replica.start();
   const { following, replicas } = replica.stats();
   logLine(

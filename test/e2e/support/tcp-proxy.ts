@@ -1,6 +1,7 @@
 // A TCP proxy between the standalone service and OpenCode, for faults that happen on the wire while OpenCode itself
 // keeps running: cut every connection (a network blip), lose the answer to one request after OpenCode handled it
-// (a reset connection after delivery), or slow every answer but the event stream down (a slow link).
+// (a reset connection after delivery), slow every answer but the event stream down (a slow link), or let the open
+// connections die silently, as a link does that drops packets without a reset.
 import { createServer, connect, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 
@@ -13,6 +14,8 @@ export class TcpProxy {
   dropped = 0;
   /** Delay of every answer except the event stream's. */
   private latencyMs = 0;
+  /** Connections whose bytes are dropped from now on, both ways, while both ends think them open. */
+  private readonly silenced = new WeakSet<Socket>();
 
   constructor(private readonly targetPort: number) {}
 
@@ -31,6 +34,7 @@ export class TcpProxy {
       let dropNextAnswer = false;
       let stream = false;
       client.on("data", (chunk: Buffer) => {
+        if (this.silenced.has(client)) return;
         const firstLine = chunk.toString("latin1", 0, Math.min(chunk.length, 200)).split("\r\n", 1)[0] ?? "";
         if (/^[A-Z]+ \//.test(firstLine)) {
           stream = /^GET \/(global\/)?event\b/.test(firstLine);
@@ -39,6 +43,7 @@ export class TcpProxy {
         upstream.write(chunk);
       });
       upstream.on("data", (chunk: Buffer) => {
+        if (this.silenced.has(client)) return;
         if (dropNextAnswer) {
           // OpenCode has handled the request and answered; the answer never reaches the caller.
           dropNextAnswer = false;
@@ -67,6 +72,11 @@ export class TcpProxy {
   /** Every answer except the event stream's arrives this much later. */
   slowDown(latencyMs: number): void {
     this.latencyMs = latencyMs;
+  }
+
+  /** Every connection open now goes silent without closing; new ones work. */
+  silenceOpenConnections(): void {
+    for (const socket of this.sockets) this.silenced.add(socket);
   }
 
   /** Drops every connection and refuses new ones. */
