@@ -1,8 +1,9 @@
 // The standalone service: the same engine, outside OpenCode's process, following a running server's event stream
 // over HTTP. It reconnects with backoff when the stream drops (a server restart) or falls silent (a connection that
 // died without a reset), and after a reconnect it looks again at the sessions that changed meanwhile, because their
-// events were missed. A fleet replica runs one per
-// server it follows (fleet.ts), all on one database connection and one owner id.
+// events were missed. A fleet replica runs one per server it follows (fleet.ts), all on one database connection and
+// one owner id.
+import { setTimeout as sleep } from "node:timers/promises";
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
 import type { Config } from "../config.js";
 import { Enforcer } from "../engine/enforcer.js";
@@ -55,6 +56,12 @@ function authHeaders(url: URL, username?: string, password?: string): Record<str
   const user = username || decodeURIComponent(url.username) || "opencode";
   const pass = password ?? (url.password ? decodeURIComponent(url.password) : undefined);
   return pass ? { Authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}` } : {};
+}
+
+/** fetch's "fetch failed" says nothing by itself; the reason (refused, reset, DNS…) is in its cause. */
+function withCause(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return cause === undefined ? errorMessage(error) : `${errorMessage(error)} (${errorMessage(cause)})`;
 }
 
 export class StandaloneService {
@@ -112,62 +119,67 @@ export class StandaloneService {
     // A restarted server is the common case: retrying every few seconds costs one refused connection each.
     const maxDelay = this.o.reconnectMaxMs ?? 5_000;
     let delay = baseDelay;
-    let outage: { since: number; attempts: number } | undefined;
+    const silenceMs = this.o.silenceMs ?? 30_000;
+    let outageSince: number | undefined;
     while (!this.stopped) {
       const attempt = new AbortController();
-      const silence = new SilenceWatch(this.o.silenceMs ?? 30_000, () => attempt.abort());
+      const stopAttempt = () => attempt.abort();
+      this.abort.signal.addEventListener("abort", stopAttempt, { once: true });
+      let heardAt = Date.now();
+      // Polled rather than a timer reset per event: events come for every streamed chunk.
+      const silenceWatch = setInterval(
+        () => Date.now() - heardAt > silenceMs && attempt.abort(),
+        Math.min(1000, silenceMs / 4),
+      );
       let connected = false;
       let failure = "the event stream ended (server stopped or restarted?)";
       try {
         const subscription = await this.client.event.subscribe({
-          signal: AbortSignal.any([this.abort.signal, attempt.signal]),
+          signal: attempt.signal,
           sseMaxRetryAttempts: 1,
           // The SDK reports a failed connection here, not by throwing: its stream just ends.
           onSseError: (error) => {
-            if (!connected) failure = `event stream unavailable: ${errorMessage(error)}`;
+            if (!connected) failure = `event stream unavailable: ${withCause(error)}`;
           },
           throwOnError: true,
         });
         try {
           for await (const event of subscription.stream as AsyncIterable<unknown>) {
-            silence.heard();
+            heardAt = Date.now();
             if (!connected) {
               connected = this.connected = true;
-              await this.onConnected(outage);
-              outage = undefined;
+              await this.onConnected(outageSince); // before lastEventAt moves: it catches up from there
+              outageSince = undefined;
               delay = baseDelay;
             }
-            this.lastEventAt = Date.now();
+            this.lastEventAt = heardAt;
             this.enforcer.handleEvent(event);
           }
         } finally {
           this.connected = false;
         }
       } catch (error) {
-        failure = `event stream unavailable: ${errorMessage(error)}`;
+        failure = `event stream unavailable: ${withCause(error)}`;
       } finally {
-        silence.stop();
+        clearInterval(silenceWatch);
+        this.abort.signal.removeEventListener("abort", stopAttempt);
       }
       if (this.stopped) break;
-      if (attempt.signal.aborted) failure = `no event from the server for ${silence.ms} ms (it sends one every 10 s)`;
+      if (attempt.signal.aborted) failure = `no event from the server for ${silenceMs} ms (it sends one every 10 s)`;
       // One line when an outage begins and one when it ends, not one per attempt.
-      if (!outage) {
-        outage = { since: Date.now(), attempts: 0 };
+      if (outageSince === undefined) {
+        outageSince = Date.now();
         this.o.log("warn", `${failure}; reconnecting (retrying every ${maxDelay} ms at most)`);
       }
-      outage.attempts++;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        this.abort.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
-      });
+      await sleep(delay, undefined, { signal: this.abort.signal }).catch(() => undefined);
       delay = Math.min(maxDelay, delay * 2);
     }
   }
 
-  private async onConnected(outage: { since: number; attempts: number } | undefined): Promise<void> {
+  private async onConnected(outageSince: number | undefined): Promise<void> {
     this.connections++;
     if (this.connections > 1) {
-      const after = outage ? ` after ${Math.round((Date.now() - outage.since) / 1000)} s` : "";
+      const after = outageSince === undefined ? "" : ` after ${Math.round((Date.now() - outageSince) / 1000)} s`;
       this.o.log("info", `reconnected to the event stream${after}`);
       await this.catchUp(this.lastEventAt - 5000, "while disconnected");
     } else if (this.o.catchUpSince !== undefined)
@@ -190,25 +202,5 @@ export class StandaloneService {
     } catch (error) {
       this.o.log("warn", `could not list sessions after reconnecting: ${errorMessage(error)}`);
     }
-  }
-}
-
-/** Calls `onSilence` once when `heard()` has not been called for `ms`. */
-class SilenceWatch {
-  private timer: ReturnType<typeof setTimeout>;
-
-  constructor(
-    readonly ms: number,
-    onSilence: () => void,
-  ) {
-    this.timer = setTimeout(onSilence, ms);
-  }
-
-  heard(): void {
-    this.timer.refresh();
-  }
-
-  stop(): void {
-    clearTimeout(this.timer);
   }
 }
