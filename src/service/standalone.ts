@@ -120,18 +120,21 @@ export class StandaloneService {
     const maxDelay = this.o.reconnectMaxMs ?? 5_000;
     let delay = baseDelay;
     const silenceMs = this.o.silenceMs ?? 30_000;
+    const connectMs = Math.min(silenceMs, this.o.config.hostTimeoutMs);
     let outageSince: number | undefined;
     while (!this.stopped) {
       const attempt = new AbortController();
       const stopAttempt = () => attempt.abort();
       this.abort.signal.addEventListener("abort", stopAttempt, { once: true });
       let heardAt = Date.now();
-      // Polled rather than a timer reset per event: events come for every streamed chunk.
+      let connected = false;
+      // Polled rather than a timer reset per event: events come for every streamed chunk. Until the first event
+      // (`server.connected`, sent at once) the limit is that of any read from OpenCode: a request that reached a
+      // restarting server was seen to hang for good.
       const silenceWatch = setInterval(
-        () => Date.now() - heardAt > silenceMs && attempt.abort(),
+        () => Date.now() - heardAt > (connected ? silenceMs : connectMs) && attempt.abort(),
         Math.min(1000, silenceMs / 4),
       );
-      let connected = false;
       let failure = "the event stream ended (server stopped or restarted?)";
       try {
         const subscription = await this.client.event.subscribe({
@@ -165,7 +168,10 @@ export class StandaloneService {
         this.abort.signal.removeEventListener("abort", stopAttempt);
       }
       if (this.stopped) break;
-      if (attempt.signal.aborted) failure = `no event from the server for ${silenceMs} ms (it sends one every 10 s)`;
+      if (attempt.signal.aborted)
+        failure = connected
+          ? `no event from the server for ${silenceMs} ms (it sends one every 10 s)`
+          : `the event stream did not answer within ${connectMs} ms`;
       // One line when an outage begins and one when it ends, not one per attempt.
       if (outageSince === undefined) {
         outageSince = Date.now();
@@ -178,12 +184,15 @@ export class StandaloneService {
 
   private async onConnected(outageSince: number | undefined): Promise<void> {
     this.connections++;
-    if (this.connections > 1) {
-      const after = outageSince === undefined ? "" : ` after ${Math.round((Date.now() - outageSince) / 1000)} s`;
-      this.o.log("info", `reconnected to the event stream${after}`);
-      await this.catchUp(this.lastEventAt - 5000, "while disconnected");
-    } else if (this.o.catchUpSince !== undefined)
-      await this.catchUp(this.o.catchUpSince, "while no replica followed this server");
+    if (this.connections === 1) {
+      this.o.log("info", "connected to the event stream");
+      if (this.o.catchUpSince !== undefined)
+        await this.catchUp(this.o.catchUpSince, "while no replica followed this server");
+      return;
+    }
+    const after = outageSince === undefined ? "" : ` after ${Math.round((Date.now() - outageSince) / 1000)} s`;
+    this.o.log("info", `reconnected to the event stream${after}`);
+    await this.catchUp(this.lastEventAt - 5000, "while disconnected");
   }
 
   /** Sessions that changed while nobody had the stream may have gone idle unseen: evaluate them as if they had. */

@@ -19,7 +19,15 @@ describe("the standalone service against a real OpenCode server without the plug
   let proxy: TcpProxy;
   let service: ChildProcess;
   let serviceLog = "";
-  const serviceLogTail = () => `\nservice log tail:\n${serviceLog.slice(-3000)}`;
+  /** A failed wait says what the service logged up to the failure. */
+  const withServiceLog = async <T>(wait: Promise<T>): Promise<T> => {
+    try {
+      return await wait;
+    } catch (error) {
+      (error as Error).message += `\nservice log tail:\n${serviceLog.slice(-3000)}`;
+      throw error;
+    }
+  };
 
   beforeAll(async () => {
     const port = await freePort();
@@ -48,8 +56,8 @@ describe("the standalone service against a real OpenCode server without the plug
     service.stdout!.on("data", (c: Buffer) => (serviceLog += c.toString()));
     service.stderr!.on("data", (c: Buffer) => (serviceLog += c.toString()));
     await world.waitFor(
-      "the service to follow the server",
-      () => serviceLog.includes("following http://127.0.0.1"),
+      "the service to be connected to the server's event stream",
+      () => /\bconnected to the event stream/.test(serviceLog),
       20_000,
     );
   }, 90_000);
@@ -76,12 +84,13 @@ describe("the standalone service against a real OpenCode server without the plug
     async () => {
       await world.crashServer();
       await sleep(1500);
+      const started = Date.now();
       await world.startServer();
-      await world.waitFor(
-        `the service to reconnect${serviceLogTail()}`,
-        () => serviceLog.includes("reconnected to the event stream"),
-        60_000,
+      const restartMs = Date.now() - started;
+      await withServiceLog(
+        world.waitFor("the service to reconnect", () => serviceLog.includes("reconnected to the event stream"), 60_000),
       );
+      console.log(`server restarted in ${restartMs} ms; ${serviceLog.match(/reconnected to the event stream.*/)?.[0]}`);
       const id = await world.session("restart");
       await world.prompt(id, "scenario: restart");
       await world.waitForAudit(id, "injected", 20_000);
@@ -112,20 +121,38 @@ describe("the standalone service against a real OpenCode server without the plug
       const id = await world.session("stop");
       proxy.silenceOpenConnections();
       await world.prompt(id, "scenario: stop"); // the service's stream carries none of this turn's events
-      await world.waitFor(
-        `the service to notice the silence${serviceLogTail()}`,
-        () => serviceLog.includes(`no event from the server for ${SILENCE_S * 1000} ms`),
-        SILENCE_S * 1000 + 20_000,
+      await withServiceLog(
+        world.waitFor(
+          "the service to notice the silence",
+          () => serviceLog.includes(`no event from the server for ${SILENCE_S * 1000} ms`),
+          SILENCE_S * 1000 + 20_000,
+        ),
       );
-      await world.waitFor(
-        `the service to reconnect${serviceLogTail()}`,
-        () => serviceLog.split("reconnected to the event stream").length > reconnects,
-        20_000,
+      await withServiceLog(
+        world.waitFor(
+          "the service to reconnect",
+          () => serviceLog.split("reconnected to the event stream").length > reconnects,
+          20_000,
+        ),
       );
       await world.waitForAudit(id, "injected", 30_000);
       expect(world.audit(id).find((r) => r.event === "armed")!.detail.trigger).toBe("reevaluate");
     },
   );
+
+  it("a todo read that OpenCode does not answer is tried again after a backoff, then the session continues", async () => {
+    const id = await world.session("expired");
+    proxy.dropAnswersTo(/^GET \/session\/[^/ ]+\/todo\b/);
+    await world.prompt(id, "scenario: expired");
+    const skip = await world.waitForAudit(id, "skipped:todo_fetch_failed", 30_000);
+    expect(skip.detail).toMatchObject({ attempt: 1, retryInMs: 5000 });
+    proxy.dropAnswersTo(undefined);
+    await world.waitForAudit(id, "injected", 30_000);
+    await world.waitForAudit(id, "skipped:todos_complete", 20_000);
+    expect(world.audit(id).find((r) => r.event === "armed")!.detail.trigger).toBe("recheck");
+    expect(world.continuationRequests("expired")).toHaveLength(1);
+    expect(proxy.dropped).toBeGreaterThan(0);
+  });
 
   it("stops cleanly on SIGTERM, releasing its leases, and never printed the password", async () => {
     const exited = new Promise<number | null>((resolve) => service.once("exit", (code) => resolve(code)));
@@ -163,8 +190,8 @@ describe("the standalone service and the plugin on one database", () => {
     );
     service.stderr!.on("data", (c: Buffer) => (serviceLog += c.toString()));
     await world.waitFor(
-      "the service to follow the server",
-      () => serviceLog.includes("following http://127.0.0.1"),
+      "the service to be connected to the server's event stream",
+      () => /\bconnected to the event stream/.test(serviceLog),
       20_000,
     );
   }, 90_000);
