@@ -16,8 +16,7 @@ export class HostTimeoutError extends Error {
 export function mayHaveBeenDelivered(error: unknown): boolean {
   if (error instanceof HostHttpError)
     return !(error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429);
-  const text = `${errorMessage(error)} ${errorMessage((error as { cause?: unknown } | null)?.cause ?? "")}`;
-  return !/ECONNREFUSED|connection refused|ConnectionRefused|FailedToOpenSocket/i.test(text);
+  return !/ECONNREFUSED|connection refused|ConnectionRefused|FailedToOpenSocket/i.test(withCause(error));
 }
 
 export async function withTimeout<T>(what: string, ms: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -34,6 +33,12 @@ export async function withTimeout<T>(what: string, ms: number, call: (signal: Ab
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** fetch's "fetch failed" says nothing by itself; the reason (refused, reset, DNS…) is in its cause. */
+export function withCause(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return cause === undefined ? errorMessage(error) : `${errorMessage(error)} (${errorMessage(cause)})`;
 }
 
 export function errorMessage(error: unknown): string {

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
 import type { Config } from "../config.js";
 import { Enforcer } from "../engine/enforcer.js";
-import { errorMessage } from "../engine/host-calls.js";
+import { errorMessage, withCause } from "../engine/host-calls.js";
 import type { LogLevel } from "../host/port.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
 import type { EngineStore } from "../store/port.js";
@@ -56,12 +56,6 @@ function authHeaders(url: URL, username?: string, password?: string): Record<str
   const user = username || decodeURIComponent(url.username) || "opencode";
   const pass = password ?? (url.password ? decodeURIComponent(url.password) : undefined);
   return pass ? { Authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}` } : {};
-}
-
-/** fetch's "fetch failed" says nothing by itself; the reason (refused, reset, DNS…) is in its cause. */
-function withCause(error: unknown): string {
-  const cause = error instanceof Error ? error.cause : undefined;
-  return cause === undefined ? errorMessage(error) : `${errorMessage(error)} (${errorMessage(cause)})`;
 }
 
 export class StandaloneService {
