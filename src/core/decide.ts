@@ -30,6 +30,11 @@ export interface DecisionConfig {
 export interface DurableFacts {
   parentId?: string | null;
   stoppedAt?: number | null;
+  /**
+   * A person cancelled the countdown with the TUI's key since this look began (in another process, so no event told
+   * this one). Known only once asked, after OpenCode was read.
+   */
+  userCancelledAt?: number | null;
   recovering: boolean;
   lastErrorAt?: number | null;
   lastErrorKind?: ErrorKind | string | null;
@@ -193,6 +198,8 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
       durable.parentId && !config.continueChildSessions ? { parentId: durable.parentId } : pass,
   ],
   ["stopped", ({ durable }) => (durable.stoppedAt != null ? { stoppedAt: durable.stoppedAt } : pass)],
+  // The key cancels this idle's countdown; a look at the same idle that was still reading OpenCode yields to it.
+  ["user_key", ({ durable }) => (durable.userCancelledAt != null ? { cancelledAt: durable.userCancelledAt } : pass)],
   ["recovering", ({ durable, live }) => (durable.recovering || live.status === "retry" ? {} : pass)],
   [
     "aborted",

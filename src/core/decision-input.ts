@@ -66,9 +66,12 @@ export interface DecisionContext {
   facts?: HostFacts;
   /** Another continuation of the session is queued, in flight, or recorded `pending`. */
   inFlight: boolean;
+  /** When a person cancelled the session's countdown with the key since the look began, if they did. */
+  userCancelledAt?: number;
 }
 
-export function decisionInput({ stage, now, config, row, seen, facts, inFlight }: DecisionContext): DecisionInput {
+export function decisionInput(context: DecisionContext): DecisionInput {
+  const { stage, now, config, row, seen, facts, inFlight, userCancelledAt } = context;
   const chosen = agentChoice(row, facts);
   const agentCanWrite = chosen.writeDenied
     ? false
@@ -90,17 +93,19 @@ export function decisionInput({ stage, now, config, row, seen, facts, inFlight }
   };
   // The deadline is judged on the todos events reported; an idle's pre-check on none (it passes the todo guards).
   const todos = facts ? facts.todos : stage === "deadline" ? seen.todos : undefined;
-  return { stage, now, config, durable: durableFacts(row, seen, facts), live, todos };
+  return { stage, now, config, durable: durableFacts(row, seen, facts, userCancelledAt), live, todos };
 }
 
 function durableFacts(
   row: SessionState | undefined,
   seen: SessionSightings,
   facts: HostFacts | undefined,
+  userCancelledAt: number | undefined,
 ): DurableFacts {
   return {
     parentId: row?.parentId ?? seen.parentId ?? facts?.parentId ?? null,
     stoppedAt: row?.stoppedAt ?? null,
+    userCancelledAt: userCancelledAt ?? null,
     recovering: row?.recoveringSince != null,
     lastErrorAt: row?.lastErrorAt ?? null,
     lastErrorKind: row?.lastErrorKind ?? null,

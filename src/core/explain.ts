@@ -27,6 +27,7 @@ const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = 
   disabled: () => ({ standing: "off", text: "off: the enforcer is disabled" }),
   session_filtered: () => ({ standing: "off", text: "not continued: a subagent's session" }),
   stopped: () => ({ standing: "stopped", text: "stopped", hint: RESUME_HINT }),
+  user_key: () => ({ standing: "paused", text: "cancelled by you" }),
   recovering: () => ({ standing: "waiting", text: "waiting: OpenCode is retrying the provider" }),
   aborted: () => ({ standing: "waiting", text: "waiting: you aborted the last turn" }),
   token_limit: () => ({

@@ -20,6 +20,7 @@ export const SKIP_REASONS = [
   "disabled",
   "session_filtered",
   "stopped",
+  "user_key",
   "recovering",
   "aborted",
   "token_limit",

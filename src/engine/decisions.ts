@@ -19,13 +19,20 @@ export class Decisions {
     private readonly injecting: (sessionId: string) => boolean,
   ) {}
 
+  /**
+   * `lookBegan`: when the look that read `facts` began. A person's cancel since then (the key, in another process)
+   * is asked of the database, since no event brought it here.
+   */
   async decide(
     sessionId: string,
     stage: Stage,
     facts?: HostFacts,
+    lookBegan?: number,
   ): Promise<{ decision: Decision; row: SessionRow | undefined }> {
     const { ctx } = this;
     const row = await ctx.store.session(sessionId);
+    const userCancelledAt =
+      lookBegan === undefined ? undefined : await ctx.store.userCancelledSince(sessionId, lookBegan);
     // At the deadline and before the prompt, the job asking is the one in this process's queue: only a continuation
     // recorded `pending` (by this process or another) counts then.
     const inFlight =
@@ -38,7 +45,8 @@ export class Decisions {
       compactedRecently: memory.compactedRecently,
       todos: memory.todos,
     };
-    const input = decisionInput({ stage, now: ctx.clock.now(), config: ctx.config, row, seen, facts, inFlight });
+    const now = ctx.clock.now();
+    const input = decisionInput({ stage, now, config: ctx.config, row, seen, facts, inFlight, userCancelledAt });
     return { decision: decide(input), row };
   }
 

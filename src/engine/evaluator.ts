@@ -18,6 +18,12 @@ export type Trigger = "idle" | "reevaluate" | "recheck" | "restart" | "children_
 /** A parent held back by busy sub-sessions is looked at again at least this often (if an event is missed). */
 const CHILDREN_RECHECK_MS = 60_000;
 
+/** How a look began: when, and the session's activity count then (what happened meanwhile is judged by them). */
+interface LookStart {
+  began: number;
+  activity: number;
+}
+
 export interface EvaluatorPeers {
   countdowns: Countdowns;
   decisions: Decisions;
@@ -51,12 +57,13 @@ export class Evaluator {
     if (!ctx.lifecycle.deciding) return;
     const owedAlready = trigger === "recheck" || trigger === "restart" || trigger === "resume";
     this.unjudged.set(sessionId, true);
+    const began = ctx.clock.now();
     const started = await ctx.lanes.run(sessionId, () => this.precheck(sessionId, trigger, owedAlready));
     if (!started) return void this.unjudged.delete(sessionId);
     this.evaluating.add(sessionId);
     try {
       const facts = await this.peers.facts.gather(sessionId, this.peers.injector.inspectOptions(started.row));
-      await ctx.lanes.run(sessionId, () => this.judge(sessionId, trigger, facts, started.activity));
+      await ctx.lanes.run(sessionId, () => this.judge(sessionId, trigger, facts, { ...started, began }));
       // Judged, or let go because the enforcer is stopping (its successor looks by `recheck_at`). Not on a throw.
       this.unjudged.delete(sessionId);
     } finally {
@@ -100,12 +107,12 @@ export class Evaluator {
   }
 
   /** The guards on OpenCode's answers: arm, or record why not. */
-  private async judge(sessionId: string, trigger: Trigger, facts: HostFacts, activityBefore: number): Promise<void> {
+  private async judge(sessionId: string, trigger: Trigger, facts: HostFacts, look: LookStart): Promise<void> {
     const { ctx } = this;
     const { countdowns, decisions, injector } = this.peers;
     if (!ctx.lifecycle.deciding) return;
     const memory = ctx.memories.get(sessionId);
-    if (memory.activity !== activityBefore || memory.status === "busy") {
+    if (memory.activity !== look.activity || memory.status === "busy") {
       const busy = { verdict: "skip", reason: "busy", detail: { stage: "idle", during: "fetch" } } as const;
       return decisions.recordSkip(sessionId, busy, { trigger }, { recheckAt: null });
     }
@@ -114,7 +121,7 @@ export class Evaluator {
     if (facts.parentId !== undefined) await this.noteParent(sessionId, facts.parentId);
     if (Array.isArray(facts.todos)) memory.todos = facts.todos;
     if (await injector.checks.unstartedContinuation(sessionId, facts, countdowns.has(sessionId))) return;
-    const { decision, row } = await decisions.decide(sessionId, "idle", facts);
+    const { decision, row } = await decisions.decide(sessionId, "idle", facts, look.began);
     if (decision.verdict === "skip") {
       if (decision.reason === "children_running" && facts.busyDescendants?.length) {
         this.waitingOn.set(sessionId, new Set(facts.busyDescendants));

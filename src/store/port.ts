@@ -100,6 +100,8 @@ export interface EngineStore {
   countdown(id: string): Promise<CountdownRow | undefined>;
   injection(id: string): Promise<InjectionRow | undefined>;
   hasPendingInjection(sessionId: string): Promise<boolean>;
+  /** When a person cancelled the session's countdown with the TUI's key at or after `since` (the latest), if so. */
+  userCancelledSince(sessionId: string, since: number): Promise<number | undefined>;
   /** Armed countdowns of one scope, earliest deadline first. */
   armedCountdowns(scope: Scope): Promise<CountdownRow[]>;
   /** `pending` injections of a scope, oldest first (the engine decides which of them are orphaned). */

@@ -64,6 +64,7 @@ describe("decide: each guard says no with its reason", () => {
     ["disabled", input({ config: { enabled: false } })],
     ["session_filtered", input({ durable: { parentId: "ses_parent" } })],
     ["stopped", input({ durable: { stoppedAt: NOW - 10 } })],
+    ["user_key", input({ durable: { userCancelledAt: NOW - 10 } })],
     ["recovering", input({ durable: { recovering: true } })],
     ["recovering", input({ live: { status: "retry" } })],
     ["aborted", input({ durable: { abortedAt: NOW - 1 } })],

@@ -196,6 +196,7 @@ describe("decisionInput", () => {
       expect(decisionInput(context()).durable).toStrictEqual({
         parentId: null,
         stoppedAt: null,
+        userCancelledAt: null,
         recovering: false,
         lastErrorAt: null,
         lastErrorKind: null,
@@ -240,11 +241,13 @@ describe("decisionInput", () => {
             pauseMessageId: "msg_took_over",
             pauseBaseline: serializeLedger(pause),
           }),
+          userCancelledAt: NOW - 8,
         }),
       ).durable;
       expect(durable).toStrictEqual({
         parentId: "ses_parent",
         stoppedAt: NOW - 1,
+        userCancelledAt: NOW - 8,
         recovering: true,
         lastErrorAt: NOW - 3,
         lastErrorKind: "transient",

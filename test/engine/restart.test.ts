@@ -3,7 +3,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ev } from "../support/events.js";
 import { advance } from "../support/fake-time.js";
 import { FakeHost } from "../support/fake-host.js";
-import { startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
+import { DIRECTORY, startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
+import { openTestDatabase } from "../support/test-database.js";
 
 const S = "ses_restart";
 const fixtures: EngineFixture[] = [];
@@ -247,4 +248,54 @@ describe("two engines watching one session", () => {
     expect(host.prompts).toHaveLength(1);
     expect(a.rows.trail(S)).toEqual(["armed", "skipped:in_flight", "fired", "injected"]);
   });
+
+  // OpenCode loads the server plugin twice in TUI mode: the second one may still be reading a loaded OpenCode when
+  // the person cancels the first one's countdown. Arming after the key would send what they just cancelled.
+  it("a look still reading OpenCode when the person pressed the key yields to it (skipped: user_key)", async () => {
+    const folder = tempFolder();
+    const hostA = newHost();
+    const hostB = newHost();
+    hostB.todoDelayMs = 3000;
+    const a = await engine(folder, hostA);
+    const b = await engine(folder, hostB);
+    a.enforcer.handleEvent(ev.idle(S));
+    b.enforcer.handleEvent(ev.idle(S));
+    await advance(1000);
+    expect(a.rows.countdowns(S)).toMatchObject([{ state: "armed" }]);
+    await pressKey(folder);
+    await advance(3000); // B's read answers now
+    await advance(20_000);
+    await a.enforcer.settled();
+    await b.enforcer.settled();
+    expect(hostA.prompts.length + hostB.prompts.length).toBe(0);
+    expect(a.rows.trail(S)).toEqual(["armed", "cancelled:user_key", "skipped:user_key"]);
+    expect(a.rows.audit(S).at(-1)).toMatchObject({ detail: { stage: "idle", trigger: "idle" } });
+    expect(a.rows.countdowns(S).map((c) => c.state)).toEqual(["cancelled"]);
+  });
+
+  it("a look that began after the key is a new idle, and arms", async () => {
+    const folder = tempFolder();
+    const host = newHost();
+    const a = await engine(folder, host);
+    a.enforcer.handleEvent(ev.idle(S));
+    await advance(1000);
+    await pressKey(folder);
+    await advance(1000);
+    a.enforcer.handleEvent(ev.idle(S));
+    await advance(11_000);
+    await a.enforcer.settled();
+    expect(a.rows.trail(S)).toEqual(["armed", "cancelled:user_key", "armed", "fired", "injected"]);
+  });
 });
+
+/** The TUI's key, from its own process: the session's armed countdown ends `cancelled` with reason `user_key`. */
+async function pressKey(folder: string) {
+  const tui = await openTestDatabase(folder);
+  try {
+    expect(
+      await tui.store.cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" }),
+    ).toBeTruthy();
+  } finally {
+    await tui.store.close();
+  }
+}

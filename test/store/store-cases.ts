@@ -189,6 +189,12 @@ export const STORE_CASES: StoreCase[] = [
           trail.map((r) => r.e),
           ["cancelled:user_key", "stopped:cli", "cancelled:stopped"],
         );
+        // A look that began before the key finds it; one that began after, or another session, does not; a stop is
+        // not the key.
+        assert.equal(await port.userCancelledSince("ses_1", NOW), NOW + 1);
+        assert.equal(await port.userCancelledSince("ses_1", NOW + 1), NOW + 1);
+        assert.equal(await port.userCancelledSince("ses_1", NOW + 2), undefined);
+        assert.equal(await port.userCancelledSince("ses_2", NOW), undefined);
       });
     },
   },

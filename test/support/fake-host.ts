@@ -36,6 +36,8 @@ export class FakeHost implements HostPort {
   toasts: ToastRequest[] = [];
   logs: Array<{ level: LogLevel; message: string; extra?: Record<string, unknown> }> = [];
   todoBehaviour: Behaviour = "ok";
+  /** A todo read that answers, but only after this long (a loaded OpenCode). */
+  todoDelayMs = 0;
   messagesBehaviour: Behaviour = "ok";
   /** Behaviour of the next prompt calls, consumed in order; then `promptDefault`. */
   promptScript: Behaviour[] = [];
@@ -107,8 +109,9 @@ export class FakeHost implements HostPort {
     return value();
   }
 
-  getTodos(sessionId: string, signal: AbortSignal): Promise<Todo[]> {
+  async getTodos(sessionId: string, signal: AbortSignal): Promise<Todo[]> {
     this.calls.todos++;
+    if (this.todoDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.todoDelayMs));
     return this.behave(this.todoBehaviour, signal, () => structuredClone(this.todos.get(sessionId) ?? []), {
       not: "todos",
     });

@@ -103,6 +103,11 @@ describe("the sidebar panel", () => {
     ["all done", decided("skipped", "todos_complete"), ["done: every todo is closed", "2 of 20 continuations"]],
     ["cancelled with the key", decided("cancelled", "user_key"), ["cancelled by you", "2 of 20 continuations"]],
     [
+      "a second look at the same idle, after the key",
+      decided("skipped", "user_key", { cancelledAt: NOW }),
+      ["cancelled by you", "2 of 20 continuations"],
+    ],
+    [
       "retries given up",
       decided("injection_failed", "gave_up", { attempt: 4, final: true }),
       ["stopped: 4 attempts to continue failed", "/resume-continuation to go on", "2 of 20 continuations"],

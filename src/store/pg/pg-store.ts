@@ -32,7 +32,7 @@ import { hostname } from "node:os";
 import type { PgConnection, PgDb } from "./open.js";
 import { pgProblemOf } from "./problems.js";
 import { DB_NOW_MS, whole } from "./rows.js";
-import { countdowns, injections, replicas, sessions } from "./schema.js";
+import { auditEvents, countdowns, injections, replicas, sessions } from "./schema.js";
 import { prunePg } from "./retention.js";
 import { lockSession, armedCountdownOf, endArmedCountdown, insertArmedCountdown, insertAudit } from "./statements.js";
 
@@ -104,6 +104,23 @@ export class PgStore implements EngineStore {
       .where(and(eq(injections.sessionId, sessionId), eq(injections.status, "pending")))
       .limit(1);
     return whole(rows, ["id"]).length > 0;
+  }
+
+  async userCancelledSince(sessionId: string, since: number): Promise<number | undefined> {
+    const rows = await this.db
+      .select({ at: auditEvents.at })
+      .from(auditEvents)
+      .where(
+        and(
+          eq(auditEvents.sessionId, sessionId),
+          gte(auditEvents.at, since),
+          eq(auditEvents.event, "cancelled"),
+          eq(auditEvents.reason, "user_key"),
+        ),
+      )
+      .orderBy(desc(auditEvents.at))
+      .limit(1);
+    return whole(rows, ["at"])[0]?.at;
   }
 
   async armedCountdowns(scope: Scope): Promise<CountdownRow[]> {

@@ -1,5 +1,6 @@
-// `audit_events`: every row is written here, and only here, so that every row's detail is built the same way.
-import { sql } from "drizzle-orm";
+// `audit_events`: every row is written here, and only here, so that every row's detail is built the same way; and the
+// one thing the engine reads back from it (a person's cancel, which no other process has in memory).
+import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { AuditEntry } from "../../core/reasons.js";
 import { auditEvents } from "../schema.js";
 import type { SessionScope } from "../port.js";
@@ -10,6 +11,7 @@ const p = (name: string) => sql.placeholder(name);
 
 export class AuditLog {
   private readonly insert;
+  private readonly userCancel;
 
   constructor(db: Db) {
     this.insert = db
@@ -24,10 +26,29 @@ export class AuditLog {
         detail: p("detail"),
       })
       .prepare();
+    // Walks audit_session_idx (session, at): a handful of rows at most.
+    this.userCancel = db
+      .select({ at: auditEvents.at })
+      .from(auditEvents)
+      .where(
+        and(
+          eq(auditEvents.sessionId, p("sessionId")),
+          gte(auditEvents.at, p("since")),
+          eq(auditEvents.event, "cancelled"),
+          eq(auditEvents.reason, "user_key"),
+        ),
+      )
+      .orderBy(desc(auditEvents.at))
+      .limit(1)
+      .prepare();
   }
 
   /** One row; a countdown's id leads its detail, so that every row about a countdown can be found by it. */
   write(at: number, scope: Partial<SessionScope>, entry: AuditEntry, countdownId?: string): void {
     this.insert.run(auditDetail(at, scope, entry, countdownId));
+  }
+
+  userCancelledSince(sessionId: string, since: number): number | undefined {
+    return this.userCancel.get({ sessionId, since })?.at;
   }
 }

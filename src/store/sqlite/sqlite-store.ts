@@ -93,6 +93,10 @@ export class SqliteStore implements EngineStore {
     return this.now(() => this.injections.hasPending(sessionId));
   }
 
+  userCancelledSince(sessionId: string, since: number): Promise<number | undefined> {
+    return this.now(() => this.audit.userCancelledSince(sessionId, since));
+  }
+
   armedCountdowns(scope: Scope): Promise<CountdownRow[]> {
     return this.now(() => this.countdowns.armedIn(scope));
   }
