@@ -72,7 +72,15 @@ const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = 
     standing: "off",
     text: `not continued: agent ${String(d.agent ?? "")} cannot edit files`,
   }),
-  todo_fetch_failed: () => ({ standing: "waiting", text: "could not read the todo list" }),
+  todo_fetch_failed: (d) => ({
+    standing: "waiting",
+    text:
+      d.final === true
+        ? `could not read the todo list (${plural(n(d, "attempt"), "time")} in a row); looks again at the next idle`
+        : n(d, "retryInMs") !== undefined
+          ? `could not read the todo list; trying again in ${Math.ceil(n(d, "retryInMs")! / 1000)} s`
+          : "could not read the todo list",
+  }),
   no_todos: () => ({ standing: "done", text: "no todos" }),
   todos_complete: () => ({ standing: "done", text: "done: every todo is closed" }),
   user_took_over: () => ({

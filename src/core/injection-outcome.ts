@@ -2,7 +2,7 @@
 // when it looked for the message in the session; this says what to record and whether (and when) to try again.
 import { classifyError } from "./errors.js";
 import type { InjectionFailureReason } from "./reasons.js";
-import { afterInjectionFailed, type RetryPolicy, type SessionPatch } from "./transitions.js";
+import { afterInjectionFailed, type RetryPlan, type RetryPolicy, type SessionPatch } from "./transitions.js";
 
 export interface CallFailure {
   message: string;
@@ -38,8 +38,7 @@ export function verdictAfterFailure(failure: CallFailure, lookup: Lookup): Failu
   return { status: "failed", final };
 }
 
-/** What to do after a failed attempt: arm a retry after `delayMs`, or nothing more. */
-export type RetryPlan = { retry: true; attempt: number; delayMs: number } | { retry: false; attempt: number };
+export type { RetryPlan } from "./transitions.js";
 
 /** The retry policy applied to the failure count read in the transaction that records the failure. */
 export function retryAfter(

@@ -174,6 +174,25 @@ export interface RetryPolicy {
   retryMaxMs: number;
 }
 
+/** What to do after a failed attempt: try again after `delayMs`, or nothing more. */
+export type RetryPlan = { retry: true; attempt: number; delayMs: number } | { retry: false; attempt: number };
+
+/** base, 2×base, 4×base… capped: the wait before the `failures`-th retry in a row. */
+function backoffMs(failures: number, policy: RetryPolicy): number {
+  return Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** (failures - 1));
+}
+
+/**
+ * After a todo read that failed or did not answer (a slow or failing OpenCode): without the list there is nothing to
+ * judge, and no idle will come to look again, so look again with the prompt's backoff, at most `maxRetries` times in
+ * a row. A read that answers ends the run.
+ */
+export function afterTodoReadFailed(failuresBefore: number, policy: RetryPolicy): RetryPlan {
+  const failures = failuresBefore + 1;
+  if (failures > policy.maxRetries) return { retry: false, attempt: failures };
+  return { retry: true, attempt: failures, delayMs: backoffMs(failures, policy) };
+}
+
 export type FailureOutcome =
   | { retry: true; attempt: number; delayMs: number; patch: SessionPatch }
   | { retry: false; attempt: number; patch: SessionPatch };
@@ -193,7 +212,7 @@ export function afterInjectionFailed(
   if (final || failures > policy.maxRetries) {
     return { retry: false, attempt: failures, patch: { consecutiveFailures: failures, backoffUntil: null } };
   }
-  const delayMs = Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** (failures - 1));
+  const delayMs = backoffMs(failures, policy);
   return {
     retry: true,
     attempt: failures,

@@ -4,6 +4,8 @@
 import { decide, type Decision, type Stage } from "../core/decide.js";
 import { decisionInput, type HostFacts } from "../core/decision-input.js";
 import { explain, STOP_NOTICES } from "../core/explain.js";
+import { retryDetail } from "../core/injection-outcome.js";
+import { afterTodoReadFailed } from "../core/transitions.js";
 import type { SessionChange } from "../store/port.js";
 import type { SessionRow } from "../store/schema.js";
 import type { EngineContext } from "./context.js";
@@ -48,6 +50,28 @@ export class Decisions {
     const now = ctx.clock.now();
     const input = decisionInput({ stage, now, config: ctx.config, row, seen, facts, inFlight, userCancelledAt });
     return { decision: decide(input), row };
+  }
+
+  /** What OpenCode answered for the todos, remembered; an answer ends a run of failed reads. */
+  rememberTodos(sessionId: string, facts: HostFacts): void {
+    if (!Array.isArray(facts.todos)) return;
+    const memory = this.ctx.memories.get(sessionId);
+    memory.todos = facts.todos;
+    memory.todoReadFailures = 0;
+  }
+
+  /**
+   * A `todo_fetch_failed` skip's detail and session change: the session is owed another look after a backoff
+   * (`recheck_at`, so a restart keeps it), or, after `maxRetries` failed reads in a row, none until the next idle.
+   */
+  retryTodoRead(sessionId: string, facts: HostFacts): { detail: Record<string, unknown>; change: SessionChange } {
+    const memory = this.ctx.memories.get(sessionId);
+    const plan = afterTodoReadFailed(memory.todoReadFailures ?? 0, this.ctx.config);
+    memory.todoReadFailures = plan.retry ? plan.attempt : 0;
+    return {
+      detail: { ...(facts.todoError ? { error: facts.todoError } : {}), ...retryDetail(plan) },
+      change: { recheckAt: plan.retry ? this.ctx.clock.now() + plan.delayMs : null },
+    };
   }
 
   /** A skip is a decision: its audit row, with the session change that goes with it in one transaction. */

@@ -119,7 +119,7 @@ export class Evaluator {
     // A re-evaluation follows missed events: what OpenCode says now beats what this process last saw.
     if (trigger !== "idle" && facts.status) memory.status = facts.status;
     if (facts.parentId !== undefined) await this.noteParent(sessionId, facts.parentId);
-    if (Array.isArray(facts.todos)) memory.todos = facts.todos;
+    decisions.rememberTodos(sessionId, facts);
     if (await injector.checks.unstartedContinuation(sessionId, facts, countdowns.has(sessionId))) return;
     const { decision, row } = await decisions.decide(sessionId, "idle", facts, look.began);
     if (decision.verdict === "skip") {
@@ -128,8 +128,11 @@ export class Evaluator {
         const recheckAt = ctx.clock.now() + CHILDREN_RECHECK_MS;
         return decisions.recordSkip(sessionId, decision, { trigger }, { recheckAt });
       }
-      const error = facts.todoError ? { error: facts.todoError } : {};
-      return decisions.recordSkip(sessionId, decision, { trigger, ...error }, { recheckAt: null });
+      if (decision.reason === "todo_fetch_failed") {
+        const retry = decisions.retryTodoRead(sessionId, facts);
+        return decisions.recordSkip(sessionId, decision, { trigger, ...retry.detail }, retry.change);
+      }
+      return decisions.recordSkip(sessionId, decision, { trigger }, { recheckAt: null });
     }
     const delayMs = Math.max(ctx.config.countdownSeconds * 1000, (decision.notBefore ?? 0) - ctx.clock.now());
     // The budget travels with the decision, so a reader of the audit (the TUI panel) can say "2 of 20".

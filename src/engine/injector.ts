@@ -134,7 +134,7 @@ export class Injector {
     const { countdowns, decisions } = this.peers;
     const { sessionId } = armed.row;
     if (!this.current(armed)) return undefined;
-    if (Array.isArray(facts.todos)) ctx.memories.get(sessionId).todos = facts.todos;
+    decisions.rememberTodos(sessionId, facts);
     // An earlier continuation that failed or was lost in a timeout may have arrived after all: never send on top of it.
     const arrived = await this.checks.confirmEarlier(sessionId, facts.messages);
     if (arrived) {
@@ -146,8 +146,12 @@ export class Injector {
     }
     const { decision, row } = await decisions.decide(sessionId, "before_prompt", facts);
     if (decision.verdict === "skip") {
-      const detail = { ...decision.detail, ...(facts.todoError ? { error: facts.todoError } : {}) };
-      await countdowns.end(armed, { state: "cancelled", audit: { event: "skipped", reason: decision.reason, detail } });
+      const retry = decision.reason === "todo_fetch_failed" ? decisions.retryTodoRead(sessionId, facts) : undefined;
+      const detail = { ...decision.detail, ...retry?.detail };
+      const audit = { event: "skipped", reason: decision.reason, detail } as const;
+      const ended = await countdowns.end(armed, { state: "cancelled", audit });
+      // A countdown someone else ended meanwhile (the TUI's key) is owed no second look.
+      if (ended && retry) await ctx.store.changeSession(ctx.scope(sessionId), ctx.clock.now(), retry.change);
       return undefined;
     }
     const delivery = prepareDelivery(ctx, { armed, info, facts, row, decision });

@@ -10,6 +10,8 @@ export interface SessionMemory {
   parentId?: string | null;
   /** Latest todos from `todo.updated`: the countdown's end is judged on them without asking OpenCode. */
   todos?: Todo[];
+  /** Todo reads in a row that failed (each retried later through `recheck_at`, the durable part). */
+  todoReadFailures?: number;
   pendingRequests: Set<string>;
   compactedRecently: boolean;
   /** Bumped by every activity: an evaluation that awaited OpenCode can tell that the session moved on meanwhile. */

@@ -133,7 +133,11 @@ export interface EngineStore {
    * and applies `change` to the session either way, in one transaction.
    */
   endCountdown(countdown: CountdownRef, end: CountdownEnd, now: number, change?: SessionChange): Promise<boolean>;
-  /** A person ended the session's armed countdown (the TUI's key): returns the one ended, if any. */
+  /**
+   * A person ended the session's armed countdown (the TUI's key): returns the one ended, if any. Any look the session
+   * is owed (`recheck_at`: a failed todo read's retry, by this process or another) goes with it: the key cancels the
+   * continuation of this idle, not one countdown of it.
+   */
   cancelArmed(scope: SessionScope, now: number, detail: Record<string, unknown>): Promise<ArmedRef | undefined>;
   /** Sets the durable stop and cancels the armed countdown (`stopped`); unchanged when it was already set. */
   setStop(scope: SessionScope, source: StopSource, now: number): Promise<StopResult>;

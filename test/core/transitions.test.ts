@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   afterExplicitResume,
   afterInjectionFailed,
+  afterTodoReadFailed,
   afterRealUserMessage,
   afterSessionError,
   continuationPatch,
@@ -25,6 +26,15 @@ describe("retry backoff", () => {
   });
   it("a failure retrying cannot fix gives up at once", () => {
     expect(afterInjectionFailed(0, 0, policy, true)).toMatchObject({ retry: false, attempt: 1 });
+  });
+  it("a todo read that fails is retried on the same backoff, at most maxRetries times in a row", () => {
+    const plans = [0, 1, 2, 3].map((failuresBefore) => afterTodoReadFailed(failuresBefore, policy));
+    expect(plans).toEqual([
+      { retry: true, attempt: 1, delayMs: 1000 },
+      { retry: true, attempt: 2, delayMs: 2000 },
+      { retry: true, attempt: 3, delayMs: 3000 },
+      { retry: false, attempt: 4 },
+    ]);
   });
 });
 

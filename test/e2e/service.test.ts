@@ -140,6 +140,20 @@ describe("the standalone service against a real OpenCode server without the plug
     },
   );
 
+  it("a todo read that OpenCode does not answer is tried again after a backoff, then the session continues", async () => {
+    const id = await world.session("expired");
+    proxy.dropAnswersTo(/^GET \/session\/[^/ ]+\/todo\b/);
+    await world.prompt(id, "scenario: expired");
+    const skip = await world.waitForAudit(id, "skipped:todo_fetch_failed", 30_000);
+    expect(skip.detail).toMatchObject({ attempt: 1, retryInMs: 5000 });
+    proxy.dropAnswersTo(undefined);
+    await world.waitForAudit(id, "injected", 30_000);
+    await world.waitForAudit(id, "skipped:todos_complete", 20_000);
+    expect(world.audit(id).find((r) => r.event === "armed")!.detail.trigger).toBe("recheck");
+    expect(world.continuationRequests("expired")).toHaveLength(1);
+    expect(proxy.dropped).toBeGreaterThan(0);
+  });
+
   it("stops cleanly on SIGTERM, releasing its leases, and never printed the password", async () => {
     const exited = new Promise<number | null>((resolve) => service.once("exit", (code) => resolve(code)));
     service.kill("SIGTERM");

@@ -114,6 +114,65 @@ describe("idle with open todos", () => {
     ]);
   });
 
+  // No idle will come to look again: a slow or failing OpenCode at that moment must not leave the todos open for good.
+  it("a todo read that fails is tried again after a backoff, and the session continues once OpenCode answers", async () => {
+    await boot({ leaseMs: 3000 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    f.host.todoBehaviour = "fail";
+    await idle();
+    await settle();
+    expect(f.rows.audit(S)).toMatchObject([
+      { event: "skipped", reason: "todo_fetch_failed", detail: { error: "fetch failed", attempt: 1, retryInMs: 1000 } },
+    ]);
+    expect(f.rows.session(S)?.recheck_at).toBeGreaterThan(Date.now());
+    f.host.todoBehaviour = "ok";
+    await advance(2100); // due in 1 s, picked up by the next lease tick (every second here)
+    await settle();
+    expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "armed", detail: { trigger: "recheck" } });
+    await advance(2100);
+    await settle();
+    expect(f.host.prompts).toHaveLength(1);
+  });
+
+  it("todo reads that keep failing are tried maxRetries times in a row, then not until the next idle", async () => {
+    await boot({ leaseMs: 3000 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    f.host.todoBehaviour = "fail";
+    await idle();
+    await settle();
+    await advance(20_000);
+    await settle();
+    const reads = () => f.rows.audit(S).filter((r) => r.reason === "todo_fetch_failed");
+    expect(reads().map((r) => r.detail.retryInMs ?? "gave up")).toEqual([1000, 2000, 4000, "gave up"]);
+    expect(reads().at(-1)).toMatchObject({ detail: { attempt: 4, final: true } });
+    expect(f.rows.session(S)).toMatchObject({ recheck_at: null });
+    expect(f.host.prompts).toHaveLength(0);
+    await idle(); // a new idle starts a new run
+    await settle();
+    expect(reads().at(-1)).toMatchObject({ detail: { attempt: 1, retryInMs: 1000 } });
+  });
+
+  it("a todo read that fails right before the prompt cancels the countdown and is tried again the same way", async () => {
+    await boot({ leaseMs: 3000 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    await idle();
+    f.host.todoBehaviour = "hang";
+    await advance(2000 + 10_000 + 100); // the countdown, then the read's timeout (hostTimeoutMs)
+    await settle();
+    expect(f.rows.audit(S).find((r) => r.reason === "todo_fetch_failed")).toMatchObject({
+      event: "skipped",
+      detail: { stage: "before_prompt", attempt: 1, retryInMs: 1000 },
+    });
+    expect(f.rows.countdowns(S)).toMatchObject([{ state: "cancelled" }]);
+    f.host.todoBehaviour = "ok";
+    await advance(2100);
+    await settle();
+    await advance(2100);
+    await settle();
+    expect(f.host.prompts).toHaveLength(1);
+    expect(f.rows.countdowns(S).map((c) => c.state)).toEqual(["cancelled", "fired"]);
+  });
+
   it("repeated idles give one injection (the newer countdown supersedes the older)", async () => {
     await boot();
     f.host.setTodos(S, [["a", "pending"]]);

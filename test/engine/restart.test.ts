@@ -273,6 +273,50 @@ describe("two engines watching one session", () => {
     expect(a.rows.countdowns(S).map((c) => c.state)).toEqual(["cancelled"]);
   });
 
+  // The same, when the second one's read failed before the key and it owes the session another look (which either
+  // engine may take: `recheck_at` is shared).
+  it("a retry owed by a todo read that failed before the key is dropped with the countdown it cancels", async () => {
+    const folder = tempFolder();
+    const hostA = newHost();
+    const hostB = newHost();
+    hostB.todoBehaviour = "fail";
+    const a = await engine(folder, hostA);
+    const b = await engine(folder, hostB);
+    a.enforcer.handleEvent(ev.idle(S));
+    await advance(1000);
+    b.enforcer.handleEvent(ev.idle(S)); // after A armed, so that the trail's order is known
+    await advance(1000);
+    expect(a.rows.trail(S)).toEqual(["armed", "skipped:todo_fetch_failed"]);
+    expect(a.rows.audit(S).at(-1)).toMatchObject({ detail: { attempt: 1, retryInMs: 5000 } });
+    await pressKey(folder);
+    hostB.todoBehaviour = "ok"; // OpenCode answers again by the time the retry looks
+    await advance(30_000);
+    await a.enforcer.settled();
+    await b.enforcer.settled();
+    expect(hostA.prompts.length + hostB.prompts.length).toBe(0);
+    // The key dropped the look B owed the session; neither engine looked again.
+    expect(a.rows.trail(S)).toEqual(["armed", "skipped:todo_fetch_failed", "cancelled:user_key"]);
+    expect(a.rows.session(S)).toMatchObject({ recheck_at: null });
+  });
+
+  it("a todo read that fails right before the prompt while the key cancels the countdown owes no retry", async () => {
+    const folder = tempFolder();
+    const host = newHost();
+    const a = await engine(folder, host);
+    a.enforcer.handleEvent(ev.idle(S));
+    await advance(1000);
+    host.todoBehaviour = "hang";
+    await advance(9500); // the deadline: the read right before the prompt hangs
+    await pressKey(folder);
+    host.todoBehaviour = "ok";
+    await advance(11_000); // the read's timeout (hostTimeoutMs)
+    await advance(30_000);
+    await a.enforcer.settled();
+    expect(host.prompts).toHaveLength(0);
+    expect(a.rows.trail(S)).toEqual(["armed", "cancelled:user_key"]);
+    expect(a.rows.session(S)).toMatchObject({ recheck_at: null });
+  });
+
   it("a look that began after the key is a new idle, and arms", async () => {
     const folder = tempFolder();
     const host = newHost();

@@ -168,10 +168,13 @@ export const STORE_CASES: StoreCase[] = [
     async run(folder) {
       await withStore(folder, async (store, port) => {
         await port.armCountdown(countdown("cd_1"), {});
+        await port.changeSession({ sessionId: "ses_1", directory: "/p" }, NOW, { recheckAt: NOW + 5000 });
         assert.equal(
           (await port.cancelArmed({ sessionId: "ses_1", directory: "/p" }, NOW + 1, { via: "key" }))?.id,
           "cd_1",
         );
+        // The key cancels the idle's continuation, and with it the look the session was owed.
+        assert.equal((await port.session("ses_1"))?.recheckAt, null);
         assert.equal(await port.cancelArmed({ sessionId: "ses_1", directory: "/p" }, NOW + 2, {}), undefined);
         await port.armCountdown(countdown("cd_2", "ses_1", { armedAt: NOW + 3 }), {});
         const stop = await port.setStop({ sessionId: "ses_1", directory: "/p" }, "cli", NOW + 4);

@@ -112,6 +112,16 @@ describe("the sidebar panel", () => {
       decided("injection_failed", "gave_up", { attempt: 4, final: true }),
       ["stopped: 4 attempts to continue failed", "/resume-continuation to go on", "2 of 20 continuations"],
     ],
+    [
+      "a todo read that failed, tried again soon",
+      decided("skipped", "todo_fetch_failed", { attempt: 1, retryInMs: 5000 }),
+      ["could not read the todo list; trying again in 5 s", "2 of 20 continuations"],
+    ],
+    [
+      "todo reads given up until the next idle",
+      decided("skipped", "todo_fetch_failed", { attempt: 4, final: true }),
+      ["could not read the todo list (4 times in a row); looks again at the next idle", "2 of 20 continuations"],
+    ],
     ["a continuation just sent", decided("injected", null), ["continued", "2 of 20 continuations"]],
     [
       "the database cannot be read",

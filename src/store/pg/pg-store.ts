@@ -286,9 +286,10 @@ export class PgStore implements EngineStore {
       const armed = await armedCountdownOf(tx, scope.sessionId);
       if (!armed) return undefined;
       const audit = { event: "cancelled", reason: "user_key", detail } as const;
-      return (await endArmedCountdown(tx, { ...scope, id: armed.id }, { state: "cancelled", audit }, now))
-        ? armed
-        : undefined;
+      if (!(await endArmedCountdown(tx, { ...scope, id: armed.id }, { state: "cancelled", audit }, now)))
+        return undefined;
+      await this.change(tx, scope, now, { recheckAt: null });
+      return armed;
     });
   }
 

@@ -197,7 +197,9 @@ export class SqliteStore implements EngineStore {
       const armed = this.countdowns.armedFor(scope.sessionId);
       if (!armed) return undefined;
       const audit = { event: "cancelled", reason: "user_key", detail } as const;
-      return this.end({ ...scope, id: armed.id }, { state: "cancelled", audit }, now) ? armed : undefined;
+      if (!this.end({ ...scope, id: armed.id }, { state: "cancelled", audit }, now)) return undefined;
+      this.change(scope, now, { recheckAt: null });
+      return armed;
     });
   }
 
