@@ -46,10 +46,14 @@ function portable(sql: string): string {
     );
 }
 
+/** psql's answer is one JSON value: a crash test's whole audit table passes execFileSync's default 1 MB buffer. */
+const PSQL_MAX_OUTPUT = 256 * 1024 * 1024;
+
 export function psqlRows(url: string): TestRows {
   const psql = (statement: string) =>
     execFileSync("psql", [url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", statement], {
       encoding: "utf8",
+      maxBuffer: PSQL_MAX_OUTPUT,
     });
   return {
     all<T>(sql: string, ...params: unknown[]): T[] {
