@@ -78,8 +78,11 @@ export class Countdowns {
   private readonly bySession = new Map<string, Armed>();
   /** Sessions whose arming is being written, with the activity that came meanwhile (it ends it once written). */
   private readonly arming = new Map<string, Cancellation | null>();
-  /** Countdowns whose claim is being written: a lease tick must not adopt them back. */
-  private readonly claiming = new Set<string>();
+  /**
+   * This process's countdowns whose row is being written (armed, ended or claimed): in the database but not in
+   * memory for one round trip, and not orphans. A lease tick that adopted one would resume a countdown nobody lost.
+   */
+  private readonly writing = new Set<string>();
 
   constructor(
     private readonly ctx: EngineContext,
@@ -133,23 +136,26 @@ export class Countdowns {
     const respect = (other: { owner: string | null; leaseUntil: number | null }) =>
       ctx.store.ownerAlive(other.owner, other.leaseUntil, now);
     this.arming.set(sessionId, null);
-    let armedNow: boolean;
+    this.writing.add(countdown.id);
+    let armed: Armed | undefined;
     let cancelledMeanwhile: Cancellation | null | undefined;
     try {
-      ({ armed: armedNow } = await ctx.store.armCountdown(countdown, request.detail, request.sessionPatch, respect));
-    } finally {
+      const written = await ctx.store.armCountdown(countdown, request.detail, request.sessionPatch, respect);
       cancelledMeanwhile = this.arming.get(sessionId);
+      const row: CountdownRow = {
+        ...countdown,
+        server: countdown.server ?? null,
+        state: "armed",
+        endedAt: null,
+        endReason: null,
+      };
+      // Held before anything else runs: a lease tick reading the new row meanwhile would take it for an orphan.
+      const wait = { summary: request.summary, delayMs: request.delayMs, resumed: false };
+      if (written.armed) armed = this.hold(row, wait);
+    } finally {
       this.arming.delete(sessionId);
+      this.writing.delete(countdown.id);
     }
-    if (!armedNow) return undefined;
-    const row: CountdownRow = {
-      ...countdown,
-      server: countdown.server ?? null,
-      state: "armed",
-      endedAt: null,
-      endReason: null,
-    };
-    const armed = this.hold(row, { summary: request.summary, delayMs: request.delayMs, resumed: false });
     if (!armed) return undefined;
     if (cancelledMeanwhile) {
       await this.end(armed, cancelled(cancelledMeanwhile.reason, cancelledMeanwhile.detail));
@@ -173,9 +179,10 @@ export class Countdowns {
     if (this.arming.get(sessionId) === null) this.arming.set(sessionId, { reason, detail });
     const armed = this.detach(sessionId);
     if (!armed) return change ? ctx.changeSession(sessionId, change).then(() => false) : Promise.resolve(false);
-    return ctx.lanes
-      .post(sessionId, () => ctx.store.endCountdown(armed.row, cancelled(reason, detail), now, change))
-      .then((ended) => ended === true);
+    // Out of memory now, but armed in the database until the lane gets to it.
+    return this.whileWriting(armed.row.id, () =>
+      ctx.lanes.post(sessionId, () => ctx.store.endCountdown(armed.row, cancelled(reason, detail), now, change)),
+    ).then((ended) => ended === true);
   }
 
   // ── end, claim (called in the session's lane by the injector) ──────────────
@@ -183,7 +190,9 @@ export class Countdowns {
   /** Ends `armed` (a guard's skip at its deadline, or activity during arming); false if it had ended already. */
   async end(armed: Armed, end: CountdownEnd, change?: SessionChange): Promise<boolean> {
     if (this.isCurrent(armed)) this.detach(armed.row.sessionId);
-    return this.ctx.store.endCountdown(armed.row, end, this.ctx.clock.now(), change);
+    return this.whileWriting(armed.row.id, () =>
+      this.ctx.store.endCountdown(armed.row, end, this.ctx.clock.now(), change),
+    );
   }
 
   /**
@@ -193,11 +202,15 @@ export class Countdowns {
   async claim(armed: Armed, injection: NewInjection, detail: Record<string, unknown>): Promise<boolean> {
     if (!this.isCurrent(armed)) return false;
     this.detach(armed.row.sessionId);
-    this.claiming.add(armed.row.id);
+    return this.whileWriting(armed.row.id, () => this.ctx.store.claimCountdown(injection, detail));
+  }
+
+  private async whileWriting<T>(countdownId: string, write: () => Promise<T>): Promise<T> {
+    this.writing.add(countdownId);
     try {
-      return await this.ctx.store.claimCountdown(injection, detail);
+      return await write();
     } finally {
-      this.claiming.delete(armed.row.id);
+      this.writing.delete(countdownId);
     }
   }
 
@@ -228,7 +241,7 @@ export class Countdowns {
     const adoptions: Adoption[] = [];
     const verdicts: ResumeAction[] = [];
     for (const countdown of await ctx.store.armedCountdowns(ctx.followed)) {
-      if (this.bySession.get(countdown.sessionId)?.row.id === countdown.id || this.claiming.has(countdown.id)) continue;
+      if (this.bySession.get(countdown.sessionId)?.row.id === countdown.id || this.writing.has(countdown.id)) continue;
       const orphaned =
         countdown.owner === null ||
         countdown.owner === ctx.owner ||

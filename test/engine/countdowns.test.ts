@@ -402,6 +402,48 @@ describe("claim", () => {
     expect(due).toHaveLength(1);
     expect(rows.trail(S)).toEqual(["armed", "fired"]);
   });
+
+  // On PostgreSQL a lease tick's read runs on another connection: it can see a row this process wrote before this
+  // process has its answer. Adopted then, an own countdown nobody lost got a `resumed: lease_expired` row (thousands
+  // in the 4-process PostgreSQL test).
+  it("a lease tick between an arming's write and its answer does not adopt the new countdown", async () => {
+    class SlowArmAnswers extends SqliteStore {
+      gate: Promise<void> = Promise.resolve();
+      override async armCountdown(...args: Parameters<SqliteStore["armCountdown"]>) {
+        const written = await super.armCountdown(...args);
+        await this.gate;
+        return written;
+      }
+    }
+    const slow = new SlowArmAnswers(connection);
+    let open!: () => void;
+    slow.gate = new Promise((resolve) => (open = resolve));
+    const { countdowns, due } = engine(liveOwner(), slow);
+    const arming = countdowns.arm(request(2000));
+    await advance(0);
+    expect(armedRows()).toHaveLength(1);
+    expect(await countdowns.recover("lease_expired")).toEqual({ rearmed: 0, fired: 0, expired: 0, foreign: 0 });
+    open();
+    expect(await arming).toBeDefined();
+    await advance(2000);
+    expect(due).toHaveLength(1);
+    expect(rows.trail(S)).toEqual(["armed"]);
+  });
+
+  it("a lease tick while a cancel waits for the session's lane does not adopt the countdown back", async () => {
+    const { countdowns, ctx, due } = engine();
+    await countdowns.arm(request(2000));
+    let open!: () => void;
+    const busyLane = ctx.lanes.post(S, () => new Promise<void>((resolve) => (open = resolve)));
+    const ended = countdowns.cancel(S, "busy", { source: "event" });
+    expect(await countdowns.recover("lease_expired")).toEqual({ rearmed: 0, fired: 0, expired: 0, foreign: 0 });
+    open();
+    await busyLane;
+    expect(await ended).toBe(true);
+    await advance(5000);
+    expect(due).toEqual([]);
+    expect(rows.trail(S)).toEqual(["armed", "cancelled:busy"]);
+  });
 });
 
 describe("recover", () => {
