@@ -82,6 +82,8 @@ export class Enforcer {
   private leaseTimer: ReturnType<typeof setInterval> | undefined;
   /** A lease tick still running when the next is due is not doubled. */
   private leaseTickRunning = false;
+  /** The heartbeat being written, if one is: a slow one is not doubled either. */
+  private beating: Promise<void> | undefined;
   private starting: Promise<RecoveryReport> | undefined;
   private stopping: Promise<void> | undefined;
 
@@ -182,12 +184,19 @@ export class Enforcer {
 
   /** Every third of a lease: renew this process's leases, adopt orphans, settle orphaned injections, owed looks. */
   private async leaseTick(): Promise<void> {
-    if (this.leaseTickRunning) return;
+    this.health.checkReplaced();
+    if (!this.lifecycle.deciding) return;
+    // The heartbeat goes out every tick, on its own: the rest of a tick can wait long for a busy pool (PostgreSQL
+    // under a burst of idles), and a heartbeat held up behind it past the lease let the others take this process's
+    // countdowns while it was alive and well.
+    this.beating ??= this.ctx.store
+      .heartbeat(this.owner, this.ctx.config.leaseMs)
+      .finally(() => (this.beating = undefined));
+    const beat = this.beating;
+    if (this.leaseTickRunning) return void this.track(beat);
     this.leaseTickRunning = true;
     try {
-      this.health.checkReplaced();
-      if (!this.lifecycle.deciding) return;
-      await this.ctx.store.heartbeat(this.owner, this.ctx.config.leaseMs);
+      await beat;
       await this.countdowns.renewLeases();
       await this.countdowns.recover(TAKEOVER_REASON);
       void this.track(this.injector.checks.reconcilePending());

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveConfig, type Config } from "../../src/config.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
+import type { OperatorStore } from "../../src/store/open-engine-store.js";
 import type { Store } from "../../src/store/sqlite/open.js";
 import { expect, vi } from "vitest";
 import { FakeHost } from "./fake-host.js";
@@ -99,6 +100,8 @@ export interface EngineFixture {
   store: Store;
   /** Rows, read and written synchronously on either backend. */
   db: TestRows;
+  /** The store the engine was given (a test may slow one of its calls down). */
+  port: OperatorStore;
   backend: TestBackend;
   /** Resolves once the database has answered every call the engine made (instant on SQLite). */
   quiet(): Promise<void>;
@@ -147,6 +150,7 @@ export async function startEngine(
       return opened.file;
     },
     db: opened.rows,
+    port: opened.store,
     backend,
     quiet: opened.quiet,
     host,
