@@ -1,5 +1,6 @@
 // What must hold in the database and at the host after any sequence of crashes and restarts.
 import Database from "better-sqlite3";
+import pg from "pg";
 import { isPostgresUrl } from "../../src/store/open-engine-store.js";
 import { psqlRows } from "../support/test-database.js";
 import type { DeliveredPrompt } from "./scripted-server.js";
@@ -12,6 +13,21 @@ export function selectFrom<T>(location: string, sql: { sqlite: string; postgres?
     return db.prepare(sql.sqlite).all() as T[];
   } finally {
     db.close();
+  }
+}
+
+/**
+ * The same, read without blocking this process: the scripted host the engines call runs here too, and a synchronous
+ * psql polled in a loop starves it (arming 20 sessions then took longer than their 3 s countdowns).
+ */
+export async function selectFromWithoutBlocking<T>(location: string, sql: { sqlite: string }): Promise<T[]> {
+  if (!isPostgresUrl(location)) return selectFrom<T>(location, sql);
+  const client = new pg.Client({ connectionString: location });
+  await client.connect();
+  try {
+    return (await client.query(sql.sqlite)).rows as T[];
+  } finally {
+    await client.end();
   }
 }
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { tempFolder } from "../support/engine-fixture.js";
 import { freshDatabase } from "../support/pg-database.js";
-import { checkInvariants, selectFrom } from "./invariants.js";
+import { checkInvariants, selectFrom, selectFromWithoutBlocking } from "./invariants.js";
 import { startProcess, type RunningProcess } from "./processes.js";
 import { ScriptedServer } from "./scripted-server.js";
 
@@ -125,9 +125,9 @@ describe.each(["file", "PostgreSQL"] as const)("a lease holder frozen with SIGST
         await frozen.waitFor("idled");
         // Frozen once every countdown is armed (a state, not a time: arming takes longer on PostgreSQL's round trips).
         await vi.waitFor(
-          () =>
+          async () =>
             expect(
-              selectFrom<{ id: string }>(w.db, { sqlite: "SELECT id FROM countdowns WHERE state = 'armed'" }),
+              await selectFromWithoutBlocking(w.db, { sqlite: "SELECT id FROM countdowns WHERE state = 'armed'" }),
             ).toHaveLength(20),
           { timeout: 15_000, interval: 50 },
         );
