@@ -47,6 +47,8 @@ export interface ArmRequest {
   /** What led to it, for the `armed` row. */
   detail: Record<string, unknown>;
   sessionPatch?: SessionUpdate;
+  /** When the idle it answers was seen: a continuation fired since then (by any process) answered it already. */
+  answeredSince?: number;
 }
 
 export interface RecoveryReport {
@@ -140,7 +142,8 @@ export class Countdowns {
     let armed: Armed | undefined;
     let cancelledMeanwhile: Cancellation | null | undefined;
     try {
-      const written = await ctx.store.armCountdown(countdown, request.detail, request.sessionPatch, respect);
+      const { sessionPatch, answeredSince } = request;
+      const written = await ctx.store.armCountdown(countdown, request.detail, { sessionPatch, respect, answeredSince });
       cancelledMeanwhile = this.arming.get(sessionId);
       const row: CountdownRow = {
         ...countdown,

@@ -75,12 +75,33 @@ export type Adoption = { countdown: CountdownRow } & (
   { end: Extract<CountdownEnd, { state: "expired" }> } | { audit: Extract<AuditEntry, { event: "resumed" }> }
 );
 
+/** A continuation of a session that went out (or may have: pending, sent, or uncertain), as a look meets it. */
+export interface ContinuationRef {
+  injectionId: string;
+  firedAt: number;
+}
+
+export interface ArmOptions {
+  /** Written with the countdown, in its transaction. */
+  sessionPatch?: SessionUpdate;
+  /** Whether another process's armed countdown is to be left alone (its owner is alive). */
+  respect?: (armed: ArmedRef) => boolean;
+  /**
+   * When the idle this countdown answers was seen: a continuation of the session fired since then (by any process)
+   * answered that idle already, and nothing is armed. Checked in the arming's transaction, so that a continuation
+   * fired between the look's guards and its arming is not answered twice.
+   */
+  answeredSince?: number;
+}
+
 export interface ArmResult {
   armed: boolean;
   /** The session's armed countdown this one replaced (`cancelled: superseded`). */
   superseded?: ArmedRef;
   /** A live process's countdown that was respected: nothing was armed (`skipped: in_flight`). */
   heldBy?: ArmedRef;
+  /** A continuation fired since `answeredSince`: nothing was armed (`skipped: in_flight`). */
+  answeredBy?: ContinuationRef;
 }
 
 export interface StopResult {
@@ -102,6 +123,8 @@ export interface EngineStore {
   hasPendingInjection(sessionId: string): Promise<boolean>;
   /** When a person cancelled the session's countdown with the TUI's key at or after `since` (the latest), if so. */
   userCancelledSince(sessionId: string, since: number): Promise<number | undefined>;
+  /** The latest continuation of the session fired at or after `since` and not refused (`failed`), if any. */
+  continuedSince(sessionId: string, since: number): Promise<ContinuationRef | undefined>;
   /** Armed countdowns of one scope, earliest deadline first. */
   armedCountdowns(scope: Scope): Promise<CountdownRow[]>;
   /** `pending` injections of a scope, oldest first (the engine decides which of them are orphaned). */
@@ -120,14 +143,10 @@ export interface EngineStore {
   recordDecision(scope: SessionScope, now: number, entry: AuditEntry): Promise<void>;
   /**
    * Arms a countdown, superseding the session's armed one, unless that belongs to another process `respect` says is
-   * alive: then nothing is armed and the skip (`in_flight`) is audited. `sessionPatch` goes with it.
+   * alive, or a continuation answered the idle already (`answeredSince`): then nothing is armed and the skip
+   * (`in_flight`) is audited. `sessionPatch` goes with it either way.
    */
-  armCountdown(
-    countdown: NewCountdown,
-    detail: Record<string, unknown>,
-    sessionPatch?: SessionUpdate,
-    respect?: (armed: ArmedRef) => boolean,
-  ): Promise<ArmResult>;
+  armCountdown(countdown: NewCountdown, detail: Record<string, unknown>, options?: ArmOptions): Promise<ArmResult>;
   /**
    * Ends the countdown if it is still armed (false when someone else ended it first: then its audit is not written)
    * and applies `change` to the session either way, in one transaction.

@@ -123,8 +123,9 @@ describe.each(BACKENDS)("store port on $name", (backend) => {
       const held = await w.b.armCountdown(
         countdown("cd3", "ses_1", { owner: OTHER }),
         { why: "test" },
-        undefined,
-        () => true,
+        {
+          respect: () => true,
+        },
       );
       expect(held).toMatchObject({ armed: false, heldBy: { id: "cd2", owner: ME } });
       expect(await w.count("audit_events WHERE event = 'skipped' AND reason = 'in_flight'")).toBe(1);
@@ -166,6 +167,34 @@ describe.each(BACKENDS)("store port on $name", (backend) => {
       await w.a.armCountdown(countdown("cd2"), {});
       await w.a.cancelArmed({ sessionId: "ses_1", directory: "/p" }, NOW, { key: "escape" });
       expect(await w.a.claimCountdown(injection("i4", "cd2"), {})).toBe(false);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("an idle answered by one process's continuation arms nothing in another that looked at it before", async () => {
+    const w = await world();
+    try {
+      await w.a.armCountdown(countdown("cd1"), {});
+      expect(await w.a.claimCountdown(injection("inj1", "cd1"), {})).toBe(true); // fired at NOW + 2000
+      await w.a.settleInjection(injection("inj1", "cd1"), "sent", NOW + 2100, null, () => ({ audit: [] }));
+      const answered = { injectionId: "inj1", firedAt: NOW + 2000 };
+      expect(await w.b.continuedSince("ses_1", NOW + 500)).toEqual(answered);
+      expect(await w.b.continuedSince("ses_1", NOW + 2001)).toBeUndefined();
+      const late = countdown("cd2", "ses_1", { owner: OTHER, armedAt: NOW + 3000 });
+      expect(await w.b.armCountdown(late, { trigger: "recheck" }, { answeredSince: NOW + 500 })).toEqual({
+        armed: false,
+        answeredBy: answered,
+      });
+      expect(await w.count("countdowns WHERE id = 'cd2'")).toBe(0);
+      expect(
+        await w.count(
+          "audit_events WHERE event = 'skipped' AND reason = 'in_flight' AND detail LIKE '%\"answeredBy\":\"inj1\"%'",
+        ),
+      ).toBe(1);
+      // A look that began after the continuation judges a new idle.
+      const next = countdown("cd3", "ses_1", { owner: OTHER, armedAt: NOW + 3000 });
+      expect((await w.b.armCountdown(next, {}, { answeredSince: NOW + 2001 })).armed).toBe(true);
     } finally {
       await w.close();
     }

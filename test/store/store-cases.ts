@@ -129,7 +129,7 @@ export const STORE_CASES: StoreCase[] = [
         );
         // A countdown carries its own directory: arming alone writes no session row (one less page per arm).
         assert.equal(await port.session("ses_1"), undefined);
-        await port.armCountdown(countdown("cd_3", "ses_2"), {}, { agent: "build" });
+        await port.armCountdown(countdown("cd_3", "ses_2"), {}, { sessionPatch: { agent: "build" } });
         assert.equal((await port.session("ses_2"))?.agent, "build", "a patch given with the arming creates the row");
       });
     },
@@ -139,7 +139,7 @@ export const STORE_CASES: StoreCase[] = [
     async run(folder) {
       await withStore(folder, async (store, port) => {
         await port.armCountdown(countdown("cd_1", "ses_1", { owner: "other" }), {});
-        const result = await port.armCountdown(countdown("cd_2"), { trigger: "idle" }, undefined, () => true);
+        const result = await port.armCountdown(countdown("cd_2"), { trigger: "idle" }, { respect: () => true });
         assert.deepEqual(result, { armed: false, heldBy: { id: "cd_1", owner: "other", leaseUntil: NOW + 15_000 } });
         assert.equal(await port.countdown("cd_2"), undefined);
         assert.equal(count(store, "audit_events WHERE event = 'skipped' AND reason = 'in_flight'"), 1);
@@ -218,6 +218,43 @@ export const STORE_CASES: StoreCase[] = [
             "INSERT INTO injections (id, session_id, countdown_id, directory, created_at, status, todos_total, todos_open, updated_at) VALUES ('inj_d', 'ses_1', 'cd_1', '/p', 1, 'pending', 1, 1, 1)",
           ),
         );
+      });
+    },
+  },
+  {
+    name: "a continuation fired since an idle answers it: a look at that idle arms nothing, and says which one did",
+    async run(folder) {
+      await withStore(folder, async (store, port) => {
+        await port.armCountdown(countdown("cd_1"), {});
+        await port.claimCountdown(injection("inj_a", "cd_1"), {}); // fired at NOW + 2000, pending
+        const firedAt = NOW + 2000;
+        assert.deepEqual(await port.continuedSince("ses_1", NOW), { injectionId: "inj_a", firedAt });
+        assert.deepEqual(await port.continuedSince("ses_1", firedAt), { injectionId: "inj_a", firedAt });
+        assert.equal(await port.continuedSince("ses_1", firedAt + 1), undefined, "a look begun after it");
+        assert.equal(await port.continuedSince("ses_2", NOW), undefined);
+        // Refused continuations answer nothing; sent and uncertain ones do.
+        await port.settleInjection(injection("inj_a", "cd_1"), "failed", NOW + 2100, "refused", () => ({ audit: [] }));
+        assert.equal(await port.continuedSince("ses_1", NOW), undefined);
+        await port.armCountdown(countdown("cd_2", "ses_1", { armedAt: NOW + 2200 }), {});
+        await port.claimCountdown(injection("inj_b", "cd_2", { createdAt: NOW + 2500 }), {});
+        await port.settleInjection(injection("inj_b", "cd_2"), "unknown", NOW + 2600, "timeout", () => ({ audit: [] }));
+        assert.deepEqual(await port.continuedSince("ses_1", NOW), { injectionId: "inj_b", firedAt: NOW + 2500 });
+
+        // Arming for an idle seen before it: nothing armed, the skip recorded with the continuation that answered.
+        const late = countdown("cd_3", "ses_1", { armedAt: NOW + 3000 });
+        const result = await port.armCountdown(late, { trigger: "idle" }, { answeredSince: NOW + 1000 });
+        assert.deepEqual(result, { armed: false, answeredBy: { injectionId: "inj_b", firedAt: NOW + 2500 } });
+        assert.equal(await port.countdown("cd_3"), undefined);
+        const skip = store.raw.all<{ reason: string; detail: string }>(
+          "SELECT reason, detail FROM audit_events WHERE event = 'skipped'",
+        );
+        assert.deepEqual(
+          skip.map((r) => [r.reason, JSON.parse(r.detail)]),
+          [["in_flight", { stage: "idle", answeredBy: "inj_b", firedAt: NOW + 2500, trigger: "idle" }]],
+        );
+        // An idle seen after it is a new one, and arms.
+        const next = countdown("cd_4", "ses_1", { armedAt: NOW + 3000 });
+        assert.equal((await port.armCountdown(next, {}, { answeredSince: NOW + 2501 })).armed, true);
       });
     },
   },

@@ -7,8 +7,10 @@ import { and, asc, desc, eq, gte, inArray, isNotNull, lte, sql } from "drizzle-o
 import type { AuditEntry, StopSource } from "../../core/reasons.js";
 import type {
   Adoption,
+  ArmOptions,
   ArmResult,
   ArmedRef,
+  ContinuationRef,
   CountdownEnd,
   CountdownRef,
   EngineStore,
@@ -34,7 +36,15 @@ import { pgProblemOf } from "./problems.js";
 import { DB_NOW_MS, whole } from "./rows.js";
 import { auditEvents, countdowns, injections, replicas, sessions } from "./schema.js";
 import { prunePg } from "./retention.js";
-import { lockSession, armedCountdownOf, endArmedCountdown, insertArmedCountdown, insertAudit } from "./statements.js";
+import {
+  lockSession,
+  armedCountdownOf,
+  continuationSince,
+  endArmedCountdown,
+  insertArmedCountdown,
+  insertAudit,
+} from "./statements.js";
+import { answeredDetail } from "../audit-detail.js";
 
 const ADOPTION_CHUNK = 500;
 /** What no row of each table can lack (see `whole`). */
@@ -104,6 +114,10 @@ export class PgStore implements EngineStore {
       .where(and(eq(injections.sessionId, sessionId), eq(injections.status, "pending")))
       .limit(1);
     return whole(rows, ["id"]).length > 0;
+  }
+
+  continuedSince(sessionId: string, since: number): Promise<ContinuationRef | undefined> {
+    return continuationSince(this.db, sessionId, since);
   }
 
   async userCancelledSince(sessionId: string, since: number): Promise<number | undefined> {
@@ -232,14 +246,18 @@ export class PgStore implements EngineStore {
     return insertAudit(this.db, now, scope, entry);
   }
 
-  armCountdown(
-    countdown: NewCountdown,
-    detail: Record<string, unknown>,
-    sessionPatch?: SessionUpdate,
-    respect: (armed: ArmedRef) => boolean = () => false,
-  ): Promise<ArmResult> {
+  armCountdown(countdown: NewCountdown, detail: Record<string, unknown>, options: ArmOptions = {}): Promise<ArmResult> {
+    const { sessionPatch, respect = () => false, answeredSince } = options;
     return this.locked(countdown.sessionId, async (tx) => {
       if (sessionPatch) await this.change(tx, countdown, countdown.armedAt, sessionPatch);
+      // Under the session's lock, which a firing takes too: a continuation fired before this is seen here.
+      const answeredBy =
+        answeredSince === undefined ? undefined : await continuationSince(tx, countdown.sessionId, answeredSince);
+      if (answeredBy) {
+        const entry = { event: "skipped", reason: "in_flight", detail: answeredDetail(answeredBy, detail) } as const;
+        await insertAudit(tx, countdown.armedAt, countdown, entry);
+        return { armed: false, answeredBy };
+      }
       const previous = await armedCountdownOf(tx, countdown.sessionId);
       // Whether its owner is alive is read here, in the transaction, from its heartbeat: the cached view of the
       // replicas is a tick old, and a replica that started meanwhile would look dead and lose its countdown.

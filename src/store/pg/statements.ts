@@ -8,7 +8,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import type { AuditEntry } from "../../core/reasons.js";
 import { auditDetail } from "../audit-detail.js";
-import type { ArmedRef, CountdownEnd, CountdownRef, NewCountdown, SessionScope } from "../port.js";
+import type { ArmedRef, ContinuationRef, CountdownEnd, CountdownRef, NewCountdown, SessionScope } from "../port.js";
 import type { PgDb } from "./open.js";
 import { rowsOf, whole } from "./rows.js";
 import { isBun } from "../sqlite/open.js";
@@ -88,6 +88,24 @@ export async function armedCountdownOf(db: PgDb, sessionId: string): Promise<Arm
       FROM countdowns WHERE session_id = ${sessionId} AND state = 'armed' LIMIT 1`,
   );
   return whole(rows, ["id"])[0];
+}
+
+/** The latest continuation of the session fired at or after `since` and not refused (injections_session_idx). */
+export async function continuationSince(
+  db: PgDb,
+  sessionId: string,
+  since: number,
+): Promise<ContinuationRef | undefined> {
+  const rows = await run<{ injectionId: string; firedAt: number }>(
+    db,
+    "tc_continuation_since",
+    sql`
+      SELECT id AS "injectionId", created_at::float8 AS "firedAt"
+      FROM injections
+      WHERE session_id = ${sessionId} AND created_at >= ${since} AND status IN ('pending', 'sent', 'unknown')
+      ORDER BY created_at DESC LIMIT 1`,
+  );
+  return whole(rows, ["injectionId", "firedAt"])[0];
 }
 
 /**

@@ -2,7 +2,7 @@
 // a `failed` or `unknown` one becomes `sent` only when it is found in the session after all.
 import { and, asc, desc, eq, gte, inArray, sql } from "drizzle-orm";
 import { injections, type InjectionRow } from "../schema.js";
-import type { NewInjection, Scope } from "../port.js";
+import type { ContinuationRef, NewInjection, Scope } from "../port.js";
 import type { Db } from "./open.js";
 
 const p = (name: string) => sql.placeholder(name);
@@ -62,6 +62,20 @@ function prepare(db: Db) {
       .orderBy(desc(injections.createdAt))
       .limit(10)
       .prepare(),
+    // Walks injections_session_idx (session, created_at): the few rows since a look began.
+    firedSince: db
+      .select({ injectionId: injections.id, firedAt: injections.createdAt })
+      .from(injections)
+      .where(
+        and(
+          eq(injections.sessionId, p("sessionId")),
+          gte(injections.createdAt, p("since")),
+          inArray(injections.status, ["pending", "sent", "unknown"]),
+        ),
+      )
+      .orderBy(desc(injections.createdAt))
+      .limit(1)
+      .prepare(),
     pendingIn: db
       .select({ id: injections.id })
       .from(injections)
@@ -112,6 +126,11 @@ export class InjectionTable {
 
   hasPending(sessionId: string): boolean {
     return this.q.pendingIn.get({ sessionId }) !== undefined;
+  }
+
+  /** The latest continuation fired at or after `since` that was not refused. */
+  firedSince(sessionId: string, since: number): ContinuationRef | undefined {
+    return this.q.firedSince.get({ sessionId, since });
   }
 
   pendingIn(scope: Scope): InjectionRow[] {

@@ -5,9 +5,11 @@
 import type { AuditEntry, StopSource } from "../../core/reasons.js";
 import type {
   Adoption,
+  ArmOptions,
   ArmResult,
   ArmedRef,
   CountdownEnd,
+  ContinuationRef,
   CountdownRef,
   EngineStore,
   InjectionRef,
@@ -23,6 +25,7 @@ import type {
 } from "../port.js";
 import type { CountdownRow, InjectionRow, SessionRow } from "../schema.js";
 import { sqliteReader, type SqlReader } from "../reader.js";
+import { answeredDetail } from "../audit-detail.js";
 import { AuditLog } from "./audit-log.js";
 import { CountdownTable } from "./countdown-table.js";
 import { InjectionTable } from "./injection-table.js";
@@ -97,6 +100,10 @@ export class SqliteStore implements EngineStore {
     return this.now(() => this.audit.userCancelledSince(sessionId, since));
   }
 
+  continuedSince(sessionId: string, since: number): Promise<ContinuationRef | undefined> {
+    return this.now(() => this.injections.firedSince(sessionId, since));
+  }
+
   armedCountdowns(scope: Scope): Promise<CountdownRow[]> {
     return this.now(() => this.countdowns.armedIn(scope));
   }
@@ -153,15 +160,18 @@ export class SqliteStore implements EngineStore {
     return this.now(() => this.audit.write(now, scope, entry));
   }
 
-  armCountdown(
-    countdown: NewCountdown,
-    detail: Record<string, unknown>,
-    sessionPatch?: SessionUpdate,
-    respect: (armed: ArmedRef) => boolean = () => false,
-  ): Promise<ArmResult> {
+  armCountdown(countdown: NewCountdown, detail: Record<string, unknown>, options: ArmOptions = {}): Promise<ArmResult> {
+    const { sessionPatch, respect = () => false, answeredSince } = options;
     return this.tx(() => {
       // A countdown carries its own directory: a session row is written only to patch it.
       if (sessionPatch) this.change(countdown, countdown.armedAt, sessionPatch);
+      const answeredBy =
+        answeredSince === undefined ? undefined : this.injections.firedSince(countdown.sessionId, answeredSince);
+      if (answeredBy) {
+        const entry = { event: "skipped", reason: "in_flight", detail: answeredDetail(answeredBy, detail) } as const;
+        this.audit.write(countdown.armedAt, countdown, entry);
+        return { armed: false, answeredBy };
+      }
       const previous = this.countdowns.armedFor(countdown.sessionId);
       if (previous && previous.owner !== countdown.owner && respect(previous)) {
         const entry: AuditEntry = {
