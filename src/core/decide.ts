@@ -35,6 +35,11 @@ export interface DurableFacts {
    * this one). Known only once asked, after OpenCode was read.
    */
   userCancelledAt?: number | null;
+  /**
+   * A continuation of the session fired since this look began (by any process): it answered the idle this look
+   * judges, and the session's next idle comes after it. Known only once asked, after OpenCode was read.
+   */
+  answeredBy?: { injectionId: string; firedAt: number } | null;
   recovering: boolean;
   lastErrorAt?: number | null;
   lastErrorKind?: ErrorKind | string | null;
@@ -251,7 +256,15 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
     ({ stage, now }, { wait }) =>
       stage !== "idle" && wait?.waitingFor === "backoff" ? { remainingMs: wait.until - now } : pass,
   ],
-  ["in_flight", ({ live }) => (live.inFlight ? {} : pass)],
+  [
+    "in_flight",
+    ({ live, durable }) =>
+      live.inFlight
+        ? {}
+        : durable.answeredBy
+          ? { answeredBy: durable.answeredBy.injectionId, firedAt: durable.answeredBy.firedAt }
+          : pass,
+  ],
   ["busy", ({ live }) => (live.status === "busy" ? {} : pass)],
   [
     "children_running",

@@ -68,10 +68,12 @@ export interface DecisionContext {
   inFlight: boolean;
   /** When a person cancelled the session's countdown with the key since the look began, if they did. */
   userCancelledAt?: number;
+  /** A continuation of the session fired since the look began (by any process), if one was. */
+  answeredBy?: { injectionId: string; firedAt: number };
 }
 
 export function decisionInput(context: DecisionContext): DecisionInput {
-  const { stage, now, config, row, seen, facts, inFlight, userCancelledAt } = context;
+  const { stage, now, config, row, seen, facts, inFlight } = context;
   const chosen = agentChoice(row, facts);
   const agentCanWrite = chosen.writeDenied
     ? false
@@ -93,19 +95,20 @@ export function decisionInput(context: DecisionContext): DecisionInput {
   };
   // The deadline is judged on the todos events reported; an idle's pre-check on none (it passes the todo guards).
   const todos = facts ? facts.todos : stage === "deadline" ? seen.todos : undefined;
-  return { stage, now, config, durable: durableFacts(row, seen, facts, userCancelledAt), live, todos };
+  return { stage, now, config, durable: durableFacts(row, seen, facts, context), live, todos };
 }
 
 function durableFacts(
   row: SessionState | undefined,
   seen: SessionSightings,
   facts: HostFacts | undefined,
-  userCancelledAt: number | undefined,
+  sinceLook: Pick<DecisionContext, "userCancelledAt" | "answeredBy">,
 ): DurableFacts {
   return {
     parentId: row?.parentId ?? seen.parentId ?? facts?.parentId ?? null,
     stoppedAt: row?.stoppedAt ?? null,
-    userCancelledAt: userCancelledAt ?? null,
+    userCancelledAt: sinceLook.userCancelledAt ?? null,
+    answeredBy: sinceLook.answeredBy ?? null,
     recovering: row?.recoveringSince != null,
     lastErrorAt: row?.lastErrorAt ?? null,
     lastErrorKind: row?.lastErrorKind ?? null,

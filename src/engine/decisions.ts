@@ -22,19 +22,21 @@ export class Decisions {
   ) {}
 
   /**
-   * `lookBegan`: when the look that read `facts` began. A person's cancel since then (the key, in another process)
-   * is asked of the database, since no event brought it here.
+   * `idleSince`: when the idle that the look which read `facts` judges was seen. What answered that idle since then in
+   * another process (the person's key, a continuation) is asked of the database, since no event brought it here.
    */
   async decide(
     sessionId: string,
     stage: Stage,
     facts?: HostFacts,
-    lookBegan?: number,
+    idleSince?: number,
   ): Promise<{ decision: Decision; row: SessionRow | undefined }> {
     const { ctx } = this;
-    const row = await ctx.store.session(sessionId);
-    const userCancelledAt =
-      lookBegan === undefined ? undefined : await ctx.store.userCancelledSince(sessionId, lookBegan);
+    const [row, userCancelledAt, answeredBy] = await Promise.all([
+      ctx.store.session(sessionId),
+      idleSince === undefined ? undefined : ctx.store.userCancelledSince(sessionId, idleSince),
+      idleSince === undefined ? undefined : ctx.store.continuedSince(sessionId, idleSince),
+    ]);
     // At the deadline and before the prompt, the job asking is the one in this process's queue: only a continuation
     // recorded `pending` (by this process or another) counts then.
     const inFlight =
@@ -48,7 +50,17 @@ export class Decisions {
       todos: memory.todos,
     };
     const now = ctx.clock.now();
-    const input = decisionInput({ stage, now, config: ctx.config, row, seen, facts, inFlight, userCancelledAt });
+    const input = decisionInput({
+      stage,
+      now,
+      config: ctx.config,
+      row,
+      seen,
+      facts,
+      inFlight,
+      userCancelledAt,
+      answeredBy,
+    });
     return { decision: decide(input), row };
   }
 

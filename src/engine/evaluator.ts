@@ -18,9 +18,13 @@ export type Trigger = "idle" | "reevaluate" | "recheck" | "restart" | "children_
 /** A parent held back by busy sub-sessions is looked at again at least this often (if an event is missed). */
 const CHILDREN_RECHECK_MS = 60_000;
 
-/** How a look began: when, and the session's activity count then (what happened meanwhile is judged by them). */
+/**
+ * How a look began: when the idle it judges was seen (the look's start, or when it was owed if earlier), and the
+ * session's activity count then. What happened since is judged by them: a key pressed or a continuation fired
+ * since that idle (in any process) answered it.
+ */
 interface LookStart {
-  began: number;
+  idleSince: number;
   activity: number;
 }
 
@@ -47,23 +51,26 @@ export class Evaluator {
     private readonly peers: EvaluatorPeers,
   ) {}
 
-  /** Looks at the session as if it had just gone idle. */
-  evaluate(sessionId: string, trigger: Trigger): Promise<void> {
-    return this.ctx.track(this.look(sessionId, trigger)).then(() => undefined);
+  /**
+   * Looks at the session as if it had just gone idle. `owedSince`: when the look was owed (`recheck_at`), for an idle
+   * seen before this look began.
+   */
+  evaluate(sessionId: string, trigger: Trigger, owedSince?: number): Promise<void> {
+    return this.ctx.track(this.look(sessionId, trigger, owedSince)).then(() => undefined);
   }
 
-  private async look(sessionId: string, trigger: Trigger): Promise<void> {
+  private async look(sessionId: string, trigger: Trigger, owedSince?: number): Promise<void> {
     const { ctx } = this;
     if (!ctx.lifecycle.deciding) return;
     const owedAlready = trigger === "recheck" || trigger === "restart" || trigger === "resume";
     this.unjudged.set(sessionId, true);
-    const began = ctx.clock.now();
+    const idleSince = Math.min(ctx.clock.now(), owedSince ?? Infinity);
     const started = await ctx.lanes.run(sessionId, () => this.precheck(sessionId, trigger, owedAlready));
     if (!started) return void this.unjudged.delete(sessionId);
     this.evaluating.add(sessionId);
     try {
       const facts = await this.peers.facts.gather(sessionId, this.peers.injector.inspectOptions(started.row));
-      await ctx.lanes.run(sessionId, () => this.judge(sessionId, trigger, facts, { ...started, began }));
+      await ctx.lanes.run(sessionId, () => this.judge(sessionId, trigger, facts, { ...started, idleSince }));
       // Judged, or let go because the enforcer is stopping (its successor looks by `recheck_at`). Not on a throw.
       this.unjudged.delete(sessionId);
     } finally {
@@ -121,7 +128,7 @@ export class Evaluator {
     if (facts.parentId !== undefined) await this.noteParent(sessionId, facts.parentId);
     decisions.rememberTodos(sessionId, facts);
     if (await injector.checks.unstartedContinuation(sessionId, facts, countdowns.has(sessionId))) return;
-    const { decision, row } = await decisions.decide(sessionId, "idle", facts, look.began);
+    const { decision, row } = await decisions.decide(sessionId, "idle", facts, look.idleSince);
     if (decision.verdict === "skip") {
       if (decision.reason === "children_running" && facts.busyDescendants?.length) {
         this.waitingOn.set(sessionId, new Set(facts.busyDescendants));
@@ -150,6 +157,7 @@ export class Evaluator {
       delayMs,
       detail,
       sessionPatch: armPatch(decision, facts),
+      answeredSince: look.idleSince,
     });
   }
 
@@ -183,7 +191,7 @@ export class Evaluator {
         continue;
       const lateMs = now - (recheckAt ?? now);
       if (lateMs < windowMs) {
-        void this.evaluate(sessionId, trigger);
+        void this.evaluate(sessionId, trigger, recheckAt ?? undefined);
         continue;
       }
       const expired = { recheck: true, lateMs, resumeWindowMs: windowMs };

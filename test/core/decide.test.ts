@@ -90,6 +90,7 @@ describe("decide: each guard says no with its reason", () => {
     ],
     ["backoff", input({ stage: "deadline", durable: { backoffUntil: NOW + 1 } })],
     ["in_flight", input({ live: { inFlight: true } })],
+    ["in_flight", input({ durable: { answeredBy: { injectionId: "inj_other", firedAt: NOW - 5 } } })],
     ["busy", input({ live: { status: "busy" } })],
     ["children_running", input({ live: { busyChildren: 2 } })],
     ["waiting_for_user", input({ live: { pendingRequests: 1 } })],
@@ -156,6 +157,22 @@ describe("decide: each guard says no with its reason", () => {
   it("skip details carry the stage", () => {
     const d = decide(input({ stage: "before_prompt", durable: { stoppedAt: 5 } }));
     expect(d).toMatchObject({ verdict: "skip", reason: "stopped", detail: { stage: "before_prompt", stoppedAt: 5 } });
+  });
+});
+
+describe("decide: an idle another continuation answered", () => {
+  const answeredBy = { injectionId: "inj_other", firedAt: NOW - 5 };
+
+  it("is skipped as in flight, naming that continuation", () => {
+    expect(decide(input({ durable: { answeredBy } }))).toMatchObject({
+      verdict: "skip",
+      reason: "in_flight",
+      detail: { stage: "idle", answeredBy: "inj_other", firedAt: NOW - 5 },
+    });
+  });
+
+  it("before its todo read's failure is judged: no retry is owed for an idle already answered", () => {
+    expect(reason(input({ durable: { answeredBy }, todos: "fetch_failed" }))).toBe("in_flight");
   });
 });
 

@@ -197,6 +197,7 @@ describe("decisionInput", () => {
         parentId: null,
         stoppedAt: null,
         userCancelledAt: null,
+        answeredBy: null,
         recovering: false,
         lastErrorAt: null,
         lastErrorKind: null,
@@ -242,12 +243,14 @@ describe("decisionInput", () => {
             pauseBaseline: serializeLedger(pause),
           }),
           userCancelledAt: NOW - 8,
+          answeredBy: { injectionId: "inj_other", firedAt: NOW - 9 },
         }),
       ).durable;
       expect(durable).toStrictEqual({
         parentId: "ses_parent",
         stoppedAt: NOW - 1,
         userCancelledAt: NOW - 8,
+        answeredBy: { injectionId: "inj_other", firedAt: NOW - 9 },
         recovering: true,
         lastErrorAt: NOW - 3,
         lastErrorKind: "transient",

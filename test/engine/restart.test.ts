@@ -317,6 +317,50 @@ describe("two engines watching one session", () => {
     expect(a.rows.session(S)).toMatchObject({ recheck_at: null });
   });
 
+  // Another engine's continuation answered the idle a slow look judges; the session is busy again, but the slow
+  // engine cannot tell (its status read fails too) and memory still says idle. Seen on CI: 1,000 sessions on two
+  // processes, one continued twice.
+  describe("a look at an idle that another engine's continuation answered meanwhile", () => {
+    async function twoEngines(readMs: number) {
+      const folder = tempFolder();
+      const hostA = newHost();
+      const hostB = newHost();
+      hostA.autoReply = false;
+      hostA.onAccepted = () => void (hostA.statuses[S] = "busy");
+      hostB.todoDelayMs = readMs;
+      hostB.statusBehaviour = "fail";
+      const a = await engine(folder, hostA);
+      const b = await engine(folder, hostB);
+      a.enforcer.handleEvent(ev.idle(S)); // A arms; its countdown ends at 10 s
+      await advance(1000);
+      b.enforcer.handleEvent(ev.idle(S)); // B's look at the same idle is still reading at 10 s
+      return { a, b, hostA, hostB };
+    }
+
+    it("yields to it (skipped: in_flight, naming the continuation) instead of arming", async () => {
+      const { a, b, hostA, hostB } = await twoEngines(9500); // answers at 10.5 s
+      await advance(40_000);
+      await a.enforcer.settled();
+      await b.enforcer.settled();
+      expect(hostA.prompts.length + hostB.prompts.length).toBe(1);
+      expect(a.rows.trail(S)).toEqual(["armed", "fired", "injected", "skipped:in_flight"]);
+      const injectionId = a.rows.audit(S).find((r) => r.event === "fired")?.detail.injectionId;
+      expect(a.rows.audit(S).at(-1)).toMatchObject({ detail: { answeredBy: injectionId, trigger: "idle" } });
+    });
+
+    it("owes no retry when its todo read failed after it", async () => {
+      const { a, b, hostA, hostB } = await twoEngines(12_000); // times out at 11 s
+      await advance(10_500);
+      hostB.todoDelayMs = 0; // a retry would read the todos now
+      await advance(40_000);
+      await a.enforcer.settled();
+      await b.enforcer.settled();
+      expect(hostA.prompts.length + hostB.prompts.length).toBe(1);
+      expect(a.rows.trail(S)).toEqual(["armed", "fired", "injected", "skipped:in_flight"]);
+      expect(a.rows.session(S)).toMatchObject({ recheck_at: null });
+    });
+  });
+
   it("a look that began after the key is a new idle, and arms", async () => {
     const folder = tempFolder();
     const host = newHost();

@@ -39,6 +39,7 @@ export class FakeHost implements HostPort {
   /** A todo read that answers, but only after this long (a loaded OpenCode). */
   todoDelayMs = 0;
   messagesBehaviour: Behaviour = "ok";
+  statusBehaviour: Behaviour = "ok";
   /** Behaviour of the next prompt calls, consumed in order; then `promptDefault`. */
   promptScript: Behaviour[] = [];
   promptDefault: Behaviour = "ok";
@@ -139,8 +140,8 @@ export class FakeHost implements HostPort {
     return (this.children.get(sessionId) ?? []).map((id) => ({ id, parentId: sessionId }));
   }
 
-  async getStatuses(): Promise<Record<string, SessionStatus>> {
-    return { ...this.statuses };
+  getStatuses(signal: AbortSignal): Promise<Record<string, SessionStatus>> {
+    return this.behave(this.statusBehaviour, signal, () => ({ ...this.statuses }), "garbage");
   }
 
   async getAgents(): Promise<HostAgent[]> {

@@ -50,7 +50,9 @@ export function fakeSdkClient(host: FakeHost) {
         ok(async () => (await host.getChildren(o.path!.id!)).map((c) => ({ id: c.id, parentID: c.parentId }))),
       status: () =>
         ok(async () =>
-          Object.fromEntries(Object.entries(await host.getStatuses()).map(([id, type]) => [id, { type }])),
+          Object.fromEntries(
+            Object.entries(await host.getStatuses(new AbortController().signal)).map(([id, type]) => [id, { type }]),
+          ),
         ),
       promptAsync: (o: Opts) =>
         ok(async () => {
