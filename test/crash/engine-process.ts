@@ -59,11 +59,17 @@ const count = async (sql: string) => Number((await store.reader.all<{ n: number 
 const deadline = Date.now() + 60_000;
 while (Date.now() < deadline) {
   await enforcer.settled();
-  const open =
-    (await count("SELECT count(*) AS n FROM countdowns WHERE state = 'armed' AND directory = ?")) +
-    (await count("SELECT count(*) AS n FROM injections WHERE status = 'pending' AND directory = ?"));
+  // This wait's own read may fail like any other (the enforcer pauses and recovers; so does the wait): Bun's SQL client
+  // fails a query in flight when its connection's idle timer fires (oven-sh/bun#30646).
+  const open = await Promise.all([
+    count("SELECT count(*) AS n FROM countdowns WHERE state = 'armed' AND directory = ?"),
+    count("SELECT count(*) AS n FROM injections WHERE status = 'pending' AND directory = ?"),
+  ]).then(
+    ([armed, pending]) => armed + pending,
+    (error: Error) => (process.stderr.write(`the wait's read failed, read again: ${error.message}\n`), -1),
+  );
   if (open === 0) break;
-  await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, open < 0 ? 500 : 50));
 }
 await enforcer.dispose();
 await store.close();
