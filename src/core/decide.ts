@@ -36,8 +36,8 @@ export interface DurableFacts {
    */
   userCancelledAt?: number | null;
   /**
-   * A continuation of the session fired since this look began (by any process): it answered the idle this look
-   * judges, and the session's next idle comes after it. Known only once asked, after OpenCode was read.
+   * A continuation of the session fired (by any process) since the idle this look judges was seen: it answered that
+   * idle, and the session's next idle comes after it. Known only once asked, after OpenCode was read.
    */
   answeredBy?: { injectionId: string; firedAt: number } | null;
   recovering: boolean;
