@@ -32,11 +32,12 @@ export class Decisions {
     idleSince?: number,
   ): Promise<{ decision: Decision; row: SessionRow | undefined }> {
     const { ctx } = this;
-    const [row, userCancelledAt, answeredBy] = await Promise.all([
-      ctx.store.session(sessionId),
-      idleSince === undefined ? undefined : ctx.store.userCancelledSince(sessionId, idleSince),
-      idleSince === undefined ? undefined : ctx.store.continuedSince(sessionId, idleSince),
-    ]);
+    // One read at a time: on PostgreSQL under Bun, more statements in flight at once meant more of the client's
+    // lost answers (see open.ts), for a round trip or two saved per look.
+    const row = await ctx.store.session(sessionId);
+    const userCancelledAt =
+      idleSince === undefined ? undefined : await ctx.store.userCancelledSince(sessionId, idleSince);
+    const answeredBy = idleSince === undefined ? undefined : await ctx.store.continuedSince(sessionId, idleSince);
     // At the deadline and before the prompt, the job asking is the one in this process's queue: only a continuation
     // recorded `pending` (by this process or another) counts then.
     const inFlight =
