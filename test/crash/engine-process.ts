@@ -56,7 +56,9 @@ if (mode === "once") {
 }
 // Let every countdown armed so far run to its end.
 const count = async (sql: string) => Number((await store.reader.all<{ n: number | string }>(sql, directory))[0]!.n);
-const deadline = Date.now() + 60_000;
+// Long enough for an enforcer that paused on a failed read (Bun's SQL client, see src/store/pg/open.ts) to recover and
+// fire what it holds: leaving earlier would release armed countdowns that nobody is left to adopt.
+const deadline = Date.now() + 180_000;
 while (Date.now() < deadline) {
   await enforcer.settled();
   // This wait's own read may fail like any other (the enforcer pauses and recovers; so does the wait): Bun's SQL client
