@@ -68,7 +68,7 @@ export interface DecisionContext {
   inFlight: boolean;
   /** When a person cancelled the session's countdown with the key since the look began, if they did. */
   userCancelledAt?: number;
-  /** A continuation of the session fired since the look began (by any process), if one was. */
+  /** A continuation of the session fired (by any process) since the idle the look judges was seen, if one was. */
   answeredBy?: { injectionId: string; firedAt: number };
 }
 
