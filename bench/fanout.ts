@@ -2,14 +2,14 @@
 // the peak of prompt calls in flight (bounded by maxConcurrentInjections), and duplicates (must be none).
 import { resolveConfig } from "../src/config.js";
 import { Enforcer } from "../src/engine/enforcer.js";
-import { openStore } from "../src/store/sqlite/open.js";
+import { openSqlite } from "../src/store/sqlite/open.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { FakeHost } from "../test/support/fake-host.js";
 import { scratch, sleep, type Figure } from "./lib.js";
 
 export async function fanout(sessions = 1000, cap = 8, latencyMs = 20): Promise<Figure[]> {
   const { db, cleanup } = scratch();
-  const store = await openStore(db);
+  const store = await openSqlite(db);
   const host = new FakeHost();
   let inFlight = 0;
   let peak = 0;

@@ -4,7 +4,7 @@
 import type { PluginInput } from "@opencode-ai/plugin";
 import { resolveConfig } from "../src/config.js";
 import { pluginHooks } from "../src/plugin/plugin.js";
-import { openStore } from "../src/store/sqlite/open.js";
+import { openSqlite } from "../src/store/sqlite/open.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { FakeHost } from "../test/support/fake-host.js";
 import { interleaved, ratioOf, runtime, scratch, sleep, type Figure, type Sampled } from "./lib.js";
@@ -47,7 +47,7 @@ async function outOfLine(...hooks: Hook[]): Promise<void> {
 export async function hotPath(): Promise<Figure[]> {
   const { db, cleanup } = scratch();
   let statements = 0;
-  const store = await openStore(db, { onStatement: () => statements++ });
+  const store = await openSqlite(db, { onStatement: () => statements++ });
   const host = new FakeHost();
   host.setTodos("ses_armed", [["a", "pending"]]);
   const config = { ...resolveConfig({}, {}), databasePath: db, countdownSeconds: 3600, toast: false };

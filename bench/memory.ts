@@ -2,9 +2,9 @@
 // prompt, sent), and after pruning all that history. Run with --expose-gc (bench/run.ts does).
 import { resolveConfig } from "../src/config.js";
 import { Enforcer } from "../src/engine/enforcer.js";
-import { openStore } from "../src/store/sqlite/open.js";
+import { openSqlite } from "../src/store/sqlite/open.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
-import { prune } from "../src/store/sqlite/retention.js";
+import { prune } from "../src/store/changes/prune.js";
 import { FakeHost } from "../test/support/fake-host.js";
 import { scratch, sleep, type Figure } from "./lib.js";
 
@@ -16,7 +16,7 @@ const mb = (bytes: number) => bytes / 1024 / 1024;
 export async function memory(lifecycles = 100_000): Promise<Figure[]> {
   if (!(globalThis as { gc?: unknown }).gc) throw new Error("run with --expose-gc");
   const { db, cleanup } = scratch();
-  const store = await openStore(db);
+  const store = await openSqlite(db);
   const host = new FakeHost();
   // The host forgets what it was told (a real OpenCode keeps it, not this process); like OpenCode, it starts the
   // turn of each prompt it takes (a busy status), which confirms the continuation started.
@@ -32,7 +32,8 @@ export async function memory(lifecycles = 100_000): Promise<Figure[]> {
   host.getMessages = async () => [];
   host.log = () => undefined;
   const config = { ...resolveConfig({}, {}), databasePath: db, toast: false, countdownSeconds: 0 };
-  const enforcer = new Enforcer({ config, store: new SqliteStore(store), host, directory: "/bench" });
+  const port = new SqliteStore(store);
+  const enforcer = new Enforcer({ config, store: port, host, directory: "/bench" });
   await enforcer.start();
   await sleep(50);
   gc();
@@ -48,7 +49,7 @@ export async function memory(lifecycles = 100_000): Promise<Figure[]> {
   const sent = store.raw.all<{ n: number }>("SELECT count(*) AS n FROM injections WHERE status = 'sent'")[0]!.n;
   gc();
   const after = process.memoryUsage();
-  const pruned = await prune(store.raw, { cutoff: Date.now() + 1, batchSize: 5000, pauseMs: 0 });
+  const pruned = await prune(port, { cutoff: Date.now() + 1, batchSize: 5000, pauseMs: 0 });
   store.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   gc();
   const afterPrune = process.memoryUsage();

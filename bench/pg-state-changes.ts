@@ -2,8 +2,10 @@
 // session's advisory lock, with its audit row) against the same rows written raw in one transaction, and against one
 // raw autocommit INSERT, on the same real server (Debian's PostgreSQL in a temp folder, loopback), interleaved.
 import pg from "pg";
-import type { CountdownEnd, NewCountdown } from "../src/store/port.js";
-import { openEngineStore } from "../src/store/open-engine-store.js";
+import { arm } from "../src/store/changes/arm.js";
+import { end } from "../src/store/changes/end.js";
+import type { NewCountdown } from "../src/store/port.js";
+import { openStore } from "../src/store/open.js";
 import { PostgresServer } from "../test/support/postgres.js";
 import { interleaved, ratioOf, type Figure, type Sampled } from "./lib.js";
 
@@ -22,7 +24,7 @@ export async function pgStateChanges(): Promise<Figure[]> {
   const server = await PostgresServer.start({ settings: { fsync: "on" } });
   try {
     const url = await server.createDatabase("bench");
-    const store = await openEngineStore(url);
+    const store = await openStore(url);
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     let n = 0;
@@ -81,7 +83,6 @@ export async function pgStateChanges(): Promise<Figure[]> {
     };
     const toCancel = await armed((ROUNDS + 4) * BATCH);
     const toCancelRaw = await armed((ROUNDS + 4) * BATCH);
-    const cancelled: CountdownEnd = { state: "cancelled", audit: { event: "cancelled", reason: "user_message" } };
     let i = 0;
     let j = 0;
     let k = 0;
@@ -94,9 +95,9 @@ export async function pgStateChanges(): Promise<Figure[]> {
             values: [k++, "ses_floor", "/bench", "skipped", "no_todos", "{}"],
           })),
         "arm, raw (floor)": () => rawArm(countdown()),
-        arm: async () => void (await store.armCountdown(countdown(), { trigger: "bench" })),
+        arm: async () => void (await store.change(arm(countdown(), { trigger: "bench" }))),
         "cancel, raw (floor)": () => rawCancel(toCancelRaw[j++]!),
-        cancel: async () => void (await store.endCountdown(toCancel[i++]!, cancelled, Date.now())),
+        cancel: async () => void (await store.change(end(toCancel[i++]!, { cancelled: "user_message" }, Date.now()))),
       },
       { rounds: ROUNDS, batch: BATCH, warmupRounds: 3 },
     );

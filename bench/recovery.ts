@@ -6,7 +6,7 @@ import { copyFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { resolveConfig } from "../src/config.js";
 import { Enforcer } from "../src/engine/enforcer.js";
-import { openStore } from "../src/store/sqlite/open.js";
+import { openSqlite } from "../src/store/sqlite/open.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { FakeHost } from "../test/support/fake-host.js";
 import { ratioOf, scratch, summarize, type Figure, type Sampled } from "./lib.js";
@@ -16,7 +16,7 @@ const RESUME_WINDOW_SECONDS = 600;
 
 /** The rows, written by SQLite itself (a recursive CTE) in one transaction: a million audit rows in a few seconds. */
 async function populate(db: string, armed: number, auditRows: number): Promise<void> {
-  const store = await openStore(db);
+  const store = await openSqlite(db);
   const now = Date.now();
   const series = "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)";
   store.raw.immediate(() => {
@@ -50,7 +50,7 @@ async function engineRecovery(db: string, armed: number): Promise<number> {
     resumeWindowSeconds: RESUME_WINDOW_SECONDS,
   };
   const started = performance.now();
-  const store = await openStore(db);
+  const store = await openSqlite(db);
   const enforcer = new Enforcer({ config, store: new SqliteStore(store), host: new FakeHost(), directory: "/bench" });
   const report = await enforcer.start();
   const elapsed = performance.now() - started;
@@ -73,7 +73,7 @@ type Statement = { run(...params: unknown[]): unknown; all(...params: unknown[])
  */
 async function rawRecovery(db: string, armed: number, takeOver: boolean): Promise<number> {
   const started = performance.now();
-  const store = await openStore(db);
+  const store = await openSqlite(db);
   const client = (store.db as unknown as { $client: { prepare(sql: string): Statement } }).$client;
   const now = Date.now();
   const leaseUntil = now + 15_000;

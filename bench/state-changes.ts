@@ -1,8 +1,10 @@
 // 2. State changes: arming and cancelling a countdown as the engine does them (one IMMEDIATE transaction with its
 // audit row), each against a floor that writes the same rows raw — the same statements, prepared once, in one
 // transaction, through the same driver on the same file — measured interleaved with it (see lib.ts `interleaved`).
-import { openStore } from "../src/store/sqlite/open.js";
-import type { CountdownEnd, NewCountdown } from "../src/store/port.js";
+import { openSqlite } from "../src/store/sqlite/open.js";
+import { arm } from "../src/store/changes/arm.js";
+import { end } from "../src/store/changes/end.js";
+import type { NewCountdown } from "../src/store/port.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { interleaved, ratioOf, runtime, scratch, type Figure, type Sampled } from "./lib.js";
 
@@ -101,7 +103,7 @@ async function rawFloors(db: string): Promise<RawFloors> {
 
 export async function stateChanges(): Promise<Figure[]> {
   const { db, cleanup } = scratch();
-  const store = await openStore(db);
+  const store = await openSqlite(db);
   const port = new SqliteStore(store);
   const floors = await rawFloors(db);
   let n = 0;
@@ -135,16 +137,16 @@ export async function stateChanges(): Promise<Figure[]> {
   };
   const toCancel = armedFor((ROUNDS + 5) * BATCH);
   const toCancelRaw = armedFor((ROUNDS + 5) * BATCH);
-  const cancelled: CountdownEnd = { state: "cancelled", audit: { event: "cancelled", reason: "user_message" } };
   let cancels = 0;
   let cancelsRaw = 0;
   const results = await interleaved(
     {
       "raw INSERT": () => floors.insert(),
       "arm, raw (floor)": () => floors.arm(countdown()),
-      arm: async () => void (await port.armCountdown(countdown(), { trigger: "bench" })),
+      arm: async () => void (await port.change(arm(countdown(), { trigger: "bench" }))),
       "cancel, raw (floor)": () => floors.cancel(toCancelRaw[cancelsRaw++]!),
-      cancel: async () => void (await port.endCountdown(toCancel[cancels++]!, cancelled, Date.now())),
+      cancel: async () =>
+        void (await port.change(end(toCancel[cancels++]!, { cancelled: "user_message" }, Date.now()))),
     },
     { rounds: ROUNDS, batch: BATCH, warmupRounds: 3 },
   );

@@ -2,13 +2,11 @@
 // ones that change something; a file path or a postgres:// URL alike. Every failure becomes one clear line.
 import { existsSync } from "node:fs";
 import { configuredDatabasePath } from "../store/default-path.js";
-import { isPostgresUrl, type OperatorStore } from "../store/open-engine-store.js";
-import { openEngineStore } from "../store/open-engine-store.js";
-import { describePgFailure, openPg, PgOpenError, redactUrl } from "../store/pg/open.js";
-import { PgStore } from "../store/pg/pg-store.js";
+import type { OperatorStore } from "../store/operator.js";
+import { isPostgresUrl, openStore, type OpenStoreOptions } from "../store/open.js";
+import { describePgFailure, PgOpenError, redactUrl } from "../store/pg/open.js";
 import { pgProblemOf } from "../store/pg/problems.js";
-import { openStore, StoreOpenError } from "../store/sqlite/open.js";
-import { SqliteStore } from "../store/sqlite/sqlite-store.js";
+import { StoreOpenError } from "../store/sqlite/open.js";
 import { CliError } from "./errors.js";
 
 export function databasePath(option: string | undefined): string {
@@ -21,38 +19,26 @@ export function shownLocation(location: string): string {
 }
 
 export async function openForReading(location: string): Promise<OperatorStore> {
-  if (isPostgresUrl(location)) {
-    try {
-      return new PgStore(await openPg(location, { readonly: true, statementTimeoutMs: 10_000 }), { kind: "cli" });
-    } catch (error) {
-      throw cliErrorOf(error);
-    }
-  }
-  if (!existsSync(location))
+  if (!isPostgresUrl(location) && !existsSync(location))
     throw new CliError(
       `no database at ${location} (the plugin creates it on its first event; set --db or TODO_CONTINUATION_DB to look elsewhere)`,
     );
+  return opened(location, { readonly: true, kind: "cli" });
+}
+
+export function openForWriting(location: string, options: OpenStoreOptions = {}): Promise<OperatorStore> {
+  return opened(location, { kind: "cli", ...options });
+}
+
+async function opened(location: string, options: OpenStoreOptions): Promise<OperatorStore> {
   try {
-    return new SqliteStore(await openStore(location, { readonly: true }));
+    return await openStore(location, options);
   } catch (error) {
     throw cliErrorOf(error);
   }
 }
 
-export async function openForWriting(
-  location: string,
-  busyTimeoutMs?: number,
-  kind: "cli" | "service" | "fleet" = "cli",
-  poolSize?: number,
-): Promise<OperatorStore> {
-  try {
-    return await openEngineStore(location, { busyTimeoutMs, kind, poolSize });
-  } catch (error) {
-    throw cliErrorOf(error);
-  }
-}
-
-/** Runs a query; a missing view or table means the database predates this version. */
+/** Runs a query or a state change; a missing view or table means the database predates this version. */
 export async function query<T>(run: () => T | Promise<T>): Promise<T> {
   try {
     return await run();
@@ -61,8 +47,15 @@ export async function query<T>(run: () => T | Promise<T>): Promise<T> {
   }
 }
 
-/** A state change through the store port, with its failure said the same way as a query's. */
-export const change = query;
+/** Opens the database for writing, runs `work`, and closes it; failures said in one line. */
+export async function withStore<T>(db: string | undefined, work: (store: OperatorStore) => Promise<T>): Promise<T> {
+  const store = await openForWriting(databasePath(db));
+  try {
+    return await query(() => work(store));
+  } finally {
+    await store.close();
+  }
+}
 
 function cliErrorOf(error: unknown): CliError {
   if (error instanceof CliError) return error;

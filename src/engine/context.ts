@@ -2,7 +2,6 @@
 // the session lanes and memories, the lifecycle, and the three ways to report (log, a failure, a background job).
 import type { Config } from "../config.js";
 import type { HostPort, LogLevel } from "../host/port.js";
-import type { AuditEntry } from "../core/reasons.js";
 import type { EngineStore, Scope, SessionChange, SessionScope } from "../store/port.js";
 import type { Clock } from "./clock.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -25,7 +24,7 @@ export interface EngineContext {
   readonly lifecycle: Lifecycle;
   scope(sessionId: string): SessionScope;
   /** A session change (taken at the time of the call) written in the session's lane. */
-  changeSession(sessionId: string, change: SessionChange, audit?: AuditEntry[]): Promise<unknown>;
+  changeSession(sessionId: string, change: SessionChange): Promise<unknown>;
   log(level: LogLevel, message: string, extra?: Record<string, unknown>): void;
   /** A failure at a boundary: the store's own failures pause the engine, the rest is reported and logged. */
   failed(operation: string, error: unknown): void;

@@ -9,17 +9,15 @@
 //   end      the injector, when a guard says no at the deadline          cancelled (reason: the guard's skip)
 //   claim    the injector, right before the prompt call                  fired (the exactly-once point)
 //   recover  start, every lease tick, the store working again            adopted (re-armed, due at once) or expired
-import { classifyArmedCountdown, type ResumeAction } from "../core/resume.js";
-import { EXPIRE_REASON, type CancelReason, type ResumeReason } from "../core/reasons.js";
+import { classifyArmedCountdown } from "../core/resume.js";
+import type { CancelReason, ResumeReason } from "../core/reasons.js";
 import type { TodoSummary } from "../core/todos.js";
-import type {
-  Adoption,
-  CountdownEnd,
-  NewCountdown,
-  NewInjection,
-  SessionChange,
-  SessionUpdate,
-} from "../store/port.js";
+import { adopt, releaseLeases, renewLeases, type Orphan } from "../store/changes/adopt.js";
+import { arm } from "../store/changes/arm.js";
+import { claim } from "../store/changes/claim.js";
+import { end, type CountdownEnd } from "../store/changes/end.js";
+import type { NewCountdown, NewInjection, SessionChange, SessionUpdate } from "../store/port.js";
+import { q } from "../store/script.js";
 import type { CountdownRow } from "../store/schema.js";
 import type { EngineContext } from "./context.js";
 import { newId } from "./ids.js";
@@ -72,8 +70,8 @@ export interface CountdownsOptions {
 }
 
 const cancelled = (reason: CancelReason, detail: Record<string, unknown>): CountdownEnd => ({
-  state: "cancelled",
-  audit: { event: "cancelled", reason, detail },
+  cancelled: reason,
+  detail,
 });
 
 export class Countdowns {
@@ -134,16 +132,13 @@ export class Countdowns {
       todosOpen: request.summary?.open ?? null,
       todosTotal: request.summary?.total ?? null,
     };
-    // Another live process already counts down for this session (both saw the same idle): leave it to that one.
-    const respect = (other: { owner: string | null; leaseUntil: number | null }) =>
-      ctx.store.ownerAlive(other.owner, other.leaseUntil, now);
     this.arming.set(sessionId, null);
     this.writing.add(countdown.id);
     let armed: Armed | undefined;
     let cancelledMeanwhile: Cancellation | null | undefined;
     try {
       const { sessionPatch, answeredSince } = request;
-      const written = await ctx.store.armCountdown(countdown, request.detail, { sessionPatch, respect, answeredSince });
+      const written = await ctx.store.change(arm(countdown, request.detail, { sessionPatch, answeredSince }));
       cancelledMeanwhile = this.arming.get(sessionId);
       const row: CountdownRow = {
         ...countdown,
@@ -184,17 +179,17 @@ export class Countdowns {
     if (!armed) return change ? ctx.changeSession(sessionId, change).then(() => false) : Promise.resolve(false);
     // Out of memory now, but armed in the database until the lane gets to it.
     return this.whileWriting(armed.row.id, () =>
-      ctx.lanes.post(sessionId, () => ctx.store.endCountdown(armed.row, cancelled(reason, detail), now, change)),
+      ctx.lanes.post(sessionId, () => ctx.store.change(end(armed.row, cancelled(reason, detail), now, change))),
     ).then((ended) => ended === true);
   }
 
   // ── end, claim (called in the session's lane by the injector) ──────────────
 
   /** Ends `armed` (a guard's skip at its deadline, or activity during arming); false if it had ended already. */
-  async end(armed: Armed, end: CountdownEnd, change?: SessionChange): Promise<boolean> {
+  async end(armed: Armed, how: CountdownEnd, change?: SessionChange): Promise<boolean> {
     if (this.isCurrent(armed)) this.detach(armed.row.sessionId);
     return this.whileWriting(armed.row.id, () =>
-      this.ctx.store.endCountdown(armed.row, end, this.ctx.clock.now(), change),
+      this.ctx.store.change(end(armed.row, how, this.ctx.clock.now(), change)),
     );
   }
 
@@ -205,7 +200,7 @@ export class Countdowns {
   async claim(armed: Armed, injection: NewInjection, detail: Record<string, unknown>): Promise<boolean> {
     if (!this.isCurrent(armed)) return false;
     this.detach(armed.row.sessionId);
-    return this.whileWriting(armed.row.id, () => this.ctx.store.claimCountdown(injection, detail));
+    return this.whileWriting(armed.row.id, () => this.ctx.store.change(claim(injection, detail)));
   }
 
   private async whileWriting<T>(countdownId: string, write: () => Promise<T>): Promise<T> {
@@ -222,7 +217,7 @@ export class Countdowns {
    * CLI) or taken over by another process (this one stalled past its lease) is let go.
    */
   async stillArmed(armed: Armed): Promise<boolean> {
-    const row = await this.ctx.store.countdown(armed.row.id);
+    const row = await this.ctx.store.read(q.countdown(armed.row.id));
     if (row?.state === "armed" && row.owner === this.ctx.owner) return true;
     if (this.isCurrent(armed)) this.detach(armed.row.sessionId);
     return false;
@@ -241,9 +236,8 @@ export class Countdowns {
     const report: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
     const now = ctx.clock.now();
     const resumeWindowMs = ctx.config.resumeWindowSeconds * 1000;
-    const adoptions: Adoption[] = [];
-    const verdicts: ResumeAction[] = [];
-    for (const countdown of await ctx.store.armedCountdowns(ctx.followed)) {
+    const orphans: Orphan[] = [];
+    for (const countdown of await ctx.store.read(q.armedIn(ctx.followed))) {
       if (this.bySession.get(countdown.sessionId)?.row.id === countdown.id || this.writing.has(countdown.id)) continue;
       const orphaned =
         countdown.owner === null ||
@@ -253,40 +247,12 @@ export class Countdowns {
         report.foreign++;
         continue;
       }
-      const verdict = classifyArmedCountdown(countdown, now, resumeWindowMs);
-      const detail = { previousOwner: countdown.owner, deadlineAt: countdown.deadlineAt };
-      adoptions.push(
-        verdict.action === "expire"
-          ? {
-              countdown,
-              end: {
-                state: "expired",
-                audit: {
-                  event: "expired",
-                  reason: EXPIRE_REASON,
-                  detail: { ...detail, lateMs: verdict.lateMs, resumeWindowMs },
-                },
-              },
-            }
-          : {
-              countdown,
-              audit: {
-                event: "resumed",
-                reason,
-                detail: {
-                  ...detail,
-                  ...(verdict.action === "rearm" ? { remainingMs: verdict.remainingMs } : { lateMs: verdict.lateMs }),
-                },
-              },
-            },
-      );
-      verdicts.push(verdict);
+      orphans.push({ countdown, verdict: classifyArmedCountdown(countdown, now, resumeWindowMs) });
     }
-    if (adoptions.length === 0) return report;
+    if (orphans.length === 0) return report;
     const leaseUntil = now + ctx.config.leaseMs;
-    const taken = await ctx.store.adoptCountdowns(adoptions, ctx.owner, leaseUntil, now);
-    for (const [i, { countdown }] of adoptions.entries()) {
-      const verdict = verdicts[i]!;
+    const taken = await adopt(ctx.store, orphans, { reason, owner: ctx.owner, leaseUntil, now, resumeWindowMs });
+    for (const [i, { countdown, verdict }] of orphans.entries()) {
       if (!taken[i]) continue;
       if (verdict.action === "expire") {
         report.expired++;
@@ -312,7 +278,7 @@ export class Countdowns {
   }
 
   renewLeases(): Promise<number> {
-    return this.ctx.store.renewLeases(this.ctx.owner, this.ctx.clock.now() + this.ctx.config.leaseMs);
+    return this.ctx.store.change(renewLeases(this.ctx.owner, this.ctx.clock.now() + this.ctx.config.leaseMs));
   }
 
   /** Forgets every countdown in memory; the rows stay this process's and are adopted again (the store paused). */
@@ -324,7 +290,7 @@ export class Countdowns {
   /** Forgets every countdown and hands the rows back, so that a successor adopts them at once. */
   async release(): Promise<void> {
     this.dropAll();
-    await this.ctx.store.releaseLeases(this.ctx.owner, this.ctx.followed);
+    await this.ctx.store.change(releaseLeases(this.ctx.owner, this.ctx.followed));
   }
 
   // ── memory and timer ──────────────────────────────────────────────────────

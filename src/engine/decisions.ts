@@ -6,7 +6,9 @@ import { decisionInput, type HostFacts } from "../core/decision-input.js";
 import { explain, STOP_NOTICES } from "../core/explain.js";
 import { retryDetail } from "../core/injection-outcome.js";
 import { afterTodoReadFailed } from "../core/transitions.js";
+import { skip as skipChange } from "../store/changes/skip.js";
 import type { SessionChange } from "../store/port.js";
+import { sinceIdle } from "../store/reads.js";
 import type { SessionRow } from "../store/schema.js";
 import type { EngineContext } from "./context.js";
 import type { StopNotices } from "./stop-notices.js";
@@ -32,16 +34,10 @@ export class Decisions {
     idleSince?: number,
   ): Promise<{ decision: Decision; row: SessionRow | undefined }> {
     const { ctx } = this;
-    // One read at a time: on PostgreSQL under Bun, more statements in flight at once meant more of the client's
-    // lost answers (see open.ts), for a round trip or two saved per look.
-    const row = await ctx.store.session(sessionId);
-    const userCancelledAt =
-      idleSince === undefined ? undefined : await ctx.store.userCancelledSince(sessionId, idleSince);
-    const answeredBy = idleSince === undefined ? undefined : await ctx.store.continuedSince(sessionId, idleSince);
+    const { row, pending, userCancelledAt, answeredBy } = await ctx.store.read(sinceIdle(sessionId, idleSince));
     // At the deadline and before the prompt, the job asking is the one in this process's queue: only a continuation
     // recorded `pending` (by this process or another) counts then.
-    const inFlight =
-      (stage === "idle" && this.injecting(sessionId)) || (await ctx.store.hasPendingInjection(sessionId));
+    const inFlight = (stage === "idle" && this.injecting(sessionId)) || pending;
     const memory = ctx.memories.get(sessionId);
     const seen = {
       status: memory.status,
@@ -90,11 +86,9 @@ export class Decisions {
   /** A skip is a decision: its audit row, with the session change that goes with it in one transaction. */
   async recordSkip(sessionId: string, skip: Skip, extra: Record<string, unknown>, change?: SessionChange) {
     const { ctx } = this;
-    const entry = { event: "skipped" as const, reason: skip.reason, detail: { ...skip.detail, ...extra } };
-    const now = ctx.clock.now();
-    if (change) await ctx.store.changeSession(ctx.scope(sessionId), now, change, [entry]);
-    else await ctx.store.recordDecision(ctx.scope(sessionId), now, entry);
+    const detail = { ...skip.detail, ...extra };
+    await ctx.store.change(skipChange(ctx.scope(sessionId), ctx.clock.now(), skip.reason, detail, change));
     if (STOP_NOTICES.has(skip.reason))
-      await this.notices.tell(sessionId, skip.reason, explain("skipped", skip.reason, entry.detail));
+      await this.notices.tell(sessionId, skip.reason, explain("skipped", skip.reason, detail));
   }
 }

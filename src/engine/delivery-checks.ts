@@ -4,8 +4,9 @@
 // before a new one goes out, and a sent one whose turn never started.
 import type { HostFacts } from "../core/decision-input.js";
 import { inspectMessages, type MessageFacts } from "../core/messages.js";
-import { retryAfter, retryDetail, type Lookup } from "../core/injection-outcome.js";
-import { afterContinuationOut } from "../core/transitions.js";
+import type { Lookup } from "../core/injection-outcome.js";
+import { recordOutcome } from "../store/changes/record-outcome.js";
+import { q } from "../store/script.js";
 import type { NewInjection } from "../store/port.js";
 import type { InjectionRow } from "../store/schema.js";
 import type { EngineContext } from "./context.js";
@@ -48,26 +49,13 @@ export class DeliveryChecks {
     const { ctx } = this;
     if (!messages) return undefined;
     const now = ctx.clock.now();
-    for (const row of await ctx.store.uncertainInjections(sessionId, now - UNCERTAIN_WINDOW_MS)) {
+    for (const row of await ctx.store.read(q.uncertainIn(sessionId, now - UNCERTAIN_WINDOW_MS))) {
       const arrived =
         (row.messageId !== null && messages.ownMessageIds.includes(row.messageId)) ||
         messages.ownInjectionIds.includes(row.id);
       if (!arrived) continue;
-      await ctx.store.confirmUncertain(row, now, (session) => ({
-        // An `unknown` one was already counted as a continuation; a `failed` one was not.
-        patch: {
-          ...(row.status === "failed" ? afterContinuationOut(row.onSent, session.continuations) : {}),
-          consecutiveFailures: 0,
-          backoffUntil: null,
-        },
-        audit: [
-          {
-            event: "reconciled",
-            reason: "found",
-            detail: { injectionId: row.id, countdownId: row.countdownId, was: row.status },
-          },
-        ],
-      }));
+      const was = row.status === "failed" ? "failed" : "unknown";
+      await ctx.store.change(recordOutcome(row, { kind: "arrived", was }, now, ctx.config));
       return row;
     }
     return undefined;
@@ -78,7 +66,7 @@ export class DeliveryChecks {
     const { ctx } = this;
     if (!ctx.lifecycle.deciding) return;
     const now = ctx.clock.now();
-    const rows = (await ctx.store.pendingInjections(ctx.followed)).filter((row) =>
+    const rows = (await ctx.store.read(q.pendingIn(ctx.followed))).filter((row) =>
       row.owner === ctx.owner
         ? !this.injector.isBusy(row.sessionId)
         : !ctx.store.ownerAlive(row.owner, row.leaseUntil, now),
@@ -100,32 +88,11 @@ export class DeliveryChecks {
       ctx.log("warn", "cannot reconcile a pending continuation yet", { injectionId: row.id });
       return;
     }
-    const detail = { injectionId: row.id, countdownId: row.countdownId, owner: row.owner };
     await ctx.lanes.run(row.sessionId, async () => {
-      const now = ctx.clock.now();
-      if (found) {
-        await ctx.store.settleInjection(row, "sent", now, null, (session) => ({
-          patch: afterContinuationOut(row.onSent, session.continuations),
-          audit: [{ event: "reconciled", reason: "found", detail }],
-        }));
-        return;
-      }
-      const settled = await ctx.store.settleInjection(
-        row,
-        "unknown",
-        now,
-        "not found in the session after a restart",
-        (session) => {
-          const { next, patch } = retryAfter(session.consecutiveFailures, now, ctx.config);
-          return {
-            next,
-            patch: { ...afterContinuationOut(row.onSent, session.continuations), ...patch },
-            audit: [{ event: "reconciled", reason: "not_found", detail: { ...detail, ...retryDetail(next) } }],
-          };
-        },
-      );
-      if (settled)
-        await this.injector.afterFailure(row.sessionId, settled.next, undefined, {
+      const outcome = { kind: "reconciled", found } as const;
+      const recorded = await ctx.store.change(recordOutcome(row, outcome, ctx.clock.now(), ctx.config));
+      if (!found && recorded?.next)
+        await this.injector.afterFailure(row.sessionId, recorded.next, undefined, {
           retryOf: row.id,
           reason: "not_found",
         });
@@ -158,7 +125,7 @@ export class DeliveryChecks {
   private async lastSent(sessionId: string, facts: HostFacts): Promise<{ id: string; createdAt: number } | undefined> {
     const messageId = facts.messages?.ownMessageIds.at(-1);
     const injectionId = facts.messages?.ownInjectionIds.at(-1);
-    const row = injectionId ? await this.ctx.store.injection(injectionId) : undefined;
+    const row = injectionId ? await this.ctx.store.read(q.injection(injectionId)) : undefined;
     if (
       !row ||
       row.sessionId !== sessionId ||

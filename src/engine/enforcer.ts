@@ -4,10 +4,11 @@
 //   event-router.ts → evaluator.ts → decisions.ts (core/decide.ts) → countdowns.ts:arm → timer-queue.ts
 //   → countdowns.ts:due → injector.ts:attempt → countdowns.ts:claim → host prompt
 import { RESUME_REASON, STORE_RECOVERED_REASON, TAKEOVER_REASON, type StopSource } from "../core/reasons.js";
-import { afterExplicitResume } from "../core/transitions.js";
+import { changeSession } from "../store/changes/change-session.js";
+import { resume as resumeChange } from "../store/changes/resume.js";
+import { stop as stopChange } from "../store/changes/stop.js";
 import type { Config } from "../config.js";
 import type { HostPort, LogLevel } from "../host/port.js";
-import type { AuditEntry } from "../core/reasons.js";
 import type { EngineStore, Scope, SessionChange, SessionScope } from "../store/port.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { EngineContext } from "./context.js";
@@ -111,9 +112,9 @@ export class Enforcer {
       memories: this.memories,
       lifecycle: this.lifecycle,
       scope: (sessionId): SessionScope => ({ sessionId, ...followed }),
-      changeSession: (sessionId: string, change: SessionChange, audit?: AuditEntry[]) => {
+      changeSession: (sessionId: string, change: SessionChange) => {
         const now = clock.now();
-        return this.lanes.post(sessionId, () => store.changeSession({ sessionId, ...followed }, now, change, audit));
+        return this.lanes.post(sessionId, () => store.change(changeSession({ sessionId, ...followed }, now, change)));
       },
       log: (level, message, extra) => this.log(level, message, extra),
       failed: (operation, error) => this.failed(operation, error),
@@ -184,7 +185,6 @@ export class Enforcer {
 
   /** Every third of a lease: renew this process's leases, adopt orphans, settle orphaned injections, owed looks. */
   private async leaseTick(): Promise<void> {
-    this.health.checkReplaced();
     if (!this.lifecycle.deciding) return;
     // The heartbeat goes out every tick, on its own: the rest of a tick can wait long for a busy pool (PostgreSQL
     // under a burst of idles), and a heartbeat held up behind it past the lease let the others take this process's
@@ -315,7 +315,7 @@ export class Enforcer {
   async stop(sessionId: string, source: StopSource = "api"): Promise<boolean> {
     this.requireSession("stop", sessionId);
     const { changed, cancelled } = await this.change("stop", sessionId, (scope, now) =>
-      this.ctx.store.setStop(scope, source, now),
+      this.ctx.store.change(stopChange(scope, source, now)),
     );
     if (cancelled) this.countdowns.letGo(sessionId, cancelled.id);
     return changed;
@@ -329,7 +329,7 @@ export class Enforcer {
   async resume(sessionId: string, source: StopSource = "api"): Promise<boolean> {
     this.requireSession("resume", sessionId);
     const changed = await this.change("resume", sessionId, (scope, now) =>
-      this.ctx.store.resume(scope, source, now, afterExplicitResume()),
+      this.ctx.store.change(resumeChange(scope, source, now)),
     );
     // A command's own turn makes the session busy first; its idle is evaluated then. The API and the CLI look now.
     if (changed && source !== "command") void this.evaluator.evaluate(sessionId, "resume");

@@ -4,7 +4,9 @@
 // The look is durable while OpenCode is read (`sessions.recheck_at`): a process that dies meanwhile is followed by one
 // that looks again.
 import { armPatch, type HostFacts } from "../core/decision-input.js";
-import { EXPIRE_REASON } from "../core/reasons.js";
+import { changeSession } from "../store/changes/change-session.js";
+import { expireOwedLook } from "../store/changes/skip.js";
+import { q } from "../store/script.js";
 import type { EngineContext } from "./context.js";
 import type { Countdowns } from "./countdowns.js";
 import type { Decisions } from "./decisions.js";
@@ -109,7 +111,7 @@ export class Evaluator {
     }
     // Durable from here: if this process dies while it reads OpenCode, the next one looks again.
     const now = ctx.clock.now();
-    if (!owedAlready) await ctx.store.changeSession(ctx.scope(sessionId), now, { recheckAt: now });
+    if (!owedAlready) await ctx.store.change(changeSession(ctx.scope(sessionId), now, { recheckAt: now }));
     return { row, activity: memory.activity };
   }
 
@@ -168,8 +170,8 @@ export class Evaluator {
     if (memory.parentId === parentId) return;
     memory.parentId = parentId;
     if (parentId === null) return;
-    if ((await ctx.store.session(sessionId))?.parentId !== parentId)
-      await ctx.store.changeSession(ctx.scope(sessionId), ctx.clock.now(), { parentId });
+    if ((await ctx.store.read(q.session(sessionId)))?.parentId !== parentId)
+      await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), { parentId }));
   }
 
   /**
@@ -181,7 +183,7 @@ export class Evaluator {
     const { countdowns, injector } = this.peers;
     const now = ctx.clock.now();
     const windowMs = ctx.config.resumeWindowSeconds * 1000;
-    for (const { sessionId, recheckAt } of await ctx.store.sessionsToRecheck(ctx.followed, now)) {
+    for (const { sessionId, recheckAt } of await ctx.store.read(q.sessionsToRecheck(ctx.followed, now))) {
       if (
         this.evaluating.has(sessionId) ||
         injector.starts.has(sessionId) ||
@@ -195,9 +197,7 @@ export class Evaluator {
         continue;
       }
       const expired = { recheck: true, lateMs, resumeWindowMs: windowMs };
-      void ctx.changeSession(sessionId, { recheckAt: null }, [
-        { event: "expired", reason: EXPIRE_REASON, detail: expired },
-      ]);
+      void ctx.lanes.post(sessionId, () => ctx.store.change(expireOwedLook(ctx.scope(sessionId), now, expired)));
     }
   }
 

@@ -7,7 +7,9 @@ import { classifyError, type ErrorKind, type ErrorReport } from "../core/errors.
 import { translateEvent, type DomainEvent } from "../core/events.js";
 import { isOpen, mergeLedger, parseLedger } from "../core/todos.js";
 import { afterAssistantResumed, afterRealUserMessage, afterSessionError } from "../core/transitions.js";
+import { changeSession } from "../store/changes/change-session.js";
 import type { SessionUpdate } from "../store/port.js";
+import { q } from "../store/script.js";
 import type { SessionRow } from "../store/schema.js";
 import type { EngineContext } from "./context.js";
 import type { Countdowns } from "./countdowns.js";
@@ -195,11 +197,13 @@ export class EventRouter {
     if (!isNew || event.error) return;
     void this.ctx.lanes.post(sessionId, async () => {
       if (memory.abortedAt === undefined)
-        memory.abortedAt = (await this.ctx.store.session(sessionId))?.abortedAt ?? null;
+        memory.abortedAt = (await this.ctx.store.read(q.session(sessionId)))?.abortedAt ?? null;
       const abortedAt = memory.abortedAt;
       if (abortedAt == null || (event.createdAt !== undefined && event.createdAt <= abortedAt)) return;
       memory.abortedAt = null;
-      await this.ctx.store.changeSession(this.ctx.scope(sessionId), this.ctx.clock.now(), afterAssistantResumed());
+      await this.ctx.store.change(
+        changeSession(this.ctx.scope(sessionId), this.ctx.clock.now(), afterAssistantResumed()),
+      );
     });
   }
 
@@ -266,8 +270,8 @@ export class EventRouter {
       void this.peers.countdowns.cancel(sessionId, "session_deleted", {}, patch);
     else
       void ctx.lanes.post(sessionId, async () => {
-        if (await ctx.store.session(sessionId))
-          await ctx.store.changeSession(ctx.scope(sessionId), ctx.clock.now(), patch);
+        if (await ctx.store.read(q.session(sessionId)))
+          await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), patch));
       });
     ctx.memories.delete(sessionId);
     this.peers.injector.starts.drop(sessionId);

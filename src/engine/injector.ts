@@ -12,16 +12,14 @@ import type { HostFacts } from "../core/decision-input.js";
 import { explain } from "../core/explain.js";
 import {
   mustLookUp,
-  retryAfter,
-  retryDetail,
   verdictAfterFailure,
   type CallFailure,
   type FailureVerdict,
   type RetryPlan,
 } from "../core/injection-outcome.js";
 import type { TodoSummary } from "../core/todos.js";
-import { afterContinuationOut } from "../core/transitions.js";
-import type { Settlement } from "../store/port.js";
+import { changeSession } from "../store/changes/change-session.js";
+import { recordOutcome, type Outcome } from "../store/changes/record-outcome.js";
 import type { SessionRow } from "../store/schema.js";
 import type { EngineContext } from "./context.js";
 import type { Armed, Countdowns, DueInfo } from "./countdowns.js";
@@ -124,7 +122,7 @@ export class Injector {
     const { decision, row } = await decisions.decide(armed.row.sessionId, "deadline");
     if (decision.verdict === "continue") return row ?? null;
     const detail = { ...decision.detail, lateMs: info.lateMs };
-    await countdowns.end(armed, { state: "cancelled", audit: { event: "skipped", reason: decision.reason, detail } });
+    await countdowns.end(armed, { skipped: decision.reason, detail });
     return undefined;
   }
 
@@ -139,7 +137,7 @@ export class Injector {
     const arrived = await this.checks.confirmEarlier(sessionId, facts.messages);
     if (arrived) {
       const detail = { stage: "before_prompt", delivered: arrived.id };
-      await countdowns.end(armed, { state: "cancelled", audit: { event: "skipped", reason: "in_flight", detail } });
+      await countdowns.end(armed, { skipped: "in_flight", detail });
       // Its turn ran, so the session is idle again: looked at once this job has left the queue (see attempt).
       ctx.memories.get(sessionId).idleWhileInjecting = true;
       return undefined;
@@ -148,10 +146,9 @@ export class Injector {
     if (decision.verdict === "skip") {
       const retry = decision.reason === "todo_fetch_failed" ? decisions.retryTodoRead(sessionId, facts) : undefined;
       const detail = { ...decision.detail, ...retry?.detail };
-      const audit = { event: "skipped", reason: decision.reason, detail } as const;
-      const ended = await countdowns.end(armed, { state: "cancelled", audit });
+      const ended = await countdowns.end(armed, { skipped: decision.reason, detail });
       // A countdown someone else ended meanwhile (the TUI's key) is owed no second look.
-      if (ended && retry) await ctx.store.changeSession(ctx.scope(sessionId), ctx.clock.now(), retry.change);
+      if (ended && retry) await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), retry.change));
       return undefined;
     }
     const delivery = prepareDelivery(ctx, { armed, info, facts, row, decision });
@@ -199,20 +196,14 @@ export class Injector {
     const { ctx } = this;
     const { injection, detail, summary } = delivery;
     const { sessionId } = injection;
-    const now = ctx.clock.now();
-    if (verdict.status === "sent") {
-      await ctx.store.settleInjection(injection, "sent", now, null, (row) => ({
-        patch: {
-          ...afterContinuationOut(injection.onSent, row.continuations),
-          recheckAt: now + ctx.config.startTimeoutMs,
-        },
-        audit: [
-          {
-            event: "injected",
-            detail: { injectionId: injection.id, latencyMs: Math.round(latencyMs), ...detail, ...verdict.detail },
-          },
-        ],
-      }));
+    const outcome: Outcome =
+      verdict.status === "sent"
+        ? { kind: "sent", latencyMs, detail: { ...detail, ...verdict.detail } }
+        : verdict.status === "unknown"
+          ? { kind: "unknown", error, timedOut: verdict.reason === "timeout", final: verdict.final, detail }
+          : { kind: "failed", error, final: verdict.final, detail };
+    const recorded = await ctx.store.change(recordOutcome(injection, outcome, ctx.clock.now(), ctx.config));
+    if (outcome.kind === "sent") {
       ctx.log("info", "continuation sent", {
         sessionId,
         injectionId: injection.id,
@@ -223,49 +214,12 @@ export class Injector {
         this.starts.watch(sessionId, injection.id, injection.messageId!, delivery.signalsAtCall);
       return;
     }
-    const { final } = verdict;
-    const settled = await ctx.store.settleInjection(injection, verdict.status, now, error, (row) => {
-      const { next, patch } = retryAfter(row.consecutiveFailures, now, ctx.config, final);
-      // A timeout says what happened; otherwise whether another attempt follows.
-      const timedOut = verdict.status === "unknown" && verdict.reason === "timeout";
-      const reason = timedOut ? "timeout" : next.retry ? "retrying" : "gave_up";
-      return {
-        next,
-        // Possibly delivered: it counts as a continuation (budget, ledger) as well as an attempt.
-        patch: {
-          ...(verdict.status === "unknown"
-            ? afterContinuationOut(injection.onSent, row.continuations)
-            : final
-              ? { tokenLimitAt: now }
-              : {}),
-          ...patch,
-        },
-        audit: [
-          {
-            event: "injection_failed",
-            reason,
-            detail: {
-              injectionId: injection.id,
-              error,
-              ...detail,
-              ...retryDetail(next),
-              ...(final && verdict.status === "failed" ? { tokenLimit: true } : {}),
-            },
-          },
-        ],
-      };
-    });
-    const next = settled?.next ?? { retry: false, attempt: 0 };
+    const next = recorded?.next ?? { retry: false, attempt: 0 };
     // Possibly delivered or not: the retry looks for it before sending anything (DeliveryChecks.confirmEarlier).
     ctx.log(
       next.retry ? "warn" : "error",
-      `continuation ${verdict.status === "unknown" ? "outcome unknown" : "failed"}`,
-      {
-        sessionId,
-        injectionId: injection.id,
-        error,
-        attempt: next.attempt,
-      },
+      `continuation ${outcome.kind === "unknown" ? "outcome unknown" : "failed"}`,
+      { sessionId, injectionId: injection.id, error, attempt: next.attempt },
     );
     await this.afterFailure(sessionId, next, summary, { retryOf: injection.id, reason: "backoff" });
   }
@@ -277,21 +231,15 @@ export class Injector {
   async notStarted(sessionId: string, injectionId: string, waitedMs: number): Promise<void> {
     const { ctx } = this;
     if (!this.checks.firstNotStarted(injectionId)) return;
-    const now = ctx.clock.now();
-    const { next } = await ctx.store.settleSession(ctx.scope(sessionId), now, (row) => {
-      const plan = retryAfter(row.consecutiveFailures, now, ctx.config);
-      const detail = { injectionId, waitedMs: Math.round(waitedMs), ...retryDetail(plan.next) };
-      return {
-        next: plan.next,
-        patch: { ...plan.patch, recheckAt: null },
-        audit: [{ event: "injection_failed", reason: "not_started", detail }],
-      } satisfies Settlement & { next: RetryPlan };
-    });
+    const of = { ...ctx.scope(sessionId), id: injectionId };
+    const outcome = { kind: "not_started", waitedMs } as const;
+    const recorded = await ctx.store.change(recordOutcome(of, outcome, ctx.clock.now(), ctx.config));
     ctx.log("warn", "continuation accepted but its turn never started", {
       sessionId,
       injectionId,
       waitedMs: Math.round(waitedMs),
     });
+    const next = recorded?.next ?? { retry: false, attempt: 0 };
     await this.afterFailure(sessionId, next, undefined, { retryOf: injectionId, reason: "not_started" });
   }
 

@@ -1,5 +1,6 @@
 // History older than `retentionDays` is deleted a minute after start (not during OpenCode's own start-up), then every
 // six hours, in small batches that never hold the write lock for long (store/sqlite/retention.ts).
+import { prune } from "../store/changes/prune.js";
 import type { EngineContext } from "./context.js";
 
 const FIRST_RUN_MS = 60_000;
@@ -24,7 +25,7 @@ export class RetentionSchedule {
     const { ctx } = this;
     if (!ctx.lifecycle.deciding) return;
     const days = ctx.config.retentionDays;
-    const report = await ctx.store.prune(ctx.clock.now() - days * 86_400_000);
+    const report = await prune(ctx.store, { cutoff: ctx.clock.now() - days * 86_400_000 });
     if (report.auditEvents + report.countdowns + report.injections + report.sessions > 0)
       ctx.log("info", `retention: deleted history older than ${days} days`, { ...report });
   }

@@ -2,6 +2,7 @@
 // (the failures in a row are over); otherwise OpenCode is asked, and a turn that never started is a failed attempt
 // (`injection_failed: not_started`), which the injector records and retries.
 import { afterStartConfirmed } from "../core/transitions.js";
+import { changeSession } from "../store/changes/change-session.js";
 import type { EngineContext } from "./context.js";
 import type { FactGatherer } from "./facts.js";
 import { BoundedMap } from "./session-memory.js";
@@ -64,10 +65,8 @@ export class StartWatch {
       if (this.watching.get(sessionId) !== watch) return;
       this.watching.delete(sessionId);
       if (started !== false) {
-        await ctx.store.changeSession(ctx.scope(sessionId), ctx.clock.now(), {
-          ...afterStartConfirmed(),
-          recheckAt: null,
-        });
+        const started = { ...afterStartConfirmed(), recheckAt: null };
+        await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), started));
         return;
       }
       await this.notStarted(sessionId, watch.injectionId, ctx.clock.monotonic() - watch.sentMono);

@@ -2,6 +2,8 @@
 // server side, so it shows without the TUI plugin too). Durable (`sessions.notified_stop`): a restart does not tell
 // it again, and a continuation that goes out clears it, so that the next stop is news.
 import type { Explanation } from "../core/explain.js";
+import { changeSession } from "../store/changes/change-session.js";
+import { q } from "../store/script.js";
 import type { EngineContext } from "./context.js";
 import { withTimeout } from "./host-calls.js";
 
@@ -16,8 +18,8 @@ export class StopNotices {
   /** Tells the user why continuation stopped, unless they were already told this reason. Runs in the session's lane. */
   async tell(sessionId: string, reason: string, explanation: Explanation | undefined): Promise<void> {
     const { ctx } = this;
-    if (!explanation || (await ctx.store.session(sessionId))?.notifiedStop === reason) return;
-    await ctx.store.changeSession(ctx.scope(sessionId), ctx.clock.now(), { notifiedStop: reason });
+    if (!explanation || (await ctx.store.read(q.session(sessionId)))?.notifiedStop === reason) return;
+    await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), { notifiedStop: reason }));
     ctx.log("info", `continuation ended: ${explanation.text}`, { sessionId, reason });
     if (!ctx.config.toast) return;
     const message = `${sentence(explanation.text)}${explanation.hint ? ` ${sentence(explanation.hint)}` : ""}`;

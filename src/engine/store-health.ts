@@ -4,6 +4,7 @@
 import type { EngineStore, StoreProblem } from "../store/port.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { EngineEmitter } from "./engine-events.js";
+import { errorMessage } from "./host-calls.js";
 import type { TimerQueue } from "./timer-queue.js";
 
 const DESCRIPTIONS: Record<StoreProblem, string> = {
@@ -49,12 +50,6 @@ export class StoreHealth {
     return true;
   }
 
-  /** A deleted or replaced file raises no error (the old inode keeps working): look for it. */
-  checkReplaced(): void {
-    if (this.problem?.kind !== "gone" && this.store.replaced())
-      this.fail("gone", "the file at the configured path is not the one that was opened");
-  }
-
   private fail(kind: StoreProblem, detail: string): void {
     const current = this.problem;
     // A file gone for good outranks a passing problem (locked, full): say so, and stop probing the old file.
@@ -85,8 +80,10 @@ export class StoreHealth {
     if (!this.problem) return;
     try {
       await this.store.probe();
-    } catch {
-      this.scheduleProbe();
+    } catch (error) {
+      // A file deleted or replaced meanwhile outranks the problem being probed: say so, and stop probing.
+      if (this.store.problemOf(error) === "gone") this.fail("gone", errorMessage(error));
+      else this.scheduleProbe();
       return;
     }
     const { kind, since, failures } = this.problem;

@@ -7,10 +7,8 @@ import { Enforcer } from "../engine/enforcer.js";
 import { errorMessage } from "../engine/host-calls.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
 import type { EngineStore } from "../store/port.js";
-import { isPostgresUrl, openEngineStore } from "../store/open-engine-store.js";
+import { isPostgresUrl, openStore } from "../store/open.js";
 import { redactUrl } from "../store/pg/open.js";
-import { openStore } from "../store/sqlite/open.js";
-import { SqliteStore } from "../store/sqlite/sqlite-store.js";
 import { registerCommands, runCommand } from "./commands.js";
 
 /** What other plugins in the same process can call (see README "Programmatic API"). */
@@ -37,7 +35,7 @@ const OFF: TodoContinuationApi = {
 async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<EngineStore | undefined> {
   const options = { busyTimeoutMs: config.busyTimeoutMs };
   try {
-    return await openEngineStore(config.databasePath, { ...options, kind: "plugin", lazy: true });
+    return await openStore(config.databasePath, { ...options, kind: "plugin", lazy: true });
   } catch (error) {
     // A server that is down is waited for (the open is lazy); one that refuses us (credentials, a malformed URL) is
     // a configuration to fix. A memory of our own would continue sessions that the fleet's other processes also
@@ -53,7 +51,7 @@ async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<Engin
       `todo-continuation: ${errorMessage(error)}. Continuing with an in-memory database: enforcement works, but nothing survives a restart of OpenCode.`,
       { databasePath: redactUrl(config.databasePath) },
     );
-    return new SqliteStore(await openStore(":memory:"), options);
+    return await openStore(":memory:", options);
   }
 }
 

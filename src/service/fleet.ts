@@ -7,21 +7,21 @@ import type { Config } from "../config.js";
 import { errorMessage } from "../engine/host-calls.js";
 import type { LogLevel } from "../host/port.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
-import type { PgStore } from "../store/pg/pg-store.js";
-import { ServerRoster, type ServerRow } from "../store/pg/server-roster.js";
+import type { OperatorStore } from "../store/operator.js";
+import type { ServerRoster, ServerRow } from "../store/roster.js";
 import { StandaloneService } from "./standalone.js";
 
 type Log = (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
 
 export interface FleetOptions {
-  /** The database the followers' engines share, opened as a `fleet` replica. */
-  store: PgStore;
+  /** The database the followers' engines share, opened as a `fleet` replica: one that can serve a fleet (a roster). */
+  store: OperatorStore;
   /**
    * A connection of its own for the heartbeat and the sharing rounds (default: `store`): a burst of state changes
    * queued for the shared pool must not delay the heartbeat past the lease, or the others would take this replica's
    * servers while it is only busy.
    */
-  liveness?: PgStore;
+  liveness?: OperatorStore;
   config: Config;
   log: Log;
   /** Where the servers' passwords are read from (`servers.password_env` names the variable). */
@@ -59,11 +59,13 @@ export class FleetReplica {
   private failing = false;
   private stopping: Promise<void> | undefined;
 
-  private readonly liveness: PgStore;
+  private readonly liveness: OperatorStore;
 
   constructor(private readonly o: FleetOptions) {
     this.liveness = o.liveness ?? o.store;
-    this.roster = new ServerRoster(this.liveness.connection);
+    if (!this.liveness.roster)
+      throw new Error(`a fleet shares its servers through a PostgreSQL database; ${this.liveness.location} is not one`);
+    this.roster = this.liveness.roster;
   }
 
   /**

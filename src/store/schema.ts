@@ -165,7 +165,25 @@ export const auditEvents = sqliteTable(
   ],
 );
 
-export const schema = { sessions, countdowns, injections, auditEvents };
+/**
+ * One row per running process that says it is alive: an engine (plugin or service) every third of its lease, and the
+ * TUI plugin while it draws the countdown. On PostgreSQL this heartbeat (by the database's clock) is what liveness
+ * across hosts rests on; on a machine's own file a live pid says it, and the rows tell operators (`doctor`) and the
+ * server side (is a TUI drawing the countdown?) who is there.
+ */
+export const replicas = sqliteTable("replicas", {
+  id: text("id").primaryKey(),
+  /** `plugin`, `service` (one server), `fleet` (a replica sharing the `servers` with the others), `tui`, `cli`. */
+  kind: text("kind").notNull(),
+  host: text("host").notNull(),
+  pid: integer("pid").notNull(),
+  startedAt: integer("started_at").notNull(),
+  heartbeatAt: integer("heartbeat_at").notNull(),
+  leaseMs: integer("lease_ms").notNull(),
+  version: text("version"),
+});
+
+export const schema = { sessions, countdowns, injections, auditEvents, replicas };
 export type Schema = typeof schema;
 export type SessionRow = typeof sessions.$inferSelect;
 export type CountdownRow = typeof countdowns.$inferSelect;

@@ -1,6 +1,6 @@
 // The session columns a state change may write, on both backends: a patch rewrites them all, so that one statement
 // serves every patch (and a column added to the schema is written by both stores once it is listed here).
-import type { SessionUpdate } from "./port.js";
+import type { SessionUpdate } from "./types.js";
 
 export const PATCHABLE = [
   "parentId",

@@ -4,10 +4,14 @@
 // (so it holds across a restart and whatever the timing). It decides nothing itself and never throws into the TUI:
 // a missing or broken database is one line in the panel.
 import { ConfigError } from "../config.js";
-import { afterExplicitResume } from "../core/transitions.js";
-import { openEngineStore, type OperatorStore } from "../store/open-engine-store.js";
+import { cancelByKey } from "../store/changes/cancel-by-key.js";
+import { resume as resumeChange } from "../store/changes/resume.js";
+import { stop as stopChange } from "../store/changes/stop.js";
+import { openStore } from "../store/open.js";
+import type { OperatorStore } from "../store/operator.js";
 import { sessionView, type SessionView } from "../store/queries.js";
 import type { SessionScope } from "../store/port.js";
+import { q } from "../store/script.js";
 import type { PanelRenderer, TuiApi, TuiKeyEvent } from "./host-api.js";
 import { keyLabel, resolveTuiOptions, type TuiOptions } from "./options.js";
 import { panelLines, type PanelLine } from "./panel.js";
@@ -70,7 +74,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
     let problem: string | undefined;
     try {
       options = resolveTuiOptions(rawOptions ?? {}, process.env);
-      store = await openEngineStore(options.databasePath, { busyTimeoutMs: BUSY_TIMEOUT_MS, kind: "tui" });
+      store = await openStore(options.databasePath, { busyTimeoutMs: BUSY_TIMEOUT_MS, kind: "tui" });
     } catch (error) {
       problem = oneLine(error);
     }
@@ -133,10 +137,10 @@ export function createTuiPlugin(renderer: PanelRenderer) {
       return typeof id === "string" ? id : undefined;
     };
 
-    const scope = async (sessionId: string): Promise<SessionScope> => ({
-      sessionId,
-      directory: (await changes?.session(sessionId))?.directory ?? api.state.path.directory,
-    });
+    const scope = async (sessionId: string): Promise<SessionScope> => {
+      const known = await changes?.read(q.session(sessionId));
+      return { sessionId, directory: known?.directory ?? api.state.path.directory, server: known?.server ?? null };
+    };
 
     const say = (message: string, variant: "info" | "success" | "warning" = "info") => {
       try {
@@ -151,7 +155,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
       const sessionId = inView();
       if (!sessionId || !changes) return;
       const ended = await guardedChange("cancelling", async () =>
-        changes.cancelArmed(await scope(sessionId), Date.now(), { source: "tui", via }),
+        changes.change(cancelByKey(await scope(sessionId), Date.now(), { source: "tui", via })),
       );
       if (ended) say("Countdown cancelled: nothing will be sent.", "success");
       else if (announceNone) say("No countdown is running in this session.");
@@ -162,7 +166,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
       const sessionId = inView();
       if (!sessionId || !changes) return say("Open a session first.");
       const result = await guardedChange("stopping", async () =>
-        changes.setStop(await scope(sessionId), "tui", Date.now()),
+        changes.change(stopChange(await scope(sessionId), "tui", Date.now())),
       );
       if (result)
         say(
@@ -175,10 +179,9 @@ export function createTuiPlugin(renderer: PanelRenderer) {
     const resume = async () => {
       const sessionId = inView();
       if (!sessionId || !changes) return say("Open a session first.");
-      const at = Date.now();
-      // recheck_at: the enforcer looks at the session again within a lease tick, as after the CLI's resume.
+      // The enforcer looks at the session again within a lease tick, as after the CLI's resume (changes/resume.ts).
       const changed = await guardedChange("resuming", async () =>
-        changes.resume(await scope(sessionId), "tui", at, { ...afterExplicitResume(), recheckAt: at }),
+        changes.change(resumeChange(await scope(sessionId), "tui", Date.now())),
       );
       if (changed !== undefined)
         say(

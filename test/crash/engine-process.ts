@@ -7,7 +7,7 @@
 // PAUSE_BEFORE_PROMPT_MS, STAY_MS.
 import { resolveConfig } from "../../src/config.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
-import { openEngineStore } from "../../src/store/open-engine-store.js";
+import { openStore } from "../../src/store/open.js";
 import { rpcHost } from "./rpc-host.js";
 
 const env = process.env;
@@ -17,7 +17,7 @@ const idleEvery = Number(env.IDLE_EVERY_MS ?? 100);
 const mode = env.IDLE_MODE ?? "random";
 const directory = env.DIRECTORY ?? "/crash/project";
 
-const store = await openEngineStore(env.DB!, { kind: "service" });
+const store = await openStore(env.DB!, { kind: "service" });
 const config = {
   ...resolveConfig({}, {}),
   databasePath: env.DB!,

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
-import { openStore } from "../../src/store/sqlite/open.js";
+import { openSqlite } from "../../src/store/sqlite/open.js";
 import { E2E, sleep } from "./support/harness.js";
 import { Tmpfs } from "./support/tmpfs.js";
 import { script } from "./scenarios.js";
@@ -68,15 +68,15 @@ describe("a database that cannot be opened: one error, in-memory enforcement, Op
     const dir = join(disk.path, "data");
     const db = join(dir, "todo-continuation.db");
     if (kind === "a read-only file") {
-      (await openStore(db)).close();
+      (await openSqlite(db)).close();
       disk.readonly();
     } else if (kind === "a read-only folder") {
       disk.readonly();
     } else if (kind === "a file of garbage bytes") {
-      (await openStore(db)).close();
+      (await openSqlite(db)).close();
       writeFileSync(db, Buffer.alloc(200_000, 0x42));
     } else {
-      const store = await openStore(db);
+      const store = await openSqlite(db);
       store.raw.exec("BEGIN");
       for (let i = 0; i < 3000; i++)
         store.raw.run("INSERT INTO audit_events (at, event, detail) VALUES (?, 'skipped', ?)", i, "x".repeat(100));

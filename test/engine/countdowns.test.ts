@@ -9,7 +9,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Config } from "../../src/config.js";
 import { Countdowns, type Armed, type DueInfo } from "../../src/engine/countdowns.js";
 import type { NewCountdown, NewInjection } from "../../src/store/port.js";
-import type { Store } from "../../src/store/sqlite/open.js";
+import { arm } from "../../src/store/changes/arm.js";
+import { cancelByKey } from "../../src/store/changes/cancel-by-key.js";
+import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import {
   deadOwner,
@@ -22,13 +24,14 @@ import {
 } from "../support/engine-context.js";
 import { DIRECTORY, tempFolder, testConfig, type Rows } from "../support/engine-fixture.js";
 import { advance, START } from "../support/fake-time.js";
+import { failChangeOnce, gateChanges } from "../support/store-spies.js";
 
 const S = "ses_countdowns";
 const LEASE_MS = 15_000;
 const WINDOW_S = 60;
 
 let folder: string;
-let connection: Store;
+let connection: SqliteConnection;
 let store: SqliteStore;
 let rows: Rows;
 let config: Config;
@@ -78,7 +81,7 @@ async function plant(extra: Partial<NewCountdown> & { owner: string }) {
     todosTotal: 5,
     ...extra,
   };
-  await store.armCountdown(countdown, {});
+  await store.change(arm(countdown, {}));
   return countdown;
 }
 
@@ -216,7 +219,7 @@ describe("arm", () => {
 
   it("a store that fails leaves nothing being armed behind", async () => {
     const { countdowns } = engine();
-    vi.spyOn(store, "armCountdown").mockRejectedValueOnce(new Error("disk I/O error"));
+    failChangeOnce(store, "arm", new Error("disk I/O error"));
     await expect(countdowns.arm(request(2000))).rejects.toThrow("disk I/O error");
     expect(countdowns.has(S)).toBe(false);
     expect(rows.countdowns(S)).toEqual([]);
@@ -287,10 +290,7 @@ describe("end, stillArmed, letGo", () => {
     const { countdowns } = engine();
     const armed = (await countdowns.arm(request(2000)))!;
     await advance(2000);
-    const skip = {
-      state: "cancelled",
-      audit: { event: "skipped", reason: "todos_complete", detail: { stage: "deadline" } },
-    } as const;
+    const skip = { skipped: "todos_complete", detail: { stage: "deadline" } } as const;
     expect(await countdowns.end(armed, skip)).toBe(true);
     expect(countdowns.has(S)).toBe(false);
     expect(await countdowns.end(armed, skip)).toBe(false);
@@ -302,7 +302,7 @@ describe("end, stillArmed, letGo", () => {
     const { countdowns, ctx, due } = engine();
     const armed = (await countdowns.arm(request(2000)))!;
     expect(await countdowns.stillArmed(armed)).toBe(true);
-    await store.cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" });
+    await store.change(cancelByKey({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" }));
     expect(await countdowns.stillArmed(armed)).toBe(false);
     expect(countdowns.has(S)).toBe(false);
     expect(ctx.timers.has(`countdown:${armed.row.id}`)).toBe(false);
@@ -354,7 +354,7 @@ describe("claim", () => {
     const { countdowns, ctx } = engine();
     const armed = (await countdowns.arm(request(2000)))!;
     await advance(2000);
-    await store.cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" });
+    await store.change(cancelByKey({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" }));
     expect(countdowns.get(S)).toBe(armed);
     expect(await countdowns.claim(armed, injectionFor(armed, ctx.owner), {})).toBe(false);
     expect(countdowns.has(S)).toBe(false);
@@ -379,16 +379,8 @@ describe("claim", () => {
 
   it("a lease tick while the claim is being written does not adopt the countdown back", async () => {
     // A store whose claim takes a while (an asynchronous driver): the row is still armed and ours, yet no longer held.
-    class SlowClaims extends SqliteStore {
-      gate: Promise<void> = Promise.resolve();
-      override async claimCountdown(injection: NewInjection, detail: Record<string, unknown>) {
-        await this.gate;
-        return super.claimCountdown(injection, detail);
-      }
-    }
-    const slow = new SlowClaims(connection);
-    let open!: () => void;
-    slow.gate = new Promise((resolve) => (open = resolve));
+    const slow = new SqliteStore(connection);
+    const { open } = gateChanges(slow, "claim", "before");
     const { countdowns, ctx, due } = engine(liveOwner(), slow);
     const armed = (await countdowns.arm(request(2000)))!;
     await advance(2000);
@@ -407,17 +399,8 @@ describe("claim", () => {
   // process has its answer. Adopted then, an own countdown nobody lost got a `resumed: lease_expired` row (thousands
   // in the 4-process PostgreSQL test).
   it("a lease tick between an arming's write and its answer does not adopt the new countdown", async () => {
-    class SlowArmAnswers extends SqliteStore {
-      gate: Promise<void> = Promise.resolve();
-      override async armCountdown(...args: Parameters<SqliteStore["armCountdown"]>) {
-        const written = await super.armCountdown(...args);
-        await this.gate;
-        return written;
-      }
-    }
-    const slow = new SlowArmAnswers(connection);
-    let open!: () => void;
-    slow.gate = new Promise((resolve) => (open = resolve));
+    const slow = new SqliteStore(connection);
+    const { open } = gateChanges(slow, "arm", "after");
     const { countdowns, due } = engine(liveOwner(), slow);
     const arming = countdowns.arm(request(2000));
     await advance(0);
@@ -566,7 +549,7 @@ describe("recover", () => {
     // adopted row is then the session's only armed one. Left unheld, it would be adopted again on every tick.
     const { countdowns, due } = engine();
     const held = (await countdowns.arm(request(5000)))!;
-    await store.cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" });
+    await store.change(cancelByKey({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" }));
     const older = await plant({ owner: deadOwner(), armedAt: Date.now() - 10_000, deadlineAt: Date.now() + 1000 });
     expect(await countdowns.recover("lease_expired")).toMatchObject({ rearmed: 1, fired: 0 });
     expect(countdowns.get(S)?.row.id).toBe(older.id);

@@ -326,13 +326,10 @@ describe("resume through the API", () => {
   it("a resume written by another process (the CLI) is picked up within a lease tick", async () => {
     await boot({ leaseMs: 3000 });
     await f.enforcer.stop(S, "api");
-    const { openEngineStore } = await import("../../src/store/open-engine-store.js");
-    const { afterExplicitResume } = await import("../../src/core/transitions.js");
-    const other = await openEngineStore(f.dbPath);
-    await other.resume({ sessionId: S, directory: "/work/project" }, "cli", Date.now(), {
-      ...afterExplicitResume(),
-      recheckAt: Date.now(),
-    });
+    const { openStore } = await import("../../src/store/open.js");
+    const { resume } = await import("../../src/store/changes/resume.js");
+    const other = await openStore(f.dbPath);
+    await other.change(resume({ sessionId: S, directory: "/work/project" }, "cli", Date.now()));
     await other.close();
     await advance(1100);
     await settle();

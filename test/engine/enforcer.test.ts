@@ -1,12 +1,11 @@
 // The engine on a real SQLite file with a scripted host and fake timers: every behaviour issue 2 lists, each
 // asserted on what the host received and on the rows left in the database.
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { PgStore } from "../../src/store/pg/pg-store.js";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Config } from "../../src/config.js";
 import { ev } from "../support/events.js";
 import { startEngine, type EngineFixture } from "../support/engine-fixture.js";
 import { advance, settle as settleEngine, useFakeTime } from "../support/fake-time.js";
+import { gateChanges } from "../support/store-spies.js";
 
 const S = "ses_main";
 let f: EngineFixture;
@@ -289,24 +288,19 @@ describe("what cancels a countdown", () => {
   it("a streamed chunk that arrives while the countdown's row is being written cancels it all the same", async () => {
     await boot();
     f.host.setTodos(S, [["a", "pending"]]);
-    let release!: () => void;
-    const written = new Promise<void>((resolve) => (release = resolve));
     // Whichever backend the run uses: its store's arm waits for the test's say-so.
-    const prototype = (f.backend === "postgres" ? PgStore.prototype : SqliteStore.prototype) as SqliteStore;
-    const original = prototype.armCountdown;
-    const arm = vi.spyOn(prototype, "armCountdown").mockImplementationOnce(async function (this: SqliteStore, ...args) {
-      await written;
-      return original.apply(this, args);
-    });
+    const { open: release, restore } = gateChanges(f.port, "arm", "before");
+    const arming = vi.spyOn(f.port, "change");
     f.enforcer.handleEvent(ev.idle(S));
-    await vi.waitFor(() => expect(arm).toHaveBeenCalled());
+    await vi.waitFor(() => expect(arming.mock.calls.some(([change]) => change.name === "arm")).toBe(true));
     f.enforcer.handleEvent(ev.delta(S));
     release();
     await advance(2100);
     await settle();
     expect(f.host.prompts).toHaveLength(0);
     expect(f.rows.countdowns(S)).toMatchObject([{ state: "cancelled", end_reason: "assistant_activity" }]);
-    arm.mockRestore();
+    arming.mockRestore();
+    restore();
   });
 
   it("activity in other sessions does not cancel", async () => {

@@ -9,7 +9,7 @@ import { ev } from "../support/events.js";
 import { FakeHost } from "../support/fake-host.js";
 import { fakeSdkClient } from "../support/fake-sdk-client.js";
 import { Rows, tempFolder } from "../support/engine-fixture.js";
-import { openStore } from "../../src/store/sqlite/open.js";
+import { openSqlite } from "../../src/store/sqlite/open.js";
 
 const SESSIONS = ["ses_a", "ses_b", "ses_c", "ses_child"];
 /** Big enough to matter, small enough that a failing counterexample stays readable. */
@@ -172,7 +172,7 @@ describe("hostile and malformed events into the plugin's hooks", () => {
           await hooks.dispose!();
         }
         // Invariants on the file the plugin left behind.
-        const store = await openStore(databasePath, { readonly: true });
+        const store = await openSqlite(databasePath, { readonly: true });
         try {
           const rows = new Rows(store);
           const countdowns = rows.countdowns();

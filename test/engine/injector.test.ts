@@ -16,8 +16,12 @@ import { FactGatherer } from "../../src/engine/facts.js";
 import { Injector } from "../../src/engine/injector.js";
 import { StopNotices } from "../../src/engine/stop-notices.js";
 import { HostHttpError, type PromptRequest } from "../../src/host/port.js";
+import { arm } from "../../src/store/changes/arm.js";
+import { changeSession } from "../../src/store/changes/change-session.js";
+import { claim } from "../../src/store/changes/claim.js";
+import { recordOutcome } from "../../src/store/changes/record-outcome.js";
 import type { NewInjection } from "../../src/store/port.js";
-import type { Store } from "../../src/store/sqlite/open.js";
+import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import {
   deadOwner,
@@ -37,7 +41,7 @@ const S = "ses_injector";
 const BASE_MS = 1000;
 
 let folder: string;
-let connection: Store;
+let connection: SqliteConnection;
 let store: SqliteStore;
 let rows: Rows;
 let rig: Rig;
@@ -98,7 +102,7 @@ async function attempt(attemptNo = 0) {
 const failures = () => rows.audit(S).filter((r) => r.event === "injection_failed");
 const armed = () => rows.countdowns(S).filter((c) => c.state === "armed");
 const presetFailures = (n: number) =>
-  store.changeSession({ sessionId: S, directory: DIRECTORY }, Date.now(), { consecutiveFailures: n });
+  store.change(changeSession({ sessionId: S, directory: DIRECTORY }, Date.now(), { consecutiveFailures: n }));
 
 /** A prompt call that fails with `error` after OpenCode may (or may not) have written the message. */
 function promptThat(error: Error, write?: (request: PromptRequest) => void) {
@@ -120,20 +124,22 @@ async function pendingLeftBy(
   const sessionId = options.sessionId ?? S;
   const now = Date.now();
   const countdownId = `cd_left_${sessionId}`;
-  await store.armCountdown(
-    {
-      id: countdownId,
-      sessionId,
-      directory: DIRECTORY,
-      armedAt: now - 5000,
-      deadlineAt: now - 3000,
-      owner,
-      leaseUntil: now + 60_000,
-      attempt: 0,
-      todosOpen: 2,
-      todosTotal: 2,
-    },
-    {},
+  await store.change(
+    arm(
+      {
+        id: countdownId,
+        sessionId,
+        directory: DIRECTORY,
+        armedAt: now - 5000,
+        deadlineAt: now - 3000,
+        owner,
+        leaseUntil: now + 60_000,
+        attempt: 0,
+        todosOpen: 2,
+        todosTotal: 2,
+      },
+      {},
+    ),
   );
   const injection: NewInjection = {
     id: `inj_left_${sessionId}`,
@@ -152,7 +158,7 @@ async function pendingLeftBy(
     owner,
     leaseUntil: options.leaseUntil ?? now + 60_000,
   };
-  expect(await store.claimCountdown(injection, {})).toBe(true);
+  expect(await store.change(claim(injection, {}))).toBe(true);
   return injection;
 }
 
@@ -382,7 +388,8 @@ describe("an earlier continuation found in the session before the next goes out"
   ])("one $age old is looked for: $found", async ({ ageMs, found }) => {
     build();
     const left = await pendingLeftBy(deadOwner());
-    await store.settleInjection(left, "failed", Date.now(), "gone", () => ({ audit: [] }));
+    const failed = { kind: "failed", error: "gone", final: false, detail: {} } as const;
+    await store.change(recordOutcome(left, failed, Date.now(), rig.ctx.config));
     vi.setSystemTime(left.createdAt + ageMs);
     const messages = { unfinishedQuestion: false, ownInjectionIds: [left.id], ownMessageIds: [] };
     const confirmed = await rig.injector.checks.confirmEarlier(S, messages);

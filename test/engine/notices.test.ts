@@ -2,7 +2,8 @@
 // one per idle), and a countdown cancelled by another process (the TUI's key) that holds whatever the timing.
 import { describe, expect, it } from "vitest";
 import type { Config } from "../../src/config.js";
-import { openEngineStore } from "../../src/store/open-engine-store.js";
+import { cancelByKey } from "../../src/store/changes/cancel-by-key.js";
+import { openStore } from "../../src/store/open.js";
 import { ev } from "../support/events.js";
 import { FakeHost } from "../support/fake-host.js";
 import { DIRECTORY, startEngine, type EngineFixture } from "../support/engine-fixture.js";
@@ -98,9 +99,9 @@ describe("the toast that says why continuation stopped", () => {
 describe("a countdown cancelled from another process (the TUI's key)", () => {
   /** The TUI's own connection to the same database cancels. */
   const cancelFromOutside = async () => {
-    const tui = await openEngineStore(f.dbPath);
+    const tui = await openStore(f.dbPath);
     try {
-      return await tui.cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" });
+      return await tui.change(cancelByKey({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" }));
     } finally {
       await tui.close();
     }
@@ -141,8 +142,8 @@ describe("a countdown cancelled from another process (the TUI's key)", () => {
     const { folder, dbPath } = f;
     await f.close();
     // While no enforcer runs, the TUI (its own connection to the file) cancels.
-    const tui = await openEngineStore(dbPath);
-    expect(await tui.cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), {})).toBeDefined();
+    const tui = await openStore(dbPath);
+    expect(await tui.change(cancelByKey({ sessionId: S, directory: DIRECTORY }, Date.now(), {}))).toBeDefined();
     await tui.close();
     f = await startEngine({ folder, host, config: { countdownSeconds: 5 } });
     await advance(10_000);

@@ -1,5 +1,6 @@
 // An engine closed mid-countdown and a new one opened on the same file: the misfire policy decides what happens.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { cancelByKey } from "../../src/store/changes/cancel-by-key.js";
 import { ev } from "../support/events.js";
 import { advance } from "../support/fake-time.js";
 import { FakeHost } from "../support/fake-host.js";
@@ -381,7 +382,7 @@ async function pressKey(folder: string) {
   const tui = await openTestDatabase(folder);
   try {
     expect(
-      await tui.store.cancelArmed({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" }),
+      await tui.store.change(cancelByKey({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" })),
     ).toBeTruthy();
   } finally {
     await tui.store.close();

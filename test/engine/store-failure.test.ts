@@ -118,7 +118,12 @@ describe("a database that is slow under a running engine", () => {
     f = await startEngine({ config: { leaseMs: 3000, toast: false } });
     let open!: () => void;
     const stuck = new Promise<void>((resolve) => (open = resolve));
-    const renewals = vi.spyOn(f.port, "renewLeases").mockImplementation(() => stuck.then(() => 0));
+    const original = f.port.change.bind(f.port);
+    const renewals = vi
+      .spyOn(f.port, "change")
+      .mockImplementation((change) =>
+        change.name === "renew-leases" ? (stuck.then(() => 0) as never) : original(change),
+      );
     const heartbeats = vi.spyOn(f.port, "heartbeat");
     try {
       await vi.advanceTimersByTimeAsync(10_000); // ten ticks, one a second

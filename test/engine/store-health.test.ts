@@ -1,7 +1,8 @@
 // StoreHealth promises: an error the store calls its own pauses the enforcer with one store_paused event (however
 // many failures follow); anything else is not absorbed. While paused, the store is probed every storeProbeMs, one
 // probe at a time, and the first probe that works ends the pause with one store_resumed (problem, pausedForMs,
-// failedWrites). A deleted or replaced file is reported as gone, once, and never probed: only a restart helps.
+// failedWrites). A deleted or replaced file (found by the lease loop's heartbeat, or by a probe while paused for
+// another reason) is reported as gone, once, and never probed again: only a restart helps.
 // Runs on a real SQLite file; a second connection holding BEGIN EXCLUSIVE is the lock another process would hold.
 import Database from "better-sqlite3";
 import { renameSync, rmSync } from "node:fs";
@@ -12,7 +13,9 @@ import { EngineEmitter, type EngineEvents } from "../../src/engine/engine-events
 import { StoreHealth } from "../../src/engine/store-health.js";
 import { TimerQueue } from "../../src/engine/timer-queue.js";
 import type { EngineStore, StoreProblem } from "../../src/store/port.js";
-import { openStore, type Store } from "../../src/store/sqlite/open.js";
+import { changeSession } from "../../src/store/changes/change-session.js";
+import { newOwnerId } from "../../src/store/owner.js";
+import { openSqlite, type SqliteConnection } from "../../src/store/sqlite/open.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { tempFolder } from "../support/engine-fixture.js";
 import { advance, useFakeTime } from "../support/fake-time.js";
@@ -35,7 +38,7 @@ function watch(emitter: EngineEmitter): Reported[] {
 interface Setup {
   folder: string;
   dbPath: string;
-  connection: Store;
+  connection: SqliteConnection;
   store: SqliteStore;
   timers: TimerQueue;
   health: StoreHealth;
@@ -49,7 +52,7 @@ beforeEach(async () => {
   const folder = tempFolder("tc-health-");
   const dbPath = join(folder, "state.db");
   // No busy timeout: a locked write fails at once instead of blocking the (synchronous) driver for real seconds.
-  const connection = await openStore(dbPath, { busyTimeoutMs: 0 });
+  const connection = await openSqlite(dbPath, { busyTimeoutMs: 0 });
   const store = new SqliteStore(connection, { busyTimeoutMs: 0 });
   const timers = new TimerQueue(systemClock);
   const events = new EngineEmitter();
@@ -79,12 +82,21 @@ function unlock(locker: Database.Database): void {
 
 /** A real write through the store; returns the error it failed with. */
 async function failedWrite(): Promise<unknown> {
-  const error = await s.store.changeSession({ sessionId: "ses_h", directory: "/work/project" }, Date.now(), {}).then(
+  const write = changeSession({ sessionId: "ses_h", directory: "/work/project" }, Date.now(), {});
+  const error = await s.store.change(write).then(
     () => undefined,
     (e: unknown) => e,
   );
   expect(error).toBeDefined();
   return error;
+}
+
+/** The lease loop's heartbeat; returns the error it failed with, if it did. */
+async function heartbeat(): Promise<unknown> {
+  return s.store.heartbeat(newOwnerId(), 3000).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 }
 
 const paused = () => s.seen.filter((r) => r.event === "store_paused");
@@ -160,7 +172,7 @@ describe("a locked file", () => {
     await advance(10 * PROBE_MS);
     expect(probe).toHaveBeenCalledTimes(6);
     expect(s.timers.has("store-probe")).toBe(false);
-    await s.store.changeSession({ sessionId: "ses_h", directory: "/work/project" }, Date.now(), {});
+    await s.store.change(changeSession({ sessionId: "ses_h", directory: "/work/project" }, Date.now(), {}));
   });
 
   it("a second failure after a resume is a new pause with its own events and counts", async () => {
@@ -182,8 +194,8 @@ describe("a locked file", () => {
 });
 
 describe("a deleted or replaced file", () => {
-  it("an intact file is not reported", () => {
-    s.health.checkReplaced();
+  it("an intact file is not reported", async () => {
+    expect(await heartbeat()).toBeUndefined();
     expect(s.health.healthy).toBe(true);
     expect(s.seen).toEqual([]);
   });
@@ -207,7 +219,7 @@ describe("a deleted or replaced file", () => {
   ])("%s: paused as gone, said once, never probed", async (_name, change) => {
     const probe = vi.spyOn(s.store, "probe");
     change();
-    s.health.checkReplaced();
+    expect(s.health.report(await heartbeat())).toBe(true);
     expect(s.health.state?.kind).toBe("gone");
     expect(paused()).toEqual([
       {
@@ -220,10 +232,10 @@ describe("a deleted or replaced file", () => {
         },
       },
     ]);
-    // The lease loop keeps checking: nothing more is said or counted.
-    for (let i = 0; i < 5; i++) s.health.checkReplaced();
+    // Found again (another engine's heartbeat on the same store): counted, never said again.
+    for (let i = 0; i < 5; i++) s.health.report(await heartbeat());
     expect(paused()).toHaveLength(1);
-    expect(s.health.state?.failures).toBe(1);
+    expect(s.health.state).toMatchObject({ kind: "gone", failures: 6 });
     expect(s.timers.has("store-probe")).toBe(false);
     await advance(100 * PROBE_MS);
     expect(probe).not.toHaveBeenCalled();
@@ -244,7 +256,7 @@ describe("a deleted or replaced file", () => {
     expect(resumed()).toEqual([]);
   });
 
-  it("replaced while paused for a lock: the lease loop's check says gone once, and probing stops", async () => {
+  it("replaced while paused for a lock: the next probe says gone once, and probing stops", async () => {
     const probe = vi.spyOn(s.store, "probe");
     lock();
     s.health.report(await failedWrite());
@@ -252,7 +264,7 @@ describe("a deleted or replaced file", () => {
     other.exec("CREATE TABLE t (x)");
     other.close();
     renameSync(join(s.folder, "other.db"), s.dbPath);
-    for (let i = 0; i < 10; i++) s.health.checkReplaced();
+    await advance(PROBE_MS);
     expect(s.health.state).toMatchObject({ kind: "gone", failures: 2 });
     expect(paused().map((r) => r.payload.problem)).toEqual(["locked", "gone"]);
     expect(paused()[1]!.payload.message).toMatch(/restart OpenCode/);
@@ -283,10 +295,9 @@ describe("with an asynchronous store", () => {
     let maxProbing = 0;
     let probes = 0;
     let healthyAfter = Infinity;
-    const store: Pick<EngineStore, "location" | "problemOf" | "probe" | "replaced"> = {
+    const store: Pick<EngineStore, "location" | "problemOf" | "probe"> = {
       location: "postgres://db.internal/continuation",
       problemOf: (error) => (error instanceof Error && error.message === "store failure" ? problem : undefined),
-      replaced: () => false,
       probe: async () => {
         probes++;
         probing++;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { tempFolder } from "../support/engine-fixture.js";
-import { openStore } from "../../src/store/sqlite/open.js";
+import { openSqlite } from "../../src/store/sqlite/open.js";
 import { schemaState } from "../../src/store/sqlite/diagnostics.js";
 
 describe("drizzle-kit migrate as users run it", () => {
@@ -17,7 +17,7 @@ describe("drizzle-kit migrate as users run it", () => {
       encoding: "utf8",
     });
     expect(output).toMatch(/migrations applied successfully/i);
-    const store = await openStore(db);
+    const store = await openSqlite(db);
     try {
       expect(store.migration.applied).toBe(0);
       expect(schemaState(store.raw)).toMatchObject({ pending: 0, newer: false, applied: store.migration.shipped });

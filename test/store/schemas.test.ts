@@ -9,13 +9,13 @@ import { getTableConfig as sqliteTableConfig, SQLiteSyncDialect, type SQLiteTabl
 import { describe, expect, it } from "vitest";
 import * as sqliteSchema from "../../src/store/schema.js";
 import * as pgSchemaModule from "../../src/store/pg/schema.js";
-import { openEngineStore } from "../../src/store/open-engine-store.js";
-import { openStore } from "../../src/store/sqlite/open.js";
+import { openStore } from "../../src/store/open.js";
+import { openSqlite } from "../../src/store/sqlite/open.js";
 import { freshDatabase, pgQuery } from "../support/pg-database.js";
 
-const SHARED = ["sessions", "countdowns", "injections", "auditEvents"] as const;
-/** Tables only a fleet needs: liveness across hosts has no meaning for one file on one machine. */
-const PG_ONLY = ["replicas", "servers"];
+const SHARED = ["sessions", "countdowns", "injections", "auditEvents", "replicas"] as const;
+/** Tables only a fleet needs: the servers several hosts' replicas share. */
+const PG_ONLY = ["servers"];
 
 /** The SQL of a `where`/`check` without dialect quoting: the same text on both sides. */
 function sqlText(chunk: unknown, dialect: { sqlToQuery(sql: never): { sql: string } }): string | null {
@@ -111,7 +111,7 @@ describe("the SQLite and PostgreSQL schemas", () => {
   it("produce the same indexes, partial armed index included, in migrated databases", async () => {
     const folder = mkdtempSync(join(tmpdir(), "tc-schemas-"));
     try {
-      const file = await openStore(join(folder, "state.db"));
+      const file = await openSqlite(join(folder, "state.db"));
       const sqliteIndexes = file.raw
         .all<{ name: string; sql: string }>(
           "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name",
@@ -120,7 +120,7 @@ describe("the SQLite and PostgreSQL schemas", () => {
       const views = file.raw.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name");
       file.close();
       const url = await freshDatabase("schemas");
-      const store = await openEngineStore(url);
+      const store = await openStore(url);
       await store.close();
       const pgIndexes = (
         await pgQuery<{ name: string; def: string }>(

@@ -1,22 +1,22 @@
 // The servers a fleet shares, on a real PostgreSQL server: one follower per server, equal shares, a dead replica's
 // servers taken by the others after its lease, a new replica given its share by the ones over theirs.
 import { afterEach, describe, expect, it } from "vitest";
-import { openEngineStore } from "../../src/store/open-engine-store.js";
-import type { PgStore } from "../../src/store/pg/pg-store.js";
-import { ServerExistsError, ServerRoster } from "../../src/store/pg/server-roster.js";
+import { openStore } from "../../src/store/open.js";
+import type { OperatorStore } from "../../src/store/operator.js";
+import { ServerExistsError, type ServerRoster } from "../../src/store/roster.js";
 import { freshDatabase, pgQuery } from "../support/pg-database.js";
 
 const LEASE_MS = 15_000;
-const opened: PgStore[] = [];
+const opened: OperatorStore[] = [];
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((s) => s.close()));
 });
 
 async function fleet(servers: number) {
   const url = await freshDatabase("fleet");
-  const store = (await openEngineStore(url, { kind: "fleet" })) as PgStore;
+  const store = await openStore(url, { kind: "fleet" });
   opened.push(store);
-  const roster = new ServerRoster(store.connection);
+  const roster: ServerRoster = store.roster!;
   for (let i = 0; i < servers; i++)
     await roster.add({ name: `pod-${i}`, url: `http://10.0.0.${i}:4096`, directory: "/workspace" });
   /** A replica's round: its heartbeat, its share, and (its followers stopped) what it holds beyond it handed back. */

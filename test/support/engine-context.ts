@@ -13,7 +13,8 @@ import { SessionLanes } from "../../src/engine/session-lanes.js";
 import { SessionMemories } from "../../src/engine/session-memory.js";
 import { TimerQueue } from "../../src/engine/timer-queue.js";
 import type { EngineStore } from "../../src/store/port.js";
-import { openStore, type Store } from "../../src/store/sqlite/open.js";
+import { changeSession } from "../../src/store/changes/change-session.js";
+import { openSqlite, type SqliteConnection } from "../../src/store/sqlite/open.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { DIRECTORY, Rows, testConfig } from "./engine-fixture.js";
 import { FakeHost } from "./fake-host.js";
@@ -61,9 +62,9 @@ export function makeContext(options: ContextOptions): TestContext {
     failures,
     tracked,
     scope: (sessionId) => ({ sessionId, directory }),
-    changeSession: (sessionId, change, audit) => {
+    changeSession: (sessionId, change) => {
       const now = clock.now();
-      return lanes.post(sessionId, () => store.changeSession({ sessionId, directory }, now, change, audit));
+      return lanes.post(sessionId, () => store.change(changeSession({ sessionId, directory }, now, change)));
     },
     log: (level, message, extra) => host.log(level, message, extra),
     failed,
@@ -81,7 +82,9 @@ export function makeContext(options: ContextOptions): TestContext {
 
 /** A real SQLite file in `folder`, the store port over it, and the row helpers. */
 export async function openTestStore(folder: string, config: Config = testConfig(join(folder, "state.db"))) {
-  const connection: Store = await openStore(join(folder, "state.db"), { busyTimeoutMs: config.busyTimeoutMs });
+  const connection: SqliteConnection = await openSqlite(join(folder, "state.db"), {
+    busyTimeoutMs: config.busyTimeoutMs,
+  });
   return {
     connection,
     store: new SqliteStore(connection, { busyTimeoutMs: config.busyTimeoutMs }),

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveConfig, type Config } from "../../src/config.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
-import type { OperatorStore } from "../../src/store/open-engine-store.js";
-import type { Store } from "../../src/store/sqlite/open.js";
+import type { OperatorStore } from "../../src/store/operator.js";
+import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import { expect, vi } from "vitest";
 import { FakeHost } from "./fake-host.js";
 import { openTestDatabase, sqliteRows, TEST_BACKEND, type TestBackend, type TestRows } from "./test-database.js";
@@ -32,7 +32,7 @@ export function testConfig(dbPath: string, overrides: Partial<Config> = {}): Con
 export class Rows {
   private readonly store: { raw: TestRows };
 
-  constructor(source: Store | TestRows) {
+  constructor(source: SqliteConnection | TestRows) {
     this.store = { raw: "raw" in source ? sqliteRows(source) : source };
   }
 
@@ -97,7 +97,7 @@ export interface EngineFixture {
   /** The SQLite file, or the PostgreSQL URL (TC_TEST_STORE=postgres). */
   dbPath: string;
   /** The SQLite connection itself: only for tests about the file (it throws on PostgreSQL). */
-  store: Store;
+  store: SqliteConnection;
   /** Rows, read and written synchronously on either backend. */
   db: TestRows;
   /** The store the engine was given (a test may slow one of its calls down). */
@@ -145,7 +145,7 @@ export async function startEngine(
   const fixture: EngineFixture = {
     folder,
     dbPath,
-    get store(): Store {
+    get store(): SqliteConnection {
       if (!opened.file) throw new Error("this test looks at the SQLite file itself: it runs on SQLite only");
       return opened.file;
     },

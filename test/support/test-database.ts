@@ -6,9 +6,9 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inject } from "vitest";
-import type { OperatorStore } from "../../src/store/open-engine-store.js";
-import { openEngineStore } from "../../src/store/open-engine-store.js";
-import type { Store } from "../../src/store/sqlite/open.js";
+import type { OperatorStore } from "../../src/store/operator.js";
+import { openStore } from "../../src/store/open.js";
+import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 export type TestBackend = "sqlite" | "postgres";
@@ -67,7 +67,7 @@ export function psqlRows(url: string): TestRows {
   };
 }
 
-export function sqliteRows(store: Store): TestRows {
+export function sqliteRows(store: SqliteConnection): TestRows {
   return {
     all: <T>(sql: string, ...params: unknown[]) => store.raw.all<T>(sql, ...params),
     run: (sql: string, ...params: unknown[]) => void store.raw.run(sql, ...params),
@@ -94,7 +94,7 @@ export interface OpenedTestStore {
   quiet(): Promise<void>;
   rows: TestRows;
   /** The SQLite connection, for the tests that look at the file itself. */
-  file: Store | undefined;
+  file: SqliteConnection | undefined;
 }
 
 export async function openTestDatabase(
@@ -104,7 +104,7 @@ export async function openTestDatabase(
 ): Promise<OpenedTestStore> {
   const location = databaseOf(folder, backend);
   // Engine tests jump a fake clock by minutes while a query is in flight: the client's own timers would fire.
-  const opened = await openEngineStore(location, { busyTimeoutMs, clientTimeoutMs: 0 });
+  const opened = await openStore(location, { busyTimeoutMs, clientTimeoutMs: 0 });
   const file = opened instanceof SqliteStore ? opened.connection : undefined;
   const { store, quiet } = counted(opened);
   return { location, store, quiet, rows: file ? sqliteRows(file) : psqlRows(location), file };

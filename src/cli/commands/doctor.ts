@@ -1,19 +1,199 @@
+// `todo-continuation doctor`: the database's health in one look — file or server, schema, integrity, who is alive,
+// the fleet's servers, countdowns and continuations that look stuck. Exit 1 when a check fails.
 import type { Command } from "commander";
-import { armedCountdowns, stoppedSessions, unsettledInjections } from "../../store/queries.js";
-import { pgSchemaState, replicaStates, serverVersion, type ReplicaRow } from "../../store/pg/diagnostics.js";
-import { PgStore } from "../../store/pg/pg-store.js";
-import { ServerRoster, type ServerState } from "../../store/pg/server-roster.js";
-import { fileSize, quickCheck, schemaState, type Integrity } from "../../store/sqlite/diagnostics.js";
+import type { Diagnostics, OperatorStore, ReplicaState, SchemaState } from "../../store/operator.js";
+import type { ServerState } from "../../store/roster.js";
+import {
+  armedCountdowns,
+  stoppedSessions,
+  unsettledInjections,
+  type ArmedRow,
+  type UnsettledRow,
+} from "../../store/queries.js";
 import { databasePath, openForReading, query, shownLocation } from "../database.js";
-import { duration } from "../format.js";
-import { localTime, table, untilOrLate } from "../format.js";
+import { duration, localTime, table, untilOrLate, type Column } from "../format.js";
 import { globals, print, printJson } from "../output.js";
-import { leaseState, livenessOf } from "./status.js";
+import { leaseState } from "./status.js";
 
 interface Finding {
   level: "ok" | "warn" | "fail";
   check: string;
   message: string;
+}
+
+/** What doctor read from the database. */
+interface Examination {
+  diagnostics: Diagnostics;
+  schema: SchemaState;
+  armed: ArmedRow[];
+  unsettled: UnsettledRow[];
+  stopped: number;
+  replicas: ReplicaState[];
+  servers: ServerState[];
+  alive: (owner: string) => boolean;
+}
+
+const NO_SCHEMA: SchemaState = {
+  shipped: 0,
+  applied: 0,
+  latestShipped: null,
+  latestApplied: null,
+  pending: 0,
+  newer: false,
+};
+
+async function examine(store: OperatorStore): Promise<Examination> {
+  const diagnostics = await query(() => store.diagnostics());
+  const schema = diagnostics.integrity.ok ? await query(() => store.schemaState()) : NO_SCHEMA;
+  const readable = diagnostics.integrity.ok && schema.applied > 0;
+  const read = <T>(work: () => Promise<T>, none: T) => (readable ? query(work) : Promise.resolve(none));
+  return {
+    diagnostics,
+    schema,
+    armed: await read(() => armedCountdowns(store.reader), []),
+    unsettled: await read(() => unsettledInjections(store.reader), []),
+    stopped: (await read(() => stoppedSessions(store.reader), [])).length,
+    replicas: await read(() => store.replicas(), []),
+    servers: await read(async () => (store.roster ? store.roster.list() : []), []),
+    alive: await read(
+      () => store.liveness(),
+      () => false,
+    ),
+  };
+}
+
+function schemaFinding(schema: SchemaState): Finding {
+  if (schema.newer)
+    return {
+      level: "fail",
+      check: "schema",
+      message: `migrated by a newer version (${schema.applied} applied, ${schema.shipped} shipped here): upgrade todo-continuation`,
+    };
+  if (schema.pending > 0)
+    return {
+      level: "warn",
+      check: "schema",
+      message: `${schema.pending} migration(s) pending: applied at the next plugin start or by \`todo-continuation migrate\``,
+    };
+  return { level: "ok", check: "schema", message: `${schema.applied}/${schema.shipped} migrations applied` };
+}
+
+function livenessFindings({ replicas, servers }: Examination): Finding[] {
+  const findings: Finding[] = [];
+  const dead = replicas.filter((r) => !r.alive);
+  if (replicas.length > 0)
+    findings.push(
+      dead.length > 0
+        ? {
+            level: "warn",
+            check: "replicas",
+            message: `${dead.length} of ${replicas.length} without a fresh heartbeat (their countdowns are adopted by the others)`,
+          }
+        : { level: "ok", check: "replicas", message: `${replicas.length} alive` },
+    );
+  const unfollowed = servers.filter((s) => !s.followed);
+  if (servers.length > 0)
+    findings.push(
+      unfollowed.length > 0
+        ? {
+            level: "warn",
+            check: "servers",
+            message: `${unfollowed.length} of ${servers.length} followed by no live replica (${unfollowed.map((s) => s.name).join(", ")}): is a \`serve --db\` replica running?`,
+          }
+        : { level: "ok", check: "servers", message: `${servers.length} listed, each followed by one replica` },
+    );
+  return findings;
+}
+
+function findingsOf(x: Examination, now: number): Finding[] {
+  const { integrity, checkedBy } = x.diagnostics;
+  const findings: Finding[] = [
+    integrity.ok
+      ? {
+          level: "ok",
+          check: "integrity",
+          message: checkedBy === "server" ? integrity.messages[0]! : `${checkedBy}: ok`,
+        }
+      : { level: "fail", check: "integrity", message: `${checkedBy}: ${integrity.messages.slice(0, 5).join("; ")}` },
+    schemaFinding(x.schema),
+    ...livenessFindings(x),
+  ];
+  const late = x.armed.filter((a) => a.deadline_at < now - 60_000);
+  findings.push(
+    late.length > 0
+      ? {
+          level: "warn",
+          check: "countdowns",
+          message: `${late.length} armed countdown(s) more than a minute overdue (no live process owns their scope?)`,
+        }
+      : { level: "ok", check: "countdowns", message: `${x.armed.length} armed` },
+  );
+  const pending = x.unsettled.filter((u) => u.status === "pending").length;
+  const unknown = x.unsettled.filter((u) => u.status === "unknown").length;
+  findings.push(
+    pending + unknown > 0
+      ? {
+          level: "warn",
+          check: "injections",
+          message: `${pending} pending, ${unknown} unknown (lost in a crash; the session was evaluated again)`,
+        }
+      : { level: "ok", check: "injections", message: "none pending or unknown" },
+  );
+  return findings;
+}
+
+function printHeader(path: string, x: Examination): void {
+  const { diagnostics: d, schema } = x;
+  print(`database   ${path}`);
+  if (d.serverVersion !== undefined) print(`server     PostgreSQL ${d.serverVersion}`);
+  else
+    print(`size       ${((d.bytes ?? 0) / 1024).toFixed(1)} KiB (+ ${((d.walBytes ?? 0) / 1024).toFixed(1)} KiB WAL)`);
+  print(
+    `schema     ${schema.applied} applied, ${schema.shipped} shipped${schema.latestApplied ? `, latest ${localTime(schema.latestApplied)}` : ""}`,
+  );
+  print(`stopped    ${x.stopped} session(s)\n`);
+}
+
+function printTables(x: Examination, findings: Finding[], now: number): void {
+  print(
+    table(
+      [
+        { header: "", value: (f: Finding) => f.level.toUpperCase() },
+        { header: "CHECK", value: (f) => f.check },
+        { header: "RESULT", value: (f) => f.message },
+      ],
+      findings,
+    ),
+  );
+  const section = <R>(title: string, rows: R[], columns: Column<R>[]) => {
+    if (rows.length > 0) print(`\n${title}:\n${table(columns, rows)}`);
+  };
+  section("Replicas (heartbeat by the database's clock)", x.replicas, [
+    { header: "REPLICA", value: (r: ReplicaState) => r.id },
+    { header: "KIND", value: (r) => r.kind },
+    { header: "HEARTBEAT", value: (r) => `${duration(r.heartbeatAgeMs)} ago` },
+    { header: "LEASE", value: (r) => (r.alive ? `held (${duration(r.leaseMs)})` : "lapsed") },
+    { header: "COUNTDOWNS", value: (r) => String(r.countdowns), align: "right" },
+  ]);
+  section("Server leases (the fleet's OpenCode servers)", x.servers, [
+    { header: "SERVER", value: (s: ServerState) => s.name },
+    { header: "URL", value: (s) => s.url },
+    { header: "FOLLOWED BY", value: (s) => (s.followed ? s.owner! : "nobody") },
+    { header: "SINCE", value: (s) => (s.followed ? localTime(s.ownedSince) : "") },
+    { header: "STREAM", value: (s) => (s.seenAgoMs === null ? "never" : `${duration(s.seenAgoMs)} ago`) },
+  ]);
+  section("Armed countdowns", x.armed, [
+    { header: "SESSION", value: (r: ArmedRow) => r.session_id },
+    { header: "FIRES", value: (r) => untilOrLate(r.deadline_at, now) },
+    { header: "OWNER", value: (r) => r.owner ?? "" },
+    { header: "LEASE", value: (r) => leaseState(r, now, x.alive) },
+  ]);
+  section("Unsettled continuations", x.unsettled, [
+    { header: "INJECTION", value: (r: UnsettledRow) => r.id },
+    { header: "SESSION", value: (r) => r.session_id },
+    { header: "STATUS", value: (r) => r.status },
+    { header: "SINCE", value: (r) => localTime(r.created_at) },
+  ]);
 }
 
 export function registerDoctor(program: Command): void {
@@ -27,189 +207,31 @@ export function registerDoctor(program: Command): void {
       const location = databasePath(db);
       const path = shownLocation(location);
       const store = await openForReading(location);
-      const pg = store instanceof PgStore ? store.connection : undefined;
-      const file = store instanceof PgStore ? undefined : store.connection;
-      const findings: Finding[] = [];
       const now = Date.now();
-      let report: Record<string, unknown> = { path };
+      let findings: Finding[];
       try {
-        const size = pg ? { bytes: 0, walBytes: 0 } : fileSize(file!.path);
-        // PostgreSQL checks its own pages; what doctor can tell is whether it answers.
-        const version = pg ? await query(() => serverVersion(pg)) : undefined;
-        const integrity: Integrity = pg
-          ? { ok: true, messages: [`PostgreSQL ${version} answers`] }
-          : quickCheck(file!.raw);
-        const checked = pg ? "server" : "PRAGMA quick_check";
-        findings.push(
-          integrity.ok
-            ? { level: "ok", check: "integrity", message: pg ? integrity.messages[0]! : `${checked}: ok` }
-            : {
-                level: "fail",
-                check: "integrity",
-                message: `${checked}: ${integrity.messages.slice(0, 5).join("; ")}`,
-              },
-        );
-        const schema = !integrity.ok
-          ? { shipped: 0, applied: 0, latestShipped: null, latestApplied: null, pending: 0, newer: false }
-          : pg
-            ? await query(() => pgSchemaState(pg))
-            : schemaState(file!.raw);
-        findings.push(
-          schema.newer
-            ? {
-                level: "fail",
-                check: "schema",
-                message: `migrated by a newer version (${schema.applied} applied, ${schema.shipped} shipped here): upgrade todo-continuation`,
-              }
-            : schema.pending > 0
-              ? {
-                  level: "warn",
-                  check: "schema",
-                  message: `${schema.pending} migration(s) pending: applied at the next plugin start or by \`todo-continuation migrate\``,
-                }
-              : { level: "ok", check: "schema", message: `${schema.applied}/${schema.shipped} migrations applied` },
-        );
-        const readable = integrity.ok && schema.applied > 0;
-        const armed = readable ? await query(() => armedCountdowns(store.reader)) : [];
-        const unsettled = readable ? await query(() => unsettledInjections(store.reader)) : [];
-        const stopped = readable ? await query(() => stoppedSessions(store.reader)) : [];
-        const replicas: ReplicaRow[] = pg && readable ? await query(() => replicaStates(pg)) : [];
-        const servers: ServerState[] = pg && readable ? await query(() => new ServerRoster(pg).list()) : [];
-        const alive = readable ? await query(() => livenessOf(store)) : () => false;
-        if (pg) {
-          const dead = replicas.filter((r) => !r.alive);
-          findings.push(
-            dead.length > 0
-              ? {
-                  level: "warn",
-                  check: "replicas",
-                  message: `${dead.length} of ${replicas.length} without a fresh heartbeat (their countdowns are adopted by the others)`,
-                }
-              : { level: "ok", check: "replicas", message: `${replicas.length} alive` },
-          );
-          const unfollowed = servers.filter((s) => !s.followed);
-          if (servers.length > 0)
-            findings.push(
-              unfollowed.length > 0
-                ? {
-                    level: "warn",
-                    check: "servers",
-                    message: `${unfollowed.length} of ${servers.length} followed by no live replica (${unfollowed.map((s) => s.name).join(", ")}): is a \`serve --db\` replica running?`,
-                  }
-                : { level: "ok", check: "servers", message: `${servers.length} listed, each followed by one replica` },
-            );
-        }
-        const late = armed.filter((a) => a.deadline_at < now - 60_000);
-        findings.push(
-          late.length > 0
-            ? {
-                level: "warn",
-                check: "countdowns",
-                message: `${late.length} armed countdown(s) more than a minute overdue (no live process owns their scope?)`,
-              }
-            : { level: "ok", check: "countdowns", message: `${armed.length} armed` },
-        );
-        const pending = unsettled.filter((u) => u.status === "pending");
-        const unknown = unsettled.filter((u) => u.status === "unknown");
-        findings.push(
-          pending.length + unknown.length > 0
-            ? {
-                level: "warn",
-                check: "injections",
-                message: `${pending.length} pending, ${unknown.length} unknown (lost in a crash; the session was evaluated again)`,
-              }
-            : { level: "ok", check: "injections", message: "none pending or unknown" },
-        );
-        report = {
-          path,
-          driver: pg ? pg.driver : file!.driver,
-          ...(pg ? { serverVersion: version, replicas, servers } : {}),
-          bytes: size.bytes,
-          walBytes: size.walBytes,
-          schema,
-          integrity,
-          armed,
-          unsettled,
-          stoppedSessions: stopped.length,
-          findings,
-        };
-        if (json) printJson(report);
+        const x = await examine(store);
+        findings = findingsOf(x, now);
+        const { diagnostics: d } = x;
+        if (json)
+          printJson({
+            path,
+            driver: d.driver,
+            ...(d.serverVersion !== undefined
+              ? { serverVersion: d.serverVersion, replicas: x.replicas, servers: x.servers }
+              : { replicas: x.replicas }),
+            bytes: d.bytes ?? 0,
+            walBytes: d.walBytes ?? 0,
+            schema: x.schema,
+            integrity: d.integrity,
+            armed: x.armed,
+            unsettled: x.unsettled,
+            stoppedSessions: x.stopped,
+            findings,
+          });
         else {
-          print(`database   ${path}`);
-          if (pg) print(`server     PostgreSQL ${version}`);
-          else
-            print(`size       ${(size.bytes / 1024).toFixed(1)} KiB (+ ${(size.walBytes / 1024).toFixed(1)} KiB WAL)`);
-          print(
-            `schema     ${schema.applied} applied, ${schema.shipped} shipped${schema.latestApplied ? `, latest ${localTime(schema.latestApplied)}` : ""}`,
-          );
-          print(`stopped    ${stopped.length} session(s)\n`);
-          print(
-            table(
-              [
-                { header: "", value: (f: Finding) => f.level.toUpperCase() },
-                { header: "CHECK", value: (f) => f.check },
-                { header: "RESULT", value: (f) => f.message },
-              ],
-              findings,
-            ),
-          );
-          if (replicas.length > 0) {
-            print(
-              `\nReplicas (heartbeat by the database's clock):\n${table(
-                [
-                  { header: "REPLICA", value: (r: ReplicaRow) => r.id },
-                  { header: "KIND", value: (r) => r.kind },
-                  { header: "HEARTBEAT", value: (r) => `${duration(r.heartbeatAgeMs)} ago` },
-                  { header: "LEASE", value: (r) => (r.alive ? `held (${duration(r.leaseMs)})` : "lapsed") },
-                  { header: "COUNTDOWNS", value: (r) => String(r.countdowns), align: "right" },
-                ],
-                replicas,
-              )}`,
-            );
-          }
-          if (servers.length > 0) {
-            print(
-              `\nServer leases (the fleet's OpenCode servers):\n${table(
-                [
-                  { header: "SERVER", value: (s: ServerState) => s.name },
-                  { header: "URL", value: (s) => s.url },
-                  { header: "FOLLOWED BY", value: (s) => (s.followed ? s.owner! : "nobody") },
-                  { header: "SINCE", value: (s) => (s.followed ? localTime(s.ownedSince) : "") },
-                  {
-                    header: "STREAM",
-                    value: (s) => (s.seenAgoMs === null ? "never" : `${duration(s.seenAgoMs)} ago`),
-                  },
-                ],
-                servers,
-              )}`,
-            );
-          }
-          if (armed.length > 0) {
-            print(
-              `\nArmed countdowns:\n${table(
-                [
-                  { header: "SESSION", value: (r: (typeof armed)[number]) => r.session_id },
-                  { header: "FIRES", value: (r) => untilOrLate(r.deadline_at, now) },
-                  { header: "OWNER", value: (r) => r.owner ?? "" },
-                  { header: "LEASE", value: (r) => leaseState(r, now, alive) },
-                ],
-                armed,
-              )}`,
-            );
-          }
-          if (unsettled.length > 0) {
-            print(
-              `\nUnsettled continuations:\n${table(
-                [
-                  { header: "INJECTION", value: (r: (typeof unsettled)[number]) => r.id },
-                  { header: "SESSION", value: (r) => r.session_id },
-                  { header: "STATUS", value: (r) => r.status },
-                  { header: "SINCE", value: (r) => localTime(r.created_at) },
-                ],
-                unsettled,
-              )}`,
-            );
-          }
+          printHeader(path, x);
+          printTables(x, findings, now);
         }
       } finally {
         await store.close();

@@ -1,7 +1,4 @@
 import type { Command } from "commander";
-import { pgSchemaState } from "../../store/pg/diagnostics.js";
-import { PgStore } from "../../store/pg/pg-store.js";
-import { schemaState } from "../../store/sqlite/diagnostics.js";
 import { databasePath, openForWriting, query, shownLocation } from "../database.js";
 import { globals, print, printJson } from "../output.js";
 
@@ -15,11 +12,8 @@ export function registerMigrate(program: Command): void {
       const path = shownLocation(location);
       const store = await openForWriting(location);
       try {
-        const state = await query(() =>
-          store instanceof PgStore ? pgSchemaState(store.connection) : schemaState(store.connection.raw),
-        );
-        const applied =
-          (store instanceof PgStore ? store.connection.migration : store.connection.migration)?.applied ?? 0;
+        const state = await query(() => store.schemaState());
+        const applied = store.migrated?.applied ?? 0;
         if (json) return printJson({ path, applied, schema: state });
         print(
           applied > 0

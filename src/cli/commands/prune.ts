@@ -1,8 +1,6 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { prunePg } from "../../store/pg/retention.js";
-import { prune } from "../../store/sqlite/retention.js";
-import { SqliteStore } from "../../store/sqlite/sqlite-store.js";
-import { databasePath, openForWriting, query } from "../database.js";
+import { prune } from "../../store/changes/prune.js";
+import { withStore } from "../database.js";
 import { localTime, parseDuration } from "../format.js";
 import { globals, positiveIntegerArg, print, printJson } from "../output.js";
 
@@ -19,25 +17,18 @@ export function registerPrune(program: Command): void {
     .option("--dry-run", "count what would go, delete nothing")
     .action(async (options: { olderThan: number; batch: number; dryRun?: boolean }, command: Command) => {
       const { db, json } = globals(command);
-      const store = await openForWriting(databasePath(db));
-      try {
-        const cutoff = Date.now() - options.olderThan;
-        const report = await query(() =>
-          store instanceof SqliteStore
-            ? prune(store.connection.raw, { cutoff, batchSize: options.batch, dryRun: options.dryRun })
-            : prunePg(store.connection.db, { cutoff, batchSize: options.batch, dryRun: options.dryRun }),
-        );
-        if (json) return printJson({ cutoff, dryRun: options.dryRun === true, ...report });
-        const verb = options.dryRun ? "would delete" : "deleted";
-        print(
-          `${verb} history before ${localTime(cutoff)}: ${report.auditEvents} audit rows, ${report.countdowns} closed countdowns, ` +
-            `${report.injections} settled injections, ${report.sessions} deleted sessions` +
-            (options.dryRun
-              ? ""
-              : ` (${report.batches} batches, median ${report.medianBatchMs.toFixed(1)} ms, longest ${report.longestBatchMs.toFixed(1)} ms)`),
-        );
-      } finally {
-        await store.close();
-      }
+      const cutoff = Date.now() - options.olderThan;
+      const report = await withStore(db, (store) =>
+        prune(store, { cutoff, batchSize: options.batch, dryRun: options.dryRun }),
+      );
+      if (json) return printJson({ cutoff, dryRun: options.dryRun === true, ...report });
+      const verb = options.dryRun ? "would delete" : "deleted";
+      print(
+        `${verb} history before ${localTime(cutoff)}: ${report.auditEvents} audit rows, ${report.countdowns} closed countdowns, ` +
+          `${report.injections} settled injections, ${report.sessions} deleted sessions` +
+          (options.dryRun
+            ? ""
+            : ` (${report.batches} batches, median ${report.medianBatchMs.toFixed(1)} ms, longest ${report.longestBatchMs.toFixed(1)} ms)`),
+      );
     });
 }

@@ -3,10 +3,9 @@ import { ConfigError, resolveConfig, type Config } from "../../config.js";
 import type { LogLevel } from "../../host/port.js";
 import { FleetReplica } from "../../service/fleet.js";
 import { safeUrl, StandaloneService } from "../../service/standalone.js";
-import { isPostgresUrl } from "../../store/open-engine-store.js";
-import { PgStore } from "../../store/pg/pg-store.js";
+import { isPostgresUrl } from "../../store/open.js";
 import { databasePath, openForWriting } from "../database.js";
-import { CliError, UsageError } from "../errors.js";
+import { UsageError } from "../errors.js";
 import { globals } from "../output.js";
 
 function logLine(level: LogLevel, message: string, extra?: Record<string, unknown>): void {
@@ -91,7 +90,7 @@ export function registerServe(program: Command): void {
       } catch {
         throw new UsageError(`--url must be a URL such as http://127.0.0.1:4096, got "${options.url}"`);
       }
-      const store = await openForWriting(location, config.busyTimeoutMs, "service");
+      const store = await openForWriting(location, { busyTimeoutMs: config.busyTimeoutMs, kind: "service" });
       const service = new StandaloneService({
         url: options.url,
         directory: options.directory,
@@ -120,10 +119,8 @@ async function serveFleet(location: string, config: Config, silenceMs: number | 
     throw new UsageError(
       "serve needs --url <OpenCode server>, or a postgres:// database (--db) whose servers a fleet shares",
     );
-  const store = await openForWriting(location, config.busyTimeoutMs, "fleet");
-  const liveness = await openForWriting(location, config.busyTimeoutMs, "fleet", 2);
-  if (!(store instanceof PgStore) || !(liveness instanceof PgStore))
-    throw new CliError(`${location} did not open as PostgreSQL`);
+  const store = await openForWriting(location, { busyTimeoutMs: config.busyTimeoutMs, kind: "fleet" });
+  const liveness = await openForWriting(location, { busyTimeoutMs: config.busyTimeoutMs, kind: "fleet", poolSize: 2 });
   const replica = new FleetReplica({ store, liveness, config, log: logLine, silenceMs });
   await replica.start();
   const { following, replicas } = replica.stats();

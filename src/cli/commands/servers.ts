@@ -1,8 +1,7 @@
 // `todo-continuation servers add|list|remove`: the OpenCode servers a fleet of `serve` replicas follows (PostgreSQL).
 import type { Command } from "commander";
-import { PgStore } from "../../store/pg/pg-store.js";
-import { ServerExistsError, ServerRoster } from "../../store/pg/server-roster.js";
-import type { OperatorStore } from "../../store/open-engine-store.js";
+import type { OperatorStore } from "../../store/operator.js";
+import { ServerExistsError, type ServerRoster } from "../../store/roster.js";
 import { databasePath, openForReading, openForWriting, query } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
 import { duration, localTime, table } from "../format.js";
@@ -12,11 +11,11 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,99}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function rosterOf(store: OperatorStore): ServerRoster {
-  if (!(store instanceof PgStore))
+  if (!store.roster)
     throw new CliError(
       "servers are followed by a fleet that shares a PostgreSQL database: pass --db postgres://… (or set TODO_CONTINUATION_DB)",
     );
-  return new ServerRoster(store.connection);
+  return store.roster;
 }
 
 async function withRoster<T>(db: string | undefined, write: boolean, work: (roster: ServerRoster) => Promise<T>) {

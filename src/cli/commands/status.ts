@@ -1,8 +1,5 @@
 import type { Command } from "commander";
 import { ownerMayBeAlive } from "../../store/owner.js";
-import type { OperatorStore } from "../../store/open-engine-store.js";
-import { replicaStates } from "../../store/pg/diagnostics.js";
-import { PgStore } from "../../store/pg/pg-store.js";
 import {
   armedCountdowns,
   pausedSessions,
@@ -16,13 +13,6 @@ import { globals, print, printJson } from "../output.js";
 
 /** Whether an owner is alive: a live pid on this host (SQLite), or a fresh heartbeat by the database's clock. */
 export type Liveness = (owner: string) => boolean;
-
-/** SQLite: the pid on this host; PostgreSQL: the replicas' heartbeats, read once for the command. */
-export async function livenessOf(store: OperatorStore): Promise<Liveness> {
-  if (!(store instanceof PgStore)) return ownerMayBeAlive;
-  const alive = new Set((await replicaStates(store.connection)).filter((r) => r.alive).map((r) => r.id));
-  return (owner) => alive.has(owner);
-}
 
 export function leaseState(
   row: Pick<ArmedRow, "owner" | "lease_until">,
@@ -44,7 +34,7 @@ export function registerStatus(program: Command): void {
       const store = await openForReading(databasePath(db));
       try {
         const now = Date.now();
-        const alive = await query(() => livenessOf(store));
+        const alive = await query(() => store.liveness());
         const armed = await query(() => armedCountdowns(store.reader));
         const stopped = await query(() => stoppedSessions(store.reader));
         const paused = await query(() => pausedSessions(store.reader));

@@ -1,21 +1,15 @@
 import type { Command } from "commander";
-import { afterExplicitResume } from "../../core/transitions.js";
+import { resume } from "../../store/changes/resume.js";
+import { stop } from "../../store/changes/stop.js";
 import type { EngineStore } from "../../store/port.js";
-import { change, databasePath, openForWriting } from "../database.js";
+import { q } from "../../store/script.js";
+import { withStore } from "../database.js";
 import { globals, print, printJson } from "../output.js";
 
 /** The session's own scope when the database knows it; else the given or current directory. */
 async function scopeOf(store: EngineStore, sessionId: string, directory: string | undefined) {
-  return { sessionId, directory: (await store.session(sessionId))?.directory ?? directory ?? process.cwd() };
-}
-
-async function withStore<T>(db: string | undefined, work: (store: EngineStore) => Promise<T>): Promise<T> {
-  const store = await openForWriting(databasePath(db));
-  try {
-    return await change(() => work(store));
-  } finally {
-    await store.close();
-  }
+  const known = await store.read(q.session(sessionId));
+  return { sessionId, directory: known?.directory ?? directory ?? process.cwd(), server: known?.server ?? null };
 }
 
 export function registerStopResume(program: Command): void {
@@ -27,7 +21,7 @@ export function registerStopResume(program: Command): void {
     .action(async (sessionId: string, options: { directory?: string }, command: Command) => {
       const { db, json } = globals(command);
       const { changed, cancelled } = await withStore(db, async (store) =>
-        store.setStop(await scopeOf(store, sessionId, options.directory), "cli", Date.now()),
+        store.change(stop(await scopeOf(store, sessionId, options.directory), "cli", Date.now())),
       );
       if (json) return printJson({ sessionId, stopped: true, changed, cancelledCountdown: cancelled?.id ?? null });
       print(
@@ -43,13 +37,9 @@ export function registerStopResume(program: Command): void {
     .argument("<sessionID>", "the OpenCode session id (ses_…)")
     .action(async (sessionId: string, _options: unknown, command: Command) => {
       const { db, json } = globals(command);
-      const now = Date.now();
-      // recheck_at: a running enforcer of the session's directory looks at it within a lease tick (~5 s).
+      // A running enforcer of the session's directory looks at it within a lease tick (~5 s): see changes/resume.ts.
       const changed = await withStore(db, async (store) =>
-        store.resume(await scopeOf(store, sessionId, undefined), "cli", now, {
-          ...afterExplicitResume(),
-          recheckAt: now,
-        }),
+        store.change(resume(await scopeOf(store, sessionId, undefined), "cli", Date.now())),
       );
       if (json) return printJson({ sessionId, stopped: false, changed });
       print(

@@ -2,9 +2,10 @@
 // and the replicas holding leases with the age of their heartbeats by the database's clock.
 import { sql } from "drizzle-orm";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import type { SchemaState } from "../sqlite/diagnostics.js";
+import type { ReplicaState, SchemaState } from "../operator.js";
+import type { PgConnection } from "./connection.js";
 import { lastAppliedPgMigration } from "./migrate.js";
-import { SHIPPED_PG_MIGRATIONS, type PgConnection } from "./open.js";
+import { SHIPPED_PG_MIGRATIONS } from "./open.js";
 import { DB_NOW_MS } from "./rows.js";
 
 export async function pgSchemaState(
@@ -35,19 +36,8 @@ export async function serverVersion(connection: PgConnection): Promise<string> {
   return rows[0]?.server_version ?? "unknown";
 }
 
-export interface ReplicaRow {
-  id: string;
-  kind: string;
-  host: string;
-  pid: number;
-  heartbeatAgeMs: number;
-  leaseMs: number;
-  alive: boolean;
-  countdowns: number;
-}
-
 /** Replicas with their heartbeat's age by the database's clock and the countdowns each holds. */
-export async function replicaStates(connection: PgConnection): Promise<ReplicaRow[]> {
+export async function replicaStates(connection: PgConnection): Promise<ReplicaState[]> {
   const rows = await connection.rows<Record<string, string | number>>(
     sql.raw(`SELECT r.id, r.kind, r.host, r.pid, ${DB_NOW_MS} - r.heartbeat_at AS age, r.lease_ms,
       (SELECT count(*) FROM countdowns c WHERE c.owner = r.id AND c.state = 'armed') AS countdowns

@@ -4,17 +4,12 @@
 // drizzle's own migrate() lets two of them run the same CREATE TABLE.
 import { sql } from "drizzle-orm";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import type { PgDb } from "./open.js";
+import type { MigrationReport } from "../operator.js";
+import type { PgDb } from "./connection.js";
 import { rowsOf } from "./rows.js";
 
 /** The advisory lock key of migrations ("tcmigr" in ASCII): no other lock of ours uses it. */
 export const MIGRATION_LOCK_KEY = 0x74636d696772;
-
-export interface PgMigrationReport {
-  applied: number;
-  latest: number | null;
-  shipped: number;
-}
 
 export async function lastAppliedPgMigration(db: PgDb): Promise<number | null> {
   const exists = rowsOf<{ found: boolean }>(
@@ -31,7 +26,7 @@ export async function applyPgMigrations(
   db: PgDb,
   transaction: <T>(work: (tx: PgDb) => Promise<T>) => Promise<T>,
   migrationsFolder: string,
-): Promise<PgMigrationReport> {
+): Promise<MigrationReport> {
   const migrations = readMigrationFiles({ migrationsFolder });
   const newest = migrations.at(-1)?.folderMillis ?? null;
   const before = await lastAppliedPgMigration(db);

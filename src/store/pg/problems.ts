@@ -1,7 +1,7 @@
 // What a PostgreSQL failure means for the enforcer: the server stopped working for us (down, unreachable, read-only,
 // too slow, out of connections or disk) or something else went wrong that is not the database's. Codes are
 // SQLSTATEs (node-postgres puts them in `code`, Bun's client in `errno`); connection failures carry none.
-import type { StoreProblem } from "../port.js";
+import type { StoreProblem } from "../types.js";
 import { IncompleteAnswerError } from "./rows.js";
 
 /** The SQLSTATE of a failure, wherever the driver put it. */

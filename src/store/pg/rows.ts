@@ -1,3 +1,5 @@
+import { sql, type SQL } from "drizzle-orm";
+
 // node-postgres answers `db.execute()` with `{ rows }`, bun-sql with an array: every raw query reads rows through here.
 export function rowsOf<T>(result: unknown): T[] {
   if (Array.isArray(result)) return result as T[];
@@ -28,4 +30,16 @@ export function whole<T extends object>(rows: T[], required: ReadonlyArray<keyof
       if (value === null || value === undefined || value === "") throw new IncompleteAnswerError(key);
     }
   return rows;
+}
+
+/** `text` with each `?` bound to the next parameter, as drizzle SQL (the operators' queries, written for both). */
+export function bindPlaceholders(text: string, params: unknown[]): SQL {
+  const parts = text.split("?");
+  if (parts.length - 1 !== params.length)
+    throw new Error(`query has ${parts.length - 1} placeholders for ${params.length} parameters`);
+  let query = sql.raw(parts[0]!);
+  params.forEach((value, i) => {
+    query = sql`${query}${value}${sql.raw(parts[i + 1]!)}`;
+  });
+  return query;
 }

@@ -148,7 +148,7 @@ export const replicas = pgTable("replicas", {
   pid: integer("pid").notNull(),
   startedAt: ms("started_at").notNull(),
   heartbeatAt: ms("heartbeat_at").notNull(),
-  leaseMs: integer("lease_ms").notNull(),
+  leaseMs: ms("lease_ms").notNull(),
   version: text("version"),
 });
 

@@ -3,51 +3,19 @@
 // liveness that fences countdown claims). Shares are handed out in one transaction that locks every server row, so
 // that replicas deciding at the same moment take turns instead of taking the same server.
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import type { PgConnection, PgDb } from "./open.js";
+import type { NewServer, ServerRoster, ServerRow, ServerState, Share } from "../roster.js";
+import { ServerExistsError } from "../roster.js";
+import type { PgConnection, PgDb } from "./connection.js";
 import { pgErrorCode } from "./problems.js";
 import { DB_NOW_MS, whole } from "./rows.js";
 import { replicas, servers } from "./schema.js";
-
-export type ServerRow = typeof servers.$inferSelect;
-
-export interface NewServer {
-  name: string;
-  url: string;
-  directory: string;
-  username?: string | null;
-  passwordEnv?: string | null;
-}
-
-export interface ServerState extends ServerRow {
-  /** Whether `owner` is a replica whose heartbeat is fresh now. */
-  followed: boolean;
-  /** How long ago its follower last had the event stream, by the database's clock. */
-  seenAgoMs: number | null;
-}
-
-/** What one round of sharing decided for a replica. */
-export interface Share {
-  /** The servers this replica holds after the round (taken now or before), by name. */
-  held: ServerRow[];
-  /** Servers it holds beyond its share: to stop following and hand back (`handBack`) for a replica with fewer. */
-  excess: string[];
-  /** Fleet replicas alive now, this one included. */
-  replicas: number;
-}
 
 const dbNow = sql.raw(DB_NOW_MS);
 const SERVER = ["name", "url", "directory", "addedAt"] as const;
 /** A replica whose heartbeat is younger than its own lease. */
 const fresh = sql`${replicas.heartbeatAt} + ${replicas.leaseMs} >= ${dbNow}`;
 
-export class ServerExistsError extends Error {
-  constructor(readonly serverName: string) {
-    super(`a server named "${serverName}" is already listed (remove it first, or pick another --name)`);
-    this.name = "ServerExistsError";
-  }
-}
-
-export class ServerRoster {
+export class PgServerRoster implements ServerRoster {
   private readonly db: PgDb;
 
   constructor(private readonly connection: PgConnection) {

@@ -1,18 +1,10 @@
 // What `doctor` and `migrate` look at in a SQLite file: its schema's migration state, its integrity, its size.
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { statSync } from "node:fs";
+import type { Integrity, SchemaState } from "../operator.js";
+import type { RawDatabase } from "./connection.js";
 import { lastAppliedMigration, MIGRATIONS_TABLE } from "./migrate.js";
-import { SHIPPED_MIGRATIONS, type RawDatabase } from "./open.js";
-
-export interface SchemaState {
-  shipped: number;
-  applied: number;
-  latestShipped: number | null;
-  latestApplied: number | null;
-  pending: number;
-  /** The file was migrated by a newer version of the enforcer. */
-  newer: boolean;
-}
+import { SHIPPED_MIGRATIONS } from "./open.js";
 
 export function schemaState(raw: RawDatabase, migrationsFolder = SHIPPED_MIGRATIONS): SchemaState {
   const shipped = readMigrationFiles({ migrationsFolder });
@@ -29,11 +21,6 @@ export function schemaState(raw: RawDatabase, migrationsFolder = SHIPPED_MIGRATI
     pending,
     newer: latestApplied !== null && latestShipped !== null && latestApplied > latestShipped,
   };
-}
-
-export interface Integrity {
-  ok: boolean;
-  messages: string[];
 }
 
 export function quickCheck(raw: RawDatabase): Integrity {

@@ -2,16 +2,11 @@
 // rows, so each sees the others' work), but under BEGIN IMMEDIATE and re-reading the last applied migration inside
 // the lock: two processes racing on a fresh file serialize instead of both running CREATE TABLE.
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import type { RawDatabase } from "./open.js";
+import type { MigrationReport, RawDatabase } from "./connection.js";
+
+export type { MigrationReport } from "./connection.js";
 
 export const MIGRATIONS_TABLE = "__drizzle_migrations";
-
-export interface MigrationReport {
-  applied: number;
-  /** `created_at` (the migration's folder timestamp) of the newest migration in the file after opening. */
-  latest: number | null;
-  shipped: number;
-}
 
 export function lastAppliedMigration(raw: RawDatabase): number | null {
   const exists = raw.all(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '${MIGRATIONS_TABLE}'`);

@@ -4,32 +4,12 @@
 import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
-import { applyMigrations, type MigrationReport } from "./migrate.js";
-import { schema, type Schema } from "../schema.js";
+import { applyMigrations } from "./migrate.js";
+import { schema } from "../schema.js";
+import { isBun } from "../runtime.js";
+import type { Db, DriverName, RawDatabase, SqliteConnection } from "./connection.js";
 
-export type Db = BaseSQLiteDatabase<"sync", unknown, Schema>;
-
-/** The few raw calls the store needs beyond drizzle: PRAGMAs, migrations and diagnostics. */
-export interface RawDatabase {
-  exec(sql: string): void;
-  /** Runs `work` in one BEGIN IMMEDIATE transaction (the wrapper is built once per connection, not per call). */
-  immediate<T>(work: () => T): T;
-  all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[];
-  run(sql: string, ...params: unknown[]): { changes: number };
-  close(): void;
-}
-
-export type DriverName = "better-sqlite3" | "bun:sqlite";
-
-export interface Store {
-  db: Db;
-  raw: RawDatabase;
-  path: string;
-  driver: DriverName;
-  migration: MigrationReport;
-  close(): void;
-}
+export type { Db, DriverName, RawDatabase, SqliteConnection } from "./connection.js";
 
 export interface OpenOptions {
   /** Open without writing anything: no migration, no PRAGMA that writes (for the CLI on read-only files). */
@@ -53,8 +33,6 @@ export class StoreOpenError extends Error {
 }
 
 export const SHIPPED_MIGRATIONS = fileURLToPath(new URL("../../../migrations", import.meta.url));
-
-export const isBun = typeof (process.versions as Record<string, string | undefined>).bun === "string";
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -117,7 +95,7 @@ async function openRaw(
   return { raw, db: drizzle(client, { schema }) as unknown as Db, driver: "better-sqlite3" };
 }
 
-export async function openStore(path: string, options: OpenOptions = {}): Promise<Store> {
+export async function openSqlite(path: string, options: OpenOptions = {}): Promise<SqliteConnection> {
   const readonly = options.readonly ?? false;
   const file = path === ":memory:" ? path : resolve(path);
   if (file !== ":memory:") {

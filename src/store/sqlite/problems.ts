@@ -1,10 +1,19 @@
 // What a SQLite failure means for the enforcer: the database stopped working (read-only, full, locked for longer than
 // the busy timeout, damaged, deleted) or something else went wrong that is not the database's.
 import { statSync } from "node:fs";
-import type { StoreProblem } from "../port.js";
+import type { StoreProblem } from "../types.js";
+
+/** The file at the configured path is no longer the one this process opened (deleted, or replaced by another). */
+export class StoreGoneError extends Error {
+  constructor() {
+    super("the file at the configured path is not the one that was opened");
+    this.name = "StoreGoneError";
+  }
+}
 
 /** SQLite's own failures (both drivers put `SQLITE_*` in `code` or the message); anything else is not ours to absorb. */
 export function sqliteProblemOf(error: unknown): StoreProblem | undefined {
+  if (error instanceof StoreGoneError) return "gone";
   const e = error as { code?: unknown; message?: unknown } | null;
   const text = `${typeof e?.code === "string" ? e.code : ""} ${typeof e?.message === "string" ? e.message : ""}`;
   if (!/SQLITE_|database|disk|readonly|read-only/i.test(text)) return undefined;

@@ -1,336 +1,107 @@
-// The store port over one SQLite connection (better-sqlite3 under Node, bun:sqlite inside OpenCode). Each state change
-// is one IMMEDIATE transaction (read-then-write from several processes must not hit SQLITE_BUSY_SNAPSHOT) built from
-// the tables' prepared statements, with the audit rows that explain it. The drivers are synchronous: every promise
-// returned here is already settled when the method returns.
-import type { AuditEntry, StopSource } from "../../core/reasons.js";
-import type {
-  Adoption,
-  ArmOptions,
-  ArmResult,
-  ArmedRef,
-  CountdownEnd,
-  ContinuationRef,
-  CountdownRef,
-  EngineStore,
-  InjectionRef,
-  NewCountdown,
-  NewInjection,
-  SessionChange,
-  Scope,
-  SessionScope,
-  SessionUpdate,
-  Settlement,
-  StopResult,
-  StoreProblem,
-} from "../port.js";
-import type { CountdownRow, InjectionRow, SessionRow } from "../schema.js";
-import { sqliteReader, type SqlReader } from "../reader.js";
-import { answeredDetail } from "../audit-detail.js";
-import { AuditLog } from "./audit-log.js";
-import { CountdownTable } from "./countdown-table.js";
-import { InjectionTable } from "./injection-table.js";
-import type { Store } from "./open.js";
+// The store over one SQLite file (better-sqlite3 under Node, bun:sqlite inside OpenCode). A state change's script runs
+// synchronously inside one BEGIN IMMEDIATE transaction (read-then-write from several processes must not hit
+// SQLITE_BUSY_SNAPSHOT); every promise returned here is already settled when the method returns. Liveness on one
+// machine is a pid: the heartbeat rows only tell who is there, and that the file is still the one opened.
+import { hostname } from "node:os";
+import type { OperatorStore, ReplicaState } from "../operator.js";
 import { ownerMayBeAlive } from "../owner.js";
-import { fileIdentity, sqliteProblemOf } from "./problems.js";
-import { prune, type PruneReport } from "./retention.js";
-import { SessionTable } from "./session-table.js";
+import type { SqlReader } from "../reader.js";
+import { runSync, type Change, type Script } from "../script.js";
+import type { StoreProblem } from "../types.js";
+import type { SqliteConnection } from "./connection.js";
+import { fileSize, quickCheck, schemaState } from "./diagnostics.js";
+import { fileIdentity, sqliteProblemOf, StoreGoneError } from "./problems.js";
+import { SqliteStatements } from "./statements.js";
 
-/** Orphans adopted per transaction: 2,000 rows hold the write lock (and the event loop) for ~20-40 ms; 500 made a
- * 100k recovery 2x its raw floor in commits and yields alone. */
-const ADOPTION_CHUNK = 2000;
+export interface SqliteStoreOptions {
+  busyTimeoutMs?: number;
+  /** What this process is, on its `replicas` row. */
+  kind?: string;
+}
 
-const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** A settled promise of `work`'s result or error. */
+function settled<T>(work: () => T): Promise<T> {
+  try {
+    return Promise.resolve(work());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
 
-export class SqliteStore implements EngineStore {
+export class SqliteStore implements OperatorStore {
+  readonly dialect = "sqlite" as const;
   readonly location: string;
-  private readonly sessions: SessionTable;
-  private readonly countdowns: CountdownTable;
-  private readonly injections: InjectionTable;
-  private readonly audit: AuditLog;
-  private readonly identity: string | undefined;
-  /** Raw SQL for operators (CLI, TUI panel). */
   readonly reader: SqlReader;
+  readonly roster = undefined;
+  private readonly statements: SqliteStatements;
+  private readonly identity: string | undefined;
+  private readonly startedAt = Date.now();
 
   constructor(
-    readonly connection: Store,
-    private readonly options: { busyTimeoutMs?: number } = {},
+    readonly connection: SqliteConnection,
+    private readonly options: SqliteStoreOptions = {},
   ) {
     this.location = connection.path;
-    this.sessions = new SessionTable(connection.db);
-    this.countdowns = new CountdownTable(connection.db);
-    this.injections = new InjectionTable(connection.db);
-    this.audit = new AuditLog(connection.db);
+    this.statements = new SqliteStatements(connection.db, connection.raw);
     this.identity = fileIdentity(connection.path);
-    this.reader = sqliteReader(connection.raw);
+    const { raw } = connection;
+    this.reader = {
+      dialect: "sqlite",
+      all: async <T>(text: string, ...params: unknown[]) => raw.all<T>(text, ...params),
+    };
   }
 
-  /** `work` as one IMMEDIATE transaction, its result or error as a settled promise. */
-  private tx<T>(work: () => T): Promise<T> {
-    return this.now(() => this.connection.raw.immediate(work));
+  get migrated() {
+    return this.connection.migration;
   }
 
-  /** `work` (one statement, or reads) as a settled promise. */
-  private now<T>(work: () => T): Promise<T> {
-    try {
-      return Promise.resolve(work());
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  read<T>(script: Script<T>): Promise<T> {
+    return settled(() => runSync(script, this.statements));
   }
 
-  // ── reads ───────────────────────────────────────────────────────────────────
-
-  session(sessionId: string): Promise<SessionRow | undefined> {
-    return this.now(() => this.sessions.get(sessionId));
+  change<T>(change: Change<T>): Promise<T> {
+    return settled(() => this.connection.raw.immediate(() => runSync(change.script(), this.statements)));
   }
 
-  countdown(id: string): Promise<CountdownRow | undefined> {
-    return this.now(() => this.countdowns.get(id));
-  }
+  // ── liveness ──────────────────────────────────────────────────────────────
 
-  injection(id: string): Promise<InjectionRow | undefined> {
-    return this.now(() => this.injections.get(id));
-  }
-
-  hasPendingInjection(sessionId: string): Promise<boolean> {
-    return this.now(() => this.injections.hasPending(sessionId));
-  }
-
-  userCancelledSince(sessionId: string, since: number): Promise<number | undefined> {
-    return this.now(() => this.audit.userCancelledSince(sessionId, since));
-  }
-
-  continuedSince(sessionId: string, since: number): Promise<ContinuationRef | undefined> {
-    return this.now(() => this.injections.firedSince(sessionId, since));
-  }
-
-  armedCountdowns(scope: Scope): Promise<CountdownRow[]> {
-    return this.now(() => this.countdowns.armedIn(scope));
-  }
-
-  pendingInjections(scope: Scope): Promise<InjectionRow[]> {
-    return this.now(() => this.injections.pendingIn(scope));
-  }
-
-  uncertainInjections(sessionId: string, since: number): Promise<InjectionRow[]> {
-    return this.now(() => this.injections.uncertainIn(sessionId, since));
-  }
-
-  sessionsToRecheck(scope: Scope, dueBy: number) {
-    return this.now(() => this.sessions.toRecheck(scope, dueBy));
-  }
-
-  // ── the builders: every state change is made of these ───────────────────────
-
-  /** Ends an armed countdown with its audit row; false (and nothing written) when it was no longer armed. */
-  private end(countdown: CountdownRef, end: CountdownEnd, now: number): boolean {
-    if (!this.countdowns.end(countdown.id, end.state, end.audit.reason, now)) return false;
-    this.audit.write(now, countdown, end.audit, countdown.id);
-    return true;
-  }
-
-  private change(scope: SessionScope, now: number, change: SessionChange): SessionRow {
-    const row = this.sessions.ensure(scope, now);
-    return this.sessions.patch(row, typeof change === "function" ? change(row) : change, now);
-  }
-
-  private settle<T extends Settlement>(scope: SessionScope, now: number, settle: (row: SessionRow) => T): T {
-    const row = this.sessions.ensure(scope, now);
-    const outcome = settle(row);
-    if (outcome.patch) this.sessions.patch(row, outcome.patch, now);
-    for (const entry of outcome.audit) this.audit.write(now, scope, entry);
-    return outcome;
-  }
-
-  // ── state changes ───────────────────────────────────────────────────────────
-
-  changeSession(scope: SessionScope, now: number, change: SessionChange, audit: AuditEntry[] = []) {
-    return this.tx(() => {
-      const row = this.change(scope, now, change);
-      for (const entry of audit) this.audit.write(now, scope, entry);
-      return row;
+  /** Also clears the rows of this host's processes that are gone (a crash never retires its row). */
+  heartbeat(owner: string, leaseMs: number): Promise<void> {
+    return settled(() => {
+      this.checkSameFile();
+      const { raw } = this.connection;
+      for (const { id } of raw.all<{ id: string }>("SELECT id FROM replicas WHERE host = ?", hostname()))
+        if (!ownerMayBeAlive(id)) raw.run("DELETE FROM replicas WHERE id = ?", id);
+      const [host, pid] = owner.split("/");
+      const now = Date.now();
+      raw.run(
+        `INSERT INTO replicas (id, kind, host, pid, started_at, heartbeat_at, lease_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, lease_ms = excluded.lease_ms`,
+        owner,
+        this.options.kind ?? "plugin",
+        host || hostname(),
+        Number(pid) || process.pid,
+        this.startedAt,
+        now,
+        Math.trunc(leaseMs),
+      );
     });
   }
 
-  settleSession<T extends Settlement>(scope: SessionScope, now: number, settle: (row: SessionRow) => T): Promise<T> {
-    return this.tx(() => this.settle(scope, now, settle));
-  }
-
-  recordDecision(scope: SessionScope, now: number, entry: AuditEntry): Promise<void> {
-    return this.now(() => this.audit.write(now, scope, entry));
-  }
-
-  armCountdown(countdown: NewCountdown, detail: Record<string, unknown>, options: ArmOptions = {}): Promise<ArmResult> {
-    const { sessionPatch, respect = () => false, answeredSince } = options;
-    return this.tx(() => {
-      // A countdown carries its own directory: a session row is written only to patch it.
-      if (sessionPatch) this.change(countdown, countdown.armedAt, sessionPatch);
-      const answeredBy =
-        answeredSince === undefined ? undefined : this.injections.firedSince(countdown.sessionId, answeredSince);
-      if (answeredBy) {
-        const entry = { event: "skipped", reason: "in_flight", detail: answeredDetail(answeredBy, detail) } as const;
-        this.audit.write(countdown.armedAt, countdown, entry);
-        return { armed: false, answeredBy };
-      }
-      const previous = this.countdowns.armedFor(countdown.sessionId);
-      if (previous && previous.owner !== countdown.owner && respect(previous)) {
-        const entry: AuditEntry = {
-          event: "skipped",
-          reason: "in_flight",
-          detail: { stage: "idle", heldBy: previous.owner, ...detail },
-        };
-        this.audit.write(countdown.armedAt, countdown, entry, previous.id);
-        return { armed: false, heldBy: previous };
-      }
-      if (previous) {
-        const replaced = { event: "cancelled", reason: "superseded", detail: { replacedBy: countdown.id } } as const;
-        this.end({ ...countdown, id: previous.id }, { state: "cancelled", audit: replaced }, countdown.armedAt);
-      }
-      this.countdowns.insert(countdown);
-      const { deadlineAt, todosOpen, todosTotal, attempt } = countdown;
-      const armed = { deadlineAt, todosOpen, todosTotal, attempt, ...detail };
-      this.audit.write(countdown.armedAt, countdown, { event: "armed", detail: armed }, countdown.id);
-      return { armed: true, superseded: previous };
-    });
-  }
-
-  endCountdown(countdown: CountdownRef, end: CountdownEnd, now: number, change?: SessionChange): Promise<boolean> {
-    return this.tx(() => {
-      const ended = this.end(countdown, end, now);
-      if (change) this.change(countdown, now, change);
-      return ended;
-    });
-  }
-
-  cancelArmed(scope: SessionScope, now: number, detail: Record<string, unknown>): Promise<ArmedRef | undefined> {
-    return this.tx(() => {
-      const armed = this.countdowns.armedFor(scope.sessionId);
-      if (!armed) return undefined;
-      const audit = { event: "cancelled", reason: "user_key", detail } as const;
-      if (!this.end({ ...scope, id: armed.id }, { state: "cancelled", audit }, now)) return undefined;
-      this.change(scope, now, { recheckAt: null });
-      return armed;
-    });
-  }
-
-  setStop(scope: SessionScope, source: StopSource, now: number): Promise<StopResult> {
-    return this.tx(() => {
-      const row = this.sessions.ensure(scope, now);
-      if (row.stoppedAt != null) return { changed: false };
-      this.sessions.patch(row, { stoppedAt: now, stopSource: source }, now);
-      this.audit.write(now, scope, { event: "stopped", reason: source });
-      const armed = this.countdowns.armedFor(scope.sessionId);
-      if (armed) {
-        const audit = { event: "cancelled", reason: "stopped", detail: { source } } as const;
-        this.end({ ...scope, id: armed.id }, { state: "cancelled", audit }, now);
-      }
-      return { changed: true, cancelled: armed };
-    });
-  }
-
-  resume(scope: SessionScope, source: StopSource, now: number, patch: SessionUpdate): Promise<boolean> {
-    return this.tx(() => {
-      const row = this.sessions.get(scope.sessionId);
-      if (!row) return false;
-      const stopped = row.stoppedAt != null;
-      const paused = row.pausedAt != null;
-      const counts =
-        row.continuations +
-        row.stagnantContinuations +
-        row.unproductiveReplies +
-        row.consecutiveFailures +
-        row.errorStreak;
-      if (!stopped && !paused && counts === 0) return false;
-      this.sessions.patch(row, patch, now);
-      this.audit.write(now, scope, {
-        event: "unstopped",
-        reason: source,
-        detail: {
-          stopped,
-          paused,
-          continuations: row.continuations,
-          errors: row.errorStreak,
-          failures: row.consecutiveFailures,
-        },
-      });
-      return true;
-    });
-  }
-
-  claimCountdown(injection: NewInjection, detail: Record<string, unknown>): Promise<boolean> {
-    return this.tx(() => {
-      if (!this.countdowns.claim(injection.countdownId, injection.owner, injection.createdAt)) return false;
-      this.injections.insert(injection);
-      const fired = { event: "fired", detail: { injectionId: injection.id, attempt: injection.attempt, ...detail } };
-      this.audit.write(injection.createdAt, injection, fired as AuditEntry, injection.countdownId);
-      return true;
-    });
-  }
-
-  async adoptCountdowns(adoptions: Adoption[], owner: string, leaseUntil: number, now: number): Promise<boolean[]> {
-    const taken: boolean[] = [];
-    for (let start = 0; start < adoptions.length; start += ADOPTION_CHUNK) {
-      if (start > 0) await yieldToEvents();
-      const chunk = adoptions.slice(start, start + ADOPTION_CHUNK);
-      await this.tx(() => {
-        for (const adoption of chunk) {
-          const { countdown } = adoption;
-          const won = this.countdowns.takeOver(countdown.id, countdown.owner, owner, leaseUntil);
-          taken.push(won);
-          if (!won) continue;
-          if ("end" in adoption) this.end(countdown, adoption.end, now);
-          else this.audit.write(now, countdown, adoption.audit, countdown.id);
-        }
-      });
-    }
-    return taken;
-  }
-
-  renewLeases(owner: string, leaseUntil: number): Promise<number> {
-    return this.now(() => this.countdowns.renew(owner, leaseUntil));
-  }
-
-  releaseLeases(owner: string, scope: Scope): Promise<number> {
-    return this.now(() => this.countdowns.release(owner, scope));
-  }
-
-  /** Nothing to say: on one host a process that is gone has no pid. */
-  async retire(): Promise<void> {}
-
-  async heartbeat(): Promise<void> {}
-
-  /** Alive unless certainly gone (same host, no such pid), and only while its lease has not run out. */
   ownerAlive(owner: string | null, leaseUntil: number | null, now: number): boolean {
-    return ownerMayBeAlive(owner) && (leaseUntil ?? 0) >= now;
+    return this.statements.ownerAlive(owner, leaseUntil, now);
   }
 
-  settleInjection<T extends Settlement>(
-    injection: InjectionRef,
-    status: "sent" | "failed" | "unknown",
-    now: number,
-    error: string | null,
-    settle: (row: SessionRow) => T,
-  ): Promise<T | undefined> {
-    return this.tx(() =>
-      this.injections.finish(injection.id, status, error, now) ? this.settle(injection, now, settle) : undefined,
-    );
+  retire(owner: string): Promise<void> {
+    return settled(() => void this.connection.raw.run("DELETE FROM replicas WHERE id = ?", owner));
   }
 
-  confirmUncertain<T extends Settlement>(
-    injection: InjectionRef,
-    now: number,
-    settle: (row: SessionRow) => T,
-  ): Promise<T | undefined> {
-    return this.tx(() =>
-      this.injections.confirm(injection.id, now) ? this.settle(injection, now, settle) : undefined,
-    );
-  }
-
-  // ── upkeep ──────────────────────────────────────────────────────────────────
+  // ── upkeep ────────────────────────────────────────────────────────────────
 
   /** A committed header write, never waiting for a lock: it fails on a read-only, full, locked or damaged file. */
   probe(): Promise<void> {
-    return this.now(() => {
+    return settled(() => {
+      this.checkSameFile();
       const { raw } = this.connection;
       raw.exec("PRAGMA busy_timeout = 0");
       try {
@@ -339,7 +110,6 @@ export class SqliteStore implements EngineStore {
       } finally {
         raw.exec(`PRAGMA busy_timeout = ${Math.trunc(this.options.busyTimeoutMs ?? 5000)}`);
       }
-      if (this.replaced()) throw new Error("the file at the configured path is not the one that was opened");
     });
   }
 
@@ -347,15 +117,55 @@ export class SqliteStore implements EngineStore {
     return sqliteProblemOf(error);
   }
 
-  replaced(): boolean {
-    return this.identity !== undefined && fileIdentity(this.location) !== this.identity;
-  }
-
-  prune(cutoff: number): Promise<PruneReport> {
-    return prune(this.connection.raw, { cutoff });
-  }
-
   async close(): Promise<void> {
     this.connection.close();
+  }
+
+  /** A deleted or replaced file raises no error by itself (the old inode keeps working): look for it. */
+  private checkSameFile(): void {
+    if (this.identity !== undefined && fileIdentity(this.location) !== this.identity) throw new StoreGoneError();
+  }
+
+  // ── what operators ask ────────────────────────────────────────────────────
+
+  async schemaState() {
+    return schemaState(this.connection.raw);
+  }
+
+  async diagnostics() {
+    const { bytes, walBytes } = fileSize(this.location);
+    return {
+      driver: this.connection.driver,
+      checkedBy: "PRAGMA quick_check",
+      integrity: quickCheck(this.connection.raw),
+      bytes,
+      walBytes,
+    };
+  }
+
+  async replicas(): Promise<ReplicaState[]> {
+    const now = Date.now();
+    const rows = this.connection.raw.all<Record<string, string | number>>(
+      `SELECT r.id, r.kind, r.host, r.pid, r.heartbeat_at, r.lease_ms,
+        (SELECT count(*) FROM countdowns c WHERE c.owner = r.id AND c.state = 'armed') AS countdowns
+       FROM replicas r ORDER BY r.started_at`,
+    );
+    return rows.map((r) => {
+      const ageMs = now - Number(r.heartbeat_at);
+      return {
+        id: String(r.id),
+        kind: String(r.kind),
+        host: String(r.host),
+        pid: Number(r.pid),
+        heartbeatAgeMs: ageMs,
+        leaseMs: Number(r.lease_ms),
+        alive: ownerMayBeAlive(String(r.id)) && ageMs <= Number(r.lease_ms),
+        countdowns: Number(r.countdowns),
+      };
+    });
+  }
+
+  async liveness() {
+    return ownerMayBeAlive;
   }
 }

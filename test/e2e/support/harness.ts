@@ -1,7 +1,7 @@
 // One e2e world: a scripted model, a real OpenCode server with the plugin, and read access to the plugin's SQLite
 // file. Tests wait on rows of that file (what the plugin decided) and on what the model received.
 import Database from "better-sqlite3";
-import { isPostgresUrl } from "../../../src/store/open-engine-store.js";
+import { isPostgresUrl } from "../../../src/store/open.js";
 import { psqlRows } from "../../support/test-database.js";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

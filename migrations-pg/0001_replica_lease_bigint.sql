@@ -1,0 +1,1 @@
+ALTER TABLE "replicas" ALTER COLUMN "lease_ms" SET DATA TYPE bigint;

@@ -1,0 +1,74 @@
+// Taking over armed countdowns nobody holds any more (this process's after a restart or a pause of its database, or a
+// process's whose lease ran out), with the misfire policy's verdict for each (core/resume.ts): kept (re-armed, or due
+// at once) and audited `resumed`, or expired. Each is taken only from the owner it was seen with, so of two processes
+// adopting the same orphan one wins. Done in chunks, each its own transaction, so that a hundred thousand orphans never
+// hold the database (or the event loop) for long.
+import type { ResumeAction } from "../../core/resume.js";
+import type { ResumeReason } from "../../core/reasons.js";
+import { auditRow, type AuditValues } from "../audit-row.js";
+import type { CountdownRow } from "../schema.js";
+import { change, q, type Change } from "../script.js";
+import type { EngineStore } from "../port.js";
+import { endArmed } from "./end.js";
+
+/** An armed countdown found without a live owner, and what the misfire policy says of it. */
+export interface Orphan {
+  countdown: CountdownRow;
+  verdict: ResumeAction;
+}
+
+export interface Adoption {
+  reason: ResumeReason;
+  owner: string;
+  leaseUntil: number;
+  now: number;
+  resumeWindowMs: number;
+}
+
+/** Orphans per transaction: 2,000 rows hold SQLite's write lock (and the event loop) for ~20-40 ms; 500 made a 100k
+ * recovery 2x its raw floor in commits and yields alone. */
+const CHUNK = 2000;
+
+const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Adopts `orphans`; for each, whether this process took it. */
+export async function adopt(store: EngineStore, orphans: Orphan[], adoption: Adoption): Promise<boolean[]> {
+  const taken: boolean[] = [];
+  for (let start = 0; start < orphans.length; start += CHUNK) {
+    if (start > 0) await yieldToEvents();
+    taken.push(...(await store.change(adoptChunk(orphans.slice(start, start + CHUNK), adoption))));
+  }
+  return taken;
+}
+
+export function adoptChunk(orphans: Orphan[], a: Adoption): Change<boolean[]> {
+  return change("adopt", undefined, function* () {
+    const candidates = orphans.map(({ countdown }) => ({ id: countdown.id, owner: countdown.owner }));
+    const taken = new Set(yield* q.takeOver(candidates, a.owner, a.leaseUntil));
+    const resumed: AuditValues[] = [];
+    for (const { countdown, verdict } of orphans) {
+      if (!taken.has(countdown.id)) continue;
+      const detail = { previousOwner: countdown.owner, deadlineAt: countdown.deadlineAt };
+      if (verdict.action === "expire") {
+        const expired = { ...detail, lateMs: verdict.lateMs, resumeWindowMs: a.resumeWindowMs };
+        yield* endArmed(countdown, { expired }, a.now);
+        continue;
+      }
+      const timing = verdict.action === "rearm" ? { remainingMs: verdict.remainingMs } : { lateMs: verdict.lateMs };
+      const entry = { event: "resumed", reason: a.reason, detail: { ...detail, ...timing } } as const;
+      resumed.push(auditRow(a.now, countdown, entry, countdown.id));
+    }
+    if (resumed.length > 0) yield* q.auditMany(resumed);
+    return orphans.map(({ countdown }) => taken.has(countdown.id));
+  });
+}
+
+/** This owner's armed countdowns stay its own for another lease. */
+export function renewLeases(owner: string, leaseUntil: number): Change<number> {
+  return change("renew-leases", undefined, () => q.renewLeases(owner, leaseUntil));
+}
+
+/** Hands this owner's countdowns of a scope back (owner cleared), for a successor to adopt at once. */
+export function releaseLeases(owner: string, scope: { directory: string; server?: string | null }): Change<number> {
+  return change("release-leases", undefined, () => q.releaseLeases(owner, scope));
+}

@@ -1,0 +1,45 @@
+// Every way an armed countdown ends short of firing: activity or a person cancelled it, a guard said no at its
+// deadline or right before the prompt, or it was found too late after a restart. The end is written only while the
+// countdown is still armed (of two writers, one ends it); the session change that goes with it is written either way.
+import type { CancelReason, SkipReason } from "../../core/reasons.js";
+import { EXPIRE_REASON } from "../../core/reasons.js";
+import type { AuditEntry } from "../../core/reasons.js";
+import { auditRow } from "../audit-row.js";
+import { change, q, type Change, type Script } from "../script.js";
+import type { CountdownRef, SessionChange } from "../types.js";
+import { applyChange } from "./session-row.js";
+
+/** How a countdown ends, and what its audit row says. */
+export type CountdownEnd =
+  | { cancelled: CancelReason; detail?: Record<string, unknown> }
+  | { skipped: SkipReason; detail?: Record<string, unknown> }
+  | { expired: Record<string, unknown> };
+
+function entryOf(end: CountdownEnd): { state: "cancelled" | "expired"; entry: AuditEntry } {
+  if ("cancelled" in end)
+    return { state: "cancelled", entry: { event: "cancelled", reason: end.cancelled, detail: end.detail } };
+  if ("skipped" in end)
+    return { state: "cancelled", entry: { event: "skipped", reason: end.skipped, detail: end.detail } };
+  return { state: "expired", entry: { event: "expired", reason: EXPIRE_REASON, detail: end.expired } };
+}
+
+/** Ends `countdown` if it is still armed; false when it was not (then its audit row is not written). */
+export function* endArmed(countdown: CountdownRef, end: CountdownEnd, now: number): Script<boolean> {
+  const { state, entry } = entryOf(end);
+  return yield* q.endCountdown(
+    countdown.id,
+    state,
+    entry.reason ?? state,
+    now,
+    auditRow(now, countdown, entry, countdown.id),
+  );
+}
+
+/** Ends the countdown if it is still armed, and applies `update` to the session either way. */
+export function end(countdown: CountdownRef, how: CountdownEnd, now: number, update?: SessionChange): Change<boolean> {
+  return change("end", countdown.sessionId, function* () {
+    const ended = yield* endArmed(countdown, how, now);
+    if (update) yield* applyChange(countdown, now, update);
+    return ended;
+  });
+}

@@ -1,0 +1,27 @@
+// What the engine reads back from the database, beyond single rows: the facts a decision needs that no event brought
+// to this process (what another process or a person did since the idle a look judges).
+import type { SessionRow } from "./schema.js";
+import { q, type Script } from "./script.js";
+import type { ContinuationRef } from "./types.js";
+
+export interface SinceIdle {
+  row: SessionRow | undefined;
+  /** A continuation of the session is recorded `pending` (by any process). */
+  pending: boolean;
+  /** When a person cancelled the countdown with the TUI's key since the idle, if they did. */
+  userCancelledAt?: number;
+  /** A continuation fired since the idle (by any process): it answered it. */
+  answeredBy?: ContinuationRef;
+}
+
+/**
+ * The session's row and, when `idleSince` is given, what answered that idle since. One read at a time: on PostgreSQL
+ * under Bun, more statements in flight at once meant more of the client's lost answers (see pg/open.ts).
+ */
+export function* sinceIdle(sessionId: string, idleSince?: number): Script<SinceIdle> {
+  const row = yield* q.session(sessionId);
+  const userCancelledAt = idleSince === undefined ? undefined : yield* q.userCancelledSince(sessionId, idleSince);
+  const answeredBy = idleSince === undefined ? undefined : yield* q.continuedSince(sessionId, idleSince);
+  const pending = yield* q.hasPendingInjection(sessionId);
+  return { row, pending, userCancelledAt, answeredBy };
+}

@@ -1,0 +1,116 @@
+// What a database must provide for the enforcer's state changes: these statements, and a transaction to run them in
+// (see script.ts). Each is one unit of work on the backend — a read, or a write with the audit row that explains it —
+// and none decides anything: the rules live in the transaction scripts of changes/, written once for every backend.
+// SQLite implements them synchronously (sqlite/statements.ts), PostgreSQL asynchronously (pg/statements.ts).
+import type { AuditValues } from "./audit-row.js";
+import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "./types.js";
+import type { CountdownRow, InjectionRow, SessionRow } from "./schema.js";
+
+/** The tables retention deletes from, and what in each is settled history (`?` is the cutoff, epoch ms). */
+export type HistoryTable = "audit_events" | "injections" | "countdowns" | "sessions";
+
+export interface Statements {
+  // ── sessions ────────────────────────────────────────────────────────────────
+  session(sessionId: string): SessionRow | undefined;
+  /** A new row for the session; nothing when it has one. */
+  insertSession(scope: SessionScope, now: number): void;
+  /** Writes every column a change may set (see session-columns.ts), and `updated_at`, from `row`. */
+  writeSession(row: SessionRow): void;
+  /** Sessions of a scope owed a look (`recheck_at`) by `dueBy`. */
+  sessionsToRecheck(scope: Scope, dueBy: number): Array<{ sessionId: string; recheckAt: number | null }>;
+
+  // ── the audit log ───────────────────────────────────────────────────────────
+  audit(row: AuditValues): void;
+  auditMany(rows: AuditValues[]): void;
+  /** When a person last cancelled the session's countdown with the TUI's key, at or after `since`. */
+  userCancelledSince(sessionId: string, since: number): number | undefined;
+
+  // ── countdowns ──────────────────────────────────────────────────────────────
+  countdown(id: string): CountdownRow | undefined;
+  armedFor(sessionId: string): ArmedRef | undefined;
+  /** Armed countdowns of a scope, earliest deadline first. */
+  armedIn(scope: Scope): CountdownRow[];
+  /**
+   * Whether another process's lease still holds, judged now: SQLite by its pid on this host and its lease; PostgreSQL
+   * by its heartbeat on the database's clock.
+   */
+  ownerAlive(owner: string | null, leaseUntil: number | null, now: number): boolean;
+  /** The countdown, armed, and its `armed` audit row. */
+  insertCountdown(countdown: NewCountdown, armed: AuditValues): void;
+  /** Armed → `state` with its audit row; false (and nothing written) when it was no longer armed. */
+  endCountdown(id: string, state: "cancelled" | "expired", reason: string, now: number, audit: AuditValues): boolean;
+  /**
+   * Armed → fired, only for `owner` (and on PostgreSQL only while the database counts its heartbeat as fresh: a
+   * process cut off past its lease may have been replaced).
+   */
+  claimCountdown(id: string, owner: string, now: number): boolean;
+  /**
+   * Takes armed countdowns over from the owner each was seen with (compare-and-swap); the ids taken. Rows another
+   * process is taking over at this moment are skipped, not waited for.
+   */
+  takeOver(
+    candidates: ReadonlyArray<{ id: string; owner: string | null }>,
+    owner: string,
+    leaseUntil: number,
+  ): string[];
+  renewLeases(owner: string, leaseUntil: number): number;
+  /** Clears the owner of its armed countdowns in a scope, for a successor to adopt at once. */
+  releaseLeases(owner: string, scope: Scope): number;
+
+  // ── injections ──────────────────────────────────────────────────────────────
+  injection(id: string): InjectionRow | undefined;
+  /** The injection, `pending`. */
+  insertInjection(injection: NewInjection): void;
+  /** Pending → `status`; false when it was not pending. */
+  finishInjection(id: string, status: "sent" | "failed" | "unknown", error: string | null, now: number): boolean;
+  /** Failed or unknown → sent; false when it was neither. */
+  confirmInjection(id: string, now: number): boolean;
+  hasPendingInjection(sessionId: string): boolean;
+  /** The latest continuation of the session fired at or after `since` and not refused (`failed`). */
+  continuedSince(sessionId: string, since: number): ContinuationRef | undefined;
+  /** `pending` injections of a scope, oldest first. */
+  pendingIn(scope: Scope): InjectionRow[];
+  /** `failed` and `unknown` injections of a session since `since`, newest first (at most 10). */
+  uncertainIn(sessionId: string, since: number): InjectionRow[];
+
+  // ── retention ───────────────────────────────────────────────────────────────
+  /** Deletes up to `limit` rows of `table` matching `settled` (SQL with one `?`, the cutoff); how many went. */
+  deleteHistory(table: HistoryTable, settled: string, cutoff: number, limit: number): number;
+  countHistory(table: HistoryTable, settled: string, cutoff: number): number;
+}
+
+/** The same statements, each answered asynchronously (PostgreSQL). */
+export type AsyncStatements = {
+  [K in keyof Statements]: (...args: Parameters<Statements[K]>) => Promise<ReturnType<Statements[K]>>;
+};
+
+/** Every statement's name, checked against the interface: the scripts' verbs are made from this list. */
+export const STATEMENT_NAMES = {
+  session: true,
+  insertSession: true,
+  writeSession: true,
+  sessionsToRecheck: true,
+  audit: true,
+  auditMany: true,
+  userCancelledSince: true,
+  countdown: true,
+  armedFor: true,
+  armedIn: true,
+  ownerAlive: true,
+  insertCountdown: true,
+  endCountdown: true,
+  claimCountdown: true,
+  takeOver: true,
+  renewLeases: true,
+  releaseLeases: true,
+  injection: true,
+  insertInjection: true,
+  finishInjection: true,
+  confirmInjection: true,
+  hasPendingInjection: true,
+  continuedSince: true,
+  pendingIn: true,
+  uncertainIn: true,
+  deleteHistory: true,
+  countHistory: true,
+} as const satisfies Record<keyof Statements, true>;

@@ -1,0 +1,64 @@
+// The shapes the store's callers and its backends share. Nothing here depends on a database.
+import type { SessionPatch } from "../core/transitions.js";
+import type { CountdownRow, InjectionRow, SessionRow } from "./schema.js";
+
+/**
+ * Where a process's sessions live: an OpenCode instance directory, on one OpenCode server when a database serves
+ * several (a fleet, or plugins in pods that share a directory path). `server` null or absent: the machine's own.
+ * A process recovers, reconciles and re-checks only the rows of its scope.
+ */
+export interface Scope {
+  directory: string;
+  server?: string | null;
+}
+
+export interface SessionScope extends Scope {
+  sessionId: string;
+}
+
+export interface NewCountdown extends SessionScope {
+  id: string;
+  armedAt: number;
+  deadlineAt: number;
+  owner: string;
+  leaseUntil: number;
+  attempt: number;
+  todosOpen: number | null;
+  todosTotal: number | null;
+}
+
+export interface NewInjection extends SessionScope {
+  id: string;
+  countdownId: string;
+  messageId: string | null;
+  createdAt: number;
+  agent: string | null;
+  model: string | null;
+  variant: string | null;
+  todosTotal: number;
+  todosOpen: number;
+  attempt: number;
+  /** JSON of the session columns set once the continuation is known to have gone out. */
+  onSent?: string | null;
+  owner: string;
+  leaseUntil: number;
+}
+
+export type SessionUpdate = SessionPatch & Partial<Pick<SessionRow, "parentId" | "projectId" | "deletedAt">>;
+/** A session change: the columns to write, or a pure function that computes them from the row read in the transaction. */
+export type SessionChange = SessionUpdate | ((row: SessionRow) => SessionUpdate);
+
+export type CountdownRef = Pick<CountdownRow, "id" | "sessionId" | "directory"> & Partial<Pick<CountdownRow, "server">>;
+/** An injection as a state change names it (its scope goes on the audit rows). */
+export type InjectionRef = Pick<InjectionRow, "id" | "sessionId" | "directory"> & Partial<Pick<InjectionRow, "server">>;
+/** What a state change needs to know of a session's armed countdown. */
+export type ArmedRef = Pick<CountdownRow, "id" | "owner" | "leaseUntil">;
+
+/** A continuation of a session that went out (or may have: pending, sent, or uncertain), as a look meets it. */
+export interface ContinuationRef {
+  injectionId: string;
+  firedAt: number;
+}
+
+/** Why the store does not work right now (the enforcer pauses until it does). */
+export type StoreProblem = "read-only" | "full" | "locked" | "damaged" | "gone" | "unavailable";
