@@ -7,13 +7,13 @@ import { defineConfig } from "vitest/config";
  */
 const ON_POSTGRES = [
   "test/engine/enforcer.test.ts",
-  "test/engine/judgement.test.ts",
-  "test/engine/delivery.test.ts",
-  "test/engine/notices.test.ts",
-  "test/engine/hostile-events.test.ts",
-  "test/engine/host-faults.test.ts",
-  "test/engine/restart.test.ts",
-  "test/engine/security.test.ts",
+  "test/engine/scenarios/judgement.test.ts",
+  "test/engine/scenarios/delivery.test.ts",
+  "test/engine/scenarios/notices.test.ts",
+  "test/engine/scenarios/hostile-events.test.ts",
+  "test/engine/scenarios/host-faults.test.ts",
+  "test/engine/scenarios/restart.test.ts",
+  "test/engine/scenarios/security.test.ts",
 ];
 
 /**

@@ -1,33 +1,75 @@
-// What every part of the engine shares: the configuration, the clock, the store and OpenCode, the one timer queue,
-// the session lanes and memories, the lifecycle, and the three ways to report (log, a failure, a background job).
+// What every part of the engine shares: the configuration, the clock, the store and OpenCode, the one timer queue, the
+// session lanes, the lifecycle, the engine's events, and the three ways to report (log, a failure, a background job).
+// Parts that share session memory, countdowns or a queue are handed them by the composition root (enforcer.ts).
 import type { Config } from "../config.js";
 import type { HostPort, LogLevel } from "../host/port.js";
+import { changeSession } from "../store/changes/change-session.js";
 import type { EngineStore, Scope, SessionChange, SessionScope } from "../store/port.js";
 import type { Clock } from "./clock.js";
+import type { EngineEmitter } from "./engine-events.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { SessionLanes } from "./session-lanes.js";
-import type { SessionMemories } from "./session-memory.js";
-import type { TimerQueue } from "./timer-queue.js";
+import type { TimerQueue } from "./wait/timer-queue.js";
 
-export interface EngineContext {
+/** The infrastructure a context is made of. */
+export interface ContextParts {
   readonly config: Config;
   /** What this engine follows: the OpenCode instance directory its sessions belong to, on its server. */
   readonly followed: Scope;
-  /** Who owns the countdowns this process arms (see owner.ts). */
+  /** Who owns the countdowns this process arms (see store/owner.ts). */
   readonly owner: string;
   readonly clock: Clock;
   readonly store: EngineStore;
   readonly host: HostPort;
   readonly timers: TimerQueue;
   readonly lanes: SessionLanes;
-  readonly memories: SessionMemories;
   readonly lifecycle: Lifecycle;
+  readonly events: EngineEmitter;
+}
+
+export interface EngineContext extends ContextParts {
   scope(sessionId: string): SessionScope;
   /** A session change (taken at the time of the call) written in the session's lane. */
   changeSession(sessionId: string, change: SessionChange): Promise<unknown>;
+  /** A line in OpenCode's log; a log that fails is never what breaks the host. */
   log(level: LogLevel, message: string, extra?: Record<string, unknown>): void;
-  /** A failure at a boundary: the store's own failures pause the engine, the rest is reported and logged. */
+  /** A failure at a boundary, reported as the `failure` engine event (a store's own failure pauses the engine). */
   failed(operation: string, error: unknown): void;
-  /** Keeps a background job in view: its failure is reported and `dispose()` waits for it. */
+  /** Keeps a background job in view: its failure is reported and `tracked` holds it until it settles. */
   track<T>(job: Promise<T>): Promise<T | undefined>;
+  /** The background jobs not settled yet (shutdown waits for them). */
+  readonly tracked: ReadonlySet<Promise<unknown>>;
+}
+
+export function createContext(parts: ContextParts): EngineContext {
+  const { clock, store, lanes, events, host } = parts;
+  const scope = (sessionId: string): SessionScope => ({ sessionId, ...parts.followed });
+  const failed = (operation: string, error: unknown) => events.emit("failure", { operation, error });
+  const tracked = new Set<Promise<unknown>>();
+  return {
+    ...parts,
+    scope,
+    changeSession: (sessionId, change) => {
+      const now = clock.now();
+      return lanes.post(sessionId, () => store.change(changeSession(scope(sessionId), now, change)));
+    },
+    log: (level, message, extra) => {
+      try {
+        host.log(level, message, extra);
+      } catch {
+        // See above.
+      }
+    },
+    failed,
+    track: <T>(job: Promise<T>) => {
+      const kept = job.catch((error: unknown) => {
+        failed("background job", error);
+        return undefined;
+      });
+      tracked.add(kept);
+      void kept.finally(() => tracked.delete(kept));
+      return kept;
+    },
+    tracked,
+  };
 }

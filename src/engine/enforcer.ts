@@ -1,34 +1,40 @@
-// The engine's composition root and its public face. It builds the parts (one owner each: countdowns, the evaluator,
-// the injector, the event router), runs their lifecycle in a fixed order, and offers the programmatic API. The walk
-// of one idle reads straight through the parts (README "Layout"):
-//   event-router.ts → evaluator.ts → decisions.ts (core/decide.ts) → countdowns.ts:arm → timer-queue.ts
-//   → countdowns.ts:due → injector.ts:attempt → countdowns.ts:claim → host prompt
-import { RESUME_REASON, STORE_RECOVERED_REASON, TAKEOVER_REASON, type StopSource } from "../core/reasons.js";
-import { changeSession } from "../store/changes/change-session.js";
+// The engine's composition root and its public face. It builds the parts — each on parts built before it, never on
+// one built after — says who listens to the engine events through which the later parts are reached, runs their
+// lifecycle in a fixed order, and offers the programmatic API. One idle, event to prompt call (README "Layout"):
+//   see/event-router → decide/looks → decide/judge (core/decide) → wait/countdowns.arm → wait/timer-queue
+//   → countdown_due → deliver/injector → wait/countdowns.claim → the host's prompt → deliver/outcomes
+import { RESUME_REASON, STORE_RECOVERED_REASON, type StopSource } from "../core/reasons.js";
+import type { Config } from "../config.js";
+import type { HostPort } from "../host/port.js";
 import { resume as resumeChange } from "../store/changes/resume.js";
 import { stop as stopChange } from "../store/changes/stop.js";
-import type { Config } from "../config.js";
-import type { HostPort, LogLevel } from "../host/port.js";
-import type { EngineStore, Scope, SessionChange, SessionScope } from "../store/port.js";
-import { systemClock, type Clock } from "./clock.js";
-import type { EngineContext } from "./context.js";
-import { CountdownToasts } from "./countdown-toasts.js";
-import { Countdowns, type RecoveryReport } from "./countdowns.js";
-import { Decisions } from "./decisions.js";
-import { EngineEmitter, logEngineEvents, type EngineEventName, type EngineEvents } from "./engine-events.js";
-import { Evaluator } from "./evaluator.js";
-import { EventRouter } from "./event-router.js";
-import { FactGatherer } from "./facts.js";
-import { Injector } from "./injector.js";
-import { Lifecycle, type Mode } from "./lifecycle.js";
 import { idOf } from "../core/fields.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
+import type { EngineStore, SessionScope } from "../store/port.js";
+import { BoundedMap } from "./bounded-map.js";
+import { systemClock, type Clock } from "./clock.js";
+import { createContext, type EngineContext } from "./context.js";
+import { FactGatherer } from "./decide/facts.js";
+import { Judge } from "./decide/judge.js";
+import { Looks } from "./decide/looks.js";
+import { StopNotices } from "./decide/stop-notices.js";
+import { Injector } from "./deliver/injector.js";
+import { Lookups } from "./deliver/lookups.js";
+import { Outcomes } from "./deliver/outcomes.js";
+import { DeliveryQueue } from "./deliver/queue.js";
+import { Reconciler } from "./deliver/reconciler.js";
+import { StartWatch } from "./deliver/start-watch.js";
+import { EngineEmitter, logEngineEvents, type EngineEventName, type EngineEvents } from "./engine-events.js";
+import { LeaseLoop } from "./lease-loop.js";
+import { Lifecycle, type Mode } from "./lifecycle.js";
 import { RetentionSchedule } from "./retention-schedule.js";
+import { EventRouter } from "./see/event-router.js";
+import { SessionMemories } from "./see/session-memory.js";
 import { SessionLanes } from "./session-lanes.js";
-import { SessionMemories } from "./session-memory.js";
-import { StopNotices } from "./stop-notices.js";
 import { StoreHealth, type StoreState } from "./store-health.js";
-import { TimerQueue } from "./timer-queue.js";
+import { CountdownToasts } from "./wait/countdown-toasts.js";
+import { Countdowns, type RecoveryReport } from "./wait/countdowns.js";
+import { TimerQueue } from "./wait/timer-queue.js";
 
 export type { RecoveryReport };
 
@@ -71,82 +77,79 @@ export class Enforcer {
   private readonly events = new EngineEmitter();
   private readonly timers: TimerQueue;
   private readonly lanes: SessionLanes;
-  private readonly memories: SessionMemories;
   private readonly health: StoreHealth;
+  private readonly queue: DeliveryQueue;
   private readonly countdowns: Countdowns;
   private readonly toasts: CountdownToasts;
+  private readonly starts: StartWatch;
+  private readonly memories: SessionMemories;
+  private readonly reconciler: Reconciler;
   private readonly injector: Injector;
-  private readonly evaluator: Evaluator;
+  private readonly looks: Looks;
   private readonly router: EventRouter;
   private readonly retention: RetentionSchedule;
-  private readonly tasks = new Set<Promise<unknown>>();
-  private leaseTimer: ReturnType<typeof setInterval> | undefined;
-  /** A lease tick still running when the next is due is not doubled. */
-  private leaseTickRunning = false;
-  /** The heartbeat being written, if one is: a slow one is not doubled either. */
-  private beating: Promise<void> | undefined;
+  private readonly leases: LeaseLoop;
   private starting: Promise<RecoveryReport> | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(options: EnforcerOptions) {
-    const { config, store, host, directory } = options;
-    const followed: Scope = { directory, server: options.server ?? null };
+    const { config, store, host } = options;
     const clock = options.clock ?? systemClock;
+    const events = this.events;
     this.owner = options.owner ?? newOwnerId();
     this.ownsOwnerId = options.owner === undefined;
-    this.timers = new TimerQueue(clock, (key, error) => this.failed(`timer ${key}`, error));
-    this.lanes = new SessionLanes((error) => this.failed("session state change", error));
-    this.memories = new SessionMemories(
-      MEMORY_CAP,
-      (id) => this.countdowns.has(id) || this.injector.isBusy(id) || this.injector.starts.has(id),
-    );
-    const ctx: EngineContext = {
+    // Failures anywhere are reported as engine events: a store's own pauses the engine (see below), the rest is logged.
+    const failed = (operation: string, error: unknown) => events.emit("failure", { operation, error });
+    const timers = (this.timers = new TimerQueue(clock, (key, error) => failed(`timer ${key}`, error)));
+    const lanes = (this.lanes = new SessionLanes((error) => failed("session state change", error)));
+    this.health = new StoreHealth(store, timers, events, config.storeProbeMs, clock);
+    const followed = { directory: options.directory, server: options.server ?? null };
+    const { owner, lifecycle } = this;
+    const ctx = (this.ctx = createContext({
       config,
       followed,
-      owner: this.owner,
+      owner,
       clock,
       store,
       host,
-      timers: this.timers,
-      lanes: this.lanes,
-      memories: this.memories,
-      lifecycle: this.lifecycle,
-      scope: (sessionId): SessionScope => ({ sessionId, ...followed }),
-      changeSession: (sessionId: string, change: SessionChange) => {
-        const now = clock.now();
-        return this.lanes.post(sessionId, () => store.change(changeSession({ sessionId, ...followed }, now, change)));
-      },
-      log: (level, message, extra) => this.log(level, message, extra),
-      failed: (operation, error) => this.failed(operation, error),
-      track: (job) => this.track(job),
-    };
-    this.ctx = ctx;
-    const notices = new StopNotices(ctx);
+      timers,
+      lanes,
+      lifecycle,
+      events,
+    }));
+
+    // The parts, each on parts built before it.
+    const queue = (this.queue = new DeliveryQueue(config.maxConcurrentInjections, (e) => failed("continuation", e)));
+    const countdowns = (this.countdowns = new Countdowns(ctx));
+    this.toasts = new CountdownToasts(ctx, countdowns);
     const facts = new FactGatherer(host, config.hostTimeoutMs, () => clock.monotonic());
-    this.countdowns = new Countdowns(ctx, {
-      onDue: (armed, info) => this.injector.due(armed, info),
-      onWaiting: (armed) => this.toasts.show(armed),
-    });
-    this.toasts = new CountdownToasts(ctx, this.countdowns);
-    const decisions = new Decisions(ctx, notices, (id) => this.injector.isBusy(id));
-    this.injector = new Injector(ctx, {
-      countdowns: this.countdowns,
-      decisions,
-      facts,
-      notices,
-      lookAgain: (sessionId) => void this.evaluator.evaluate(sessionId, "reevaluate"),
-    });
-    this.evaluator = new Evaluator(ctx, { countdowns: this.countdowns, decisions, facts, injector: this.injector });
-    this.router = new EventRouter(
-      ctx,
-      { countdowns: this.countdowns, evaluator: this.evaluator, injector: this.injector },
-      clock.now(),
-    );
+    const notices = new StopNotices(ctx);
+    const outcomes = new Outcomes(ctx, countdowns, notices);
+    const starts = (this.starts = new StartWatch(ctx, facts, outcomes));
+    const pinned = (id: string) => countdowns.has(id) || queue.isBusy(id) || starts.has(id);
+    const memories = (this.memories = new SessionMemories(MEMORY_CAP, pinned));
+    const judge = new Judge(ctx, memories, queue, notices);
+    const lookups = new Lookups(ctx);
+    const reconciler = (this.reconciler = new Reconciler(ctx, lookups, outcomes, queue));
+    const ownMessages = new BoundedMap<string, true>(1000);
+    const injected = { memories, queue, countdowns, judge, facts, lookups, reconciler, outcomes, starts, ownMessages };
+    this.injector = new Injector(ctx, injected);
+    const looks = (this.looks = new Looks(ctx, { memories, countdowns, judge, facts, queue, starts }));
+    const isOwnMessage = (id: string) => ownMessages.has(id);
+    this.router = new EventRouter(ctx, { memories, countdowns, looks, starts, isOwnMessage }, clock.now());
     this.retention = new RetentionSchedule(ctx);
-    this.health = new StoreHealth(store, this.timers, this.events, config.storeProbeMs, clock);
-    logEngineEvents(this.events, (level, message, extra) => this.log(level, message, extra), store.location);
-    this.events.on("store_paused", () => this.pauseForStore());
-    this.events.on("store_resumed", () => this.resumeAfterStore());
+    this.leases = new LeaseLoop(ctx, { countdowns, reconciler, looks });
+
+    // What flows back to parts built later: the engine events, and who listens to them.
+    logEngineEvents(events, ctx.log, store.location);
+    events.on("failure", ({ operation, error }) => {
+      if (!this.health.report(error)) events.emit("error", { operation, error });
+    });
+    events.on("countdown_armed", ({ armed }) => this.toasts.show(armed));
+    events.on("countdown_due", ({ armed, info }) => this.injector.due(armed, info));
+    events.on("look_again", ({ sessionId }) => void looks.evaluate(sessionId, "reevaluate"));
+    events.on("store_paused", () => this.pauseForStore());
+    events.on("store_resumed", () => this.resumeAfterStore());
   }
 
   /** Subscribes to what the enforcer reports besides its decisions (see engine-events.ts). */
@@ -170,40 +173,15 @@ export class Enforcer {
     let report: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
     if (this.lifecycle.ending) return report;
     registerOwner(this.owner);
-    await this.step("heartbeat", () => this.ctx.store.heartbeat(this.owner, this.ctx.config.leaseMs));
+    await this.step("heartbeat", () => this.leases.heartbeat());
     report = (await this.step("recovery", () => this.countdowns.recover(RESUME_REASON))) ?? report;
-    const period = Math.max(100, Math.floor(this.ctx.config.leaseMs / 3));
-    this.leaseTimer = setInterval(() => void this.track(this.leaseTick()), period);
-    this.leaseTimer.unref?.();
-    await this.step("reconciliation", () => this.injector.checks.reconcilePending());
-    await this.step("recheck", () => this.evaluator.recheckOwed("restart"));
+    this.leases.start();
+    await this.step("reconciliation", () => this.reconciler.reconcilePending());
+    await this.step("recheck", () => this.looks.recheckOwed("restart"));
     this.retention.start();
     if (report.rearmed + report.fired + report.expired > 0)
-      this.log("info", "countdowns recovered after restart", { ...report });
+      this.ctx.log("info", "countdowns recovered after restart", { ...report });
     return report;
-  }
-
-  /** Every third of a lease: renew this process's leases, adopt orphans, settle orphaned injections, owed looks. */
-  private async leaseTick(): Promise<void> {
-    if (!this.lifecycle.deciding) return;
-    // The heartbeat goes out every tick, on its own: the rest of a tick can wait long for a busy pool (PostgreSQL
-    // under a burst of idles), and a heartbeat held up behind it past the lease let the others take this process's
-    // countdowns while it was alive and well.
-    this.beating ??= this.ctx.store
-      .heartbeat(this.owner, this.ctx.config.leaseMs)
-      .finally(() => (this.beating = undefined));
-    const beat = this.beating;
-    if (this.leaseTickRunning) return void this.track(beat);
-    this.leaseTickRunning = true;
-    try {
-      await beat;
-      await this.countdowns.renewLeases();
-      await this.countdowns.recover(TAKEOVER_REASON);
-      void this.track(this.injector.checks.reconcilePending());
-      await this.evaluator.recheckOwed("recheck");
-    } finally {
-      this.leaseTickRunning = false;
-    }
   }
 
   /**
@@ -218,14 +196,15 @@ export class Enforcer {
 
   private async doStop(): Promise<void> {
     this.lifecycle.enter("disposing");
-    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    this.leases.stop();
     this.timers.stop();
-    this.injector.stopQueued();
+    this.queue.stopQueued();
+    this.starts.clear();
     await this.starting?.catch(() => undefined);
     await this.settled();
     await this.step("lease release", () => this.countdowns.release());
     if (this.ownsOwnerId) await this.step("retirement", () => this.ctx.store.retire(this.owner));
-    this.evaluator.clear();
+    this.looks.clear();
     unregisterOwner(this.owner);
     this.lifecycle.enter("disposed");
   }
@@ -233,10 +212,10 @@ export class Enforcer {
   /** Resolves when every evaluation, state change and attempt started so far has settled (tests and shutdown). */
   async settled(): Promise<void> {
     do {
-      await Promise.allSettled([...this.tasks]);
+      await Promise.allSettled([...this.ctx.tracked]);
       await this.lanes.idle();
-      await this.injector.drain();
-    } while (this.tasks.size > 0 || this.lanes.size > 0);
+      await this.queue.drain();
+    } while (this.ctx.tracked.size > 0 || this.lanes.size > 0);
   }
 
   stats(): EnforcerStats {
@@ -273,7 +252,7 @@ export class Enforcer {
       if (mode === "running") this.router.handle(raw);
       else if (mode === "paused_store") this.router.observe(raw);
     } catch (error) {
-      this.failed("event handling", error);
+      this.ctx.failed("event handling", error);
     }
   }
 
@@ -283,7 +262,7 @@ export class Enforcer {
     try {
       this.router.toolActivity(sessionId, phase);
     } catch (error) {
-      this.failed("tool activity handling", error);
+      this.ctx.failed("tool activity handling", error);
     }
   }
 
@@ -332,14 +311,14 @@ export class Enforcer {
       this.ctx.store.change(resumeChange(scope, source, now)),
     );
     // A command's own turn makes the session busy first; its idle is evaluated then. The API and the CLI look now.
-    if (changed && source !== "command") void this.evaluator.evaluate(sessionId, "resume");
+    if (changed && source !== "command") void this.looks.evaluate(sessionId, "resume");
     return changed;
   }
 
   /** Evaluates a session as if it had just gone idle (after a reconnect, a resume, or a lost injection). */
   reevaluate(sessionId: string): Promise<void> {
     if (!this.validSession("reevaluate", sessionId)) return Promise.resolve();
-    return this.evaluator.evaluate(sessionId, "reevaluate");
+    return this.looks.evaluate(sessionId, "reevaluate");
   }
 
   private async change<T>(what: string, sessionId: string, write: (scope: SessionScope, now: number) => Promise<T>) {
@@ -347,7 +326,7 @@ export class Enforcer {
     try {
       return await this.lanes.run(sessionId, () => write(this.ctx.scope(sessionId), this.ctx.clock.now()));
     } catch (error) {
-      this.failed(what, error);
+      this.ctx.failed(what, error);
       throw error;
     }
   }
@@ -355,7 +334,7 @@ export class Enforcer {
   /** A missing or empty session id is refused, never applied to some session (peers continued the wrong one). */
   private validSession(what: string, sessionId: unknown): sessionId is string {
     if (idOf(sessionId) !== undefined && (sessionId as string).trim() !== "") return true;
-    this.log("warn", `${what} ignored: no session id (or one no OpenCode session can have)`);
+    this.ctx.log("warn", `${what} ignored: no session id (or one no OpenCode session can have)`);
     return false;
   }
 
@@ -376,10 +355,10 @@ export class Enforcer {
   private resumeAfterStore(): void {
     if (this.lifecycle.mode !== "paused_store") return;
     this.lifecycle.enter("running");
-    void this.track(
+    void this.ctx.track(
       this.countdowns.recover(STORE_RECOVERED_REASON).then((report) => {
         // After the countdowns are held again: a look at a session whose countdown survived finds it armed here.
-        this.evaluator.lookAgainAtUnjudged();
+        this.looks.lookAgainAtUnjudged();
         return report;
       }),
     );
@@ -387,36 +366,13 @@ export class Enforcer {
 
   // ── reporting ─────────────────────────────────────────────────────────────
 
-  /** One place for failures at a boundary: the store failing pauses the enforcer (reported once); the rest is reported. */
-  private failed(operation: string, error: unknown): void {
-    if (this.health.report(error)) return;
-    this.events.emit("error", { operation, error });
-  }
-
+  /** A step of start or stop: a failure is reported (a failing store pauses the enforcer) and the next step runs. */
   private async step<T>(what: string, work: () => Promise<T>): Promise<T | undefined> {
     try {
       return await work();
     } catch (error) {
-      this.failed(what, error);
+      this.ctx.failed(what, error);
       return undefined;
-    }
-  }
-
-  private track<T>(job: Promise<T>): Promise<T | undefined> {
-    const tracked = job.catch((error: unknown) => {
-      this.failed("background evaluation", error);
-      return undefined;
-    });
-    this.tasks.add(tracked);
-    void tracked.finally(() => this.tasks.delete(tracked));
-    return tracked;
-  }
-
-  private log(level: LogLevel, message: string, extra?: Record<string, unknown>): void {
-    try {
-      this.ctx.host.log(level, message, extra);
-    } catch {
-      // Logging must never be the thing that breaks the host.
     }
   }
 }

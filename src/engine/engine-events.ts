@@ -1,11 +1,43 @@
-// What the enforcer reports besides its decisions (which are audit rows): a closed list of events with typed payloads.
-// A listener that throws is ignored: reporting must never be what breaks the engine or its host.
+// Everything that flows back through the engine, and what it reports besides its decisions (which are audit rows): one
+// closed list of events with typed payloads. A part that must hand something to a part built after it emits one of
+// these; the composition root (enforcer.ts) says who listens. A listener that throws is ignored: reporting must never
+// be what breaks the engine or its host.
+import type { TodoSummary } from "../core/todos.js";
 import type { LogLevel } from "../host/port.js";
 import type { StoreProblem } from "../store/port.js";
+import type { CountdownRow } from "../store/schema.js";
 import { errorMessage } from "./host-calls.js";
 
+/** A countdown this process holds and waits for (wait/countdowns.ts owns it). */
+export interface Armed {
+  readonly row: CountdownRow;
+  readonly summary?: TodoSummary;
+  /** When it is due, on the monotonic clock. */
+  readonly dueMono: number;
+  /** Picked up after a restart or from another owner. */
+  readonly resumed: boolean;
+}
+
+/** What is known of a countdown when it comes due. */
+export interface DueInfo {
+  /** How late it fires relative to its stored deadline (0 for one this process armed and waited for). */
+  lateMs: number;
+  resumed: boolean;
+}
+
 export interface EngineEvents {
-  /** Something failed at a boundary (an event handler, a timer, a background evaluation, a prompt job). */
+  /** A countdown was armed here and is waited for (the toasts show it). */
+  countdown_armed: { armed: Armed };
+  /** A countdown reached its deadline (the injector takes it from here). */
+  countdown_due: { armed: Armed; info: DueInfo };
+  /** The session is to be looked at as if it had gone idle (an idle came while its continuation was in flight). */
+  look_again: { sessionId: string };
+  /**
+   * Something failed at a boundary (an event handler, a timer, a lane, a background job, a prompt call): the store's
+   * own failure pauses the engine (`store_paused`), anything else is reported as an `error`.
+   */
+  failure: { operation: string; error: unknown };
+  /** A failure that was not the store's. */
   error: { operation: string; error: unknown };
   /** The database stopped working: decisions pause until it works again. */
   store_paused: { problem: StoreProblem; message: string };

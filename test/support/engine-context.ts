@@ -1,19 +1,18 @@
-// A hand-made EngineContext over a real SqliteStore, for tests of one engine collaborator without the whole enforcer:
-// the same parts the enforcer wires (one timer queue, session lanes, memories, a lifecycle) on the system clock, so
-// that fake timers drive them. Failures and tracked jobs are kept for the test to look at.
+// The engine's own context (src/engine/context.ts) over a real store, for tests of one engine collaborator without
+// the whole enforcer: one timer queue, session lanes, a lifecycle and the engine's events, on the system clock so that
+// fake timers drive them. What was reported as failed is kept for the test to look at.
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { vi } from "vitest";
 import type { Config } from "../../src/config.js";
 import { systemClock } from "../../src/engine/clock.js";
-import type { EngineContext } from "../../src/engine/context.js";
+import { createContext, type EngineContext } from "../../src/engine/context.js";
+import { EngineEmitter } from "../../src/engine/engine-events.js";
 import { Lifecycle } from "../../src/engine/lifecycle.js";
-import { newOwnerId, registerOwner, unregisterOwner } from "../../src/store/owner.js";
 import { SessionLanes } from "../../src/engine/session-lanes.js";
-import { SessionMemories } from "../../src/engine/session-memory.js";
-import { TimerQueue } from "../../src/engine/timer-queue.js";
+import { TimerQueue } from "../../src/engine/wait/timer-queue.js";
+import { newOwnerId, registerOwner, unregisterOwner } from "../../src/store/owner.js";
 import type { EngineStore } from "../../src/store/port.js";
-import { changeSession } from "../../src/store/changes/change-session.js";
 import { openSqlite, type SqliteConnection } from "../../src/store/sqlite/open.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { DIRECTORY, Rows, testConfig } from "./engine-fixture.js";
@@ -21,13 +20,8 @@ import { FakeHost } from "./fake-host.js";
 
 export interface TestContext extends EngineContext {
   readonly host: FakeHost;
-  readonly lanes: SessionLanes;
-  readonly timers: TimerQueue;
-  readonly lifecycle: Lifecycle;
-  /** What `failed()` was told. */
+  /** What was reported as failed (the `failure` engine event). */
   readonly failures: Array<{ operation: string; error: unknown }>;
-  /** Background jobs handed to `track()` that have not settled yet. */
-  readonly tracked: Set<Promise<unknown>>;
 }
 
 export interface ContextOptions {
@@ -38,46 +32,28 @@ export interface ContextOptions {
   directory?: string;
 }
 
+/** The engine's own context (src/engine/context.ts) on the system clock, so that fake timers drive it. */
 export function makeContext(options: ContextOptions): TestContext {
   const { store, config } = options;
-  const directory = options.directory ?? DIRECTORY;
   const host = options.host ?? new FakeHost();
   const clock = systemClock;
+  const events = new EngineEmitter();
   const failures: Array<{ operation: string; error: unknown }> = [];
-  const tracked = new Set<Promise<unknown>>();
-  const failed = (operation: string, error: unknown) => void failures.push({ operation, error });
-  const timers = new TimerQueue(clock, (key, error) => failed(`timer ${key}`, error));
-  const lanes = new SessionLanes((error) => failed("session state change", error));
-  return {
+  events.on("failure", (failure) => void failures.push(failure));
+  const failed = (operation: string, error: unknown) => events.emit("failure", { operation, error });
+  const ctx = createContext({
     config,
-    followed: { directory, server: null },
+    followed: { directory: options.directory ?? DIRECTORY, server: null },
     owner: options.owner ?? newOwnerId(),
     clock,
     store,
     host,
-    timers,
-    lanes,
-    memories: new SessionMemories(1000, () => true),
+    timers: new TimerQueue(clock, (key, error) => failed(`timer ${key}`, error)),
+    lanes: new SessionLanes((error) => failed("session state change", error)),
     lifecycle: new Lifecycle(),
-    failures,
-    tracked,
-    scope: (sessionId) => ({ sessionId, directory }),
-    changeSession: (sessionId, change) => {
-      const now = clock.now();
-      return lanes.post(sessionId, () => store.change(changeSession({ sessionId, directory }, now, change)));
-    },
-    log: (level, message, extra) => host.log(level, message, extra),
-    failed,
-    track: <T>(job: Promise<T>) => {
-      const kept: Promise<T | undefined> = job.catch((error: unknown) => {
-        failed("background job", error);
-        return undefined;
-      });
-      tracked.add(kept);
-      void kept.finally(() => tracked.delete(kept));
-      return kept;
-    },
-  };
+    events,
+  });
+  return { ...ctx, host, failures };
 }
 
 /** A real SQLite file in `folder`, the store port over it, and the row helpers. */

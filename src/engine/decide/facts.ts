@@ -1,0 +1,115 @@
+// Gathers what the guards need from OpenCode, all reads in parallel and each one bounded. A read that fails leaves
+// its fact unknown (the guard passes) except the todos, whose failure is itself a reason to skip.
+import type { Config } from "../../config.js";
+import type { HostFacts } from "../../core/decision-input.js";
+import { inspectMessages, type InspectOptions } from "../../core/messages.js";
+import type { SessionStatus } from "../../core/events.js";
+import type { HostAgent, HostPort } from "../../host/port.js";
+import type { SessionRow } from "../../store/schema.js";
+import { errorMessage, withTimeout } from "../host-calls.js";
+
+export type { HostFacts };
+
+/** How the session's messages are read for a look: questions in text (if on), and the message that paused it. */
+export function inspectOptions(config: Config, row: SessionRow | null | undefined): InspectOptions {
+  return { detectTextQuestions: config.detectTextQuestions, answerOf: row?.pauseMessageId ?? null };
+}
+
+/** Enough recent messages to find the latest real one in a long autonomous run. */
+const MESSAGE_WINDOW = 60;
+const AGENT_CACHE_MS = 60_000;
+/** How deep and how wide the tree of sub-sessions is searched for busy descendants. */
+const DESCENDANT_DEPTH = 6;
+const DESCENDANT_LIMIT = 200;
+
+export class FactGatherer {
+  private agents: { list: HostAgent[]; at: number } | undefined;
+
+  constructor(
+    private readonly host: HostPort,
+    private readonly timeoutMs: number,
+    private readonly monotonic: () => number,
+  ) {}
+
+  async gather(sessionId: string, options: InspectOptions = {}): Promise<HostFacts> {
+    const t = this.timeoutMs;
+    const [todos, messages, session, family, agents] = await Promise.allSettled([
+      withTimeout("todo read", t, (s) => this.host.getTodos(sessionId, s)),
+      withTimeout("messages read", t, (s) => this.host.getMessages(sessionId, s, MESSAGE_WINDOW)),
+      withTimeout("session read", t, (s) => this.host.getSession(sessionId, s)),
+      withTimeout("children read", t, (s) => this.family(sessionId, s)),
+      this.agentList(),
+    ]);
+    const facts: HostFacts = {
+      todos: todos.status === "fulfilled" && Array.isArray(todos.value) ? todos.value : "fetch_failed",
+    };
+    if (todos.status === "rejected") facts.todoError = errorMessage(todos.reason);
+    else if (!Array.isArray(todos.value)) facts.todoError = "OpenCode answered something that is not a todo list";
+    if (messages.status === "fulfilled" && Array.isArray(messages.value))
+      facts.messages = inspectMessages(messages.value, options);
+    if (session.status === "fulfilled" && session.value) facts.parentId = session.value.parentId ?? null;
+    if (family.status === "fulfilled") {
+      facts.status = family.value.status;
+      facts.busyDescendants = family.value.busyDescendants;
+    }
+    if (agents.status === "fulfilled") facts.agents = agents.value;
+    return facts;
+  }
+
+  /**
+   * The session's status and its busy descendants. OpenCode lists only sessions that are not idle, so the tree below
+   * the session is searched only when some other session is busy at all.
+   */
+  private async family(
+    sessionId: string,
+    signal: AbortSignal,
+  ): Promise<{ status: SessionStatus; busyDescendants: string[] }> {
+    const statuses = await this.host.getStatuses(signal);
+    const busy = (id: string) => statuses[id] === "busy" || statuses[id] === "retry";
+    const status = statuses[sessionId] ?? "idle";
+    if (!Object.keys(statuses).some((id) => id !== sessionId && busy(id))) return { status, busyDescendants: [] };
+    const found: string[] = [];
+    const seen = new Set([sessionId]);
+    let level = [sessionId];
+    for (let depth = 0; depth < DESCENDANT_DEPTH && level.length > 0 && seen.size < DESCENDANT_LIMIT; depth++) {
+      const children = (await Promise.all(level.map((id) => this.host.getChildren(id, signal)))).flat();
+      level = [];
+      for (const child of children) {
+        if (seen.has(child.id)) continue;
+        seen.add(child.id);
+        if (busy(child.id)) found.push(child.id);
+        level.push(child.id);
+      }
+    }
+    return { status, busyDescendants: found };
+  }
+
+  /**
+   * Whether the turn of a prompt sent with `messageId` started: the session is busy, or an answer follows that message.
+   * False when OpenCode shows neither (the message may not even exist: an unknown agent is refused after the 204);
+   * undefined when OpenCode cannot be read (no verdict).
+   */
+  async turnStarted(sessionId: string, messageId: string): Promise<boolean | undefined> {
+    const t = this.timeoutMs;
+    const [statuses, messages] = await Promise.allSettled([
+      withTimeout("status read", t, (s) => this.host.getStatuses(s)),
+      withTimeout("messages read", t, (s) => this.host.getMessages(sessionId, s, MESSAGE_WINDOW)),
+    ]);
+    if (
+      statuses.status === "fulfilled" &&
+      (statuses.value[sessionId] === "busy" || statuses.value[sessionId] === "retry")
+    )
+      return true;
+    if (messages.status === "rejected" || !Array.isArray(messages.value)) return undefined;
+    const index = messages.value.findIndex((m) => m.id === messageId);
+    return index >= 0 && messages.value.slice(index + 1).some((m) => m.role === "assistant");
+  }
+
+  private async agentList(): Promise<HostAgent[]> {
+    const cached = this.agents;
+    if (cached && this.monotonic() - cached.at < AGENT_CACHE_MS) return cached.list;
+    const list = await withTimeout("agent list", this.timeoutMs, (s) => this.host.getAgents(s));
+    this.agents = { list, at: this.monotonic() };
+    return list;
+  }
+}

@@ -1,0 +1,97 @@
+// One decision of the guard chain for one session: its row and what answered its idle (read now), what this process saw
+// of it, and what OpenCode answered, assembled by core/decision-input.ts and judged by core/decide.ts. A skip is
+// recorded here, with the stop notice it may owe. Called in the session's lane.
+import { decide, type Decision, type Stage } from "../../core/decide.js";
+import { decisionInput, type HostFacts } from "../../core/decision-input.js";
+import { explain, STOP_NOTICES } from "../../core/explain.js";
+import { retryDetail } from "../../core/injection-outcome.js";
+import { afterTodoReadFailed } from "../../core/transitions.js";
+import { skip as skipChange } from "../../store/changes/skip.js";
+import type { SessionChange } from "../../store/port.js";
+import { sinceIdle } from "../../store/reads.js";
+import type { SessionRow } from "../../store/schema.js";
+import type { EngineContext } from "../context.js";
+import type { DeliveryQueue } from "../deliver/queue.js";
+import type { SessionMemories } from "../see/session-memory.js";
+import type { StopNotices } from "./stop-notices.js";
+
+export type Skip = Extract<Decision, { verdict: "skip" }>;
+
+export class Judge {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly memories: SessionMemories,
+    /** Continuations queued or in flight in this process. */
+    private readonly queue: DeliveryQueue,
+    private readonly notices: StopNotices,
+  ) {}
+
+  /**
+   * `idleSince`: when the idle that the look which read `facts` judges was seen. What answered that idle since then in
+   * another process (the person's key, a continuation) is asked of the database, since no event brought it here.
+   */
+  async decide(
+    sessionId: string,
+    stage: Stage,
+    facts?: HostFacts,
+    idleSince?: number,
+  ): Promise<{ decision: Decision; row: SessionRow | undefined }> {
+    const { ctx } = this;
+    const { row, pending, userCancelledAt, answeredBy } = await ctx.store.read(sinceIdle(sessionId, idleSince));
+    // At the deadline and before the prompt, the job asking is the one in this process's queue: only a continuation
+    // recorded `pending` (by this process or another) counts then.
+    const inFlight = (stage === "idle" && this.queue.isBusy(sessionId)) || pending;
+    const memory = this.memories.get(sessionId);
+    const seen = {
+      status: memory.status,
+      parentId: memory.parentId,
+      pendingRequests: memory.pendingRequests.size,
+      compactedRecently: memory.compactedRecently,
+      todos: memory.todos,
+    };
+    const now = ctx.clock.now();
+    const input = decisionInput({
+      stage,
+      now,
+      config: ctx.config,
+      row,
+      seen,
+      facts,
+      inFlight,
+      userCancelledAt,
+      answeredBy,
+    });
+    return { decision: decide(input), row };
+  }
+
+  /** What OpenCode answered for the todos, remembered; an answer ends a run of failed reads. */
+  rememberTodos(sessionId: string, facts: HostFacts): void {
+    if (!Array.isArray(facts.todos)) return;
+    const memory = this.memories.get(sessionId);
+    memory.todos = facts.todos;
+    memory.todoReadFailures = 0;
+  }
+
+  /**
+   * A `todo_fetch_failed` skip's detail and session change: the session is owed another look after a backoff
+   * (`recheck_at`, so a restart keeps it), or, after `maxRetries` failed reads in a row, none until the next idle.
+   */
+  retryTodoRead(sessionId: string, facts: HostFacts): { detail: Record<string, unknown>; change: SessionChange } {
+    const memory = this.memories.get(sessionId);
+    const plan = afterTodoReadFailed(memory.todoReadFailures ?? 0, this.ctx.config);
+    memory.todoReadFailures = plan.retry ? plan.attempt : 0;
+    return {
+      detail: { ...(facts.todoError ? { error: facts.todoError } : {}), ...retryDetail(plan) },
+      change: { recheckAt: plan.retry ? this.ctx.clock.now() + plan.delayMs : null },
+    };
+  }
+
+  /** A skip is a decision: its audit row, with the session change that goes with it in one transaction. */
+  async recordSkip(sessionId: string, skip: Skip, extra: Record<string, unknown>, change?: SessionChange) {
+    const { ctx } = this;
+    const detail = { ...skip.detail, ...extra };
+    await ctx.store.change(skipChange(ctx.scope(sessionId), ctx.clock.now(), skip.reason, detail, change));
+    if (STOP_NOTICES.has(skip.reason))
+      await this.notices.tell(sessionId, skip.reason, explain("skipped", skip.reason, detail));
+  }
+}

@@ -1,0 +1,221 @@
+// An idle, judged. When a session goes idle (or the enforcer owes it a look: after a restart, a resume, sub-sessions
+// that finished), the guards run first on what is known without asking OpenCode; if they pass, OpenCode is read (todos,
+// messages, status, sub-sessions, agents) and the guards run again on its answers: arm a countdown, or record why not.
+// The look is durable while OpenCode is read (`sessions.recheck_at`): a process that dies meanwhile is followed by one
+// that looks again.
+import { armPatch, type HostFacts } from "../../core/decision-input.js";
+import { changeSession } from "../../store/changes/change-session.js";
+import { expireOwedLook } from "../../store/changes/skip.js";
+import { q } from "../../store/script.js";
+import { BoundedMap } from "../bounded-map.js";
+import type { EngineContext } from "../context.js";
+import type { DeliveryQueue } from "../deliver/queue.js";
+import type { StartWatch } from "../deliver/start-watch.js";
+import type { SessionMemories } from "../see/session-memory.js";
+import type { Countdowns } from "../wait/countdowns.js";
+import { inspectOptions, type FactGatherer } from "./facts.js";
+import type { Judge } from "./judge.js";
+
+/** What led to an evaluation: an idle event, or a look the enforcer owed the session. */
+export type Trigger = "idle" | "reevaluate" | "recheck" | "restart" | "children_done" | "resume";
+
+/** A parent held back by busy sub-sessions is looked at again at least this often (if an event is missed). */
+const CHILDREN_RECHECK_MS = 60_000;
+
+/**
+ * How a look began: when the idle it judges was seen (the look's start, or when it was owed if earlier), and the
+ * session's activity count then. What happened since is judged by them: a key pressed or a continuation fired
+ * since that idle (in any process) answered it.
+ */
+interface LookStart {
+  idleSince: number;
+  activity: number;
+}
+
+export interface LookParts {
+  memories: SessionMemories;
+  countdowns: Countdowns;
+  judge: Judge;
+  facts: FactGatherer;
+  /** Continuations queued or in flight in this process. */
+  queue: DeliveryQueue;
+  starts: StartWatch;
+}
+
+export class Looks {
+  /** Sessions being evaluated right now (a recheck leaves them to the evaluation in progress). */
+  private readonly evaluating = new Set<string>();
+  /** Parents held back by busy sub-sessions, and the sub-sessions they wait for. */
+  private readonly waitingOn = new BoundedMap<string, Set<string>>(1000);
+  /**
+   * Idles not judged because the database failed (the look broke off, or the enforcer was paused when the idle came):
+   * looked at again when it works again. An idle already written as owed (`recheck_at`) is also looked at by then.
+   */
+  private readonly unjudged = new BoundedMap<string, true>(5000);
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly p: LookParts,
+  ) {}
+
+  /**
+   * Looks at the session as if it had just gone idle. `owedSince`: when the look was owed (`recheck_at`), for an idle
+   * seen before this look began.
+   */
+  evaluate(sessionId: string, trigger: Trigger, owedSince?: number): Promise<void> {
+    return this.ctx.track(this.look(sessionId, trigger, owedSince)).then(() => undefined);
+  }
+
+  private async look(sessionId: string, trigger: Trigger, owedSince?: number): Promise<void> {
+    const { ctx } = this;
+    if (!ctx.lifecycle.deciding) return;
+    const owedAlready = trigger === "recheck" || trigger === "restart" || trigger === "resume";
+    this.unjudged.set(sessionId, true);
+    const idleSince = Math.min(ctx.clock.now(), owedSince ?? Infinity);
+    const started = await ctx.lanes.run(sessionId, () => this.precheck(sessionId, trigger, owedAlready));
+    if (!started) return void this.unjudged.delete(sessionId);
+    this.evaluating.add(sessionId);
+    try {
+      const facts = await this.p.facts.gather(sessionId, inspectOptions(ctx.config, started.row));
+      await ctx.lanes.run(sessionId, () => this.judge(sessionId, trigger, facts, { ...started, idleSince }));
+      // Judged, or let go because the enforcer is stopping (its successor looks by `recheck_at`). Not on a throw.
+      this.unjudged.delete(sessionId);
+    } finally {
+      this.evaluating.delete(sessionId);
+    }
+  }
+
+  /** An idle seen while the database is paused: looked at once it works again. */
+  owe(sessionId: string): void {
+    this.unjudged.set(sessionId, true);
+  }
+
+  /** The database works again: every idle it kept from being judged is looked at now. */
+  lookAgainAtUnjudged(): void {
+    const owed = [...this.unjudged.keys()];
+    this.unjudged.clear();
+    for (const sessionId of owed) void this.evaluate(sessionId, "reevaluate");
+  }
+
+  /** The guards on what is known without OpenCode. Undefined when they said no (recorded). */
+  private async precheck(sessionId: string, trigger: Trigger, owedAlready: boolean) {
+    const { ctx } = this;
+    if (!ctx.lifecycle.deciding) return undefined;
+    const memory = this.p.memories.get(sessionId);
+    const { decision, row } = await this.p.judge.decide(sessionId, "idle");
+    if (decision.verdict === "skip") {
+      // Our own continuation is still being delivered (its answer looked up): this idle is looked at once it settles.
+      if (decision.reason === "in_flight" && this.p.queue.isBusy(sessionId)) memory.idleWhileInjecting = true;
+      await this.p.judge.recordSkip(sessionId, decision, { trigger }, owedAlready ? { recheckAt: null } : undefined);
+      return undefined;
+    }
+    // Durable from here: if this process dies while it reads OpenCode, the next one looks again.
+    const now = ctx.clock.now();
+    if (!owedAlready) await ctx.store.change(changeSession(ctx.scope(sessionId), now, { recheckAt: now }));
+    return { row, activity: memory.activity };
+  }
+
+  /** The guards on OpenCode's answers: arm, or record why not. */
+  private async judge(sessionId: string, trigger: Trigger, facts: HostFacts, look: LookStart): Promise<void> {
+    const { ctx } = this;
+    const { countdowns, judge, starts } = this.p;
+    if (!ctx.lifecycle.deciding) return;
+    const memory = this.p.memories.get(sessionId);
+    if (memory.activity !== look.activity || memory.status === "busy") {
+      const busy = { verdict: "skip", reason: "busy", detail: { stage: "idle", during: "fetch" } } as const;
+      return judge.recordSkip(sessionId, busy, { trigger }, { recheckAt: null });
+    }
+    // A re-evaluation follows missed events: what OpenCode says now beats what this process last saw.
+    if (trigger !== "idle" && facts.status) memory.status = facts.status;
+    if (facts.parentId !== undefined) await this.noteParent(sessionId, facts.parentId);
+    judge.rememberTodos(sessionId, facts);
+    if (await starts.unstartedContinuation(sessionId, facts, countdowns.has(sessionId))) return;
+    const { decision, row } = await judge.decide(sessionId, "idle", facts, look.idleSince);
+    if (decision.verdict === "skip") {
+      if (decision.reason === "children_running" && facts.busyDescendants?.length) {
+        this.waitingOn.set(sessionId, new Set(facts.busyDescendants));
+        const recheckAt = ctx.clock.now() + CHILDREN_RECHECK_MS;
+        return judge.recordSkip(sessionId, decision, { trigger }, { recheckAt });
+      }
+      if (decision.reason === "todo_fetch_failed") {
+        const retry = judge.retryTodoRead(sessionId, facts);
+        return judge.recordSkip(sessionId, decision, { trigger, ...retry.detail }, retry.change);
+      }
+      return judge.recordSkip(sessionId, decision, { trigger }, { recheckAt: null });
+    }
+    const delayMs = Math.max(ctx.config.countdownSeconds * 1000, (decision.notBefore ?? 0) - ctx.clock.now());
+    // The budget travels with the decision, so a reader of the audit (the TUI panel) can say "2 of 20".
+    const detail: Record<string, unknown> = {
+      trigger,
+      continuations: row?.continuations ?? 0,
+      maxContinuations: ctx.config.maxContinuations,
+    };
+    if (decision.waitingFor) detail.waitingFor = decision.waitingFor;
+    if (decision.pauseLifted) detail.pauseLifted = decision.pauseLifted;
+    await countdowns.arm({
+      sessionId,
+      summary: decision.summary,
+      attempt: decision.waitingFor === "backoff" ? (row?.consecutiveFailures ?? 0) : 0,
+      delayMs,
+      detail,
+      sessionPatch: armPatch(decision, facts),
+      answeredSince: look.idleSince,
+    });
+  }
+
+  /** The session's parent, as an event or OpenCode said: remembered, and written once it changes. */
+  async noteParent(sessionId: string, parentId: string | null): Promise<void> {
+    const { ctx } = this;
+    const memory = this.p.memories.get(sessionId);
+    if (memory.parentId === parentId) return;
+    memory.parentId = parentId;
+    if (parentId === null) return;
+    if ((await ctx.store.read(q.session(sessionId)))?.parentId !== parentId)
+      await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), { parentId }));
+  }
+
+  /**
+   * The sessions of this scope the enforcer owes a look (`sessions.recheck_at`: an idle not decided before a crash,
+   * a continuation not seen starting, a resume from the CLI), within the resume window; older ones expire.
+   */
+  async recheckOwed(trigger: "restart" | "recheck"): Promise<void> {
+    const { ctx } = this;
+    const { countdowns, queue, starts } = this.p;
+    const now = ctx.clock.now();
+    const windowMs = ctx.config.resumeWindowSeconds * 1000;
+    for (const { sessionId, recheckAt } of await ctx.store.read(q.sessionsToRecheck(ctx.followed, now))) {
+      if (
+        this.evaluating.has(sessionId) ||
+        starts.has(sessionId) ||
+        countdowns.has(sessionId) ||
+        queue.isBusy(sessionId)
+      )
+        continue;
+      const lateMs = now - (recheckAt ?? now);
+      if (lateMs < windowMs) {
+        void this.evaluate(sessionId, trigger, recheckAt ?? undefined);
+        continue;
+      }
+      const expired = { recheck: true, lateMs, resumeWindowMs: windowMs };
+      void ctx.lanes.post(sessionId, () => ctx.store.change(expireOwedLook(ctx.scope(sessionId), now, expired)));
+    }
+  }
+
+  /** A sub-session went idle (or away): a parent that waited for its last busy descendant is looked at again. */
+  descendantIdle(sessionId: string): void {
+    if (this.waitingOn.size === 0) return;
+    for (const [parent, busy] of [...this.waitingOn]) {
+      if (!busy.delete(sessionId) || busy.size > 0) continue;
+      this.waitingOn.delete(parent);
+      void this.evaluate(parent, "children_done");
+    }
+  }
+
+  forget(sessionId: string): void {
+    this.waitingOn.delete(sessionId);
+  }
+
+  clear(): void {
+    this.waitingOn.clear();
+  }
+}

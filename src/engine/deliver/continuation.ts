@@ -1,0 +1,98 @@
+// What one continuation is made of, built once the guards let it go: the injection row (recorded `pending` with the
+// claim), the prompt request (the message id we choose, the agent and model of the latest real message), the detail
+// its audit rows carry, and what the session's row becomes once it is out (core/transitions.ts).
+import { agentChoice, type HostFacts } from "../../core/decision-input.js";
+import { renderPrompt, transcriptLine } from "../../core/prompt.js";
+import { parseLedger, summarize, type Todo, type TodoSummary } from "../../core/todos.js";
+import { continuationPatch } from "../../core/transitions.js";
+import type { PromptRequest } from "../../host/port.js";
+import type { NewInjection } from "../../store/port.js";
+import type { SessionRow } from "../../store/schema.js";
+import type { EngineContext } from "../context.js";
+import { newId, newMessageId } from "../ids.js";
+import type { Armed, DueInfo } from "../engine-events.js";
+
+/** A continuation ready to be claimed and sent. */
+export interface Continuation {
+  injection: NewInjection;
+  request: PromptRequest & { messageId: string };
+  /** What its audit rows say about it (fired, injected, injection_failed). */
+  detail: Record<string, unknown>;
+  summary: TodoSummary;
+  /** The session's turn signals when the call began (a later one confirms the turn started). */
+  signalsAtCall: number;
+}
+
+export interface ContinuationInput {
+  armed: Armed;
+  info: DueInfo;
+  /** OpenCode's answers right before the prompt; the todos are known to be readable. */
+  facts: HostFacts;
+  row: SessionRow | undefined;
+  decision: { stagnantStreak: number; unproductiveStreak: number };
+  /** The session's turn signals now (see Continuation.signalsAtCall). */
+  turnSignals: number;
+}
+
+export function prepareContinuation(ctx: EngineContext, input: ContinuationInput): Continuation {
+  const { armed, info, facts, row, decision } = input;
+  const { config } = ctx;
+  const { sessionId } = armed.row;
+  const todos = facts.todos as Todo[];
+  const choice = agentChoice(row, facts);
+  const summary = summarize(todos);
+  const now = ctx.clock.now();
+  const injectionId = newId("inj");
+  const messageId = newMessageId(now);
+  const model =
+    choice.providerId && choice.modelId ? { providerId: choice.providerId, modelId: choice.modelId } : undefined;
+  const modelName = model ? `${model.providerId}/${model.modelId}` : null;
+  const onSent = continuationPatch(
+    parseLedger(row?.todoSnapshot),
+    todos,
+    decision.stagnantStreak,
+    decision.unproductiveStreak,
+  );
+  return {
+    injection: {
+      id: injectionId,
+      sessionId,
+      directory: ctx.followed.directory,
+      server: ctx.followed.server ?? null,
+      countdownId: armed.row.id,
+      messageId,
+      createdAt: now,
+      agent: choice.agent ?? null,
+      model: modelName,
+      variant: choice.variant ?? null,
+      todosTotal: summary.total,
+      todosOpen: summary.open,
+      attempt: armed.row.attempt,
+      onSent: JSON.stringify(onSent),
+      owner: ctx.owner,
+      // Long enough for the call and the look-up after it; a process that dies holds it no longer than this.
+      leaseUntil: now + config.promptTimeoutMs + config.hostTimeoutMs + config.leaseMs,
+    },
+    request: {
+      sessionId,
+      messageId,
+      text: renderPrompt(todos, injectionId, config.prompt),
+      display: config.quietTranscript ? transcriptLine(todos) : undefined,
+      agent: choice.agent,
+      model,
+      variant: choice.variant,
+    },
+    detail: {
+      countdownId: armed.row.id,
+      agent: choice.agent ?? null,
+      model: modelName,
+      todosOpen: summary.open,
+      todosTotal: summary.total,
+      attempt: armed.row.attempt,
+      lateMs: info.lateMs,
+      resumed: info.resumed,
+    },
+    summary,
+    signalsAtCall: input.turnSignals,
+  };
+}

@@ -1,0 +1,184 @@
+// Continuations from deadline to outcome. A due countdown becomes one `attempt()` in the session's queue: the guards once
+// more at the deadline, OpenCode read again, the guards right before the prompt, the claim (the countdown fired and the
+// injection recorded `pending` in one transaction, before OpenCode is called), the prompt call, and its outcome
+// recorded — `sent`, `failed` or `unknown` — with the retry the plan asks for. Never twice: a call that failed in a way
+// that may have delivered it is looked for in the session before anything else happens, and an earlier uncertain one
+// that arrived after all stops a new one from going out. The state changes of an attempt run in the session's lane,
+// the reads and the call between them.
+import type { HostFacts } from "../../core/decision-input.js";
+import {
+  mustLookUp,
+  verdictAfterFailure,
+  type CallFailure,
+  type FailureVerdict,
+} from "../../core/injection-outcome.js";
+import { changeSession } from "../../store/changes/change-session.js";
+import type { SessionRow } from "../../store/schema.js";
+import type { BoundedMap } from "../bounded-map.js";
+import type { EngineContext } from "../context.js";
+import { inspectOptions, type FactGatherer } from "../decide/facts.js";
+import type { Judge } from "../decide/judge.js";
+import { errorMessage, HostTimeoutError, mayHaveBeenDelivered, withTimeout } from "../host-calls.js";
+import type { SessionMemories } from "../see/session-memory.js";
+import type { Armed, Countdowns, DueInfo } from "../wait/countdowns.js";
+import { prepareContinuation, type Continuation } from "./continuation.js";
+import type { Lookups } from "./lookups.js";
+import type { Outcome, Outcomes } from "./outcomes.js";
+import type { DeliveryQueue } from "./queue.js";
+import type { Reconciler } from "./reconciler.js";
+import type { StartWatch } from "./start-watch.js";
+
+export interface InjectorParts {
+  memories: SessionMemories;
+  queue: DeliveryQueue;
+  countdowns: Countdowns;
+  judge: Judge;
+  facts: FactGatherer;
+  lookups: Lookups;
+  reconciler: Reconciler;
+  outcomes: Outcomes;
+  starts: StartWatch;
+  /** Message ids this process chose for its own continuations (their echo is not a person writing). */
+  ownMessages: BoundedMap<string, true>;
+}
+
+type Verdict = FailureVerdict | { status: "sent"; detail: object };
+
+export class Injector {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly p: InjectorParts,
+  ) {}
+
+  /** A countdown is due: its attempt runs after the session's earlier ones, within the global cap. */
+  due(armed: Armed, info: DueInfo): void {
+    this.p.queue.add(armed.row.sessionId, () => this.attempt(armed, info));
+  }
+
+  private async attempt(armed: Armed, info: DueInfo): Promise<void> {
+    const { ctx } = this;
+    const { sessionId } = armed.row;
+    try {
+      const row = await ctx.lanes.run(sessionId, () => this.atDeadline(armed, info));
+      if (row === undefined) return;
+      const facts = await this.p.facts.gather(sessionId, inspectOptions(ctx.config, row));
+      const continuation = await ctx.lanes.run(sessionId, () => this.beforePrompt(armed, info, facts));
+      if (continuation) await this.deliver(continuation);
+    } finally {
+      const memory = this.p.memories.peek(sessionId);
+      if (memory?.idleWhileInjecting && ctx.lifecycle.deciding) {
+        memory.idleWhileInjecting = false;
+        // After this job has left the session's queue, or the look would see it in flight again.
+        ctx.timers.schedule(`reevaluate:${sessionId}`, 0, () => ctx.events.emit("look_again", { sessionId }));
+      }
+    }
+  }
+
+  private current(armed: Armed): boolean {
+    return this.ctx.lifecycle.deciding && this.p.countdowns.isCurrent(armed);
+  }
+
+  /** The guards at the deadline, on what events reported (no OpenCode read). The row when it goes on, else undefined. */
+  private async atDeadline(armed: Armed, info: DueInfo): Promise<SessionRow | null | undefined> {
+    const { countdowns, judge } = this.p;
+    if (!this.current(armed) || !(await countdowns.stillArmed(armed))) return undefined;
+    const { decision, row } = await judge.decide(armed.row.sessionId, "deadline");
+    if (decision.verdict === "continue") return row ?? null;
+    await countdowns.end(armed, { skipped: decision.reason, detail: { ...decision.detail, lateMs: info.lateMs } });
+    return undefined;
+  }
+
+  /** The guards right before the prompt, on OpenCode's answers; then the claim. The continuation when it goes out. */
+  private async beforePrompt(armed: Armed, info: DueInfo, facts: HostFacts): Promise<Continuation | undefined> {
+    const { ctx } = this;
+    const { countdowns, judge } = this.p;
+    const { sessionId } = armed.row;
+    if (!this.current(armed)) return undefined;
+    judge.rememberTodos(sessionId, facts);
+    // An earlier continuation that failed or was lost in a timeout may have arrived after all: never send on top of it.
+    const arrived = await this.p.reconciler.confirmEarlier(sessionId, facts.messages);
+    if (arrived) {
+      await countdowns.end(armed, { skipped: "in_flight", detail: { stage: "before_prompt", delivered: arrived.id } });
+      // Its turn ran, so the session is idle again: looked at once this job has left the queue (see attempt).
+      this.p.memories.get(sessionId).idleWhileInjecting = true;
+      return undefined;
+    }
+    const { decision, row } = await judge.decide(sessionId, "before_prompt", facts);
+    if (decision.verdict === "skip") {
+      const retry = decision.reason === "todo_fetch_failed" ? judge.retryTodoRead(sessionId, facts) : undefined;
+      const detail = { ...decision.detail, ...retry?.detail };
+      const ended = await countdowns.end(armed, { skipped: decision.reason, detail });
+      // A countdown someone else ended meanwhile (the TUI's key) is owed no second look.
+      if (ended && retry) await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), retry.change));
+      return undefined;
+    }
+    const turnSignals = this.p.memories.get(sessionId).turnSignals;
+    const continuation = prepareContinuation(ctx, { armed, info, facts, row, decision, turnSignals });
+    this.p.ownMessages.set(continuation.request.messageId, true);
+    if (!(await countdowns.claim(armed, continuation.injection, continuation.detail))) {
+      ctx.log("debug", "countdown no longer ours at the prompt call", { sessionId, countdownId: armed.row.id });
+      return undefined;
+    }
+    return continuation;
+  }
+
+  // ── the prompt call and its outcome ───────────────────────────────────────
+
+  private async deliver(continuation: Continuation): Promise<void> {
+    const { ctx } = this;
+    const started = ctx.clock.monotonic();
+    let failure: CallFailure | undefined;
+    try {
+      await withTimeout("prompt", ctx.config.promptTimeoutMs, (signal) =>
+        ctx.host.prompt(continuation.request, signal),
+      );
+    } catch (error) {
+      failure = {
+        message: errorMessage(error),
+        timeout: error instanceof HostTimeoutError,
+        mayHaveBeenDelivered: mayHaveBeenDelivered(error),
+      };
+    }
+    const verdict: Verdict = failure
+      ? verdictAfterFailure(
+          failure,
+          mustLookUp(failure) ? await this.p.lookups.afterFailure(continuation.injection) : "not_looked",
+        )
+      : { status: "sent", detail: {} };
+    const latencyMs = ctx.clock.monotonic() - started;
+    await ctx.lanes.run(continuation.injection.sessionId, () =>
+      this.record(continuation, verdict, latencyMs, failure?.message),
+    );
+  }
+
+  private async record(continuation: Continuation, verdict: Verdict, latencyMs: number, error = ""): Promise<void> {
+    const { ctx } = this;
+    const { injection, detail, summary } = continuation;
+    const { sessionId } = injection;
+    const outcome: Outcome =
+      verdict.status === "sent"
+        ? { kind: "sent", latencyMs, detail: { ...detail, ...verdict.detail } }
+        : verdict.status === "unknown"
+          ? { kind: "unknown", error, timedOut: verdict.reason === "timeout", final: verdict.final, detail }
+          : { kind: "failed", error, final: verdict.final, detail };
+    const recorded = await this.p.outcomes.record(injection, outcome);
+    if (outcome.kind === "sent") {
+      const todosOpen = summary.open;
+      ctx.log("info", "continuation sent", {
+        sessionId,
+        injectionId: injection.id,
+        todosOpen,
+        latencyMs: Math.round(latencyMs),
+      });
+      const startedMeanwhile = this.p.memories.get(sessionId).turnSignals !== continuation.signalsAtCall;
+      if (!ctx.lifecycle.ending) this.p.starts.watch(sessionId, injection.id, injection.messageId!, startedMeanwhile);
+      return;
+    }
+    const next = recorded?.next ?? { retry: false, attempt: 0 };
+    // Possibly delivered or not: the retry looks for it before sending anything (Reconciler.confirmEarlier).
+    const what = outcome.kind === "unknown" ? "outcome unknown" : "failed";
+    const extra = { sessionId, injectionId: injection.id, error, attempt: next.attempt };
+    ctx.log(next.retry ? "warn" : "error", `continuation ${what}`, extra);
+    await this.p.outcomes.retry(sessionId, next, summary, { retryOf: injection.id, reason: "backoff" });
+  }
+}

@@ -1,0 +1,63 @@
+// Every third of a lease: say this process is alive (the heartbeat), renew its countdowns' leases, adopt what nobody
+// holds any more, settle continuations left pending by a process that died, and take the looks owed to sessions.
+import { TAKEOVER_REASON } from "../core/reasons.js";
+import type { EngineContext } from "./context.js";
+import type { Looks } from "./decide/looks.js";
+import type { Reconciler } from "./deliver/reconciler.js";
+import type { Countdowns } from "./wait/countdowns.js";
+
+export interface LeaseParts {
+  countdowns: Countdowns;
+  reconciler: Reconciler;
+  looks: Looks;
+}
+
+export class LeaseLoop {
+  private timer: ReturnType<typeof setInterval> | undefined;
+  /** A tick still running when the next is due is not doubled. */
+  private running = false;
+  /** The heartbeat being written, if one is: a slow one is not doubled either. */
+  private beating: Promise<void> | undefined;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly p: LeaseParts,
+  ) {}
+
+  start(): void {
+    const period = Math.max(100, Math.floor(this.ctx.config.leaseMs / 3));
+    this.timer = setInterval(() => void this.ctx.track(this.tick()), period);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Says this owner is alive for another lease (a slow heartbeat is joined, not doubled). */
+  heartbeat(): Promise<void> {
+    this.beating ??= this.ctx.store
+      .heartbeat(this.ctx.owner, this.ctx.config.leaseMs)
+      .finally(() => (this.beating = undefined));
+    return this.beating;
+  }
+
+  private async tick(): Promise<void> {
+    if (!this.ctx.lifecycle.deciding) return;
+    // The heartbeat goes out every tick, on its own: the rest of a tick can wait long for a busy pool (PostgreSQL
+    // under a burst of idles), and a heartbeat held up behind it past the lease let the others take this process's
+    // countdowns while it was alive and well.
+    const beat = this.heartbeat();
+    if (this.running) return void this.ctx.track(beat);
+    this.running = true;
+    try {
+      await beat;
+      await this.p.countdowns.renewLeases();
+      await this.p.countdowns.recover(TAKEOVER_REASON);
+      void this.ctx.track(this.p.reconciler.reconcilePending());
+      await this.p.looks.recheckOwed("recheck");
+    } finally {
+      this.running = false;
+    }
+  }
+}

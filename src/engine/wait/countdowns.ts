@@ -1,0 +1,313 @@
+// The one owner of countdowns. Only this file arms, cancels, ends, adopts, recovers and claims a countdown, and it
+// does each to the row, the in-memory index and the timer together, so that the rest of the engine asks it and never
+// keeps a copy. An armed countdown lives once in memory (`bySession`), with the one deadline every waiter reads
+// (`dueMono`, on the monotonic clock: a wall-clock jump cannot move it).
+//
+// Where a countdown changes state:
+//   arm      idle evaluation, or a retry after a failed prompt            armed (superseding the session's previous one)
+//   cancel   activity, a person, a session error or deletion             cancelled (reason: what happened)
+//   end      the injector, when a guard says no at the deadline          cancelled (reason: the guard's skip)
+//   claim    the injector, right before the prompt call                  fired (the exactly-once point)
+//   recover  start, every lease tick, the store working again            adopted (re-armed, due at once) or expired
+import { classifyArmedCountdown } from "../../core/resume.js";
+import type { CancelReason, ResumeReason } from "../../core/reasons.js";
+import type { TodoSummary } from "../../core/todos.js";
+import { adopt, releaseLeases, renewLeases, type Orphan } from "../../store/changes/adopt.js";
+import { arm } from "../../store/changes/arm.js";
+import { claim } from "../../store/changes/claim.js";
+import { end, type CountdownEnd } from "../../store/changes/end.js";
+import type { NewCountdown, NewInjection, SessionChange, SessionUpdate } from "../../store/port.js";
+import { q } from "../../store/script.js";
+import type { CountdownRow } from "../../store/schema.js";
+import type { EngineContext } from "../context.js";
+import { newId } from "../ids.js";
+import type { Armed } from "../engine-events.js";
+
+export type { Armed, DueInfo } from "../engine-events.js";
+
+export interface ArmRequest {
+  sessionId: string;
+  summary?: TodoSummary;
+  attempt: number;
+  delayMs: number;
+  /** What led to it, for the `armed` row. */
+  detail: Record<string, unknown>;
+  sessionPatch?: SessionUpdate;
+  /** When the idle it answers was seen: a continuation fired since then (by any process) answered it already. */
+  answeredSince?: number;
+}
+
+export interface RecoveryReport {
+  rearmed: number;
+  fired: number;
+  expired: number;
+  /** Armed countdowns left alone because a live owner holds them. */
+  foreign: number;
+}
+
+interface Cancellation {
+  reason: CancelReason;
+  detail: Record<string, unknown>;
+}
+
+const cancelled = (reason: CancelReason, detail: Record<string, unknown>): CountdownEnd => ({
+  cancelled: reason,
+  detail,
+});
+
+export class Countdowns {
+  private readonly bySession = new Map<string, Armed>();
+  /** Sessions whose arming is being written, with the activity that came meanwhile (it ends it once written). */
+  private readonly arming = new Map<string, Cancellation | null>();
+  /**
+   * This process's countdowns whose row is being written (armed, ended or claimed): in the database but not in
+   * memory for one round trip, and not orphans. A lease tick that adopted one would resume a countdown nobody lost.
+   */
+  private readonly writing = new Set<string>();
+
+  constructor(private readonly ctx: EngineContext) {}
+
+  /** Sessions with a countdown here, armed or being armed (the hot path's first question: zero means nothing to do). */
+  get size(): number {
+    return this.bySession.size + this.arming.size;
+  }
+
+  /** The hot-path question: does anything count down for this session here (armed, or being armed)? */
+  has(sessionId: string): boolean {
+    return this.bySession.has(sessionId) || this.arming.has(sessionId);
+  }
+
+  get(sessionId: string): Armed | undefined {
+    return this.bySession.get(sessionId);
+  }
+
+  /** Whether `armed` is still the session's countdown in this process. */
+  isCurrent(armed: Armed): boolean {
+    return this.bySession.get(armed.row.sessionId) === armed;
+  }
+
+  remainingMs(armed: Armed): number {
+    return armed.dueMono - this.ctx.clock.monotonic();
+  }
+
+  // ── arm (called in the session's lane) ────────────────────────────────────
+
+  /** Arms a countdown; undefined when a live process already counts down for the session, or activity ended it. */
+  async arm(request: ArmRequest): Promise<Armed | undefined> {
+    const { ctx } = this;
+    const { sessionId } = request;
+    const now = ctx.clock.now();
+    const countdown: NewCountdown = {
+      id: newId("cd"),
+      sessionId,
+      directory: ctx.followed.directory,
+      server: ctx.followed.server ?? null,
+      armedAt: now,
+      deadlineAt: now + request.delayMs,
+      owner: ctx.owner,
+      leaseUntil: now + ctx.config.leaseMs,
+      attempt: request.attempt,
+      todosOpen: request.summary?.open ?? null,
+      todosTotal: request.summary?.total ?? null,
+    };
+    this.arming.set(sessionId, null);
+    this.writing.add(countdown.id);
+    let armed: Armed | undefined;
+    let cancelledMeanwhile: Cancellation | null | undefined;
+    try {
+      const { sessionPatch, answeredSince } = request;
+      const written = await ctx.store.change(arm(countdown, request.detail, { sessionPatch, answeredSince }));
+      cancelledMeanwhile = this.arming.get(sessionId);
+      const row: CountdownRow = {
+        ...countdown,
+        server: countdown.server ?? null,
+        state: "armed",
+        endedAt: null,
+        endReason: null,
+      };
+      // Held before anything else runs: a lease tick reading the new row meanwhile would take it for an orphan.
+      const wait = { summary: request.summary, delayMs: request.delayMs, resumed: false };
+      if (written.armed) armed = this.hold(row, wait);
+    } finally {
+      this.arming.delete(sessionId);
+      this.writing.delete(countdown.id);
+    }
+    if (!armed) return undefined;
+    if (cancelledMeanwhile) {
+      await this.end(armed, cancelled(cancelledMeanwhile.reason, cancelledMeanwhile.detail));
+      return undefined;
+    }
+    this.ctx.events.emit("countdown_armed", { armed });
+    return armed;
+  }
+
+  // ── cancel (called at the event, outside any lane) ─────────────────────────
+
+  /**
+   * Activity ends the session's countdown: it leaves memory at once (so the next streamed part finds nothing to do)
+   * and its row is ended in the session's lane, with `change` applied to the session in the same transaction. With
+   * no countdown here, `change` is still written. Resolves with whether a countdown was ended.
+   */
+  cancel(sessionId: string, reason: CancelReason, detail: Record<string, unknown>, change?: SessionChange) {
+    const { ctx } = this;
+    const now = ctx.clock.now();
+    // An arming being written is ended as soon as it is (see `arm`).
+    if (this.arming.get(sessionId) === null) this.arming.set(sessionId, { reason, detail });
+    const armed = this.detach(sessionId);
+    if (!armed) return change ? ctx.changeSession(sessionId, change).then(() => false) : Promise.resolve(false);
+    // Out of memory now, but armed in the database until the lane gets to it.
+    return this.whileWriting(armed.row.id, () =>
+      ctx.lanes.post(sessionId, () => ctx.store.change(end(armed.row, cancelled(reason, detail), now, change))),
+    ).then((ended) => ended === true);
+  }
+
+  // ── end, claim (called in the session's lane by the injector) ──────────────
+
+  /** Ends `armed` (a guard's skip at its deadline, or activity during arming); false if it had ended already. */
+  async end(armed: Armed, how: CountdownEnd, change?: SessionChange): Promise<boolean> {
+    if (this.isCurrent(armed)) this.detach(armed.row.sessionId);
+    return this.whileWriting(armed.row.id, () =>
+      this.ctx.store.change(end(armed.row, how, this.ctx.clock.now(), change)),
+    );
+  }
+
+  /**
+   * Takes `armed` for its prompt call: it leaves memory, and its row goes from armed to fired with the injection
+   * recorded `pending`. False when it is no longer this process's to send (cancelled meanwhile, or taken over).
+   */
+  async claim(armed: Armed, injection: NewInjection, detail: Record<string, unknown>): Promise<boolean> {
+    if (!this.isCurrent(armed)) return false;
+    this.detach(armed.row.sessionId);
+    return this.whileWriting(armed.row.id, () => this.ctx.store.change(claim(injection, detail)));
+  }
+
+  private async whileWriting<T>(countdownId: string, write: () => Promise<T>): Promise<T> {
+    this.writing.add(countdownId);
+    try {
+      return await write();
+    } finally {
+      this.writing.delete(countdownId);
+    }
+  }
+
+  /**
+   * Whether `armed` is still armed in the database and still this process's; one ended elsewhere (the TUI's key, the
+   * CLI) or taken over by another process (this one stalled past its lease) is let go.
+   */
+  async stillArmed(armed: Armed): Promise<boolean> {
+    const row = await this.ctx.store.read(q.countdown(armed.row.id));
+    if (row?.state === "armed" && row.owner === this.ctx.owner) return true;
+    if (this.isCurrent(armed)) this.detach(armed.row.sessionId);
+    return false;
+  }
+
+  /** A countdown ended by a state change elsewhere (a stop): out of memory, if it is the one held here. */
+  letGo(sessionId: string, countdownId: string): void {
+    if (this.bySession.get(sessionId)?.row.id === countdownId) this.detach(sessionId);
+  }
+
+  // ── recover (start, lease ticks, the store working again) ──────────────────
+
+  /** Picks up the armed countdowns of this scope that no live process holds, applying the misfire policy. */
+  async recover(reason: ResumeReason): Promise<RecoveryReport> {
+    const { ctx } = this;
+    const report: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
+    const now = ctx.clock.now();
+    const resumeWindowMs = ctx.config.resumeWindowSeconds * 1000;
+    const orphans: Orphan[] = [];
+    for (const countdown of await ctx.store.read(q.armedIn(ctx.followed))) {
+      if (this.bySession.get(countdown.sessionId)?.row.id === countdown.id || this.writing.has(countdown.id)) continue;
+      const orphaned =
+        countdown.owner === null ||
+        countdown.owner === ctx.owner ||
+        !ctx.store.ownerAlive(countdown.owner, countdown.leaseUntil, now);
+      if (!orphaned) {
+        report.foreign++;
+        continue;
+      }
+      orphans.push({ countdown, verdict: classifyArmedCountdown(countdown, now, resumeWindowMs) });
+    }
+    if (orphans.length === 0) return report;
+    const leaseUntil = now + ctx.config.leaseMs;
+    const taken = await adopt(ctx.store, orphans, { reason, owner: ctx.owner, leaseUntil, now, resumeWindowMs });
+    for (const [i, { countdown, verdict }] of orphans.entries()) {
+      if (!taken[i]) continue;
+      if (verdict.action === "expire") {
+        report.expired++;
+        continue;
+      }
+      const row: CountdownRow = { ...countdown, owner: ctx.owner, leaseUntil };
+      const summary =
+        row.todosOpen != null && row.todosTotal != null
+          ? { open: row.todosOpen, total: row.todosTotal, completed: 0 }
+          : undefined;
+      // Overdue: due on the next tick of the timer, after the adoption is committed (firing reads and writes the same
+      // rows) and without holding up whoever awaits the recovery.
+      const delayMs = verdict.action === "rearm" ? verdict.remainingMs : 0;
+      const wait = { summary, delayMs, resumed: true };
+      // A newer countdown held here wins, unless its row was ended elsewhere meanwhile: then the adopted row is the
+      // session's armed one, and leaving it unheld would have it adopted again on every tick.
+      const newer = this.bySession.get(row.sessionId);
+      if (!this.hold(row, wait) && !(newer && (await this.stillArmed(newer)))) this.hold(row, wait);
+      if (verdict.action === "rearm") report.rearmed++;
+      else report.fired++;
+    }
+    return report;
+  }
+
+  renewLeases(): Promise<number> {
+    return this.ctx.store.change(renewLeases(this.ctx.owner, this.ctx.clock.now() + this.ctx.config.leaseMs));
+  }
+
+  /** Forgets every countdown in memory; the rows stay this process's and are adopted again (the store paused). */
+  dropAll(): void {
+    for (const sessionId of [...this.bySession.keys()]) this.detach(sessionId);
+    this.arming.clear();
+  }
+
+  /** Forgets every countdown and hands the rows back, so that a successor adopts them at once. */
+  async release(): Promise<void> {
+    this.dropAll();
+    await this.ctx.store.change(releaseLeases(this.ctx.owner, this.ctx.followed));
+  }
+
+  // ── memory and timer ──────────────────────────────────────────────────────
+
+  /** Holds `row` and waits for it; a newer countdown of the session already held here wins (undefined). */
+  private hold(
+    row: CountdownRow,
+    wait: { summary?: TodoSummary; delayMs: number; resumed: boolean },
+  ): Armed | undefined {
+    const current = this.bySession.get(row.sessionId);
+    if (current && current.row.id !== row.id) {
+      if (current.row.armedAt > row.armedAt) return undefined;
+      this.detach(row.sessionId);
+    }
+    // The wait never exceeds the countdown's own duration (a wall clock that jumped back).
+    const durationMs = Math.max(0, row.deadlineAt - row.armedAt);
+    const delayMs = Math.min(Math.max(0, wait.delayMs), durationMs);
+    const armed: Armed = {
+      row,
+      summary: wait.summary,
+      dueMono: this.ctx.clock.monotonic() + delayMs,
+      resumed: wait.resumed,
+    };
+    this.bySession.set(row.sessionId, armed);
+    this.ctx.timers.schedule(`countdown:${row.id}`, delayMs, () => this.due(armed));
+    return armed;
+  }
+
+  private detach(sessionId: string): Armed | undefined {
+    const armed = this.bySession.get(sessionId);
+    if (!armed) return undefined;
+    this.bySession.delete(sessionId);
+    this.ctx.timers.cancel(`countdown:${armed.row.id}`);
+    return armed;
+  }
+
+  private due(armed: Armed): void {
+    if (!this.isCurrent(armed)) return;
+    const lateMs = armed.resumed ? Math.max(0, this.ctx.clock.now() - armed.row.deadlineAt) : 0;
+    this.ctx.events.emit("countdown_due", { armed, info: { lateMs, resumed: armed.resumed } });
+  }
+}

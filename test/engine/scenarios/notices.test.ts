@@ -1,0 +1,162 @@
+// What the person at the terminal is told and can do from outside the engine: one toast when continuation ends (not
+// one per idle), and a countdown cancelled by another process (the TUI's key) that holds whatever the timing.
+import { describe, expect, it } from "vitest";
+import type { Config } from "../../../src/config.js";
+import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
+import { openStore } from "../../../src/store/open.js";
+import { ev } from "../../support/events.js";
+import { FakeHost } from "../../support/fake-host.js";
+import { DIRECTORY, startEngine, type EngineFixture } from "../../support/engine-fixture.js";
+import { advance, settle as settleEngine, useFakeTime } from "../../support/fake-time.js";
+
+const S = "ses_notices";
+let f: EngineFixture;
+
+async function boot(config: Partial<Config> = {}, host = new FakeHost()) {
+  f = await startEngine({ host, config: { stagnationLimit: 2, ...config } });
+  f.host.addUserMessage(S, "build the thing");
+  f.host.setTodos(S, [
+    ["a", "pending"],
+    ["b", "pending"],
+  ]);
+}
+
+const settle = () => settleEngine(f);
+const stopToasts = () => f.host.toasts.filter((t) => !t.message.startsWith("Resuming in"));
+
+async function idleAndWait() {
+  f.enforcer.handleEvent(ev.idle(S));
+  await advance(2100);
+  await settle();
+}
+
+useFakeTime(() => f);
+
+describe("the toast that says why continuation stopped", () => {
+  it("comes once per stop with the reason and what to do, not at every idle", async () => {
+    await boot();
+    for (let i = 0; i < 5; i++) await idleAndWait();
+    expect(f.host.prompts).toHaveLength(2);
+    expect(stopToasts()).toEqual([
+      {
+        title: "Todo continuation",
+        message: "Stopped: 2 continuations without progress. /resume-continuation to go on.",
+        variant: "warning",
+        durationMs: 8000,
+      },
+    ]);
+    expect(f.rows.session(S)).toMatchObject({ notified_stop: "stagnation" });
+  });
+
+  it("is not repeated after a restart, and comes again for the next stop once the session moved", async () => {
+    const host = new FakeHost();
+    await boot({}, host);
+    for (let i = 0; i < 3; i++) await idleAndWait();
+    expect(stopToasts()).toHaveLength(1);
+    const { folder } = f;
+    await f.close();
+    f = await startEngine({ folder, host, config: { stagnationLimit: 2 } });
+    await idleAndWait();
+    expect(stopToasts()).toHaveLength(1);
+    // The user resumes; the session moves; it stops again: that is news.
+    await f.enforcer.resume(S, "api");
+    for (let i = 0; i < 4; i++) await idleAndWait();
+    expect(stopToasts().map((t) => t.message)).toEqual([
+      "Stopped: 2 continuations without progress. /resume-continuation to go on.",
+      "Stopped: 2 continuations without progress. /resume-continuation to go on.",
+    ]);
+  });
+
+  it("says so when the user stepped in, and when every retry failed", async () => {
+    await boot({ maxRetries: 0 });
+    f.host.promptScript = ["reject"];
+    await idleAndWait();
+    expect(stopToasts().at(-1)?.message).toBe("Stopped: 1 attempt to continue failed. /resume-continuation to go on.");
+  });
+
+  it("waiting states are not announced (a question, sub-sessions, a finished todo list)", async () => {
+    await boot();
+    f.host.addAssistantMessage(S, { parts: [{ type: "text", text: "Which one do you prefer?" }] });
+    await idleAndWait();
+    f.host.setTodos(S, [
+      ["a", "completed"],
+      ["b", "completed"],
+    ]);
+    await idleAndWait();
+    expect(stopToasts()).toEqual([]);
+  });
+
+  it("respects toast: false (the log line stays)", async () => {
+    await boot({ toast: false });
+    for (let i = 0; i < 4; i++) await idleAndWait();
+    expect(f.host.toasts).toEqual([]);
+    expect(f.host.logs.some((l) => l.message === "continuation ended: stopped: 2 continuations without progress")).toBe(
+      true,
+    );
+  });
+});
+
+describe("a countdown cancelled from another process (the TUI's key)", () => {
+  /** The TUI's own connection to the same database cancels. */
+  const cancelFromOutside = async () => {
+    const tui = await openStore(f.dbPath);
+    try {
+      return await tui.change(cancelByKey({ sessionId: S, directory: DIRECTORY }, Date.now(), { source: "tui" }));
+    } finally {
+      await tui.close();
+    }
+  };
+
+  it("ends it at once in the database; the owner lets it go at its next tick; nothing is sent", async () => {
+    await boot({ countdownSeconds: 5 });
+    f.enforcer.handleEvent(ev.idle(S));
+    await advance(5);
+    const toastsBefore = f.host.toasts.length;
+    expect(await cancelFromOutside()).toBeDefined();
+    expect(f.rows.countdowns(S)).toMatchObject([{ state: "cancelled", end_reason: "user_key" }]);
+    await advance(1000);
+    expect(f.host.toasts.length).toBe(toastsBefore);
+    expect(f.enforcer.stats()).toMatchObject({ armed: 0 });
+    await advance(10_000);
+    await settle();
+    expect(f.host.prompts).toHaveLength(0);
+    expect(f.rows.trail(S)).toEqual(["armed", "cancelled:user_key"]);
+  });
+
+  it("holds when it lands a millisecond before the deadline", async () => {
+    await boot({ countdownSeconds: 2 });
+    f.enforcer.handleEvent(ev.idle(S));
+    await advance(1999);
+    await cancelFromOutside();
+    await advance(50);
+    await settle();
+    expect(f.host.prompts).toHaveLength(0);
+    expect(f.rows.injections(S)).toEqual([]);
+  });
+
+  it("holds across a restart of the owner", async () => {
+    const host = new FakeHost();
+    await boot({ countdownSeconds: 5 }, host);
+    f.enforcer.handleEvent(ev.idle(S));
+    await advance(5);
+    const { folder, dbPath } = f;
+    await f.close();
+    // While no enforcer runs, the TUI (its own connection to the file) cancels.
+    const tui = await openStore(dbPath);
+    expect(await tui.change(cancelByKey({ sessionId: S, directory: DIRECTORY }, Date.now(), {}))).toBeDefined();
+    await tui.close();
+    f = await startEngine({ folder, host, config: { countdownSeconds: 5 } });
+    await advance(10_000);
+    await settle();
+    expect(host.prompts).toHaveLength(0);
+  });
+
+  it("too late once the continuation was claimed: nothing to cancel, the caller is told", async () => {
+    await boot({ countdownSeconds: 1 });
+    f.enforcer.handleEvent(ev.idle(S));
+    await advance(1100);
+    await settle();
+    expect(await cancelFromOutside()).toBeUndefined();
+    expect(f.host.prompts).toHaveLength(1);
+  });
+});
