@@ -4,9 +4,9 @@ import { existsSync } from "node:fs";
 import { configuredDatabasePath } from "../store/default-path.js";
 import type { OperatorStore } from "../store/operator.js";
 import { isPostgresUrl, openStore, type OpenStoreOptions } from "../store/open.js";
-import { describePgFailure, PgOpenError, redactUrl } from "../store/pg/open.js";
+import { StoreOpenError } from "../store/open-error.js";
+import { describePgFailure, redactUrl } from "../store/pg/open.js";
 import { pgProblemOf } from "../store/pg/problems.js";
-import { StoreOpenError } from "../store/sqlite/open.js";
 import { CliError } from "./errors.js";
 
 export function databasePath(option: string | undefined): string {
@@ -59,7 +59,7 @@ export async function withStore<T>(db: string | undefined, work: (store: Operato
 
 function cliErrorOf(error: unknown): CliError {
   if (error instanceof CliError) return error;
-  if (error instanceof StoreOpenError || error instanceof PgOpenError) return new CliError(error.message);
+  if (error instanceof StoreOpenError) return new CliError(error.message);
   const text = (error as Error).message;
   if (/no such (table|view|column)|relation .* does not exist/i.test(text))
     return new CliError(

@@ -17,6 +17,11 @@ function numeric<T>(rows: T[]): T[] {
   return rows.map(numericRow);
 }
 
+/** The rows of a query without parameters, numbers coerced. */
+async function rowsOf<T>(reader: SqlReader, text: string): Promise<T[]> {
+  return numeric(await reader.all<T>(text));
+}
+
 export interface HistoryRow {
   injection_id: string;
   session_id: string;
@@ -89,11 +94,10 @@ export interface ArmedRow {
   todos_total: number | null;
 }
 
-export async function armedCountdowns(reader: SqlReader): Promise<ArmedRow[]> {
-  return numeric(
-    await reader.all<ArmedRow>(
-      "SELECT countdown_id, session_id, directory, armed_at, deadline_at, owner, lease_until, attempt, todos_open, todos_total FROM armed_countdowns ORDER BY deadline_at",
-    ),
+export function armedCountdowns(reader: SqlReader): Promise<ArmedRow[]> {
+  return rowsOf(
+    reader,
+    "SELECT countdown_id, session_id, directory, armed_at, deadline_at, owner, lease_until, attempt, todos_open, todos_total FROM armed_countdowns ORDER BY deadline_at",
   );
 }
 
@@ -104,11 +108,10 @@ export interface StoppedRow {
   stop_source: string | null;
 }
 
-export async function stoppedSessions(reader: SqlReader): Promise<StoppedRow[]> {
-  return numeric(
-    await reader.all<StoppedRow>(
-      "SELECT session_id, directory, stopped_at, stop_source FROM sessions WHERE stopped_at IS NOT NULL ORDER BY stopped_at",
-    ),
+export function stoppedSessions(reader: SqlReader): Promise<StoppedRow[]> {
+  return rowsOf(
+    reader,
+    "SELECT session_id, directory, stopped_at, stop_source FROM sessions WHERE stopped_at IS NOT NULL ORDER BY stopped_at",
   );
 }
 
@@ -120,11 +123,10 @@ export interface PausedRow {
 }
 
 /** Sessions the user took over after a continuation (and not stopped): held until progress or a resume. */
-export async function pausedSessions(reader: SqlReader): Promise<PausedRow[]> {
-  return numeric(
-    await reader.all<PausedRow>(
-      "SELECT session_id, directory, paused_at, pause_message_id FROM sessions WHERE paused_at IS NOT NULL AND stopped_at IS NULL AND deleted_at IS NULL ORDER BY paused_at",
-    ),
+export function pausedSessions(reader: SqlReader): Promise<PausedRow[]> {
+  return rowsOf(
+    reader,
+    "SELECT session_id, directory, paused_at, pause_message_id FROM sessions WHERE paused_at IS NOT NULL AND stopped_at IS NULL AND deleted_at IS NULL ORDER BY paused_at",
   );
 }
 
@@ -139,11 +141,10 @@ export interface UnsettledRow {
 }
 
 /** Injections that are not settled: `pending` (in flight or orphaned) and `unknown` (lost in a crash). */
-export async function unsettledInjections(reader: SqlReader): Promise<UnsettledRow[]> {
-  return numeric(
-    await reader.all<UnsettledRow>(
-      "SELECT id, session_id, status, created_at, owner, lease_until, error FROM injections WHERE status IN ('pending', 'unknown') ORDER BY created_at",
-    ),
+export function unsettledInjections(reader: SqlReader): Promise<UnsettledRow[]> {
+  return rowsOf(
+    reader,
+    "SELECT id, session_id, status, created_at, owner, lease_until, error FROM injections WHERE status IN ('pending', 'unknown') ORDER BY created_at",
   );
 }
 

@@ -8,7 +8,8 @@ import { arm } from "../../src/store/changes/arm.js";
 import { changeSession } from "../../src/store/changes/change-session.js";
 import { claim } from "../../src/store/changes/claim.js";
 import { openStore } from "../../src/store/open.js";
-import { openPg, PgOpenError } from "../../src/store/pg/open.js";
+import { StoreOpenError } from "../../src/store/open-error.js";
+import { openPg } from "../../src/store/pg/open.js";
 import { PgStore } from "../../src/store/pg/pg-store.js";
 import { pgProblemOf } from "../../src/store/pg/problems.js";
 import { IncompleteAnswerError, whole } from "../../src/store/pg/rows.js";
@@ -138,8 +139,8 @@ describe("PostgreSQL only", () => {
         () => undefined,
         (error: unknown) => error,
       );
-      expect(failure).toBeInstanceOf(PgOpenError);
-      expect(pgProblemOf((failure as PgOpenError).cause)).toBe("unavailable");
+      expect(failure).toBeInstanceOf(StoreOpenError);
+      expect(pgProblemOf((failure as StoreOpenError).cause)).toBe("unavailable");
       expect(Date.now() - started).toBeLessThan(5000);
     } finally {
       silent.close();

@@ -8,6 +8,7 @@ import type { PgConnection, PgOpenOptions } from "./connection.js";
 import { pgErrorCode, pgProblemOf } from "./problems.js";
 import { rowsOf } from "./rows.js";
 import { connect } from "./pools.js";
+import { StoreOpenError } from "../open-error.js";
 import { isBun } from "../runtime.js";
 
 export type { PgConnection, PgDb, PgDriverName, PgOpenOptions } from "./connection.js";
@@ -29,24 +30,13 @@ export function redactUrl(url: string): string {
   }
 }
 
-export class PgOpenError extends Error {
-  constructor(
-    readonly location: string,
-    message: string,
-    cause?: unknown,
-  ) {
-    super(`cannot open the todo-continuation database ${location}: ${message}`, { cause });
-    this.name = "PgOpenError";
-  }
-}
-
 export async function openPg(url: string, options: PgOpenOptions = {}): Promise<PgConnection> {
   const location = redactUrl(url);
   let connected: Awaited<ReturnType<typeof connect>>;
   try {
     connected = await connect(url, options);
   } catch (error) {
-    throw new PgOpenError(location, describePgFailure(error), error);
+    throw new StoreOpenError(location, describePgFailure(error), error);
   }
   const { db, liveness, transaction, end } = connected;
   const rows = async <T>(query: SQL) => rowsOf<T>(await db.execute(query));
@@ -73,7 +63,7 @@ export async function openPg(url: string, options: PgOpenOptions = {}): Promise<
   } catch (error) {
     if (options.lazy && pgProblemOf(error) !== undefined) return connection;
     await end().catch(() => {});
-    throw new PgOpenError(location, describePgFailure(error), error);
+    throw new StoreOpenError(location, describePgFailure(error), error);
   }
 }
 

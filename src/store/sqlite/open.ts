@@ -6,7 +6,10 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { applyMigrations } from "./migrate.js";
 import { schema } from "../schema.js";
+import { StoreOpenError } from "../open-error.js";
 import { isBun } from "../runtime.js";
+
+export { StoreOpenError };
 import type { Db, DriverName, RawDatabase, SqliteConnection } from "./connection.js";
 
 export type { Db, DriverName, RawDatabase, SqliteConnection } from "./connection.js";
@@ -18,18 +21,6 @@ export interface OpenOptions {
   migrationsFolder?: string;
   /** Called with every statement executed (better-sqlite3 only): how benchmarks count SQL on the hot path. */
   onStatement?: (sql: string) => void;
-}
-
-/** Raised for every failure to open: the message says which file and what to do. */
-export class StoreOpenError extends Error {
-  constructor(
-    readonly path: string,
-    message: string,
-    cause?: unknown,
-  ) {
-    super(`cannot open the todo-continuation database ${path}: ${message}`, { cause });
-    this.name = "StoreOpenError";
-  }
 }
 
 export const SHIPPED_MIGRATIONS = fileURLToPath(new URL("../../../migrations", import.meta.url));

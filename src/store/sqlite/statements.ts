@@ -19,11 +19,36 @@ import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, Sess
 import type { Db, RawDatabase } from "./connection.js";
 
 const p = (name: string) => sql.placeholder(name);
+/** Each column bound to the parameter of the same name. */
+const placeholders = <K extends string>(...names: K[]) =>
+  Object.fromEntries(names.map((name) => [name, p(name)])) as Record<K, ReturnType<typeof p>>;
 /** `set()` takes SQL rather than bare placeholders; the value is still bound when the prepared statement runs. */
 const ps = (name: string) => sql`${sql.placeholder(name)}`;
 /** A row's scope: its directory on its server (NULL, a machine's own, matches NULL). */
 const inScope = (table: typeof sessions | typeof countdowns | typeof injections) =>
   and(eq(table.directory, p("directory")), sql`${table.server} IS ${p("server")}`);
+
+/** Rows by their primary key, and the live ones of a scope (what a process recovers and reconciles). */
+function prepareRows(db: Db) {
+  const armed = and(eq(countdowns.state, "armed"), inScope(countdowns));
+  const pending = and(eq(injections.status, "pending"), inScope(injections));
+  return {
+    countdown: db
+      .select()
+      .from(countdowns)
+      .where(eq(countdowns.id, p("id")))
+      .limit(1)
+      .prepare(),
+    injection: db
+      .select()
+      .from(injections)
+      .where(eq(injections.id, p("id")))
+      .limit(1)
+      .prepare(),
+    armedIn: db.select().from(countdowns).where(armed).orderBy(asc(countdowns.deadlineAt)).prepare(),
+    pendingIn: db.select().from(injections).where(pending).orderBy(asc(injections.createdAt)).prepare(),
+  };
+}
 
 function prepareSessions(db: Db) {
   const set = Object.fromEntries(PATCHABLE.map((k) => [k, ps(k)]));
@@ -62,15 +87,7 @@ function prepareAudit(db: Db) {
   return {
     insert: db
       .insert(auditEvents)
-      .values({
-        at: p("at"),
-        sessionId: p("sessionId"),
-        directory: p("directory"),
-        server: p("server"),
-        event: p("event"),
-        reason: p("reason"),
-        detail: p("detail"),
-      })
+      .values(placeholders("at", "sessionId", "directory", "server", "event", "reason", "detail"))
       .prepare(),
     // Walks audit_session_idx (session, at): a handful of rows at most.
     userCancel: db
@@ -92,39 +109,18 @@ function prepareAudit(db: Db) {
 
 function prepareCountdowns(db: Db) {
   return {
-    get: db
-      .select()
-      .from(countdowns)
-      .where(eq(countdowns.id, p("id")))
-      .limit(1)
-      .prepare(),
     armedFor: db
       .select({ id: countdowns.id, owner: countdowns.owner, leaseUntil: countdowns.leaseUntil })
       .from(countdowns)
       .where(and(eq(countdowns.sessionId, p("sessionId")), eq(countdowns.state, "armed")))
       .limit(1)
       .prepare(),
-    armedIn: db
-      .select()
-      .from(countdowns)
-      .where(and(eq(countdowns.state, "armed"), inScope(countdowns)))
-      .orderBy(asc(countdowns.deadlineAt))
-      .prepare(),
     insert: db
       .insert(countdowns)
       .values({
-        id: p("id"),
-        sessionId: p("sessionId"),
-        directory: p("directory"),
-        server: p("server"),
-        armedAt: p("armedAt"),
-        deadlineAt: p("deadlineAt"),
+        ...placeholders("id", "sessionId", "directory", "server", "armedAt", "deadlineAt", "owner", "leaseUntil"),
+        ...placeholders("attempt", "todosOpen", "todosTotal"),
         state: "armed",
-        owner: p("owner"),
-        leaseUntil: p("leaseUntil"),
-        attempt: p("attempt"),
-        todosOpen: p("todosOpen"),
-        todosTotal: p("todosTotal"),
       })
       .prepare(),
     end: db
@@ -160,32 +156,12 @@ function prepareCountdowns(db: Db) {
 
 function prepareInjections(db: Db) {
   return {
-    get: db
-      .select()
-      .from(injections)
-      .where(eq(injections.id, p("id")))
-      .limit(1)
-      .prepare(),
     insert: db
       .insert(injections)
       .values({
-        id: p("id"),
-        sessionId: p("sessionId"),
-        countdownId: p("countdownId"),
-        directory: p("directory"),
-        server: p("server"),
-        messageId: p("messageId"),
-        createdAt: p("createdAt"),
+        ...placeholders("id", "sessionId", "countdownId", "directory", "server", "messageId", "createdAt", "agent"),
+        ...placeholders("model", "variant", "todosTotal", "todosOpen", "attempt", "onSent", "owner", "leaseUntil"),
         status: "pending",
-        agent: p("agent"),
-        model: p("model"),
-        variant: p("variant"),
-        todosTotal: p("todosTotal"),
-        todosOpen: p("todosOpen"),
-        attempt: p("attempt"),
-        onSent: p("onSent"),
-        owner: p("owner"),
-        leaseUntil: p("leaseUntil"),
         updatedAt: p("createdAt"),
       })
       .prepare(),
@@ -199,6 +175,12 @@ function prepareInjections(db: Db) {
       .set({ status: "sent", updatedAt: ps("now"), leaseUntil: null })
       .where(and(eq(injections.id, p("id")), inArray(injections.status, ["failed", "unknown"])))
       .prepare(),
+    ...prepareInjectionReads(db),
+  };
+}
+
+function prepareInjectionReads(db: Db) {
+  return {
     pendingOf: db
       .select({ id: injections.id })
       .from(injections)
@@ -218,12 +200,6 @@ function prepareInjections(db: Db) {
       )
       .orderBy(desc(injections.createdAt))
       .limit(1)
-      .prepare(),
-    pendingIn: db
-      .select()
-      .from(injections)
-      .where(and(eq(injections.status, "pending"), inScope(injections)))
-      .orderBy(asc(injections.createdAt))
       .prepare(),
     uncertainIn: db
       .select()
@@ -245,6 +221,7 @@ const changes = (result: unknown) => (result as { changes: number }).changes;
 const scoped = (scope: Scope) => ({ directory: scope.directory, server: scope.server ?? null });
 
 export class SqliteStatements implements Statements {
+  private readonly rows;
   private readonly s;
   private readonly a;
   private readonly c;
@@ -254,6 +231,7 @@ export class SqliteStatements implements Statements {
     db: Db,
     private readonly raw: RawDatabase,
   ) {
+    this.rows = prepareRows(db);
     this.s = prepareSessions(db);
     this.a = prepareAudit(db);
     this.c = prepareCountdowns(db);
@@ -291,7 +269,7 @@ export class SqliteStatements implements Statements {
   }
 
   countdown(id: string): CountdownRow | undefined {
-    return this.c.get.get({ id });
+    return this.rows.countdown.get({ id });
   }
 
   armedFor(sessionId: string): ArmedRef | undefined {
@@ -299,7 +277,7 @@ export class SqliteStatements implements Statements {
   }
 
   armedIn(scope: Scope): CountdownRow[] {
-    return this.c.armedIn.all(scoped(scope));
+    return this.rows.armedIn.all(scoped(scope));
   }
 
   /** Alive unless certainly gone (same host, no such pid), and only while its lease has not run out. */
@@ -341,7 +319,7 @@ export class SqliteStatements implements Statements {
   }
 
   injection(id: string): InjectionRow | undefined {
-    return this.i.get.get({ id });
+    return this.rows.injection.get({ id });
   }
 
   insertInjection(injection: NewInjection): void {
@@ -365,7 +343,7 @@ export class SqliteStatements implements Statements {
   }
 
   pendingIn(scope: Scope): InjectionRow[] {
-    return this.i.pendingIn.all(scoped(scope));
+    return this.rows.pendingIn.all(scoped(scope));
   }
 
   uncertainIn(sessionId: string, since: number): InjectionRow[] {
