@@ -1,35 +1,19 @@
 // The built `todo-continuation` binary against a real PostgreSQL server: every command takes the URL in --db, and a
 // server that is not there is one clear line and exit 1.
-import { execFile } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
+import { cli, requireBuiltCli } from "../support/cli.js";
 import { ev } from "../support/events.js";
 import { drained, startEngine, type EngineFixture } from "../support/engine-fixture.js";
 import { freshDatabase } from "../support/pg-database.js";
-
-const BIN = join(ROOT, "dist", "cli", "main.js");
-const exec = promisify(execFile);
-
-async function cli(args: string[], env: Record<string, string> = {}) {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], {
-      env: { ...process.env, ...env, TZ: "UTC" },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 let f: EngineFixture;
 const S = "ses_pg_main";
 
 beforeAll(async () => {
-  if (!existsSync(BIN)) throw new Error("the CLI is not built: run `npm run build` (npm test does)");
+  requireBuiltCli();
   f = await startEngine({ backend: "postgres", config: { countdownSeconds: 0.05, toast: false } });
   f.host.addUserMessage(S, "go");
   f.host.setTodos(S, [

@@ -1,37 +1,17 @@
 // The built `todo-continuation` binary, run as a process against real database files.
-import { execFile } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT } from "../crash/processes.js";
+import { cli, requireBuiltCli } from "../support/cli.js";
 import { ev } from "../support/events.js";
 import { drained, startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
-
-const BIN = join(ROOT, "dist", "cli", "main.js");
-const exec = promisify(execFile);
-
-async function cli(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], {
-      env: { ...process.env, ...env, TZ: "UTC" },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 let f: EngineFixture;
 const S = "ses_cli_main";
 const OTHER = "ses_cli_other";
 
 beforeAll(async () => {
-  if (!existsSync(BIN)) throw new Error("the CLI is not built: run `npm run build` (npm test does)");
+  requireBuiltCli();
   f = await startEngine({ config: { countdownSeconds: 0.05, toast: false, retryBaseMs: 60_000 } });
   f.host.addUserMessage(S, "go");
   f.host.setTodos(S, [

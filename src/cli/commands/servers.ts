@@ -49,7 +49,12 @@ export function registerServers(program: Command): void {
   const servers = program
     .command("servers")
     .description("the OpenCode servers a fleet of `serve --db postgres://…` replicas follows");
+  registerAdd(servers);
+  registerList(servers);
+  registerRemove(servers);
+}
 
+function registerAdd(servers: Command): void {
   servers
     .command("add")
     .description("list a server for the fleet; a replica takes it over within a round")
@@ -93,7 +98,9 @@ export function registerServers(program: Command): void {
         print(`added ${row.name}: ${row.url} (${row.directory}); a fleet replica takes it over within a round`);
       },
     );
+}
 
+function registerList(servers: Command): void {
   servers
     .command("list")
     .description("the listed servers, who follows each and how fresh its event stream is")
@@ -120,7 +127,9 @@ export function registerServers(program: Command): void {
         ),
       );
     });
+}
 
+function registerRemove(servers: Command): void {
   servers
     .command("remove")
     .description("stop following a server; its follower lets it go within a round (its history stays)")
