@@ -44,7 +44,8 @@ export function withCause(error: unknown): string {
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   try {
-    return typeof error === "string" ? error : JSON.stringify(error);
+    // JSON.stringify answers undefined (it does not throw) for undefined, a function or a symbol.
+    return typeof error === "string" ? error : (JSON.stringify(error) ?? String(error));
   } catch {
     return String(error);
   }
