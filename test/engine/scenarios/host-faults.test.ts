@@ -1,6 +1,6 @@
 // OpenCode's API failing, hanging or answering garbage: bounded, audited, no duplicate continuation, no unhandled
 // rejection, and no timer left behind once the engine is disposed.
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ev } from "../../support/events.js";
 import { startEngine, type EngineFixture } from "../../support/engine-fixture.js";
 
@@ -18,9 +18,14 @@ beforeEach(() => {
   timersBefore = timers();
 });
 
+/** A few turns of the event loop: a rejection nobody handled is reported by then. */
+const turns = async (n = 3) => {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
 afterEach(async () => {
   await f.destroy();
-  await new Promise((r) => setTimeout(r, 50));
+  await turns();
   process.off("unhandledRejection", onRejection);
   expect(rejections).toEqual([]);
   // Everything the engine scheduled is gone with it (host-call timeouts included).
@@ -44,9 +49,10 @@ async function boot(overrides = {}) {
   f.host.setTodos(S, [["a", "pending"]]);
 }
 
-async function cycle(waitMs = 400) {
+/** An idle, and the engine's work until the audit row that closes it (`event:reason`) is written. */
+async function cycle(closedBy: string) {
   f.enforcer.handleEvent(ev.idle(S));
-  await new Promise((r) => setTimeout(r, waitMs));
+  await vi.waitFor(() => expect(f.rows.trail(S)).toContain(closedBy), { timeout: 10_000, interval: 20 });
   await f.enforcer.settled();
 }
 
@@ -56,7 +62,7 @@ describe("a failing OpenCode API", () => {
     async (behaviour) => {
       await boot();
       f.host.todoBehaviour = behaviour;
-      await cycle();
+      await cycle("skipped:todo_fetch_failed");
       expect(f.host.prompts).toEqual([]);
       expect(f.rows.audit(S)).toMatchObject([{ event: "skipped", reason: "todo_fetch_failed" }]);
       const expected = {
@@ -73,7 +79,7 @@ describe("a failing OpenCode API", () => {
     async (behaviour) => {
       await boot();
       f.host.messagesBehaviour = behaviour;
-      await cycle(600);
+      await cycle("injected");
       expect(f.host.prompts).toHaveLength(1);
       expect(f.rows.injections(S)).toMatchObject([{ status: "sent" }]);
     },
@@ -82,7 +88,7 @@ describe("a failing OpenCode API", () => {
   it("a prompt that keeps failing is retried with backoff, bounded, each failure audited", async () => {
     await boot();
     f.host.promptDefault = "fail";
-    await cycle(1500);
+    await cycle("injection_failed:gave_up");
     expect(f.host.calls.prompt).toBe(3);
     expect(
       f.rows
@@ -103,7 +109,7 @@ describe("a failing OpenCode API", () => {
   it("a prompt that times out without arriving is `unknown`, looked at again later, and never sent twice", async () => {
     await boot({ retryBaseMs: 300 });
     f.host.promptScript = ["hang"];
-    await cycle(1200);
+    await cycle("injected");
     expect(f.rows.injections(S).map((i) => i.status)).toEqual(["unknown", "sent"]);
     expect(f.host.prompts).toHaveLength(1);
   });
@@ -112,7 +118,7 @@ describe("a failing OpenCode API", () => {
     await boot();
     f.host.promptScript = ["hang"];
     f.host.hangAccepts = true;
-    await cycle(1000);
+    await cycle("injected");
     expect(f.host.prompts).toHaveLength(1);
     expect(f.rows.injections(S)).toMatchObject([{ status: "sent" }]);
     expect(f.host.calls.prompt).toBe(1);
@@ -123,7 +129,7 @@ describe("a failing OpenCode API", () => {
     f.host.toast = async () => {
       throw new Error("no TUI");
     };
-    await cycle(600);
+    await cycle("injected");
     expect(f.host.prompts).toHaveLength(1);
   });
 });

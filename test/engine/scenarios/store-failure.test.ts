@@ -102,8 +102,10 @@ describe("a database that fails under a running engine", () => {
       expect.stringMatching(/was deleted or replaced while this process had it open .* restart OpenCode/),
     ]);
     f.enforcer.handleEvent(ev.idle(S));
-    await new Promise((r) => setTimeout(r, 400));
     await f.enforcer.settled();
+    // Nothing armed and nothing scheduled (not even a probe: only a restart replaces a deleted file), so nothing can
+    // be sent later either.
+    expect(f.enforcer.stats()).toMatchObject({ mode: "paused_store", storeProblem: "gone", armed: 0, timers: 0 });
     expect(f.host.prompts).toEqual([]);
     expect(errors(f)).toHaveLength(1);
   });

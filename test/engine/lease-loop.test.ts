@@ -1,0 +1,355 @@
+// LeaseLoop promises: every third of a lease (never under 100 ms) a tick says this process is alive (the heartbeat, its
+// `replicas` row), renews its countdowns' leases, adopts the countdowns nobody holds any more, settles continuations
+// left pending by a process that died, and takes the looks owed to sessions. The heartbeat goes out at every tick on
+// its own, even while an earlier tick is stuck on the store; a tick still running is not doubled, nor is a heartbeat
+// still being written; a tick that fails is reported and the next one runs; nothing happens while the engine is not
+// deciding; stop() stops the ticks. Built here from the engine's real parts (Countdowns, Reconciler, Looks, wired as in
+// enforcer.ts) over the engine's context and a real SQLite file, on fake timers. The whole engine with a stuck tick is
+// test/engine/scenarios/store-failure.test.ts.
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { Config } from "../../src/config.js";
+import { FactGatherer } from "../../src/engine/decide/facts.js";
+import { Judge } from "../../src/engine/decide/judge.js";
+import { Looks } from "../../src/engine/decide/looks.js";
+import { StopNotices } from "../../src/engine/decide/stop-notices.js";
+import { Lookups } from "../../src/engine/deliver/lookups.js";
+import { Outcomes } from "../../src/engine/deliver/outcomes.js";
+import { DeliveryQueue } from "../../src/engine/deliver/queue.js";
+import { Reconciler } from "../../src/engine/deliver/reconciler.js";
+import { StartWatch } from "../../src/engine/deliver/start-watch.js";
+import { LeaseLoop } from "../../src/engine/lease-loop.js";
+import { SessionMemories } from "../../src/engine/see/session-memory.js";
+import { Countdowns } from "../../src/engine/wait/countdowns.js";
+import { arm } from "../../src/store/changes/arm.js";
+import { changeSession } from "../../src/store/changes/change-session.js";
+import { claim } from "../../src/store/changes/claim.js";
+import type { EngineStore } from "../../src/store/port.js";
+import type { Change } from "../../src/store/script.js";
+import type { SqliteConnection } from "../../src/store/sqlite/open.js";
+import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import {
+  deadOwner,
+  forgetOwners,
+  liveOwner,
+  makeContext,
+  openTestStore,
+  quiet,
+  type TestContext,
+} from "../support/engine-context.js";
+import { DIRECTORY, tempFolder, testConfig, type Rows } from "../support/engine-fixture.js";
+import { FakeHost } from "../support/fake-host.js";
+import { advance, START } from "../support/fake-time.js";
+import { failChangeOnce, gateChanges } from "../support/store-spies.js";
+
+const LEASE_MS = 3000;
+const TICK_MS = LEASE_MS / 3;
+
+let folder: string;
+let connection: SqliteConnection;
+let store: SqliteStore;
+let rows: Rows;
+let rig: Rig;
+
+interface Rig {
+  ctx: TestContext;
+  host: FakeHost;
+  countdowns: Countdowns;
+  queue: DeliveryQueue;
+  loop: LeaseLoop;
+  /** How many times each kind of state change was asked of the store. */
+  changes: Map<string, number>;
+  /** How many times the store was asked for a heartbeat. */
+  heartbeats: () => number;
+}
+
+/** The parts the enforcer builds around the lease loop, built the same way. */
+function build(overrides: Partial<Config> = {}): Rig {
+  const config = testConfig(join(folder, "state.db"), { leaseMs: LEASE_MS, ...overrides });
+  const host = new FakeHost();
+  const ctx = makeContext({ store, config, owner: liveOwner(), host });
+  const queue = new DeliveryQueue(config.maxConcurrentInjections, (error) => ctx.failed("continuation", error));
+  const countdowns = new Countdowns(ctx);
+  const facts = new FactGatherer(host, config.hostTimeoutMs, () => ctx.clock.monotonic());
+  const notices = new StopNotices(ctx);
+  const outcomes = new Outcomes(ctx, countdowns, notices);
+  const starts = new StartWatch(ctx, facts, outcomes);
+  const memories = new SessionMemories(1000, () => true);
+  const judge = new Judge(ctx, memories, queue, notices);
+  const reconciler = new Reconciler(ctx, new Lookups(ctx), outcomes, queue);
+  const looks = new Looks(ctx, { memories, countdowns, judge, facts, queue, starts });
+  const loop = new LeaseLoop(ctx, { countdowns, reconciler, looks });
+  rig = { ctx, host, countdowns, queue, loop, changes: countChanges(store), heartbeats: countHeartbeats(store) };
+  return rig;
+}
+
+function countChanges(over: EngineStore): Map<string, number> {
+  const counts = new Map<string, number>();
+  const original = over.change.bind(over);
+  over.change = (<T>(change: Change<T>) => {
+    counts.set(change.name, (counts.get(change.name) ?? 0) + 1);
+    return original(change);
+  }) as EngineStore["change"];
+  return counts;
+}
+
+function countHeartbeats(over: EngineStore): () => number {
+  let calls = 0;
+  const original = over.heartbeat.bind(over);
+  over.heartbeat = (owner, leaseMs) => {
+    calls++;
+    return original(owner, leaseMs);
+  };
+  return () => calls;
+}
+
+/** This owner's `replicas` row: what the heartbeat writes. */
+const replica = () =>
+  connection.raw.all<{ heartbeat_at: number; lease_ms: number }>(
+    "SELECT heartbeat_at, lease_ms FROM replicas WHERE id = ?",
+    rig.ctx.owner,
+  )[0];
+
+const renewals = () => rig.changes.get("renew-leases") ?? 0;
+
+/** Lets `ms` pass, then waits for the ticks it started (and what they started) to finish. */
+async function pass(ms: number): Promise<void> {
+  await advance(ms);
+  await quiet(rig.ctx);
+}
+
+/** A countdown of `sessionId` left armed by `owner`, due in `inMs`. */
+async function plantCountdown(sessionId: string, owner: string, inMs: number) {
+  const now = Date.now();
+  const id = `cd_planted_${sessionId}`;
+  await store.change(
+    arm(
+      {
+        id,
+        sessionId,
+        directory: DIRECTORY,
+        armedAt: now - 1000,
+        deadlineAt: now + inMs,
+        owner,
+        leaseUntil: now + LEASE_MS,
+        attempt: 0,
+        todosOpen: 1,
+        todosTotal: 2,
+      },
+      {},
+    ),
+  );
+  return id;
+}
+
+beforeEach(async () => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
+  vi.setSystemTime(START);
+  folder = tempFolder();
+  ({ connection, store, rows } = await openTestStore(folder));
+});
+
+afterEach(() => {
+  rig?.loop.stop();
+  rig?.queue.stopQueued();
+  rig?.ctx.timers.stop();
+  connection.close();
+  rmSync(folder, { recursive: true, force: true });
+  forgetOwners();
+  vi.useRealTimers();
+});
+
+describe("a tick", () => {
+  it("comes every third of the lease, and the first only then", async () => {
+    const { loop } = build();
+    loop.start();
+    await pass(TICK_MS - 1);
+    expect(replica()).toBeUndefined();
+    await pass(1);
+    expect(replica()).toEqual({ heartbeat_at: START.getTime() + TICK_MS, lease_ms: LEASE_MS });
+    await pass(TICK_MS);
+    expect(replica()?.heartbeat_at).toBe(START.getTime() + 2 * TICK_MS);
+    expect(rig.heartbeats()).toBe(2);
+  });
+
+  it("never more often than every 100 ms, however short the lease", async () => {
+    const { loop } = build({ leaseMs: 150 });
+    loop.start();
+    await pass(99);
+    expect(rig.heartbeats()).toBe(0);
+    await pass(1);
+    expect(rig.heartbeats()).toBe(1);
+    await pass(100);
+    expect(rig.heartbeats()).toBe(2);
+  });
+
+  it("says this process is alive, renews its leases, adopts what nobody holds, settles what the dead left pending, and takes the looks owed", async () => {
+    const { loop, countdowns, ctx, host } = build();
+    // Ours, armed here: its lease is renewed.
+    const ours = (await countdowns.arm({ sessionId: "ses_ours", attempt: 0, delayMs: 60_000, detail: {} }))!;
+    expect(rows.countdowns("ses_ours")).toMatchObject([{ lease_until: START.getTime() + LEASE_MS }]);
+    // A dead process's countdown: adopted.
+    const orphan = await plantCountdown("ses_orphan", deadOwner(), 30_000);
+    // A dead process's continuation, pending, that OpenCode did receive: settled `sent`.
+    const dead = deadOwner();
+    const cd = await plantCountdown("ses_pending", dead, -500);
+    const now = Date.now();
+    await store.change(
+      claim(
+        {
+          id: "inj_left_behind",
+          sessionId: "ses_pending",
+          directory: DIRECTORY,
+          countdownId: cd,
+          messageId: "msg_left_behind",
+          createdAt: now - 500,
+          agent: "build",
+          model: null,
+          variant: null,
+          todosTotal: 2,
+          todosOpen: 1,
+          attempt: 0,
+          owner: dead,
+          leaseUntil: now + 60_000,
+        },
+        {},
+      ),
+    );
+    host.addUserMessage("ses_pending", "Continue.", { id: "msg_left_behind" });
+    // A session owed a look.
+    await store.change(changeSession(ctx.scope("ses_owed"), now, { recheckAt: now - 10 }));
+
+    loop.start();
+    await pass(TICK_MS);
+
+    const tickAt = START.getTime() + TICK_MS;
+    expect(replica()?.heartbeat_at).toBe(tickAt);
+    expect(rows.countdowns("ses_ours")).toMatchObject([
+      { id: ours.row.id, state: "armed", owner: ctx.owner, lease_until: tickAt + LEASE_MS },
+    ]);
+    expect(rows.countdowns("ses_orphan")).toMatchObject([{ id: orphan, state: "armed", owner: ctx.owner }]);
+    expect(rows.audit("ses_orphan")).toContainEqual(
+      expect.objectContaining({ event: "resumed", reason: "lease_expired" }),
+    );
+    expect(countdowns.has("ses_orphan")).toBe(true);
+    expect(rows.injections("ses_pending")).toMatchObject([{ id: "inj_left_behind", status: "sent" }]);
+    expect(rows.audit("ses_owed")).toMatchObject([{ event: "skipped", detail: { trigger: "recheck" } }]);
+    expect(rows.session("ses_owed")).toMatchObject({ recheck_at: null });
+    expect(ctx.failures).toEqual([]);
+  });
+});
+
+describe("a tick stuck on the store", () => {
+  it("does not hold up the heartbeat of the ticks after it, and is not doubled", async () => {
+    // Before build(): the rig counts the changes asked for, gated or not.
+    const stuck = gateChanges(store, "renew-leases", "before");
+    const { loop } = build();
+    try {
+      loop.start();
+      for (let tick = 1; tick <= 10; tick++) {
+        await advance(TICK_MS);
+        expect(replica()?.heartbeat_at).toBe(START.getTime() + tick * TICK_MS);
+      }
+      expect(rig.heartbeats()).toBe(10);
+      expect(renewals()).toBe(1);
+    } finally {
+      stuck.open();
+    }
+    await pass(0);
+    // The stuck tick finished; the next one runs whole again.
+    await pass(TICK_MS);
+    expect(renewals()).toBe(2);
+    expect(rig.heartbeats()).toBe(11);
+  });
+
+  it("a heartbeat still being written is joined, not doubled, by the ticks meanwhile and by heartbeat()", async () => {
+    const { loop } = build();
+    let release!: () => void;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    const write = store.heartbeat.bind(store);
+    let writes = 0;
+    store.heartbeat = async (owner, leaseMs) => {
+      writes++;
+      await slow;
+      return write(owner, leaseMs);
+    };
+    loop.start();
+    await advance(TICK_MS);
+    const joined = loop.heartbeat();
+    expect(loop.heartbeat()).toBe(joined);
+    await advance(5 * TICK_MS);
+    expect(writes).toBe(1);
+    expect(renewals()).toBe(0);
+    release();
+    await joined;
+    await quiet(rig.ctx);
+    expect(replica()).toBeDefined();
+    // The first tick went on once its heartbeat was written; the ticks meanwhile did not run the rest twice.
+    expect(renewals()).toBe(1);
+    // Written: the next heartbeat is a new one.
+    await pass(TICK_MS);
+    expect(writes).toBe(2);
+    expect(renewals()).toBe(2);
+  });
+
+  it("a tick that fails is reported, and the next tick runs whole", async () => {
+    const broken = new Error("database is locked");
+    failChangeOnce(store, "renew-leases", broken);
+    const { loop, ctx } = build();
+    loop.start();
+    await pass(TICK_MS);
+    expect(ctx.failures).toEqual([{ operation: "background job", error: broken }]);
+    await pass(TICK_MS);
+    expect(renewals()).toBe(2);
+    expect(rig.changes.get("adopt") ?? 0).toBe(0);
+    expect(ctx.failures).toHaveLength(1);
+  });
+});
+
+describe("while the engine is not deciding", () => {
+  it("a tick does nothing, not even the heartbeat; once it decides again, the ticks do", async () => {
+    const { loop, ctx } = build();
+    await plantCountdown("ses_orphan", deadOwner(), 30_000);
+    ctx.lifecycle.enter("paused_store");
+    loop.start();
+    await pass(5 * TICK_MS);
+    expect(rig.heartbeats()).toBe(0);
+    expect(replica()).toBeUndefined();
+    expect(renewals()).toBe(0);
+    expect(rows.countdowns("ses_orphan")).toMatchObject([{ owner: expect.stringContaining("/dead") }]);
+    ctx.lifecycle.enter("running");
+    await pass(TICK_MS);
+    expect(rig.heartbeats()).toBe(1);
+    expect(rows.countdowns("ses_orphan")).toMatchObject([{ owner: ctx.owner }]);
+  });
+});
+
+describe("stop()", () => {
+  it("no tick comes after it", async () => {
+    const { loop } = build();
+    loop.start();
+    await pass(TICK_MS);
+    expect(rig.heartbeats()).toBe(1);
+    loop.stop();
+    await pass(10 * TICK_MS);
+    expect(rig.heartbeats()).toBe(1);
+    expect(replica()?.heartbeat_at).toBe(START.getTime() + TICK_MS);
+  });
+
+  it("before start() is harmless", () => {
+    const { loop } = build();
+    expect(() => loop.stop()).not.toThrow();
+  });
+});
+
+describe("heartbeat()", () => {
+  it("writes this owner's `replicas` row with the lease, as of now", async () => {
+    const { loop } = build();
+    await loop.heartbeat();
+    expect(replica()).toEqual({ heartbeat_at: START.getTime(), lease_ms: LEASE_MS });
+    await advance(500);
+    await loop.heartbeat();
+    expect(replica()?.heartbeat_at).toBe(START.getTime() + 500);
+  });
+});

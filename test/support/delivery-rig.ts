@@ -1,0 +1,206 @@
+// The engine's delivery group (src/engine/deliver/) wired as the enforcer wires it (src/engine/enforcer.ts, its
+// constructor), over a hand-made context and a real SQLite file, on fake timers: no event router, no looks. One rig per
+// test, for the tests of the injector, the outcomes, the reconciler and the start watch.
+//
+// `store`, `rows` and `rig` are live bindings: `useDeliveryRig()` opens a fresh file before each test and `build()`
+// wires a fresh rig, so a test file imports them once and reads them as its own.
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, vi } from "vitest";
+import type { Config } from "../../src/config.js";
+import { BoundedMap } from "../../src/engine/bounded-map.js";
+import { FactGatherer } from "../../src/engine/decide/facts.js";
+import { Judge } from "../../src/engine/decide/judge.js";
+import { StopNotices } from "../../src/engine/decide/stop-notices.js";
+import { Injector } from "../../src/engine/deliver/injector.js";
+import { Lookups } from "../../src/engine/deliver/lookups.js";
+import { Outcomes } from "../../src/engine/deliver/outcomes.js";
+import { DeliveryQueue } from "../../src/engine/deliver/queue.js";
+import { Reconciler } from "../../src/engine/deliver/reconciler.js";
+import { StartWatch } from "../../src/engine/deliver/start-watch.js";
+import { SessionMemories } from "../../src/engine/see/session-memory.js";
+import { Countdowns } from "../../src/engine/wait/countdowns.js";
+import type { PromptRequest } from "../../src/host/port.js";
+import { arm } from "../../src/store/changes/arm.js";
+import { changeSession } from "../../src/store/changes/change-session.js";
+import { claim } from "../../src/store/changes/claim.js";
+import type { NewInjection } from "../../src/store/port.js";
+import type { SqliteConnection } from "../../src/store/sqlite/open.js";
+import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { forgetOwners, liveOwner, makeContext, openTestStore, quiet, type TestContext } from "./engine-context.js";
+import { DIRECTORY, tempFolder, testConfig, type Rows } from "./engine-fixture.js";
+import { FakeHost } from "./fake-host.js";
+import { advance, START } from "./fake-time.js";
+
+/** The session every rig is built around: a user asked for something and two todos are open. */
+export const S = "ses_delivery";
+/** What a retry that is not armed was for (only its `armed` row would say it). */
+export const GIVE_UP = { retryOf: "inj_x", reason: "backoff" } as const;
+export const BASE_MS = 1000;
+
+let folder: string;
+let connection: SqliteConnection;
+export let store: SqliteStore;
+export let rows: Rows;
+export let rig: Rig;
+
+export interface Rig {
+  ctx: TestContext;
+  host: FakeHost;
+  countdowns: Countdowns;
+  queue: DeliveryQueue;
+  injector: Injector;
+  outcomes: Outcomes;
+  reconciler: Reconciler;
+  starts: StartWatch;
+  lookups: Lookups;
+  facts: FactGatherer;
+  memories: SessionMemories;
+  /** Sessions the injector asked to look at again. */
+  looks: string[];
+}
+
+/** Fake timers from START and a fresh SQLite file for every test of the file; the rig stopped after each. */
+export function useDeliveryRig(): void {
+  beforeEach(async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
+    vi.setSystemTime(START);
+    folder = tempFolder();
+    ({ connection, store, rows } = await openTestStore(folder));
+  });
+
+  afterEach(() => {
+    rig?.queue.stopQueued();
+    rig?.ctx.timers.stop();
+    connection.close();
+    rmSync(folder, { recursive: true, force: true });
+    forgetOwners();
+    vi.useRealTimers();
+  });
+}
+
+/** The parts the enforcer wires around the injector, and nothing else (no event router, no evaluator). */
+export function build(overrides: Partial<Config> = {}, owner = liveOwner()): Rig {
+  const config = testConfig(join(folder, "state.db"), {
+    retryBaseMs: BASE_MS,
+    retryMaxMs: 8000,
+    maxRetries: 3,
+    toast: true,
+    ...overrides,
+  });
+  const host = new FakeHost();
+  host.addUserMessage(S, "build the thing");
+  host.setTodos(S, [
+    ["a", "pending"],
+    ["b", "pending"],
+  ]);
+  const ctx = makeContext({ store, config, owner, host });
+  const notices = new StopNotices(ctx);
+  const facts = new FactGatherer(host, config.hostTimeoutMs, () => ctx.clock.monotonic());
+  const queue = new DeliveryQueue(config.maxConcurrentInjections, (error) => ctx.failed("continuation", error));
+  const countdowns = new Countdowns(ctx);
+  const outcomes = new Outcomes(ctx, countdowns, notices);
+  const starts = new StartWatch(ctx, facts, outcomes);
+  const memories = new SessionMemories(1000, () => true);
+  const judge = new Judge(ctx, memories, queue, notices);
+  const lookups = new Lookups(ctx);
+  const reconciler = new Reconciler(ctx, lookups, outcomes, queue);
+  const ownMessages = new BoundedMap<string, true>(1000);
+  const injector = new Injector(ctx, {
+    memories,
+    queue,
+    countdowns,
+    judge,
+    facts,
+    lookups,
+    reconciler,
+    outcomes,
+    starts,
+    ownMessages,
+  });
+  const looks: string[] = [];
+  ctx.events.on("countdown_due", ({ armed, info }) => injector.due(armed, info));
+  ctx.events.on("look_again", ({ sessionId }) => void looks.push(sessionId));
+  rig = { ctx, host, countdowns, queue, injector, outcomes, reconciler, starts, lookups, facts, memories, looks };
+  return rig;
+}
+
+/** Lets `ms` pass, then waits for every attempt and state change under way. */
+export async function pass(ms = 0) {
+  await advance(ms);
+  await quiet(rig.ctx, () => rig.queue.drain());
+}
+
+/** Microtask turns until `done` holds (the attempt's chain of reads and writes), with no time passing. */
+export async function until(done: () => boolean) {
+  for (let i = 0; i < 100 && !done(); i++) await advance(0);
+  expect(done()).toBe(true);
+}
+
+/** A countdown of S that is due at once: the attempt under test starts. */
+export async function attempt(attemptNo = 0) {
+  await rig.countdowns.arm({ sessionId: S, attempt: attemptNo, delayMs: 0, detail: { trigger: "test" } });
+}
+
+export const failures = () => rows.audit(S).filter((r) => r.event === "injection_failed");
+export const armed = () => rows.countdowns(S).filter((c) => c.state === "armed");
+export const presetFailures = (n: number) =>
+  store.change(changeSession({ sessionId: S, directory: DIRECTORY }, Date.now(), { consecutiveFailures: n }));
+
+/** A prompt call that fails with `error` after OpenCode may (or may not) have written the message. */
+export function promptThat(error: Error, write?: (request: PromptRequest) => void) {
+  const requests: PromptRequest[] = [];
+  rig.host.prompt = async (request) => {
+    rig.host.calls.prompt++;
+    requests.push(request);
+    write?.(request);
+    throw error;
+  };
+  return requests;
+}
+
+/** A `pending` continuation that `owner` recorded and did not settle (it died, or is still calling). */
+export async function pendingLeftBy(
+  owner: string,
+  options: { leaseUntil?: number; messageId?: string; onSent?: string; sessionId?: string } = {},
+) {
+  const sessionId = options.sessionId ?? S;
+  const now = Date.now();
+  const countdownId = `cd_left_${sessionId}`;
+  await store.change(
+    arm(
+      {
+        id: countdownId,
+        sessionId,
+        directory: DIRECTORY,
+        armedAt: now - 5000,
+        deadlineAt: now - 3000,
+        owner,
+        leaseUntil: now + 60_000,
+        attempt: 0,
+        todosOpen: 2,
+        todosTotal: 2,
+      },
+      {},
+    ),
+  );
+  const injection: NewInjection = {
+    id: `inj_left_${sessionId}`,
+    sessionId,
+    directory: DIRECTORY,
+    countdownId,
+    messageId: options.messageId ?? `msg_left_${sessionId}`,
+    createdAt: now - 3000,
+    agent: "build",
+    model: null,
+    variant: null,
+    todosTotal: 2,
+    todosOpen: 2,
+    attempt: 0,
+    onSent: options.onSent ?? null,
+    owner,
+    leaseUntil: options.leaseUntil ?? now + 60_000,
+  };
+  expect(await store.change(claim(injection, {}))).toBe(true);
+  return injection;
+}
