@@ -183,6 +183,8 @@ export class E2E {
    * countdown is armed, no continuation is `pending`, no look is owed (`sessions.recheck_at` is null), and OpenCode
    * reports the session idle. From there nothing can follow without a new event from OpenCode, so a test asserts the
    * whole trail and that no (further) continuation went out at once, instead of sleeping and then looking.
+   * With several processes on one database `recheck_at` is one column for all of them (one clears it while another
+   * still reads OpenCode): wait first for every process's closing row, then for rest.
    */
   async waitForRest(sessionId: string, closing: string, timeoutMs = 20_000): Promise<string[]> {
     let state: RestState | undefined;
