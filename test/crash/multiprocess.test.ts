@@ -162,12 +162,14 @@ describe.each(["file", "PostgreSQL"] as const)("a lease holder frozen with SIGST
             throw error;
           });
         frozen.child.kill("SIGCONT");
-        await new Promise((r) => setTimeout(r, 3000));
+        // Thawed, the frozen process runs to its end: its due timers fire (and their claims fail), and it prints "done"
+        // only once every call it started has settled and nothing is armed or pending. That closes whatever it could
+        // still deliver, so the host's prompts are complete when both processes are done.
+        await Promise.all([frozen.waitFor("done", 60_000), standby.waitFor("done", 60_000)]);
         const fromFrozen = w.server.prompts.filter((p) => p.pid === frozenReady.pid);
         expect(fromFrozen).toEqual([]);
         expect(w.server.prompts).toHaveLength(20);
         expect(new Set(w.server.prompts.map((p) => p.sessionId)).size).toBe(20);
-        await Promise.all([frozen.waitFor("done", 60_000), standby.waitFor("done", 60_000)]);
         const report = checkInvariants(w.db, w.server.prompts);
         expect(report.violations).toEqual([]);
         // On a file the frozen pid is alive, so the standby waits out its lease; on PostgreSQL the frozen heartbeat may

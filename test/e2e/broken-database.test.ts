@@ -15,6 +15,8 @@ import { Tmpfs } from "./support/tmpfs.js";
 import { script } from "./scenarios.js";
 
 const exec = promisify(execFile);
+/** `storeProbeMs` of the locked-file test. */
+const PROBE_MS = 1000;
 let world: E2E | undefined;
 let disk: Tmpfs | undefined;
 
@@ -105,7 +107,7 @@ describe("a database that cannot be opened: one error, in-memory enforcement, Op
 
 describe("a database that breaks under a running plugin: one error, paused, OpenCode unharmed, resumed when it works", () => {
   it("locked by another process for longer than the busy timeout", async () => {
-    const w = await startWith(join(await tmpDir(), "state.db"), { countdownSeconds: 1, storeProbeMs: 1000 });
+    const w = await startWith(join(await tmpDir(), "state.db"), { countdownSeconds: 1, storeProbeMs: PROBE_MS });
     await runBasic(w, "stagnation");
     await w.waitForAudit(await firstSession(w), "armed");
     const locker = new Database(w.dbPath);
@@ -116,7 +118,9 @@ describe("a database that breaks under a running plugin: one error, paused, Open
     const ping = Date.now();
     await w.server.client.session.list({ throwOnError: true });
     expect(Date.now() - ping).toBeLessThan(1500);
-    await sleep(3000);
+    // The lock is held across three probes (no probe is visible from outside): the plugin must stay paused through
+    // failed probes, and say so once, not just until its first probe. A cause of the scenario, not a wait for an outcome.
+    await sleep(3 * PROBE_MS);
     locker.exec("ROLLBACK");
     locker.close();
     await w.waitFor("the resume", () => databaseLines(w).some((l) => l.includes("resumed")), 20_000);
@@ -154,7 +158,9 @@ describe("a database that breaks under a running plugin: one error, paused, Open
     await w.waitFor("the pause", () => databaseLines(w).some((l) => l.includes("paused")), 10_000);
     expect(databaseLines(w)).toEqual([expect.stringMatching(/was deleted or replaced while this process had it open/)]);
     const id = await runBasic(w, "stagnation");
-    await sleep(3000);
+    // Paused for good (its one line says a restart is needed), the enforcer decides nothing until then: the last
+    // thing it could act on is the turn's idle, so the wait ends when OpenCode reports the session idle.
+    await w.waitFor("the turn to end", () => w.sessionIdle(id));
     expect(w.continuationRequests("stagnation")).toEqual([]);
     expect(await w.todos(id)).toHaveLength(3);
     expect(databaseLines(w)).toHaveLength(1);

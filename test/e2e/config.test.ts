@@ -2,7 +2,7 @@
 // sessions working as if the plugin were not there.
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { E2E, sleep } from "./support/harness.js";
+import { E2E } from "./support/harness.js";
 import { script } from "./scenarios.js";
 
 describe("an invalid plugin option", () => {
@@ -18,8 +18,10 @@ describe("an invalid plugin option", () => {
   it("is reported once in OpenCode's log, turns the enforcer off and leaves OpenCode working", async () => {
     const id = await world.session("basic");
     await world.prompt(id, "scenario: basic");
-    await world.waitFor("the model's turn to end", () => world.requestsFor("basic").length >= 2);
-    await sleep(3000);
+    await world.waitFor("the model's last call of the turn", () => world.requestsFor("basic").length >= 2);
+    // The plugin decided at load: its one line says it is off, and it opened no database (asserted below), so it has
+    // nothing to arm or send with. The last thing it could act on is the turn's idle: wait for OpenCode to report it.
+    await world.waitFor("the turn to end", () => world.sessionIdle(id));
     const errors = world.server
       .output()
       .split("\n")

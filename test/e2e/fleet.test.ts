@@ -54,7 +54,7 @@ const tagOf = (request: ModelRequest) =>
   /fleet-tag: (\S+)/.exec(textOf(request.messages.find((m) => m.role === "user")?.content))?.[1];
 
 async function waitFor<T>(
-  what: string,
+  what: string | (() => string),
   probe: () => T | false | undefined | Promise<T | false | undefined>,
   ms: number,
 ): Promise<T> {
@@ -62,7 +62,8 @@ async function waitFor<T>(
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() - started > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() - started > ms)
+      throw new Error(`timed out after ${ms} ms waiting for ${typeof what === "string" ? what : what()}`);
     await sleep(100);
   }
 }
@@ -202,6 +203,15 @@ class Fleet {
     return rows.length;
   }
 
+  /** The run is under way: its first continuations have gone out. */
+  underWay(): Promise<unknown> {
+    return waitFor(
+      "the first continuation sent",
+      async () => (await this.all("SELECT id FROM injections WHERE status = 'sent' LIMIT 1")).length > 0,
+      120_000,
+    );
+  }
+
   async held(owner: string) {
     const armed = await this.all("SELECT id FROM countdowns WHERE state = 'armed' AND owner = ?", owner);
     const pending = await this.all("SELECT id FROM injections WHERE status = 'pending' AND owner = ?", owner);
@@ -240,7 +250,11 @@ class Fleet {
     }
   }
 
-  /** Waits until every session has had its todos completed and said so, then a quiet spell for any late double. */
+  /**
+   * Waits until every session has had its todos completed and said so, then until the fleet is at rest: nothing armed,
+   * pending or owed (`recheck_at`) in the database, and every session idle on its server. A late double would need one
+   * of those first; from there nothing can be sent without a new event, so the verdict is taken at once.
+   */
   async finished(timeoutMs: number): Promise<void> {
     const total = this.sessions.length;
     const done = async () => {
@@ -261,7 +275,34 @@ class Fleet {
         `${(error as Error).message}: ${total - finished.size} of ${total} unfinished, e.g.\n${trails.join("\n")}`,
       );
     }
-    await sleep(2 * LEASE_MS + 2000);
+    let state: Record<string, unknown> = {};
+    await waitFor(
+      () => `the fleet at rest (now ${JSON.stringify(state)})`,
+      async () => {
+        const [row] = await this.all<{ armed: string; pending: string; owed: string }>(
+          `SELECT (SELECT count(*) FROM countdowns WHERE state = 'armed') AS armed,
+                  (SELECT count(*) FROM injections WHERE status = 'pending') AS pending,
+                  (SELECT count(*) FROM sessions WHERE recheck_at IS NOT NULL) AS owed`,
+        );
+        state = { armed: Number(row!.armed), pending: Number(row!.pending), owed: Number(row!.owed) };
+        if (state.armed || state.pending || state.owed) return false;
+        const busy = await this.busySessions();
+        state.busy = busy.length;
+        return busy.length === 0;
+      },
+      60_000,
+    );
+  }
+
+  /** The fleet's sessions that their server reports busy (or retrying). */
+  async busySessions(): Promise<string[]> {
+    const busy: string[] = [];
+    for (const [i, server] of this.servers.entries()) {
+      const statuses = await server.client.session.status({ throwOnError: true, signal: AbortSignal.timeout(10_000) });
+      const byId = statuses.data as Record<string, { type: string }>;
+      for (const s of this.sessions) if (s.server === i && byId[s.id] && byId[s.id]!.type !== "idle") busy.push(s.tag);
+    }
+    return busy;
   }
 
   async trail(sessionId: string): Promise<string[]> {
@@ -366,8 +407,9 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
       await fleet.createSessions(50);
       const started = Date.now();
       const prompting = fleet.promptInWaves(10);
-      // Mid-run: SIGKILL the replica that follows the most servers while it holds armed countdowns.
-      await sleep(2000);
+      // Mid-run (the first continuations are out): SIGKILL the replica that follows the most servers while it holds
+      // armed countdowns.
+      await fleet.underWay();
       const [killedId, killedServers] = await fleet.busiestOwner();
       const victim = fleet.replicaOf(killedId);
       const atKill = await waitFor(
@@ -429,7 +471,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
       await fleet.start(2, 2);
       await fleet.createSessions(20);
       const prompting = fleet.promptInWaves(4);
-      await sleep(1000);
+      await fleet.underWay();
       const [frozenId, frozenServers] = await fleet.busiestOwner();
       const frozen = fleet.replicaOf(frozenId);
       const atFreeze = await waitFor(
@@ -450,6 +492,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
             .every((s) => s.alive && s.owner !== frozenId),
         30_000,
       );
+      // It stays frozen one more lease after the takeover: how long the scenario freezes it, not a wait for an outcome.
       await sleep(LEASE_MS);
       frozen.child.kill("SIGCONT");
       await prompting;
@@ -490,6 +533,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
         );
         postgres.stop("fast");
         const stoppedAt = Date.now();
+        // Down for three leases (several rounds of every replica): how long the scenario's outage lasts.
         await sleep(3 * LEASE_MS);
         postgres.start();
         const downMs = Date.now() - stoppedAt;

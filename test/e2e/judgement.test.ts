@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { E2E, sleep } from "./support/harness.js";
 import { script } from "./scenarios.js";
 
+/** The default `gracePeriodMs`. */
+const GRACE_MS = 500;
+
 describe("judgement in a real OpenCode server", () => {
   const world = new E2E(script, { errorCooldownMs: 1000 });
 
@@ -20,17 +23,27 @@ describe("judgement in a real OpenCode server", () => {
   it("§2 a user message after a continuation pauses it until /resume-continuation", async () => {
     const id = await world.session("takeover");
     await world.prompt(id, "scenario: takeover");
-    const injected = await world.waitForAudit(id, "injected", 20_000);
-    // The continuation's turn ran a command and stopped; the user steps in.
-    await world.waitFor("the continuation's turn to end", () => world.requestsFor("takeover").length >= 4);
+    await world.waitForAudit(id, "injected", 20_000);
+    // The continuation's turn ran a command and stopped: its idle armed the next countdown (the row after `injected`).
+    await world.waitForAudit(id, "armed", 20_000, 3);
+    // The user steps in during that countdown, past its grace period (measured from the countdown row's armed_at: a
+    // user message within it is taken for the echo of the turn that just ended).
+    const armedAt = Number(world.countdowns(id).at(-1)!.armed_at);
+    await sleep(Math.max(0, armedAt + GRACE_MS + 50 - Date.now()));
     await world.prompt(id, "Stop. Let me look at the parser first.");
-    const from = world.audit(id).indexOf(world.audit(id).find((r) => r.at === injected.at && r.event === "injected")!);
-    const paused = await world.waitForAudit(id, "skipped:user_took_over", 20_000, from);
+    const paused = await world.waitForAudit(id, "skipped:user_took_over", 20_000, 3);
     const userMessage = (await world.messages(id)).find((m) =>
       m.parts.some((p) => p.text === "Stop. Let me look at the parser first."),
     )!;
     expect(paused.detail).toMatchObject({ messageId: userMessage.info.id, pausedAt: expect.any(Number) });
-    await sleep(3000);
+    expect(await world.waitForRest(id, "skipped:user_took_over")).toEqual([
+      "armed",
+      "fired",
+      "injected",
+      "armed",
+      "cancelled:user_message",
+      "skipped:user_took_over",
+    ]);
     expect(sent(id)).toBe(1);
     expect(world.continuationRequests("takeover")).toHaveLength(1);
 
@@ -48,7 +61,12 @@ describe("judgement in a real OpenCode server", () => {
     await world.prompt(id, "scenario: text-only");
     const skipped = await world.waitForAudit(id, "skipped:no_progress_reply", 30_000);
     expect(skipped.detail).toMatchObject({ textOnlyReplies: 1, limit: 1 });
-    await sleep(2500);
+    expect(await world.waitForRest(id, "skipped:no_progress_reply")).toEqual([
+      "armed",
+      "fired",
+      "injected",
+      "skipped:no_progress_reply",
+    ]);
     expect(world.continuationRequests("text-only")).toHaveLength(1);
     expect(sent(id)).toBe(1);
   });
@@ -56,8 +74,11 @@ describe("judgement in a real OpenCode server", () => {
   it("§3 statuses toggled back and forth are churn, not progress: stagnation after a few, never 20", async () => {
     const id = await world.session("churn");
     await world.prompt(id, "scenario: churn");
-    await world.waitForAudit(id, "skipped:stagnation", 90_000);
-    await sleep(2500);
+    const trail = await world.waitForRest(id, "skipped:stagnation", 90_000);
+    expect(trail).toEqual([
+      ...Array.from({ length: 5 }, () => ["armed", "fired", "injected"]).flat(),
+      "skipped:stagnation",
+    ]);
     const continued = world.continuationRequests("churn").length;
     console.log(`e2e churn: ${continued} continuations, then stagnation (the budget is 20)`);
     expect(continued).toBe(5);
@@ -69,11 +90,17 @@ describe("judgement in a real OpenCode server", () => {
     await world.prompt(id, "scenario: text-question");
     const waiting = await world.waitForAudit(id, "skipped:waiting_for_user", 20_000);
     expect(waiting.detail).toMatchObject({ source: "text_question", question: "Which do you prefer?" });
-    await sleep(3000);
+    expect(await world.waitForRest(id, "skipped:waiting_for_user")).toEqual(["skipped:waiting_for_user"]);
     expect(world.injections(id)).toEqual([]);
     expect(world.continuationRequests("text-question")).toEqual([]);
     await world.prompt(id, "SQLite please");
-    await world.waitForAudit(id, "skipped:todos_complete", 30_000);
+    expect(await world.waitForRest(id, "skipped:todos_complete", 30_000)).toEqual([
+      "skipped:waiting_for_user",
+      "armed",
+      "fired",
+      "injected",
+      "skipped:todos_complete",
+    ]);
     expect(world.continuationRequests("text-question")).toHaveLength(1);
     expect(sent(id)).toBe(1);
   });
@@ -97,7 +124,15 @@ describe("judgement in a real OpenCode server", () => {
     await world.prompt(id, "scenario: permanent");
     const skipped = await world.waitForAudit(id, "skipped:provider_error", 20_000);
     expect(skipped.detail).toMatchObject({ statusCode: 401 });
-    await sleep(4000);
+    // OpenCode 1.18.33 publishes session.idle twice after a session.error: each idle is judged, and skipped.
+    await world.waitForAudit(id, "skipped:provider_error", 20_000, 4);
+    expect(await world.waitForRest(id, "skipped:provider_error")).toEqual([
+      "armed",
+      "fired",
+      "injected",
+      "skipped:provider_error",
+      "skipped:provider_error",
+    ]);
     expect(world.continuationRequests("permanent")).toHaveLength(1);
     expect(world.injections(id)).toHaveLength(1);
   });
@@ -132,7 +167,12 @@ describe("judgement in a real OpenCode server", () => {
     });
     const held = await world.waitForAudit(id, "skipped:compaction", 20_000);
     expect(held.detail).toMatchObject({ state: "finished" });
-    await sleep(3000);
+    // The compaction made the session busy (ending the countdown); its idle is held: at rest, nothing came after.
+    expect(await world.waitForRest(id, "skipped:compaction")).toEqual([
+      "armed",
+      "cancelled:busy",
+      "skipped:compaction",
+    ]);
     expect(world.injections(id)).toEqual([]);
     await world.prompt(id, "carry on (scenario: compaction)");
     await world.waitForAudit(id, "skipped:todos_complete", 30_000);

@@ -5,6 +5,9 @@ import { E2E, HEADER, sleep } from "./support/harness.js";
 import { textOf } from "./support/scripted-model.js";
 import { script } from "./scenarios.js";
 
+/** The default `gracePeriodMs`. */
+const GRACE_MS = 500;
+
 describe("the plugin in a real OpenCode server", () => {
   const world = new E2E(script, {});
 
@@ -64,8 +67,8 @@ describe("the plugin in a real OpenCode server", () => {
   it("does nothing when every todo is completed in the first turn", async () => {
     const id = await world.session("complete");
     await world.prompt(id, "scenario: complete");
-    await world.waitForAudit(id, "skipped:todos_complete");
-    await sleep(2500);
+    // At rest after the skip (nothing armed, pending or owed; OpenCode idle): nothing can follow without a new event.
+    expect(await world.waitForRest(id, "skipped:todos_complete")).toEqual(["skipped:todos_complete"]);
     expect(world.injections(id)).toEqual([]);
     expect(world.continuationRequests("complete")).toEqual([]);
     expect(world.trail(id)).toEqual(["skipped:todos_complete"]);
@@ -75,10 +78,16 @@ describe("the plugin in a real OpenCode server", () => {
     const id = await world.session("user-message");
     await world.prompt(id, "scenario: user-message");
     await world.waitForAudit(id, "armed");
-    await sleep(800); // past the 500 ms grace period
+    // A user message within the grace period (500 ms from the countdown's arming, by its row) is taken for the echo
+    // of the turn that just ended: the user writes after it, as the situation under test has it.
+    const armedAt = Number(world.countdowns(id)[0]!.armed_at);
+    await sleep(Math.max(0, armedAt + GRACE_MS + 50 - Date.now()));
     await world.prompt(id, "drop the rest, I will finish myself");
-    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
-    await sleep(2500);
+    expect(await world.waitForRest(id, "skipped:todos_complete", 15_000)).toEqual([
+      "armed",
+      "cancelled:user_message",
+      "skipped:todos_complete",
+    ]);
     expect(world.countdowns(id)).toMatchObject([{ state: "cancelled", end_reason: "user_message" }]);
     expect(world.injections(id)).toEqual([]);
     expect(world.continuationRequests("user-message")).toEqual([]);
@@ -90,7 +99,9 @@ describe("the plugin in a real OpenCode server", () => {
     await world.waitFor("the slow model call", () => world.requestsFor("abort").length >= 2);
     await world.server.client.session.abort({ path: { id }, throwOnError: true });
     const skipped = await world.waitForAudit(id, "skipped:aborted");
-    await sleep(3000);
+    // OpenCode 1.18.33 publishes session.idle twice for an aborted turn: each idle is judged, and skipped.
+    await world.waitForAudit(id, "skipped:aborted", 20_000, 1);
+    expect(await world.waitForRest(id, "skipped:aborted")).toEqual(["skipped:aborted", "skipped:aborted"]);
     expect(world.injections(id)).toEqual([]);
     expect(world.continuationRequests("abort")).toEqual([]);
     expect(world.audit(id).map((r) => r.event)).not.toContain("armed");
@@ -100,8 +111,13 @@ describe("the plugin in a real OpenCode server", () => {
   it("a model that never updates its todos is continued stagnationLimit times, then stopped (stagnation)", async () => {
     const id = await world.session("stagnation");
     await world.prompt(id, "scenario: stagnation");
-    await world.waitForAudit(id, "skipped:stagnation", 40_000);
-    await sleep(2500);
+    const continued = ["armed", "fired", "injected"];
+    expect(await world.waitForRest(id, "skipped:stagnation", 40_000)).toEqual([
+      ...continued,
+      ...continued,
+      ...continued,
+      "skipped:stagnation",
+    ]);
     expect(world.continuationRequests("stagnation")).toHaveLength(3);
     expect(world.injections(id).map((i) => i.status)).toEqual(["sent", "sent", "sent"]);
     expect(world.audit(id).at(-1)).toMatchObject({
@@ -121,10 +137,12 @@ describe("the plugin in a real OpenCode server", () => {
       const list = (await response.json()) as Array<{ id: string; sessionID: string }>;
       return list.find((q) => q.sessionID === id);
     });
-    await sleep(3500);
-    // OpenCode 1.18.33 keeps the session busy while the question tool waits: no idle, no countdown, no prompt.
+    // OpenCode 1.18.33 keeps the session busy while the question tool waits: no idle, no countdown, no prompt. What
+    // ends the wait is the answer: the whole trail after it (first row after the answer) shows that nothing came first.
+    expect(await world.sessionIdle(id)).toBe(false);
     expect(world.audit(id)).toEqual([]);
     expect(world.injections(id)).toEqual([]);
+    const answeredAt = Date.now();
     const reply = await fetch(
       `${world.server.url}/question/${asked.id}/reply?directory=${encodeURIComponent(world.server.project)}`,
       {
@@ -135,7 +153,13 @@ describe("the plugin in a real OpenCode server", () => {
     );
     expect(reply.ok).toBe(true);
     await world.waitForAudit(id, "injected", 20_000);
-    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
+    expect(await world.waitForRest(id, "skipped:todos_complete", 15_000)).toEqual([
+      "armed",
+      "fired",
+      "injected",
+      "skipped:todos_complete",
+    ]);
+    expect(world.audit(id)[0]!.at).toBeGreaterThanOrEqual(answeredAt);
     expect(world.continuationRequests("question")).toHaveLength(1);
   });
 

@@ -45,16 +45,16 @@ describe("the plugin in a real OpenCode on PostgreSQL", () => {
     await world.start();
     const id = await world.session("restart");
     await world.prompt(id, "scenario: restart");
-    await world.waitForAudit(id, "armed");
-    await sleep(1500);
+    const armed = await world.waitForAudit(id, "armed");
+    // Killed 1.5 s into the 8 s countdown (by its armed row's time): where the scenario crashes, not a wait for an outcome.
+    await sleep(Math.max(0, armed.at + 1500 - Date.now()));
     await world.crashServer();
     expect(world.countdowns(id)).toMatchObject([{ state: "armed" }]);
     await world.startServer();
     // The old process's heartbeat is still fresh, but its pid on this host is gone: taken over at once.
     await world.waitForAudit(id, "resumed:restart");
     await world.waitForAudit(id, "injected", 20_000);
-    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
-    await sleep(1000);
+    await world.waitForRest(id, "skipped:todos_complete", 15_000);
     expect(world.continuationRequests("restart")).toHaveLength(1);
     expect(world.trail(id)).toEqual(["armed", "resumed:restart", "fired", "injected", "skipped:todos_complete"]);
   });
@@ -72,7 +72,12 @@ describe("the plugin in a real OpenCode on PostgreSQL", () => {
     await world.waitForAudit(id, "stopped:command");
     await world.waitForAudit(id, "skipped:stopped", 15_000);
     expect(world.countdowns(id)).toMatchObject([{ state: "cancelled", end_reason: "stopped" }]);
-    await sleep(2500);
+    expect(await world.waitForRest(id, "skipped:stopped")).toEqual([
+      "armed",
+      "stopped:command",
+      "cancelled:stopped",
+      "skipped:stopped",
+    ]);
     expect(world.injections(id)).toEqual([]);
     world.server.client.session
       .command({ path: { id }, body: { command: "resume-continuation", arguments: "" } })
@@ -90,20 +95,26 @@ describe("the plugin in a real OpenCode on PostgreSQL", () => {
     const id = await world.session("restart");
     await world.prompt(id, "scenario: restart");
     await world.waitForAudit(id, "armed");
+    const deadlineAt = Number(world.countdowns(id)[0]!.deadline_at);
     postgres.stop("fast");
     const stoppedAt = Date.now();
     // OpenCode itself is not held up by the plugin while its database is gone.
     const started = Date.now();
     await world.server.client.session.list({ throwOnError: true });
     const listMs = Date.now() - started;
-    await sleep(6000);
+    await world.waitFor("the plugin's pause line", () => /todo-continuation paused/.test(world!.server.output()));
+    // The server stays down until 2 s past the countdown's deadline (by its row): the countdown must come due while
+    // the plugin cannot claim it. That is the scenario's cause, not a wait for an outcome: the trail below, `fired`
+    // after `resumed:store_recovered` and after the server is back, is what shows that nothing went out meanwhile.
+    await sleep(Math.max(0, deadlineAt + 2000 - Date.now()));
     expect(world.continuationRequests("restart")).toHaveLength(0);
     const paused = world.server.output().match(/todo-continuation paused[^\n]*/g) ?? [];
     expect(paused).toHaveLength(1);
+    const backAt = Date.now();
     postgres.start();
     await world.waitForAudit(id, "injected", 30_000);
-    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
-    await sleep(1000);
+    await world.waitForRest(id, "skipped:todos_complete", 15_000);
+    expect(world.audit(id).find((r) => r.event === "fired")!.at).toBeGreaterThanOrEqual(backAt);
     expect(world.continuationRequests("restart")).toHaveLength(1);
     expect(world.server.output()).toMatch(/todo-continuation resumed: the database postgres:\/\/[^ ]+ works again/);
     // The countdown it still owned is taken up again when the database answers: fired late, once.

@@ -17,7 +17,8 @@ describe("restarts of OpenCode", () => {
     const id = await world.session("restart");
     await world.prompt(id, "scenario: restart");
     const armed = await world.waitForAudit(id, "armed");
-    await sleep(1500);
+    // Killed 1.5 s into the 8 s countdown (by its armed row's time): where the scenario crashes, not a wait for an outcome.
+    await sleep(Math.max(0, armed.at + 1500 - Date.now()));
     const killedAt = Date.now();
     await world.crashServer();
     expect(world.countdowns(id)).toMatchObject([{ state: "armed" }]);
@@ -28,8 +29,13 @@ describe("restarts of OpenCode", () => {
     expect(remaining).toBeLessThanOrEqual(8000 - (killedAt - armed.at));
     const injected = await world.waitForAudit(id, "injected", 20_000);
     expect(injected.at - armed.at).toBeGreaterThanOrEqual(8000);
-    await world.waitForAudit(id, "skipped:todos_complete", 15_000);
-    await sleep(1000);
+    expect(await world.waitForRest(id, "skipped:todos_complete", 15_000)).toEqual([
+      "armed",
+      "resumed:restart",
+      "fired",
+      "injected",
+      "skipped:todos_complete",
+    ]);
     expect(world.continuationRequests("restart")).toHaveLength(1);
     expect(world.injections(id)).toMatchObject([{ status: "sent" }]);
     expect(world.trail(id)).toEqual(["armed", "resumed:restart", "fired", "injected", "skipped:todos_complete"]);
@@ -45,11 +51,16 @@ describe("restarts of OpenCode", () => {
     await world.prompt(id, "scenario: expired");
     const armed = await world.waitForAudit(id, "armed");
     await world.crashServer();
+    // Down until the countdown's deadline (2 s) plus more than the resume window (1 s) has passed, by its armed row's
+    // time: the restart must find it too late. A cause of the scenario, not a wait for an outcome.
     await sleep(Math.max(0, armed.at + 2000 + 1500 - Date.now()));
     await world.startServer();
     const expired = await world.waitForAudit(id, "expired:stale_after_restart");
     expect(expired.detail.lateMs as number).toBeGreaterThanOrEqual(1000);
-    await sleep(2000);
+    expect(await world.waitForRest(id, "expired:stale_after_restart")).toEqual([
+      "armed",
+      "expired:stale_after_restart",
+    ]);
     expect(world.countdowns(id)).toMatchObject([{ state: "expired", end_reason: "stale_after_restart" }]);
     expect(world.injections(id)).toEqual([]);
     expect(world.continuationRequests("expired")).toEqual([]);
@@ -76,7 +87,13 @@ describe("restarts of OpenCode", () => {
     const before = world.audit(id).length;
     await world.prompt(id, "keep going please");
     await world.waitForAudit(id, "skipped:stopped", 15_000, before);
-    await sleep(2500);
+    expect(await world.waitForRest(id, "skipped:stopped")).toEqual([
+      "armed",
+      "stopped:command",
+      "cancelled:stopped",
+      "skipped:stopped",
+      "skipped:stopped",
+    ]);
     expect(world.injections(id)).toEqual([]);
 
     world.server.client.session

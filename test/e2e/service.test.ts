@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
-import { E2E, sleep } from "./support/harness.js";
+import { E2E } from "./support/harness.js";
 import { freePort, TcpProxy } from "./support/tcp-proxy.js";
 import { script } from "./scenarios.js";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -82,8 +82,16 @@ describe("the standalone service against a real OpenCode server without the plug
     "reconnects after the server is killed and restarted, and continues the next idle",
     { timeout: 120_000 },
     async () => {
+      const outages = serviceLog.split("; reconnecting (retrying every").length;
       await world.crashServer();
-      await sleep(1500);
+      // The service has seen the server go (its one line for an outage) before the server comes back.
+      await withServiceLog(
+        world.waitFor(
+          "the service to notice the server gone",
+          () => serviceLog.split("; reconnecting (retrying every").length > outages,
+          20_000,
+        ),
+      );
       const started = Date.now();
       await world.startServer();
       const restartMs = Date.now() - started;
@@ -103,13 +111,21 @@ describe("the standalone service against a real OpenCode server without the plug
     const id = await world.session("stop");
     proxy.cut();
     await world.prompt(id, "scenario: stop"); // the server runs the turn; the service hears nothing
-    await world.waitFor("the model's turn to end", () => world.requestsFor("stop").length >= 2);
-    await sleep(1500);
+    await world.waitFor("the model's last call of the turn", () => world.requestsFor("stop").length >= 2);
+    // The turn has ended (OpenCode says so, directly: its idle went out while the service was cut off).
+    await world.waitFor("the turn to end", () => world.sessionIdle(id));
     expect(world.audit(id)).toEqual([]);
     proxy.restore();
     await world.waitForAudit(id, "injected", 60_000);
     const armed = world.audit(id).find((r) => r.event === "armed")!;
     expect(armed.detail.trigger).toBe("reevaluate");
+    // The whole trail: the first decision is the re-evaluation after the reconnect; nothing came before it.
+    expect(await withServiceLog(world.waitForRest(id, "skipped:todos_complete", 30_000))).toEqual([
+      "armed",
+      "fired",
+      "injected",
+      "skipped:todos_complete",
+    ]);
     expect(serviceLog).toMatch(/re-evaluating \d+ session\(s\) that changed while disconnected/);
   });
 
@@ -204,8 +220,23 @@ describe("the standalone service and the plugin on one database", () => {
   it("never both continue the same idle", async () => {
     const id = await world.session("stagnation");
     await world.prompt(id, "scenario: stagnation");
-    await world.waitForAudit(id, "skipped:stagnation", 60_000);
-    await sleep(2500);
+    // Both processes judge every idle, the last one too: the decision closes with both its skips, then rest.
+    await world.waitFor(
+      () => `both processes' stagnation skips (trail so far: ${world.trail(id).join(", ")})`,
+      () => world.trail(id).filter((t) => t === "skipped:stagnation").length >= 2,
+      60_000,
+    );
+    const trail = await world.waitForRest(id, "skipped:stagnation");
+    // One arms each eligible idle and the other defers to its countdown (in_flight, counted below: before or after
+    // the fire, as its reads of OpenCode took); apart from those deferrals, the whole trail.
+    const continued = ["armed", "fired", "injected"];
+    expect(trail.filter((t) => t !== "skipped:in_flight")).toEqual([
+      ...continued,
+      ...continued,
+      ...continued,
+      "skipped:stagnation",
+      "skipped:stagnation",
+    ]);
     // Both processes saw every idle; the database let exactly one of them send each continuation.
     expect(world.continuationRequests("stagnation")).toHaveLength(3);
     const injections = world.injections(id);

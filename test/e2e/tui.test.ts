@@ -10,8 +10,6 @@ import { textOf } from "./support/scripted-model.js";
 import { TuiWorld } from "./support/tui.js";
 import { script } from "./scenarios.js";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe("the real OpenCode TUI", () => {
   // A countdown long enough that a loaded machine still shows it with seconds to spare before Esc lands.
   const world = new TuiWorld(script, { server: { countdownSeconds: 10, leaseMs: 3000 } });
@@ -49,9 +47,9 @@ describe("the real OpenCode TUI", () => {
     // In TUI mode OpenCode may load the server plugin twice for the project; the second one defers to the first
     // one's countdown (`skipped: in_flight`), as any second process would.
     expect(world.trail(session).filter((t) => t !== "skipped:in_flight")).toEqual(["armed", "cancelled:user_key"]);
-    // Past the cancelled countdown's deadline (read from its row), nothing went out.
-    const [countdown] = world.rows<{ deadline_at: number }>("SELECT deadline_at FROM countdowns");
-    await sleep(Math.max(0, countdown!.deadline_at + 1500 - Date.now()));
+    // At rest (nothing armed, pending or owed in the file; the last decision the cancel, or a look that was still
+    // reading OpenCode yielding to it): the cancelled countdown cannot fire and nothing else can start. Nothing went out.
+    await world.waitForRest(session, ["cancelled:user_key", "skipped:user_key"]);
     expect(world.continuationRequests()).toEqual([]);
     expect(world.rows("SELECT id FROM injections")).toEqual([]);
   });

@@ -19,6 +19,15 @@ export interface AuditRow {
   detail: Record<string, unknown>;
 }
 
+/** What could still make the enforcer act for a session without a new event (see `E2E.restState`). */
+export interface RestState {
+  armed: number;
+  pending: number;
+  recheckAt: number | null;
+  /** The last audit row, `event[:reason]`. */
+  last: string | null;
+}
+
 export class E2E {
   readonly root = mkdtempSync(join(tmpdir(), "tc-e2e-"));
   /** The plugin's database: the `databasePath` option when a test sets one, else a file in the world's folder. */
@@ -135,6 +144,63 @@ export class E2E {
     return this.select("SELECT * FROM countdowns WHERE session_id = ? ORDER BY armed_at", sessionId);
   }
 
+  /**
+   * What could still make the enforcer act for the session without a new event from OpenCode, read in one statement:
+   * countdowns armed, continuations `pending`, a look owed (`sessions.recheck_at`), and the last audit row.
+   */
+  restState(sessionId: string): RestState {
+    const [row] = this.select<{ armed: number; pending: number; recheck_at: number | null; last: string | null }>(
+      `SELECT (SELECT count(*) FROM countdowns WHERE session_id = ? AND state = 'armed') AS armed,
+              (SELECT count(*) FROM injections WHERE session_id = ? AND status = 'pending') AS pending,
+              (SELECT recheck_at FROM sessions WHERE session_id = ?) AS recheck_at,
+              (SELECT event || coalesce(':' || reason, '') FROM audit_events WHERE session_id = ?
+                ORDER BY id DESC LIMIT 1) AS last`,
+      sessionId,
+      sessionId,
+      sessionId,
+      sessionId,
+    );
+    return {
+      armed: Number(row?.armed ?? 0),
+      pending: Number(row?.pending ?? 0),
+      recheckAt: row?.recheck_at == null ? null : Number(row.recheck_at),
+      last: row?.last ?? null,
+    };
+  }
+
+  /** Whether OpenCode reports the session idle (not busy, not retrying the provider). */
+  async sessionIdle(sessionId: string): Promise<boolean> {
+    const statuses = await this.server.client.session.status({
+      throwOnError: true,
+      signal: AbortSignal.timeout(10_000),
+    });
+    const status = (statuses.data as Record<string, { type: string }>)[sessionId];
+    return !status || status.type === "idle";
+  }
+
+  /**
+   * Resolves with the session's audit trail once the enforcer is at rest for it: its last audit row is `closing`, no
+   * countdown is armed, no continuation is `pending`, no look is owed (`sessions.recheck_at` is null), and OpenCode
+   * reports the session idle. From there nothing can follow without a new event from OpenCode, so a test asserts the
+   * whole trail and that no (further) continuation went out at once, instead of sleeping and then looking.
+   * With several processes on one database `recheck_at` is one column for all of them (one clears it while another
+   * still reads OpenCode): wait first for every process's closing row, then for rest.
+   */
+  async waitForRest(sessionId: string, closing: string, timeoutMs = 20_000): Promise<string[]> {
+    let state: RestState | undefined;
+    await this.waitFor(
+      () =>
+        `the enforcer at rest for ${sessionId} after ${closing} (now ${JSON.stringify(state)}; trail so far: ${this.trail(sessionId).join(", ")})`,
+      async () => {
+        state = this.restState(sessionId);
+        const rest = state.last === closing && state.armed === 0 && state.pending === 0 && state.recheckAt === null;
+        return rest && (await this.sessionIdle(sessionId));
+      },
+      timeoutMs,
+    );
+    return this.trail(sessionId);
+  }
+
   /** Model calls of one session's scenario that carried a continuation prompt. */
   continuationRequests(scenario: string): ModelRequest[] {
     return this.model
@@ -151,8 +217,9 @@ export class E2E {
     return this.model.agentRequests().filter((r) => scenarioOf(r) === scenario);
   }
 
+  /** Polls `probe` every 50 ms until it gives a value; `what` (or what it returns at the timeout) names the wait. */
   async waitFor<T>(
-    what: string,
+    what: string | (() => string),
     probe: () => T | undefined | false | Promise<T | undefined | false>,
     timeoutMs = 20_000,
   ): Promise<T> {
@@ -161,8 +228,9 @@ export class E2E {
       const value = await probe();
       if (value) return value;
       if (Date.now() - started > timeoutMs) {
+        const name = typeof what === "string" ? what : what();
         throw new Error(
-          `timed out after ${timeoutMs} ms waiting for ${what}\nserver log tail:\n${this.server.output().slice(-3000)}`,
+          `timed out after ${timeoutMs} ms waiting for ${name}\nserver log tail:\n${this.server.output().slice(-3000)}`,
         );
       }
       await new Promise((r) => setTimeout(r, 50));
@@ -172,7 +240,7 @@ export class E2E {
   /** Resolves when the audit trail of the session has an `event[:reason]` entry (optionally after `from` entries). */
   waitForAudit(sessionId: string, entry: string, timeoutMs = 20_000, from = 0): Promise<AuditRow> {
     return this.waitFor(
-      `audit ${entry} for ${sessionId} (trail so far: ${this.trail(sessionId).join(", ")})`,
+      () => `audit ${entry} for ${sessionId} (trail so far: ${this.trail(sessionId).join(", ")})`,
       () => {
         const rows = this.audit(sessionId).slice(from);
         return rows.find((r) => (r.reason ? `${r.event}:${r.reason}` : r.event) === entry || r.event === entry);

@@ -146,10 +146,12 @@ export class TuiWorld {
     this.tmux("send-keys", "-t", "tui", ...keys);
   }
 
-  /** Sends a message from the prompt box. */
+  /** Sends a message from the prompt box: Enter once the box shows the typed text (the TUI has taken it). */
   async say(text: string): Promise<void> {
+    const shown = (screen: string) => screen.split(text).length - 1;
+    const before = shown(this.screen());
     this.type(text);
-    await sleep(150);
+    await this.waitScreen(`"${text}" typed into the prompt box`, (s) => shown(s) > before, 5000);
     this.keys("Enter");
   }
 
@@ -215,6 +217,52 @@ export class TuiWorld {
       "SELECT event, reason FROM audit_events WHERE session_id = ? ORDER BY id",
       sessionId,
     ).map((r) => (r.reason ? `${r.event}:${r.reason}` : r.event));
+  }
+
+  /**
+   * What could still make an enforcer act for the session without a new event, read in one statement: countdowns
+   * armed, continuations `pending`, a look owed (`sessions.recheck_at`), and the last audit row other than
+   * `skipped:in_flight` (OpenCode may load the server plugin twice in TUI mode; the second defers to the first).
+   */
+  restState(sessionId: string): { armed: number; pending: number; recheckAt: number | null; last: string | null } {
+    const [row] = this.rows<{ armed: number; pending: number; recheck_at: number | null; last: string | null }>(
+      `SELECT (SELECT count(*) FROM countdowns WHERE session_id = ? AND state = 'armed') AS armed,
+              (SELECT count(*) FROM injections WHERE session_id = ? AND status = 'pending') AS pending,
+              (SELECT recheck_at FROM sessions WHERE session_id = ?) AS recheck_at,
+              (SELECT event || coalesce(':' || reason, '') FROM audit_events WHERE session_id = ?
+                AND NOT (event = 'skipped' AND reason IS 'in_flight') ORDER BY id DESC LIMIT 1) AS last`,
+      sessionId,
+      sessionId,
+      sessionId,
+      sessionId,
+    );
+    return {
+      armed: Number(row?.armed ?? 0),
+      pending: Number(row?.pending ?? 0),
+      recheckAt: row?.recheck_at ?? null,
+      last: row?.last ?? null,
+    };
+  }
+
+  /**
+   * Resolves once nothing is armed, pending or owed for the session in the file and its last decision (deferrals
+   * aside) is one of `closing`: no enforcer can send anything for it without a new event.
+   */
+  async waitForRest(sessionId: string, closing: string[], timeoutMs = 20_000): Promise<void> {
+    let state: ReturnType<TuiWorld["restState"]> | undefined;
+    try {
+      await this.until(
+        "the enforcer at rest",
+        () => {
+          state = this.restState(sessionId);
+          return state.armed === 0 && state.pending === 0 && state.recheckAt === null && closing.includes(state.last!);
+        },
+        timeoutMs,
+      );
+    } catch (error) {
+      (error as Error).message += ` after ${closing.join(" or ")} (now ${JSON.stringify(state)})`;
+      throw error;
+    }
   }
 
   /** What the database and OpenCode's log say, for a failing test's report. */
