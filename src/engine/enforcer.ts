@@ -1,6 +1,6 @@
-// The engine's composition root and its public face. It builds the parts — each on parts built before it, never on
-// one built after — says who listens to the engine events through which the later parts are reached, runs their
-// lifecycle in a fixed order, and offers the programmatic API. One idle, event to prompt call (README "Layout"):
+// The engine's composition root and its public face. It builds the infrastructure and the parts (parts.ts: each on
+// parts built before it, never on one built after, later ones reached through engine events), runs their lifecycle
+// in a fixed order, and offers the programmatic API. One idle, event to prompt call (README "Layout"):
 //   see/event-router → decide/looks → decide/judge (core/decide) → wait/countdowns.arm → wait/timer-queue
 //   → countdown_due → deliver/injector → wait/countdowns.claim → the host's prompt → deliver/outcomes
 import { RESUME_REASON, STORE_RECOVERED_REASON, type StopSource } from "../core/reasons.js";
@@ -11,29 +11,14 @@ import { stop as stopChange } from "../store/changes/stop.js";
 import { idOf } from "../core/fields.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
 import type { EngineStore, SessionScope } from "../store/port.js";
-import { BoundedMap } from "./bounded-map.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createContext, type EngineContext } from "./context.js";
-import { FactGatherer } from "./decide/facts.js";
-import { Judge } from "./decide/judge.js";
-import { Looks } from "./decide/looks.js";
-import { StopNotices } from "./decide/stop-notices.js";
-import { Injector } from "./deliver/injector.js";
-import { Lookups } from "./deliver/lookups.js";
-import { Outcomes } from "./deliver/outcomes.js";
-import { DeliveryQueue } from "./deliver/queue.js";
-import { Reconciler } from "./deliver/reconciler.js";
-import { StartWatch } from "./deliver/start-watch.js";
 import { EngineEmitter, logEngineEvents, type EngineEventName, type EngineEvents } from "./engine-events.js";
-import { LeaseLoop } from "./lease-loop.js";
 import { Lifecycle, type Mode } from "./lifecycle.js";
-import { RetentionSchedule } from "./retention-schedule.js";
-import { EventRouter } from "./see/event-router.js";
-import { SessionMemories } from "./see/session-memory.js";
+import { buildParts, routeEngineEvents, type EngineParts } from "./parts.js";
 import { SessionLanes } from "./session-lanes.js";
 import { StoreHealth, type StoreState } from "./store-health.js";
-import { CountdownToasts } from "./wait/countdown-toasts.js";
-import { Countdowns, type RecoveryReport } from "./wait/countdowns.js";
+import type { RecoveryReport } from "./wait/countdowns.js";
 import { TimerQueue } from "./wait/timer-queue.js";
 
 export type { RecoveryReport };
@@ -67,8 +52,6 @@ export interface EnforcerStats {
   storeProblem?: StoreState["kind"];
 }
 
-const MEMORY_CAP = 5000;
-
 export class Enforcer {
   readonly owner: string;
   private readonly ownsOwnerId: boolean;
@@ -78,17 +61,7 @@ export class Enforcer {
   private readonly timers: TimerQueue;
   private readonly lanes: SessionLanes;
   private readonly health: StoreHealth;
-  private readonly queue: DeliveryQueue;
-  private readonly countdowns: Countdowns;
-  private readonly toasts: CountdownToasts;
-  private readonly starts: StartWatch;
-  private readonly memories: SessionMemories;
-  private readonly reconciler: Reconciler;
-  private readonly injector: Injector;
-  private readonly looks: Looks;
-  private readonly router: EventRouter;
-  private readonly retention: RetentionSchedule;
-  private readonly leases: LeaseLoop;
+  private readonly parts: EngineParts;
   private starting: Promise<RecoveryReport> | undefined;
   private stopping: Promise<void> | undefined;
 
@@ -118,36 +91,12 @@ export class Enforcer {
       events,
     }));
 
-    // The parts, each on parts built before it.
-    const queue = (this.queue = new DeliveryQueue(config.maxConcurrentInjections, (e) => failed("continuation", e)));
-    const countdowns = (this.countdowns = new Countdowns(ctx));
-    this.toasts = new CountdownToasts(ctx, countdowns);
-    const facts = new FactGatherer(host, config.hostTimeoutMs, () => clock.monotonic());
-    const notices = new StopNotices(ctx);
-    const outcomes = new Outcomes(ctx, countdowns, notices);
-    const starts = (this.starts = new StartWatch(ctx, facts, outcomes));
-    const pinned = (id: string) => countdowns.has(id) || queue.isBusy(id) || starts.has(id);
-    const memories = (this.memories = new SessionMemories(MEMORY_CAP, pinned));
-    const judge = new Judge(ctx, memories, queue, notices);
-    const lookups = new Lookups(ctx);
-    const reconciler = (this.reconciler = new Reconciler(ctx, lookups, outcomes, queue));
-    const ownMessages = new BoundedMap<string, true>(1000);
-    const injected = { memories, queue, countdowns, judge, facts, lookups, reconciler, outcomes, starts, ownMessages };
-    this.injector = new Injector(ctx, injected);
-    const looks = (this.looks = new Looks(ctx, { memories, countdowns, judge, facts, queue, starts }));
-    const isOwnMessage = (id: string) => ownMessages.has(id);
-    this.router = new EventRouter(ctx, { memories, countdowns, looks, starts, isOwnMessage }, clock.now());
-    this.retention = new RetentionSchedule(ctx);
-    this.leases = new LeaseLoop(ctx, { countdowns, reconciler, looks });
-
-    // What flows back to parts built later: the engine events, and who listens to them.
+    const parts = (this.parts = buildParts(ctx));
     logEngineEvents(events, ctx.log, store.location);
     events.on("failure", ({ operation, error }) => {
       if (!this.health.report(error)) events.emit("error", { operation, error });
     });
-    events.on("countdown_armed", ({ armed }) => this.toasts.show(armed));
-    events.on("countdown_due", ({ armed, info }) => this.injector.due(armed, info));
-    events.on("look_again", ({ sessionId }) => void looks.evaluate(sessionId, "reevaluate"));
+    routeEngineEvents(ctx, parts);
     events.on("store_paused", () => this.pauseForStore());
     events.on("store_resumed", () => this.resumeAfterStore());
   }
@@ -173,12 +122,12 @@ export class Enforcer {
     let report: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
     if (this.lifecycle.ending) return report;
     registerOwner(this.owner);
-    await this.step("heartbeat", () => this.leases.heartbeat());
-    report = (await this.step("recovery", () => this.countdowns.recover(RESUME_REASON))) ?? report;
-    this.leases.start();
-    await this.step("reconciliation", () => this.reconciler.reconcilePending());
-    await this.step("recheck", () => this.looks.recheckOwed("restart"));
-    this.retention.start();
+    await this.step("heartbeat", () => this.parts.leases.heartbeat());
+    report = (await this.step("recovery", () => this.parts.countdowns.recover(RESUME_REASON))) ?? report;
+    this.parts.leases.start();
+    await this.step("reconciliation", () => this.parts.reconciler.reconcilePending());
+    await this.step("recheck", () => this.parts.looks.recheckOwed("restart"));
+    this.parts.retention.start();
     if (report.rearmed + report.fired + report.expired > 0)
       this.ctx.log("info", "countdowns recovered after restart", { ...report });
     return report;
@@ -196,15 +145,15 @@ export class Enforcer {
 
   private async doStop(): Promise<void> {
     this.lifecycle.enter("disposing");
-    this.leases.stop();
+    this.parts.leases.stop();
     this.timers.stop();
-    this.queue.stopQueued();
-    this.starts.clear();
+    this.parts.queue.stopQueued();
+    this.parts.starts.clear();
     await this.starting?.catch(() => undefined);
     await this.settled();
-    await this.step("lease release", () => this.countdowns.release());
+    await this.step("lease release", () => this.parts.countdowns.release());
     if (this.ownsOwnerId) await this.step("retirement", () => this.ctx.store.retire(this.owner));
-    this.looks.clear();
+    this.parts.looks.clear();
     unregisterOwner(this.owner);
     this.lifecycle.enter("disposed");
   }
@@ -214,16 +163,16 @@ export class Enforcer {
     do {
       await Promise.allSettled([...this.ctx.tracked]);
       await this.lanes.idle();
-      await this.queue.drain();
+      await this.parts.queue.drain();
     } while (this.ctx.tracked.size > 0 || this.lanes.size > 0);
   }
 
   stats(): EnforcerStats {
     return {
       mode: this.lifecycle.mode,
-      eventsIgnored: this.router.eventsIgnored,
-      armed: this.countdowns.size,
-      sessionsInMemory: this.memories.size,
+      eventsIgnored: this.parts.router.eventsIgnored,
+      armed: this.parts.countdowns.size,
+      sessionsInMemory: this.parts.memories.size,
       timers: this.timers.size,
       storeProblem: this.health.state?.kind,
     };
@@ -239,18 +188,18 @@ export class Enforcer {
     const mode = this.lifecycle.mode;
     // A streamed chunk with nothing counting down and no user message held changes nothing: answered here, in a
     // function small enough (no call, no try/catch) for the JIT to inline into OpenCode's call of the hook.
-    if (mode === "running" && this.countdowns.size === 0) {
+    if (mode === "running" && this.parts.countdowns.size === 0) {
       const type = (raw as { type?: unknown } | null)?.type;
       if (type === "message.part.delta") return;
-      if (type === "message.part.updated" && this.router.userMessages.held === 0) return;
+      if (type === "message.part.updated" && this.parts.router.userMessages.held === 0) return;
     }
     this.route(raw, mode);
   }
 
   private route(raw: unknown, mode: Mode): void {
     try {
-      if (mode === "running") this.router.handle(raw);
-      else if (mode === "paused_store") this.router.observe(raw);
+      if (mode === "running") this.parts.router.handle(raw);
+      else if (mode === "paused_store") this.parts.router.observe(raw);
     } catch (error) {
       this.ctx.failed("event handling", error);
     }
@@ -260,7 +209,7 @@ export class Enforcer {
   toolActivity(sessionId: unknown, phase: "before" | "after"): void {
     if (!this.lifecycle.deciding || typeof sessionId !== "string") return;
     try {
-      this.router.toolActivity(sessionId, phase);
+      this.parts.router.toolActivity(sessionId, phase);
     } catch (error) {
       this.ctx.failed("tool activity handling", error);
     }
@@ -271,7 +220,7 @@ export class Enforcer {
    * stale: forget it, so decisions rely on OpenCode's answers until events arrive again.
    */
   eventsMayHaveBeenMissed(): void {
-    this.router.forgetLiveState();
+    this.parts.router.forgetLiveState();
   }
 
   // ── the programmatic API ──────────────────────────────────────────────────
@@ -279,7 +228,7 @@ export class Enforcer {
   markRecovering(sessionId: string): void {
     if (!this.validSession("markRecovering", sessionId) || !this.lifecycle.deciding) return;
     const since = this.ctx.clock.now();
-    void this.countdowns.cancel(sessionId, "recovering", { source: "api" }, { recoveringSince: since });
+    void this.parts.countdowns.cancel(sessionId, "recovering", { source: "api" }, { recoveringSince: since });
   }
 
   markRecoveryComplete(sessionId: string): void {
@@ -296,7 +245,7 @@ export class Enforcer {
     const { changed, cancelled } = await this.change("stop", sessionId, (scope, now) =>
       this.ctx.store.change(stopChange(scope, source, now)),
     );
-    if (cancelled) this.countdowns.letGo(sessionId, cancelled.id);
+    if (cancelled) this.parts.countdowns.letGo(sessionId, cancelled.id);
     return changed;
   }
 
@@ -311,14 +260,14 @@ export class Enforcer {
       this.ctx.store.change(resumeChange(scope, source, now)),
     );
     // A command's own turn makes the session busy first; its idle is evaluated then. The API and the CLI look now.
-    if (changed && source !== "command") void this.looks.evaluate(sessionId, "resume");
+    if (changed && source !== "command") void this.parts.looks.evaluate(sessionId, "resume");
     return changed;
   }
 
   /** Evaluates a session as if it had just gone idle (after a reconnect, a resume, or a lost injection). */
   reevaluate(sessionId: string): Promise<void> {
     if (!this.validSession("reevaluate", sessionId)) return Promise.resolve();
-    return this.looks.evaluate(sessionId, "reevaluate");
+    return this.parts.looks.evaluate(sessionId, "reevaluate");
   }
 
   private async change<T>(what: string, sessionId: string, write: (scope: SessionScope, now: number) => Promise<T>) {
@@ -348,17 +297,17 @@ export class Enforcer {
   private pauseForStore(): void {
     if (this.lifecycle.mode !== "running") return;
     this.lifecycle.enter("paused_store");
-    this.countdowns.dropAll();
-    this.router.userMessages.drop();
+    this.parts.countdowns.dropAll();
+    this.parts.router.userMessages.drop();
   }
 
   private resumeAfterStore(): void {
     if (this.lifecycle.mode !== "paused_store") return;
     this.lifecycle.enter("running");
     void this.ctx.track(
-      this.countdowns.recover(STORE_RECOVERED_REASON).then((report) => {
+      this.parts.countdowns.recover(STORE_RECOVERED_REASON).then((report) => {
         // After the countdowns are held again: a look at a session whose countdown survived finds it armed here.
-        this.looks.lookAgainAtUnjudged();
+        this.parts.looks.lookAgainAtUnjudged();
         return report;
       }),
     );

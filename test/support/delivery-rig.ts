@@ -1,5 +1,6 @@
-// The engine's delivery group (src/engine/deliver/) wired as the enforcer wires it (src/engine/enforcer.ts, its
-// constructor), over a hand-made context and a real SQLite file, on fake timers: no event router, no looks. One rig per
+// The engine's delivery group (src/engine/deliver/) wired as the enforcer wires it (src/engine/parts.ts), over the
+// engine's context and a real SQLite file, on fake timers: a due countdown goes to the injector, and a session to be
+// looked at again is only recorded (no looks, no toasts). One rig per
 // test, for the tests of the injector, the outcomes, the reconciler and the start watch.
 //
 // `store`, `rows` and `rig` are live bindings: `useDeliveryRig()` opens a fresh file before each test and `build()`
@@ -8,18 +9,16 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, vi } from "vitest";
 import type { Config } from "../../src/config.js";
-import { BoundedMap } from "../../src/engine/bounded-map.js";
-import { FactGatherer } from "../../src/engine/decide/facts.js";
-import { Judge } from "../../src/engine/decide/judge.js";
-import { StopNotices } from "../../src/engine/decide/stop-notices.js";
-import { Injector } from "../../src/engine/deliver/injector.js";
-import { Lookups } from "../../src/engine/deliver/lookups.js";
-import { Outcomes } from "../../src/engine/deliver/outcomes.js";
-import { DeliveryQueue } from "../../src/engine/deliver/queue.js";
-import { Reconciler } from "../../src/engine/deliver/reconciler.js";
-import { StartWatch } from "../../src/engine/deliver/start-watch.js";
-import { SessionMemories } from "../../src/engine/see/session-memory.js";
-import { Countdowns } from "../../src/engine/wait/countdowns.js";
+import { buildParts } from "../../src/engine/parts.js";
+import type { Countdowns } from "../../src/engine/wait/countdowns.js";
+import type { FactGatherer } from "../../src/engine/decide/facts.js";
+import type { Injector } from "../../src/engine/deliver/injector.js";
+import type { Lookups } from "../../src/engine/deliver/lookups.js";
+import type { Outcomes } from "../../src/engine/deliver/outcomes.js";
+import type { DeliveryQueue } from "../../src/engine/deliver/queue.js";
+import type { Reconciler } from "../../src/engine/deliver/reconciler.js";
+import type { StartWatch } from "../../src/engine/deliver/start-watch.js";
+import type { SessionMemories } from "../../src/engine/see/session-memory.js";
 import type { PromptRequest } from "../../src/host/port.js";
 import { arm } from "../../src/store/changes/arm.js";
 import { changeSession } from "../../src/store/changes/change-session.js";
@@ -95,29 +94,7 @@ export function build(overrides: Partial<Config> = {}, owner = liveOwner()): Rig
     ["b", "pending"],
   ]);
   const ctx = makeContext({ store, config, owner, host });
-  const notices = new StopNotices(ctx);
-  const facts = new FactGatherer(host, config.hostTimeoutMs, () => ctx.clock.monotonic());
-  const queue = new DeliveryQueue(config.maxConcurrentInjections, (error) => ctx.failed("continuation", error));
-  const countdowns = new Countdowns(ctx);
-  const outcomes = new Outcomes(ctx, countdowns, notices);
-  const starts = new StartWatch(ctx, facts, outcomes);
-  const memories = new SessionMemories(1000, () => true);
-  const judge = new Judge(ctx, memories, queue, notices);
-  const lookups = new Lookups(ctx);
-  const reconciler = new Reconciler(ctx, lookups, outcomes, queue);
-  const ownMessages = new BoundedMap<string, true>(1000);
-  const injector = new Injector(ctx, {
-    memories,
-    queue,
-    countdowns,
-    judge,
-    facts,
-    lookups,
-    reconciler,
-    outcomes,
-    starts,
-    ownMessages,
-  });
+  const { countdowns, queue, injector, outcomes, reconciler, starts, lookups, facts, memories } = buildParts(ctx);
   const looks: string[] = [];
   ctx.events.on("countdown_due", ({ armed, info }) => injector.due(armed, info));
   ctx.events.on("look_again", ({ sessionId }) => void looks.push(sessionId));

@@ -1,0 +1,78 @@
+// The engine's parts, each built on parts built before it — never on one built after — and the engine events through
+// which the later parts are reached. The composition root (enforcer.ts) builds them here, and so do the tests of one
+// part, so that a part under test is wired exactly as it runs.
+import type { EngineContext } from "./context.js";
+import { BoundedMap } from "./bounded-map.js";
+import { FactGatherer } from "./decide/facts.js";
+import { Judge } from "./decide/judge.js";
+import { Looks } from "./decide/looks.js";
+import { StopNotices } from "./decide/stop-notices.js";
+import { Injector } from "./deliver/injector.js";
+import { Lookups } from "./deliver/lookups.js";
+import { Outcomes } from "./deliver/outcomes.js";
+import { DeliveryQueue } from "./deliver/queue.js";
+import { Reconciler } from "./deliver/reconciler.js";
+import { StartWatch } from "./deliver/start-watch.js";
+import { LeaseLoop } from "./lease-loop.js";
+import { RetentionSchedule } from "./retention-schedule.js";
+import { EventRouter } from "./see/event-router.js";
+import { SessionMemories } from "./see/session-memory.js";
+import { CountdownToasts } from "./wait/countdown-toasts.js";
+import { Countdowns } from "./wait/countdowns.js";
+
+export interface EngineParts {
+  queue: DeliveryQueue;
+  countdowns: Countdowns;
+  toasts: CountdownToasts;
+  facts: FactGatherer;
+  notices: StopNotices;
+  outcomes: Outcomes;
+  starts: StartWatch;
+  memories: SessionMemories;
+  judge: Judge;
+  lookups: Lookups;
+  reconciler: Reconciler;
+  /** Message ids this process chose for its own continuations (their echo is not a person writing). */
+  ownMessages: BoundedMap<string, true>;
+  injector: Injector;
+  looks: Looks;
+  router: EventRouter;
+  retention: RetentionSchedule;
+  leases: LeaseLoop;
+}
+
+/** Sessions remembered at most (the oldest without live work are forgotten first). */
+export const MEMORY_CAP = 5000;
+
+export function buildParts(ctx: EngineContext, memoryCap = MEMORY_CAP): EngineParts {
+  const { config, host, clock } = ctx;
+  const queue = new DeliveryQueue(config.maxConcurrentInjections, (error) => ctx.failed("continuation", error));
+  const countdowns = new Countdowns(ctx);
+  const toasts = new CountdownToasts(ctx, countdowns);
+  const facts = new FactGatherer(host, config.hostTimeoutMs, () => clock.monotonic());
+  const notices = new StopNotices(ctx);
+  const outcomes = new Outcomes(ctx, countdowns, notices);
+  const starts = new StartWatch(ctx, facts, outcomes);
+  const pinned = (id: string) => countdowns.has(id) || queue.isBusy(id) || starts.has(id);
+  const memories = new SessionMemories(memoryCap, pinned);
+  const judge = new Judge(ctx, memories, queue, notices);
+  const lookups = new Lookups(ctx);
+  const reconciler = new Reconciler(ctx, lookups, outcomes, queue);
+  const ownMessages = new BoundedMap<string, true>(1000);
+  const injected = { memories, queue, countdowns, judge, facts, lookups, reconciler, outcomes, starts, ownMessages };
+  const injector = new Injector(ctx, injected);
+  const looks = new Looks(ctx, { memories, countdowns, judge, facts, queue, starts });
+  const isOwnMessage = (id: string) => ownMessages.has(id);
+  const router = new EventRouter(ctx, { memories, countdowns, looks, starts, isOwnMessage }, clock.now());
+  const retention = new RetentionSchedule(ctx);
+  const leases = new LeaseLoop(ctx, { countdowns, reconciler, looks });
+  const parts = { queue, countdowns, toasts, facts, notices, outcomes, starts, memories, judge, lookups, reconciler };
+  return { ...parts, ownMessages, injector, looks, router, retention, leases };
+}
+
+/** What flows back to parts built later: a countdown armed (its toast), due (its attempt), a session to look at again. */
+export function routeEngineEvents(ctx: EngineContext, parts: EngineParts): void {
+  ctx.events.on("countdown_armed", ({ armed }) => parts.toasts.show(armed));
+  ctx.events.on("countdown_due", ({ armed, info }) => parts.injector.due(armed, info));
+  ctx.events.on("look_again", ({ sessionId }) => void parts.looks.evaluate(sessionId, "reevaluate"));
+}
