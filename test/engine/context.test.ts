@@ -5,7 +5,6 @@
 // even when OpenCode's log does; failed() is the `failure` engine event; track() keeps a background job in `tracked`
 // until it settles and reports a rejected one as the failure of a "background job", resolving with undefined.
 // Built here from the real parts over a real SQLite file, with a clock the test moves by hand.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config.js";
@@ -15,10 +14,9 @@ import { EngineEmitter } from "../../src/engine/engine-events.js";
 import { Lifecycle } from "../../src/engine/lifecycle.js";
 import { SessionLanes } from "../../src/engine/session-lanes.js";
 import { TimerQueue } from "../../src/engine/wait/timer-queue.js";
-import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { openTestStore } from "../support/engine-context.js";
-import { tempFolder, testConfig, type Rows } from "../support/engine-fixture.js";
+import { TestFiles } from "../support/engine-context.js";
+import { testConfig, type Rows } from "../support/engine-fixture.js";
 import { FakeHost } from "../support/fake-host.js";
 import { START } from "../support/fake-time.js";
 import { failChangeOnce } from "../support/store-spies.js";
@@ -27,7 +25,7 @@ const S = "ses_context";
 const OTHER = "ses_other";
 
 let folder: string;
-let connection: SqliteConnection;
+let files: TestFiles;
 let store: SqliteStore;
 let rows: Rows;
 let config: Config;
@@ -85,14 +83,14 @@ function deferred<T = void>() {
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 beforeEach(async () => {
-  folder = tempFolder();
+  files = new TestFiles();
+  folder = files.folder;
   config = testConfig(join(folder, "state.db"));
-  ({ connection, store, rows } = await openTestStore(folder, config));
+  ({ store, rows } = await files.open(config));
 });
 
 afterEach(() => {
-  connection.close();
-  rmSync(folder, { recursive: true, force: true });
+  files.end();
 });
 
 describe("the parts", () => {

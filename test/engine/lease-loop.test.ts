@@ -6,9 +6,8 @@
 // deciding; stop() stops the ticks. Built here from the engine's real parts (Countdowns, Reconciler, Looks, wired as in
 // enforcer.ts) over the engine's context and a real SQLite file, on fake timers. The whole engine with a stuck tick is
 // test/engine/scenarios/store-failure.test.ts.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config.js";
 import type { DeliveryQueue } from "../../src/engine/deliver/queue.js";
 import { buildParts } from "../../src/engine/parts.js";
@@ -23,14 +22,14 @@ import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import {
   deadOwner,
-  forgetOwners,
   liveOwner,
   makeContext,
-  openTestStore,
   quiet,
   type TestContext,
+  TestFiles,
+  startFakeTime,
 } from "../support/engine-context.js";
-import { DIRECTORY, tempFolder, testConfig, type Rows } from "../support/engine-fixture.js";
+import { DIRECTORY, testConfig, type Rows } from "../support/engine-fixture.js";
 import { FakeHost } from "../support/fake-host.js";
 import { advance, START } from "../support/fake-time.js";
 import { failChangeOnce, gateChanges } from "../support/store-spies.js";
@@ -39,6 +38,7 @@ const LEASE_MS = 3000;
 const TICK_MS = LEASE_MS / 3;
 
 let folder: string;
+let files: TestFiles;
 let connection: SqliteConnection;
 let store: SqliteStore;
 let rows: Rows;
@@ -126,20 +126,17 @@ async function plantCountdown(sessionId: string, owner: string, inMs: number) {
 }
 
 beforeEach(async () => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(START);
-  folder = tempFolder();
-  ({ connection, store, rows } = await openTestStore(folder));
+  startFakeTime();
+  files = new TestFiles();
+  folder = files.folder;
+  ({ connection, store, rows } = await files.open());
 });
 
 afterEach(() => {
   rig?.loop.stop();
   rig?.queue.stopQueued();
   rig?.ctx.timers.stop();
-  connection.close();
-  rmSync(folder, { recursive: true, force: true });
-  forgetOwners();
-  vi.useRealTimers();
+  files.end();
 });
 
 describe("a tick", () => {

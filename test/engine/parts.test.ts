@@ -1,20 +1,11 @@
 // The engine's parts built in order and the engine events routed to the parts built later: a countdown armed shows its
 // toast, a countdown due becomes an attempt that sends, a session handed back is looked at again; and session memory
 // never forgets a session whose countdown, attempt or start watch is still live.
-import { rmSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildParts, routeEngineEvents, type EngineParts } from "../../src/engine/parts.js";
-import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import {
-  forgetOwners,
-  liveOwner,
-  makeContext,
-  openTestStore,
-  quiet,
-  type TestContext,
-} from "../support/engine-context.js";
-import { tempFolder, testConfig, type Rows } from "../support/engine-fixture.js";
+import { liveOwner, makeContext, quiet, type TestContext, TestFiles } from "../support/engine-context.js";
+import { testConfig, type Rows } from "../support/engine-fixture.js";
 import { ev } from "../support/events.js";
 import { FakeHost } from "../support/fake-host.js";
 import { advance, useFakeTime } from "../support/fake-time.js";
@@ -23,7 +14,7 @@ useFakeTime();
 
 const S = "ses_parts";
 let folder: string;
-let connection: SqliteConnection;
+let files: TestFiles;
 let store: SqliteStore;
 let rows: Rows;
 let ctx: TestContext;
@@ -49,17 +40,16 @@ async function settle(): Promise<void> {
 }
 
 beforeEach(async () => {
-  folder = tempFolder();
-  ({ connection, store, rows } = await openTestStore(folder));
+  files = new TestFiles();
+  folder = files.folder;
+  ({ store, rows } = await files.open());
 });
 
 afterEach(() => {
   parts?.queue.stopQueued();
   parts?.starts.clear();
   ctx?.timers.stop();
-  connection.close();
-  rmSync(folder, { recursive: true, force: true });
-  forgetOwners();
+  files.end();
 });
 
 describe("the engine events, routed", () => {

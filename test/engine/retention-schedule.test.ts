@@ -4,14 +4,13 @@
 // that deleted something says so in one log line with what it deleted, one that deleted nothing is silent; a prune
 // that fails is reported (the `failure` event of a background job) and the schedule goes on; once the engine is
 // ending, no further run is scheduled. Built here over the engine's context and a real SQLite file, on fake timers.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RetentionSchedule } from "../../src/engine/retention-schedule.js";
 import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { forgetOwners, makeContext, openTestStore, quiet, type TestContext } from "../support/engine-context.js";
-import { DIRECTORY, tempFolder, testConfig } from "../support/engine-fixture.js";
+import { makeContext, quiet, type TestContext, TestFiles, startFakeTime } from "../support/engine-context.js";
+import { DIRECTORY, testConfig } from "../support/engine-fixture.js";
 import { advance, START } from "../support/fake-time.js";
 import { failChangeOnce } from "../support/store-spies.js";
 
@@ -20,6 +19,7 @@ const MINUTE_MS = 60_000;
 const SIX_HOURS_MS = 6 * 3_600_000;
 
 let folder: string;
+let files: TestFiles;
 let connection: SqliteConnection;
 let store: SqliteStore;
 let ctx: TestContext;
@@ -55,18 +55,15 @@ async function pass(ms: number): Promise<void> {
 }
 
 beforeEach(async () => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(START);
-  folder = tempFolder();
-  ({ connection, store } = await openTestStore(folder));
+  startFakeTime();
+  files = new TestFiles();
+  folder = files.folder;
+  ({ connection, store } = await files.open());
 });
 
 afterEach(() => {
   ctx?.timers.stop();
-  connection.close();
-  rmSync(folder, { recursive: true, force: true });
-  forgetOwners();
-  vi.useRealTimers();
+  files.end();
 });
 
 describe("when it runs", () => {

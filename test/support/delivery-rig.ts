@@ -5,9 +5,8 @@
 //
 // `store`, `rows` and `rig` are live bindings: `useDeliveryRig()` opens a fresh file before each test and `build()`
 // wires a fresh rig, so a test file imports them once and reads them as its own.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, vi } from "vitest";
+import { afterEach, beforeEach, expect } from "vitest";
 import type { Config } from "../../src/config.js";
 import { buildParts } from "../../src/engine/parts.js";
 import type { Countdowns } from "../../src/engine/wait/countdowns.js";
@@ -24,12 +23,11 @@ import { arm } from "../../src/store/changes/arm.js";
 import { changeSession } from "../../src/store/changes/change-session.js";
 import { claim } from "../../src/store/changes/claim.js";
 import type { NewInjection } from "../../src/store/port.js";
-import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { forgetOwners, liveOwner, makeContext, openTestStore, quiet, type TestContext } from "./engine-context.js";
-import { DIRECTORY, tempFolder, testConfig, type Rows } from "./engine-fixture.js";
+import { liveOwner, makeContext, quiet, type TestContext, TestFiles, startFakeTime } from "./engine-context.js";
+import { DIRECTORY, testConfig, type Rows } from "./engine-fixture.js";
 import { FakeHost } from "./fake-host.js";
-import { advance, START } from "./fake-time.js";
+import { advance } from "./fake-time.js";
 
 /** The session every rig is built around: a user asked for something and two todos are open. */
 export const S = "ses_delivery";
@@ -38,7 +36,7 @@ export const GIVE_UP = { retryOf: "inj_x", reason: "backoff" } as const;
 export const BASE_MS = 1000;
 
 let folder: string;
-let connection: SqliteConnection;
+let files: TestFiles;
 export let store: SqliteStore;
 export let rows: Rows;
 export let rig: Rig;
@@ -62,19 +60,16 @@ export interface Rig {
 /** Fake timers from START and a fresh SQLite file for every test of the file; the rig stopped after each. */
 export function useDeliveryRig(): void {
   beforeEach(async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-    vi.setSystemTime(START);
-    folder = tempFolder();
-    ({ connection, store, rows } = await openTestStore(folder));
+    startFakeTime();
+    files = new TestFiles();
+    folder = files.folder;
+    ({ store, rows } = await files.open());
   });
 
   afterEach(() => {
     rig?.queue.stopQueued();
     rig?.ctx.timers.stop();
-    connection.close();
-    rmSync(folder, { recursive: true, force: true });
-    forgetOwners();
-    vi.useRealTimers();
+    files.end();
   });
 }
 

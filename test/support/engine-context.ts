@@ -1,6 +1,7 @@
 // The engine's own context (src/engine/context.ts) over a real store, for tests of one engine collaborator without
 // the whole enforcer: one timer queue, session lanes, a lifecycle and the engine's events, on the system clock so that
 // fake timers drive them. What was reported as failed is kept for the test to look at.
+import { rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { vi } from "vitest";
@@ -15,8 +16,9 @@ import { newOwnerId, registerOwner, unregisterOwner } from "../../src/store/owne
 import type { EngineStore } from "../../src/store/port.js";
 import { openSqlite, type SqliteConnection } from "../../src/store/sqlite/open.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { DIRECTORY, Rows, testConfig } from "./engine-fixture.js";
+import { DIRECTORY, Rows, tempFolder, testConfig } from "./engine-fixture.js";
 import { FakeHost } from "./fake-host.js";
+import { START } from "./fake-time.js";
 
 export interface TestContext extends EngineContext {
   readonly host: FakeHost;
@@ -66,6 +68,34 @@ export async function openTestStore(folder: string, config: Config = testConfig(
     store: new SqliteStore(connection, { busyTimeoutMs: config.busyTimeoutMs }),
     rows: new Rows(connection),
   };
+}
+
+/** Fake timers (setTimeout, setInterval, Date, performance) from START: waits, deadlines and leases exact and instant. */
+export function startFakeTime(): void {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
+  vi.setSystemTime(START);
+}
+
+/**
+ * A test's folder and its SQLite file, opened once or more (each opening is another process's view); `end()` closes
+ * every connection, deletes the folder, forgets the owners registered, and brings the real timers back.
+ */
+export class TestFiles {
+  readonly folder = tempFolder();
+  private readonly connections: SqliteConnection[] = [];
+
+  async open(config?: Config) {
+    const opened = await openTestStore(this.folder, config);
+    this.connections.push(opened.connection);
+    return opened;
+  }
+
+  end(): void {
+    for (const connection of this.connections.splice(0)) connection.close();
+    rmSync(this.folder, { recursive: true, force: true });
+    forgetOwners();
+    vi.useRealTimers();
+  }
 }
 
 /** Owner ids as `ownerMayBeAlive` reads them: an engine of this process that is running, or one that is gone. */

@@ -8,28 +8,26 @@
 // read; `inspectOptions` reads messages with the configured text-question detection and the message that paused the
 // session. Built as enforcer.ts builds it, over the engine's context on a real SQLite file and the FakeHost, with
 // fake timers for the time it waits.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
 import type { SessionStatus } from "../../../src/core/events.js";
 import { FactGatherer, inspectOptions, type HostFacts } from "../../../src/engine/decide/facts.js";
 import type { HostPort } from "../../../src/host/port.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { q } from "../../../src/store/script.js";
-import type { SqliteConnection } from "../../../src/store/sqlite/open.js";
 import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
-import { makeContext, openTestStore, type TestContext } from "../../support/engine-context.js";
-import { DIRECTORY, tempFolder, testConfig } from "../../support/engine-fixture.js";
+import { makeContext, type TestContext, TestFiles, startFakeTime } from "../../support/engine-context.js";
+import { DIRECTORY, testConfig } from "../../support/engine-fixture.js";
 import { FakeHost } from "../../support/fake-host.js";
-import { advance, START } from "../../support/fake-time.js";
+import { advance } from "../../support/fake-time.js";
 
 const S = "ses_facts";
 const TIMEOUT_MS = 1000;
 const AGENT_CACHE_MS = 60_000;
 
 let folder: string;
-let connection: SqliteConnection;
+let files: TestFiles;
 let store: SqliteStore;
 let ctx: TestContext;
 let host: FakeHost;
@@ -63,18 +61,16 @@ function countChildReads(): string[] {
 }
 
 beforeEach(async () => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(START);
-  folder = tempFolder();
-  ({ connection, store } = await openTestStore(folder));
+  startFakeTime();
+  files = new TestFiles();
+  folder = files.folder;
+  ({ store } = await files.open());
   build();
 });
 
 afterEach(() => {
   ctx.timers.stop();
-  connection.close();
-  rmSync(folder, { recursive: true, force: true });
-  vi.useRealTimers();
+  files.end();
 });
 
 describe("gather", () => {

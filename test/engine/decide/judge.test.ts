@@ -8,9 +8,8 @@
 // session change in one transaction, and a skip that ends continuation owes the user one stop notice, once. Built as
 // enforcer.ts builds it, over a real SQLite file and the FakeHost; "another process" writes through a second
 // connection to the same file.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
 import type { Stage } from "../../../src/core/decide.js";
 import type { SkipReason } from "../../../src/core/reasons.js";
@@ -22,20 +21,19 @@ import { DeliveryQueue } from "../../../src/engine/deliver/queue.js";
 import { SessionMemories } from "../../../src/engine/see/session-memory.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { stop } from "../../../src/store/changes/stop.js";
-import type { SqliteConnection } from "../../../src/store/sqlite/open.js";
 import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import { fireContinuation, pressCancelKey } from "../../support/continuations.js";
 import {
-  forgetOwners,
   liveOwner,
   makeContext,
-  openTestStore,
   remoteOwner,
   type TestContext,
+  TestFiles,
+  startFakeTime,
 } from "../../support/engine-context.js";
-import { DIRECTORY, tempFolder, testConfig, type Rows } from "../../support/engine-fixture.js";
+import { DIRECTORY, testConfig, type Rows } from "../../support/engine-fixture.js";
 import { FakeHost } from "../../support/fake-host.js";
-import { advance, START } from "../../support/fake-time.js";
+import { advance } from "../../support/fake-time.js";
 
 const S = "ses_judge";
 const SCOPE = { sessionId: S, directory: DIRECTORY };
@@ -43,10 +41,9 @@ const BASE_MS = 1000;
 const MAX_RETRIES = 2;
 
 let folder: string;
-let connection: SqliteConnection;
+let files: TestFiles;
 let store: SqliteStore;
 /** Another process's connection to the same file. */
-let otherConnection: SqliteConnection;
 let elsewhere: SqliteStore;
 let rows: Rows;
 let config: Config;
@@ -98,11 +95,11 @@ const said = (stage: Stage, reason: SkipReason, detail: Record<string, unknown> 
   skip(reason, { stage, ...detail });
 
 beforeEach(async () => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(START);
-  folder = tempFolder();
-  ({ connection, store, rows } = await openTestStore(folder));
-  ({ connection: otherConnection, store: elsewhere } = await openTestStore(folder));
+  startFakeTime();
+  files = new TestFiles();
+  folder = files.folder;
+  ({ store, rows } = await files.open());
+  ({ store: elsewhere } = await files.open());
   build();
 });
 
@@ -111,11 +108,7 @@ afterEach(async () => {
   queue.stopQueued();
   for (const release of held.splice(0)) release();
   await queue.drain();
-  otherConnection.close();
-  connection.close();
-  rmSync(folder, { recursive: true, force: true });
-  forgetOwners();
-  vi.useRealTimers();
+  files.end();
 });
 
 describe("decide: the session's row", () => {

@@ -9,9 +9,8 @@
 // `lookAgainAtUnjudged`; `recheckOwed` looks at the sessions owed a look within the resume window, judging what
 // answered them since they were owed, and expires older ones with an `expired` row. Built as enforcer.ts builds it,
 // from the engine's real parts over a real SQLite file and the FakeHost, with fake timers.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
 import { FactGatherer } from "../../../src/engine/decide/facts.js";
 import { Judge } from "../../../src/engine/decide/judge.js";
@@ -26,21 +25,20 @@ import { changeSession } from "../../../src/store/changes/change-session.js";
 import { stop } from "../../../src/store/changes/stop.js";
 import type { SessionChange } from "../../../src/store/port.js";
 import type { Change } from "../../../src/store/script.js";
-import type { SqliteConnection } from "../../../src/store/sqlite/open.js";
 import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import { fireContinuation } from "../../support/continuations.js";
 import {
-  forgetOwners,
   liveOwner,
   makeContext,
-  openTestStore,
   quiet,
   remoteOwner,
   type TestContext,
+  TestFiles,
+  startFakeTime,
 } from "../../support/engine-context.js";
-import { DIRECTORY, tempFolder, testConfig, type Rows } from "../../support/engine-fixture.js";
+import { DIRECTORY, testConfig, type Rows } from "../../support/engine-fixture.js";
 import { FakeHost } from "../../support/fake-host.js";
-import { advance, START } from "../../support/fake-time.js";
+import { advance } from "../../support/fake-time.js";
 import { failChangeOnce } from "../../support/store-spies.js";
 
 const S = "ses_looks";
@@ -50,9 +48,8 @@ const WINDOW_MS = 60_000;
 const CHILDREN_RECHECK_MS = 60_000;
 
 let folder: string;
-let connection: SqliteConnection;
+let files: TestFiles;
 let store: SqliteStore;
-let otherConnection: SqliteConnection;
 /** Another process's connection to the same file. */
 let elsewhere: SqliteStore;
 let rows: Rows;
@@ -133,11 +130,11 @@ const armedRows = (sessionId = S) => rows.countdowns(sessionId).filter((c) => c.
 const lastAudit = (sessionId = S) => rows.audit(sessionId).at(-1);
 
 beforeEach(async () => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(START);
-  folder = tempFolder();
-  ({ connection, store, rows } = await openTestStore(folder));
-  ({ connection: otherConnection, store: elsewhere } = await openTestStore(folder));
+  startFakeTime();
+  files = new TestFiles();
+  folder = files.folder;
+  ({ store, rows } = await files.open());
+  ({ store: elsewhere } = await files.open());
   rig = build();
 });
 
@@ -146,11 +143,7 @@ afterEach(() => {
     r.ctx.timers.stop();
     r.queue.stopQueued();
   }
-  otherConnection.close();
-  connection.close();
-  rmSync(folder, { recursive: true, force: true });
-  forgetOwners();
-  vi.useRealTimers();
+  files.end();
 });
 
 describe("the pre-check", () => {

@@ -9,9 +9,8 @@
 // observe() keeps only the live facts in memory (no row is written, no countdown ended) and owes the idles a look.
 // Events it cannot read are counted as ignored. Built here from the engine's real parts (Countdowns, Looks, StartWatch,
 // wired as in enforcer.ts) over the engine's context and a real SQLite file, on fake timers.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
 import type { BoundedMap } from "../../../src/engine/bounded-map.js";
 import type { Looks } from "../../../src/engine/decide/looks.js";
@@ -24,17 +23,16 @@ import type { Countdowns } from "../../../src/engine/wait/countdowns.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { stop } from "../../../src/store/changes/stop.js";
 import type { SessionUpdate } from "../../../src/store/port.js";
-import type { SqliteConnection } from "../../../src/store/sqlite/open.js";
 import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import {
-  forgetOwners,
   liveOwner,
   makeContext,
-  openTestStore,
   quiet,
   type TestContext,
+  TestFiles,
+  startFakeTime,
 } from "../../support/engine-context.js";
-import { tempFolder, testConfig, type Rows } from "../../support/engine-fixture.js";
+import { testConfig, type Rows } from "../../support/engine-fixture.js";
 import { ev } from "../../support/events.js";
 import { FakeHost } from "../../support/fake-host.js";
 import { advance, START } from "../../support/fake-time.js";
@@ -44,7 +42,7 @@ const OTHER = "ses_bystander";
 const GRACE_MS = 500;
 
 let folder: string;
-let connection: SqliteConnection;
+let files: TestFiles;
 let store: SqliteStore;
 let rows: Rows;
 let rig: Rig;
@@ -99,20 +97,17 @@ const preset = (sessionId: string, update: SessionUpdate) =>
   store.change(changeSession(rig.ctx.scope(sessionId), Date.now(), update));
 
 beforeEach(async () => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(START);
-  folder = tempFolder();
-  ({ connection, store, rows } = await openTestStore(folder));
+  startFakeTime();
+  files = new TestFiles();
+  folder = files.folder;
+  ({ store, rows } = await files.open());
 });
 
 afterEach(() => {
   rig?.starts.clear();
   rig?.queue.stopQueued();
   rig?.ctx.timers.stop();
-  connection.close();
-  rmSync(folder, { recursive: true, force: true });
-  forgetOwners();
-  vi.useRealTimers();
+  files.end();
 });
 
 describe("streamed output", () => {

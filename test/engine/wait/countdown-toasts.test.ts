@@ -6,37 +6,34 @@
 // the countdown's next one, and its failure is not left unhandled. Built as enforcer.ts builds and wires it (shown on
 // `countdown_armed`), over the engine's real Countdowns on a real SQLite file and the FakeHost, with fake timers;
 // "another process" writes through a second connection to the same file.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
 import { CountdownToasts } from "../../../src/engine/wait/countdown-toasts.js";
 import { Countdowns } from "../../../src/engine/wait/countdowns.js";
 import type { ToastRequest } from "../../../src/host/port.js";
 import { arm } from "../../../src/store/changes/arm.js";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
-import type { SqliteConnection } from "../../../src/store/sqlite/open.js";
 import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import {
   deadOwner,
-  forgetOwners,
   liveOwner,
   makeContext,
-  openTestStore,
   type TestContext,
+  TestFiles,
+  startFakeTime,
 } from "../../support/engine-context.js";
-import { DIRECTORY, tempFolder, testConfig, type Rows } from "../../support/engine-fixture.js";
+import { DIRECTORY, testConfig, type Rows } from "../../support/engine-fixture.js";
 import { FakeHost } from "../../support/fake-host.js";
-import { advance, START } from "../../support/fake-time.js";
+import { advance } from "../../support/fake-time.js";
 import { unhandledDuring } from "../../support/unhandled.js";
 
 const S = "ses_toasts";
 const COUNTDOWN_S = 3;
 
 let folder: string;
-let connection: SqliteConnection;
+let files: TestFiles;
 let store: SqliteStore;
-let otherConnection: SqliteConnection;
 /** Another process's connection to the same file (the TUI). */
 let elsewhere: SqliteStore;
 let rows: Rows;
@@ -69,21 +66,17 @@ async function pass(ms: number) {
 }
 
 beforeEach(async () => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(START);
-  folder = tempFolder();
-  ({ connection, store, rows } = await openTestStore(folder));
-  ({ connection: otherConnection, store: elsewhere } = await openTestStore(folder));
+  startFakeTime();
+  files = new TestFiles();
+  folder = files.folder;
+  ({ store, rows } = await files.open());
+  ({ store: elsewhere } = await files.open());
   build();
 });
 
 afterEach(() => {
   ctx.timers.stop();
-  otherConnection.close();
-  connection.close();
-  rmSync(folder, { recursive: true, force: true });
-  forgetOwners();
-  vi.useRealTimers();
+  files.end();
 });
 
 describe("during the last countdownSeconds", () => {

@@ -3,9 +3,8 @@
 // never comes due, that rows no live process holds are adopted and re-timed or expired by the misfire policy, that a
 // countdown taken over by another owner is never fired here, and that a claim (fired + pending injection) succeeds
 // once. Built here over a hand-made context and a real SQLite file, with fake timers.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
 import { Countdowns, type Armed, type DueInfo } from "../../../src/engine/wait/countdowns.js";
 import type { NewCountdown, NewInjection } from "../../../src/store/port.js";
@@ -15,15 +14,15 @@ import type { SqliteConnection } from "../../../src/store/sqlite/open.js";
 import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import {
   deadOwner,
-  forgetOwners,
   liveOwner,
   makeContext,
-  openTestStore,
   remoteOwner,
   type TestContext,
+  TestFiles,
+  startFakeTime,
 } from "../../support/engine-context.js";
-import { DIRECTORY, tempFolder, testConfig, type Rows } from "../../support/engine-fixture.js";
-import { advance, START } from "../../support/fake-time.js";
+import { DIRECTORY, testConfig, type Rows } from "../../support/engine-fixture.js";
+import { advance } from "../../support/fake-time.js";
 import { failChangeOnce, gateChanges } from "../../support/store-spies.js";
 
 const S = "ses_countdowns";
@@ -31,6 +30,7 @@ const LEASE_MS = 15_000;
 const WINDOW_S = 60;
 
 let folder: string;
+let files: TestFiles;
 let connection: SqliteConnection;
 let store: SqliteStore;
 let rows: Rows;
@@ -106,19 +106,16 @@ function injectionFor(armed: Armed, owner: string, id = `inj_${armed.row.id}`): 
 const armedRows = (sessionId = S) => rows.countdowns(sessionId).filter((c) => c.state === "armed");
 
 beforeEach(async () => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(START);
-  folder = tempFolder();
+  startFakeTime();
+  files = new TestFiles();
+  folder = files.folder;
   config = testConfig(join(folder, "state.db"), { leaseMs: LEASE_MS, resumeWindowSeconds: WINDOW_S });
-  ({ connection, store, rows } = await openTestStore(folder, config));
+  ({ connection, store, rows } = await files.open(config));
 });
 
 afterEach(() => {
   for (const ctx of contexts.splice(0)) ctx.timers.stop();
-  connection.close();
-  rmSync(folder, { recursive: true, force: true });
-  forgetOwners();
-  vi.useRealTimers();
+  files.end();
 });
 
 describe("arm", () => {
