@@ -259,7 +259,8 @@ export class Enforcer {
     const changed = await this.change("resume", sessionId, (scope, now) =>
       this.ctx.store.change(resumeChange(scope, source, now)),
     );
-    // A command's own turn makes the session busy first; its idle is evaluated then. The API and the CLI look now.
+    // A command's own turn makes the session busy first; its idle is evaluated then. The API looks now (the CLI and
+    // the TUI, other processes, leave the look owed: store/changes/resume.ts).
     if (changed && source !== "command") void this.parts.looks.evaluate(sessionId, "resume");
     return changed;
   }

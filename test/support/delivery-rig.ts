@@ -73,7 +73,7 @@ export function useDeliveryRig(): void {
   });
 }
 
-/** The parts the enforcer wires around the injector, and nothing else (no event router, no evaluator). */
+/** The delivery parts as the enforcer builds them (engine/parts.ts); only a due countdown is routed (to the injector). */
 export function build(overrides: Partial<Config> = {}, owner = liveOwner()): Rig {
   const config = testConfig(join(folder, "state.db"), {
     retryBaseMs: BASE_MS,

@@ -1,9 +1,7 @@
 // Every way an armed countdown ends short of firing: activity or a person cancelled it, a guard said no at its
 // deadline or right before the prompt, or it was found too late after a restart. The end is written only while the
 // countdown is still armed (of two writers, one ends it); the session change that goes with it is written either way.
-import type { CancelReason, SkipReason } from "../../core/reasons.js";
-import { EXPIRE_REASON } from "../../core/reasons.js";
-import type { AuditEntry } from "../../core/reasons.js";
+import { EXPIRE_REASON, type AuditEntry, type CancelReason, type SkipReason } from "../../core/reasons.js";
 import { auditRow } from "../audit-row.js";
 import { change, q, type Change, type Script } from "../script.js";
 import type { CountdownRef, SessionChange } from "../types.js";
