@@ -7,7 +7,9 @@ import type { Config } from "../config.js";
 import { errorMessage } from "../engine/host-calls.js";
 import type { LogLevel } from "../host/port.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
+import { releaseLeases } from "../store/changes/adopt.js";
 import type { OperatorStore } from "../store/operator.js";
+import type { Scope } from "../store/port.js";
 import type { ServerRoster, ServerRow } from "../store/roster.js";
 import { StandaloneService } from "./standalone.js";
 
@@ -51,6 +53,12 @@ export class FleetReplica {
   private readonly following = new Map<string, StandaloneService>();
   /** Followers being stopped (and, for an excess server, handed back once stopped). */
   private readonly letting = new Map<string, Promise<void>>();
+  /**
+   * Servers let go whose countdowns may still carry this replica's id: a follower hands its countdowns back when it
+   * stops, and one that could not (the database failing right then) would leave them held by a replica that is alive
+   * and no longer follows them, so that nobody ever adopts them. Handed back again every round until it works.
+   */
+  private readonly handBackOwed = new Map<string, Scope>();
   private readonly tasks = new Set<Promise<unknown>>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private round: Promise<void> | undefined;
@@ -139,6 +147,7 @@ export class FleetReplica {
         if (!share.excess.includes(name) && !this.following.has(name) && !this.letting.has(name)) this.follow(row);
       const streaming = [...this.following].filter(([, service]) => service.streaming).map(([name]) => name);
       await this.roster.seen(this.id, streaming);
+      await this.handBackCountdowns();
       if (this.failing) this.o.log("info", "the fleet's database answers again");
       this.failing = false;
       const tookMs = Date.now() - started;
@@ -151,7 +160,18 @@ export class FleetReplica {
     }
   }
 
+  /** The countdowns of servers let go, handed back (owner cleared) for their new follower to adopt at once. */
+  private async handBackCountdowns(): Promise<void> {
+    for (const [name, scope] of [...this.handBackOwed]) {
+      if (this.following.has(name) || this.letting.has(name)) continue;
+      await this.o.store.change(releaseLeases(this.id, scope));
+      this.handBackOwed.delete(name);
+    }
+  }
+
   private follow(row: ServerRow): void {
+    // Followed again: this replica's new follower adopts what the old one held (its own id), nothing to hand back.
+    this.handBackOwed.delete(row.name);
     const env = this.o.env ?? process.env;
     const password = row.passwordEnv ? env[row.passwordEnv] : undefined;
     if (row.passwordEnv && password === undefined)
@@ -186,6 +206,7 @@ export class FleetReplica {
     const service = this.following.get(name);
     if (!service) return this.letting.get(name) ?? Promise.resolve();
     this.following.delete(name);
+    this.handBackOwed.set(name, service.scope);
     this.o.log("info", `letting server ${name} go: ${why}`);
     const started = Date.now();
     const done = (async () => {

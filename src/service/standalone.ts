@@ -10,7 +10,7 @@ import { Enforcer } from "../engine/enforcer.js";
 import { errorMessage, withCause } from "../engine/host-calls.js";
 import type { LogLevel } from "../host/port.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
-import type { EngineStore } from "../store/port.js";
+import type { EngineStore, Scope } from "../store/port.js";
 
 export interface ServiceOptions {
   url: string;
@@ -85,6 +85,11 @@ export class StandaloneService {
       server: o.server,
       owner: o.owner,
     });
+  }
+
+  /** The rows this service's engine writes and recovers: its directory on its server. */
+  get scope(): Scope {
+    return { directory: this.o.directory, server: this.o.server ?? null };
   }
 
   /** Whether the event stream is connected now (a fleet records until when it was). */
