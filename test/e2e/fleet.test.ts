@@ -556,6 +556,10 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
           expect(replica.log.match(/fleet round failed/g) ?? []).toHaveLength(1);
           expect(replica.log).toContain("the fleet's database answers again");
         }
+      } catch (error) {
+        // Kept while the database still runs: this test's server is destroyed before the suite's afterEach.
+        console.error(`fleet test failed: replica logs and rows kept in ${await fleet?.keep()}`);
+        throw error;
       } finally {
         await fleet?.stop();
         fleet = undefined;
