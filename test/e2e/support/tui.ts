@@ -30,6 +30,8 @@ export interface TuiWorldOptions {
   env?: Record<string, string>;
   /** Called once the folders exist, before OpenCode starts (to seed its package cache). */
   prepare?: (home: string) => void;
+  /** The terminal's size in columns and rows: 160×45 by default. */
+  size?: { columns: number; rows: number };
 }
 
 export class TuiWorld {
@@ -97,7 +99,20 @@ export class TuiWorld {
     );
     const conf = join(this.root, "tmux.conf");
     writeFileSync(conf, "set -g escape-time 0\nset -g default-terminal tmux-256color\n");
-    this.tmux("-f", conf, "new-session", "-d", "-s", "tui", "-x", "160", "-y", "45", `env -i /bin/sh ${quote(run)}`);
+    const { columns, rows } = this.options.size ?? { columns: 160, rows: 45 };
+    this.tmux(
+      "-f",
+      conf,
+      "new-session",
+      "-d",
+      "-s",
+      "tui",
+      "-x",
+      String(columns),
+      "-y",
+      String(rows),
+      `env -i /bin/sh ${quote(run)}`,
+    );
     this.pid = Number(this.tmux("display", "-p", "-t", "tui", "#{pane_pid}").trim());
     try {
       await this.waitScreen("OpenCode's prompt", (s) => s.includes("Ask anything"), timeoutMs);
