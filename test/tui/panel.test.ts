@@ -2,18 +2,10 @@
 import { describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/store/queries.js";
 import { panelLines, PANEL_TITLE } from "../../src/tui/panel.js";
+import { aSessionView } from "../support/session-view.js";
 
 const NOW = 1_800_000_000_000;
-const base: SessionView = {
-  sessionId: "ses_1",
-  stoppedAt: null,
-  stopSource: null,
-  pausedAt: null,
-  continuations: 0,
-  maxContinuations: null,
-  countdown: null,
-  lastDecision: null,
-};
+const base = aSessionView();
 const decided = (
   event: string,
   reason: string | null,
