@@ -204,11 +204,7 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
     ({ config, durable }) =>
       durable.parentId && !config.continueChildSessions ? { parentId: durable.parentId } : pass,
   ],
-  [
-    "stopped",
-    ({ durable }) =>
-      durable.stoppedAt != null ? { stoppedAt: durable.stoppedAt, stopSource: durable.stopSource ?? null } : pass,
-  ],
+  ["stopped", ({ durable: { stoppedAt, stopSource } }) => (stoppedAt != null ? { stoppedAt, stopSource } : pass)],
   // The key cancels this idle's countdown; a look at the same idle that was still reading OpenCode yields to it.
   ["user_key", ({ durable }) => (durable.userCancelledAt != null ? { cancelledAt: durable.userCancelledAt } : pass)],
   ["recovering", ({ durable, live }) => (durable.recovering || live.status === "retry" ? {} : pass)],

@@ -26,6 +26,7 @@ export class SessionViews {
   private readonly setPanels: (next: number) => void;
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
   private clock: ReturnType<typeof setTimeout> | undefined;
+  private panelCount = 0;
   private disposed = false;
 
   constructor(
@@ -51,12 +52,14 @@ export class SessionViews {
     return undefined;
   }
 
+  /** Counted apart from the signal: a slot being drawn must not read what it sets (it would draw itself again). */
   panelShown(): void {
-    this.setPanels(this.panels() + 1);
+    this.setPanels(++this.panelCount);
   }
 
   panelGone(): void {
-    this.setPanels(Math.max(0, this.panels() - 1));
+    this.panelCount = Math.max(0, this.panelCount - 1);
+    this.setPanels(this.panelCount);
   }
 
   /** Reads the session's state again now (what is drawn of it updates). */

@@ -25,10 +25,17 @@ const recorder = () => {
   const promptLines: Array<() => PanelLine | undefined> = [];
   /** What is being drawn now registers its clean-ups here (OpenCode's owner of a slot's nodes). */
   let cleanups: Array<() => void> = [];
+  /** The signals a slot read while it was being drawn: in Solid, setting one of them would draw the slot again. */
+  let read: Set<unknown> | undefined;
   const renderer: PanelRenderer = {
     signal<T>(initial: T) {
       let value = initial;
-      return [() => value, (next: T) => void (value = next)];
+      const get = () => (read?.add(get), value);
+      const set = (next: T) => {
+        if (read?.has(get)) throw new Error("a slot set a signal it had read while being drawn: it would loop");
+        value = next;
+      };
+      return [get, set];
     },
     panel: (_theme, lines) => {
       panels.push(lines);
@@ -43,7 +50,12 @@ const recorder = () => {
   /** Draws with `draw`; the returned function takes it off the screen. */
   const drawn = (draw: () => void) => {
     cleanups = [];
-    draw();
+    read = new Set();
+    try {
+      draw();
+    } finally {
+      read = undefined;
+    }
     const mine = cleanups;
     return () => mine.forEach((fn) => fn());
   };

@@ -340,9 +340,9 @@ export class TuiWorld {
     ].join("\n");
   }
 
-  /** The session the TUI created for the first message (its only root session). */
+  /** The session the TUI created last (for the first message, its only one, until `/new`). */
   sessionId(): string | undefined {
-    return this.rows<{ session_id: string }>("SELECT session_id FROM sessions ORDER BY created_at LIMIT 1")[0]
+    return this.rows<{ session_id: string }>("SELECT session_id FROM sessions ORDER BY created_at DESC LIMIT 1")[0]
       ?.session_id;
   }
 
