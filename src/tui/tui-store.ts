@@ -3,7 +3,6 @@
 // TUI is there, with a heartbeat row for its folder: the server's countdown toasts give way to the countdown drawn here,
 // and come back once the row is retired (the TUI closed) or its lease runs out (it crashed).
 import type { OperatorStore } from "../store/operator.js";
-import { newOwnerId } from "../store/owner.js";
 
 /** A waiting store (another process writing) must never freeze the TUI for long. */
 const BUSY_TIMEOUT_MS = 200;
@@ -18,7 +17,8 @@ export class TuiStore {
   private failedAt = Number.NEGATIVE_INFINITY;
   private presence: ReturnType<typeof setInterval> | undefined;
   private disposed = false;
-  private readonly owner = newOwnerId();
+  /** Its `replicas` row's id, made when the store is opened (host/pid/random, as an engine's). */
+  private owner = "";
 
   constructor(
     private readonly databasePath: string,
@@ -39,13 +39,17 @@ export class TuiStore {
     const store = await this.opening;
     this.opening = undefined;
     // Best effort: a file that is already gone must not break OpenCode's exit; the lease ends the row anyway.
-    await store?.retire(this.owner).catch(() => undefined);
+    if (this.owner) await store?.retire(this.owner).catch(() => undefined);
     await store?.close().catch(() => undefined);
   }
 
   private async open(): Promise<OperatorStore | undefined> {
     try {
-      const { openStore } = await import("../store/open.js");
+      const [{ openStore }, { newOwnerId }] = await Promise.all([
+        import("../store/open.js"),
+        import("../store/owner.js"),
+      ]);
+      this.owner ||= newOwnerId();
       const store = await openStore(this.databasePath, { busyTimeoutMs: BUSY_TIMEOUT_MS, kind: "tui" });
       if (this.disposed) {
         await store.close().catch(() => undefined);
