@@ -3,12 +3,15 @@
 // in tui.json and one with an empty plugin list there: only the TUI plugin differs. Each is started again and again on
 // its own folders (a warm start, as a person's second start of the day), alternating with the other, and each start is
 // timed from tmux's new-session to the first screen that shows OpenCode's prompt. OpenCode shows its prompt only once
-// its TUI plugins are loaded and their `tui()` has resolved, so that first frame is what the plugin can delay.
+// its TUI plugins are loaded and their `tui()` has resolved, so that first frame is what the plugin can delay. A start
+// takes seconds and varies by hundreds of milliseconds here, so the plugin's own part — its module graph imported and
+// its `tui()` run in OpenCode's Bun, a fresh process per sample — is timed apart, and the 50 ms budget judged on it.
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ROOT } from "../test/crash/processes.js";
+import { ROOT, startProcess } from "../test/crash/processes.js";
 import { TuiWorld } from "../test/e2e/support/tui.js";
 import { summarize, type Figure, type Sampled } from "./lib.js";
 
@@ -16,6 +19,8 @@ import { summarize, type Figure, type Sampled } from "./lib.js";
 const BUILT_SERVER = join(ROOT, "dist", "index.js");
 const BUILT_TUI = join(ROOT, "dist", "tui", "index.js");
 const TARGET_MS = 50;
+/** Fresh processes timed for the plugin's own load, per arm. */
+const LOAD_SAMPLES = 15;
 /** How often the screen is read while a start is timed (a `tmux capture-pane`, a few milliseconds itself). */
 const POLL_MS = 10;
 
@@ -34,6 +39,59 @@ function ensureBuilt(): void {
   if ([BUILT_SERVER, BUILT_TUI].every((f) => existsSync(f) && statSync(f).mtimeMs >= src)) return;
   process.stderr.write("  dist/ is missing or older than src/: npm run build\n");
   execFileSync("npm", ["run", "build"], { cwd: ROOT, stdio: ["ignore", 2, 2] });
+}
+
+/**
+ * The plugin's own load and `tui()` in OpenCode's Bun, a fresh process per sample, against the same for a module that
+ * does nothing (Bun's floor for one more import): the end-to-end start-up above is seconds long and varies by hundreds
+ * of milliseconds from start to start, too much to resolve a 50 ms budget; this isolates the plugin's part of it.
+ */
+async function pluginLoad(samples: number): Promise<Figure[]> {
+  const folder = mkdtempSync(join(tmpdir(), "tc-tui-load-"));
+  const floor = join(folder, "floor.js");
+  writeFileSync(floor, "export const createTuiPlugin = () => async () => ({});\n");
+  const arms = { floor, plugin: join(ROOT, "dist", "tui", "tui-plugin.js") };
+  const ms: Record<keyof typeof arms, number[]> = { floor: [], plugin: [] };
+  try {
+    for (let i = 0; i <= samples; i++) {
+      for (const arm of (i % 2 ? ["plugin", "floor"] : ["floor", "plugin"]) as Array<keyof typeof arms>) {
+        const child = startProcess("bun", "../../bench/tui-plugin-load.ts", {
+          TC_LOAD_MODULE: arms[arm],
+          TC_LOAD_DATABASE: join(folder, "state.db"),
+        });
+        const line = await child.waitFor("loadMs", 60_000);
+        await child.exited;
+        if (i > 0) ms[arm].push(line.loadMs as number);
+      }
+    }
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+  const plugin = summarize(ms.plugin);
+  const added = summarize(ms.plugin.map((m, i) => m - ms.floor[i]!));
+  const note = `${samples} fresh processes each, OpenCode's Bun; import and tui() with a recorded API`;
+  return [
+    {
+      group: "tui start-up",
+      name: "the plugin's load and tui()",
+      median: plugin.median,
+      low: plugin.p25,
+      high: plugin.p75,
+      unit: "ms",
+      note,
+    },
+    {
+      group: "tui start-up",
+      name: "the plugin's load and tui(), over an empty module",
+      median: added.median,
+      low: added.p25,
+      high: added.p75,
+      unit: "ms",
+      target: `≤ ${TARGET_MS} ms`,
+      met: added.median <= TARGET_MS,
+      note: "median of per-sample differences",
+    },
+  ];
 }
 
 /** The plugin's palette entries are listed: the TUI plugin loaded (a spec that fails to load is silent otherwise). */
@@ -64,9 +122,11 @@ export async function tuiStartup(starts = 7): Promise<Figure[]> {
   process.once("SIGINT", abort);
   process.once("SIGTERM", abort);
   const ms: Record<keyof typeof arms, number[]> = { without: [], with: [] };
+  const names = Object.keys(arms) as Array<keyof typeof arms>;
   try {
     for (let round = 0; round <= starts; round++) {
-      const order: Array<keyof typeof arms> = round % 2 === 0 ? ["without", "with"] : ["with", "without"];
+      // Each arm goes first, second and last in turn, so that none always follows the same one's shutdown.
+      const order = names.map((_, i) => names[(i + round) % names.length]!);
       for (const arm of order) {
         const world = arms[arm];
         await world.start();
@@ -97,10 +157,11 @@ export async function tuiStartup(starts = 7): Promise<Figure[]> {
   return [
     figure("without the plugin", without, { note }),
     figure("with the plugin", withPlugin, { note: `${note}; dist/tui/index.js` }),
+    // Start-to-start spread on this machine is hundreds of milliseconds, wider than the budget: this difference is
+    // reported as measured, and the budget is judged on the plugin's own part (pluginLoad), which is resolved.
     figure("added by the plugin", added, {
-      target: `≤ ${TARGET_MS} ms`,
-      met: added.median <= TARGET_MS,
-      note: `median of per-round differences; difference of the medians ${(withPlugin.median - without.median).toFixed(0)} ms`,
+      note: `median of per-round differences (of the medians: ${(withPlugin.median - without.median).toFixed(0)} ms); a start varies by ${(without.p75 - without.p25).toFixed(0)} ms (25th–75th)`,
     }),
+    ...(await pluginLoad(LOAD_SAMPLES)),
   ];
 }
