@@ -5,7 +5,10 @@
 // the model; keys in the palette, its search and the Esc that closes it are the palette's, and the continuation
 // arrives. A capture every 30 ms through a whole countdown: the number never disappears before the deadline
 // and never disagrees with the deadline by more than the time a frame takes to reach the screen.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ROOT } from "../crash/processes.js";
 import { PALETTE } from "../../src/tui/tui-plugin.js";
 import { TuiWorld } from "./support/tui.js";
 import { script } from "./scenarios.js";
@@ -71,6 +74,9 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
     await world.say("scenario: tui-widths");
     const counting = await world.waitScreen("the countdown beside the prompt", (s) => COUNTDOWN.test(s), 30_000);
     session = world.sessionId()!;
+    // The captured screen for README "In the TUI".
+    mkdirSync(join(ROOT, ".tmp"), { recursive: true });
+    writeFileSync(join(ROOT, ".tmp", `tui-countdown-${size.columns}x${size.rows}.txt`), counting);
     expect(counting.match(/continuing in/g)).toHaveLength(1);
     expect(counting).not.toContain(SERVER_TOAST);
     expect(counting).not.toContain("Todo continuation"); // no panel: no sidebar is drawn
