@@ -11,6 +11,7 @@ import { recovery } from "./recovery.js";
 import { schedulerPrecision } from "./scheduler.js";
 import { pgStateChanges } from "./pg-state-changes.js";
 import { stateChanges } from "./state-changes.js";
+import { tuiStartup } from "./tui-startup.js";
 
 const only = process.argv.slice(2);
 const want = (name: string) => only.length === 0 || only.includes(name);
@@ -39,9 +40,13 @@ await step("recovery", async () => [
 await step("fanout", () => fanout(1000, 8, 20));
 await step("memory", () => inChild("node", "memory.ts", { NODE_OPTIONS: "--expose-gc" }));
 await step("bun", () => inChild("bun", "bun.ts"));
+// OpenCode's TUI started 7 times with the TUI plugin and 7 without, plus a warm-up start of each
+// (BENCH_TUI_STARTS=n for another count).
+await step("tui-startup", () => tuiStartup(Number(process.env.BENCH_TUI_STARTS ?? 7)));
 
+// Digits by size, a difference below zero as well (the TUI plugin's added start-up time may be).
 const fmt = (n: number | undefined) =>
-  n === undefined ? "" : n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2);
+  n === undefined ? "" : Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(2);
 const rows = figures.map((f) => ({
   figure: `${f.group} · ${f.name}`,
   median: `${fmt(f.median)} ${f.unit}`,

@@ -30,6 +30,8 @@ export interface DecisionConfig {
 export interface DurableFacts {
   parentId?: string | null;
   stoppedAt?: number | null;
+  /** Who stopped it (`command`, `tui`, `cli`, `api`): the way back the user is told is the way they used. */
+  stopSource?: string | null;
   /**
    * A person cancelled the countdown with the TUI's key since this look began (in another process, so no event told
    * this one). Known only once asked, after OpenCode was read.
@@ -202,7 +204,7 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
     ({ config, durable }) =>
       durable.parentId && !config.continueChildSessions ? { parentId: durable.parentId } : pass,
   ],
-  ["stopped", ({ durable }) => (durable.stoppedAt != null ? { stoppedAt: durable.stoppedAt } : pass)],
+  ["stopped", ({ durable: { stoppedAt, stopSource } }) => (stoppedAt != null ? { stoppedAt, stopSource } : pass)],
   // The key cancels this idle's countdown; a look at the same idle that was still reading OpenCode yields to it.
   ["user_key", ({ durable }) => (durable.userCancelledAt != null ? { cancelledAt: durable.userCancelledAt } : pass)],
   ["recovering", ({ durable, live }) => (durable.recovering || live.status === "retry" ? {} : pass)],

@@ -11,6 +11,7 @@ import { afterErrorsResolved, agentColumns, liftPause, type SessionPatch } from 
 export interface SessionState {
   parentId: string | null;
   stoppedAt: number | null;
+  stopSource: string | null;
   recoveringSince: number | null;
   lastErrorAt: number | null;
   lastErrorKind: string | null;
@@ -107,6 +108,7 @@ function durableFacts(
   return {
     parentId: row?.parentId ?? seen.parentId ?? facts?.parentId ?? null,
     stoppedAt: row?.stoppedAt ?? null,
+    stopSource: row?.stopSource ?? null,
     userCancelledAt: sinceLook.userCancelledAt ?? null,
     answeredBy: sinceLook.answeredBy ?? null,
     recovering: row?.recoveringSince != null,

@@ -6,13 +6,35 @@ export type Standing = "continuing" | "waiting" | "paused" | "stopped" | "done" 
 
 export interface Explanation {
   standing: Standing;
-  /** One line, lower case, no final stop: "stopped: 3 continuations without progress". */
+  /** One line of at most LINE_WIDTH, lower case, no final stop: "stopped: 3 times without progress". */
   text: string;
-  /** What the user can do about it, when something. */
+  /** What the user can do about it, when something: one line of at most LINE_WIDTH. */
   hint?: string;
 }
 
+/**
+ * The widest a line may be: the TUI's sidebar panel shows each in 37 columns (OpenCode 1.18.33's sidebar is 42 wide,
+ * less its padding), and a toast shows 54 (at most 60 wide, less its border and padding). One column spare.
+ */
+export const LINE_WIDTH = 36;
+
+/** The way back from a stop, named as the way the user stopped it (the palette costs no model turn). */
+const RESUME_BY: Record<string, string> = {
+  tui: "palette: Resume todo continuation",
+  cli: "todo-continuation resume to go on",
+};
 const RESUME_HINT = "/resume-continuation to go on";
+const resumeHint = (source: unknown) => RESUME_BY[String(source)] ?? RESUME_HINT;
+
+const STOPPED_BY: Record<string, string> = {
+  command: "stopped by /stop-continuation",
+  tui: "stopped from the palette",
+  cli: "stopped from the command line",
+};
+
+function stoppedBy(source: unknown): Explanation {
+  return { standing: "stopped", text: STOPPED_BY[String(source)] ?? "stopped", hint: resumeHint(source) };
+}
 
 function n(detail: Record<string, unknown>, key: string): number | undefined {
   const value = detail[key];
@@ -26,27 +48,23 @@ function plural(count: number | undefined, word: string): string {
 const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = {
   disabled: () => ({ standing: "off", text: "off: the enforcer is disabled" }),
   session_filtered: () => ({ standing: "off", text: "not continued: a subagent's session" }),
-  stopped: () => ({ standing: "stopped", text: "stopped", hint: RESUME_HINT }),
+  stopped: (d) => stoppedBy(d.stopSource),
   user_key: () => ({ standing: "paused", text: "cancelled by you" }),
-  recovering: () => ({ standing: "waiting", text: "waiting: OpenCode is retrying the provider" }),
+  recovering: () => ({ standing: "waiting", text: "waiting: OpenCode is retrying" }),
   aborted: () => ({ standing: "waiting", text: "waiting: you aborted the last turn" }),
-  token_limit: () => ({
-    standing: "stopped",
-    text: "stopped: the context is full",
-    hint: "compact the session or write to go on",
-  }),
+  token_limit: () => ({ standing: "stopped", text: "stopped: the context is full", hint: "compact or write to go on" }),
   provider_error: (d) => ({
     standing: "stopped",
-    text: `stopped: the provider refused the request${n(d, "statusCode") ? ` (${n(d, "statusCode")})` : ""}`,
-    hint: "fix it, then write or /resume-continuation",
+    text: `stopped: the provider refused${n(d, "statusCode") ? ` (${n(d, "statusCode")})` : ""}`,
+    hint: "fix it, then /resume-continuation",
   }),
   errors_persist: (d) => ({
     standing: "stopped",
     text: `stopped: ${plural(n(d, "errors"), "provider error")} in a row`,
     hint: RESUME_HINT,
   }),
-  error_cooldown: () => ({ standing: "waiting", text: "waiting: a provider error, looking again soon" }),
-  backoff: () => ({ standing: "waiting", text: "waiting: retrying a failed continuation" }),
+  error_cooldown: () => ({ standing: "waiting", text: "waiting: after a provider error" }),
+  backoff: () => ({ standing: "waiting", text: "waiting: retrying the continuation" }),
   in_flight: () => ({ standing: "continuing", text: "a continuation is on its way" }),
   busy: () => ({ standing: "continuing", text: "working" }),
   children_running: (d) => ({
@@ -55,52 +73,51 @@ const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = 
   }),
   waiting_for_user: (d) => ({
     standing: "waiting",
-    text:
-      d.source === "request"
-        ? "waiting: a permission request or question needs you"
-        : "waiting: the assistant asked you a question",
+    text: d.source === "request" ? "waiting: a request needs you" : "waiting: the assistant asked you",
   }),
   compaction: (d) => ({
     standing: "waiting",
-    text:
-      d.state === "running"
-        ? "waiting: a compaction is running"
-        : "waiting: a compaction ran; continues after your next message",
+    text: d.state === "running" ? "waiting: a compaction is running" : "waiting: compacted; write to go on",
   }),
   agent_skipped: (d) => ({ standing: "off", text: `not continued: agent ${String(d.agent ?? "")}`.trimEnd() }),
   no_write_permission: (d) => ({
     standing: "off",
-    text: `not continued: agent ${String(d.agent ?? "")} cannot edit files`,
+    text: `not continued: ${String(d.agent ?? "the agent")} is read-only`,
   }),
-  todo_fetch_failed: (d) => ({
-    standing: "waiting",
-    text:
-      d.final === true
-        ? `could not read the todo list (${plural(n(d, "attempt"), "time")} in a row); looks again at the next idle`
-        : n(d, "retryInMs") !== undefined
-          ? `could not read the todo list; trying again in ${Math.ceil(n(d, "retryInMs")! / 1000)} s`
-          : "could not read the todo list",
-  }),
+  todo_fetch_failed: (d) =>
+    d.final === true
+      ? {
+          standing: "waiting",
+          text: `could not read the todos (${plural(n(d, "attempt"), "time")})`,
+          hint: "looks again at the next idle",
+        }
+      : {
+          standing: "waiting",
+          text:
+            n(d, "retryInMs") !== undefined
+              ? `could not read todos; retry in ${Math.ceil(n(d, "retryInMs")! / 1000)} s`
+              : "could not read the todos",
+        },
   no_todos: () => ({ standing: "done", text: "no todos" }),
   todos_complete: () => ({ standing: "done", text: "done: every todo is closed" }),
   user_took_over: () => ({
     standing: "paused",
     text: "paused: you stepped in",
-    hint: `continues once the todos move, or ${RESUME_HINT}`,
+    hint: "move a todo or /resume-continuation",
   }),
   no_progress_reply: (d) => ({
     standing: "stopped",
-    text: `stopped: ${plural(n(d, "textOnlyReplies"), "reply")} in words only, no work`,
+    text: `stopped: ${plural(n(d, "textOnlyReplies"), "reply")} without work`,
     hint: RESUME_HINT,
   }),
   stagnation: (d) => ({
     standing: "stopped",
-    text: `stopped: ${plural(n(d, "unproductiveContinuations"), "continuation")} without progress`,
+    text: `stopped: ${plural(n(d, "unproductiveContinuations"), "time")} without progress`,
     hint: RESUME_HINT,
   }),
   budget_exhausted: (d) => ({
     standing: "stopped",
-    text: `stopped: ${plural(n(d, "continuations"), "continuation")}, the budget is spent`,
+    text: `stopped: the budget${n(d, "continuations") !== undefined ? ` of ${n(d, "continuations")}` : ""} is spent`,
     hint: RESUME_HINT,
   }),
 };
@@ -114,7 +131,7 @@ const CANCELS: Record<string, string> = {
   session_deleted: "cancelled: the session was deleted",
   superseded: "replaced by a newer countdown",
   busy: "cancelled: the session went on",
-  recovering: "cancelled: OpenCode is retrying the provider",
+  recovering: "cancelled: OpenCode is retrying",
   stopped: "cancelled: stopped",
 };
 
@@ -142,14 +159,14 @@ export function explain(
       return reason === "gave_up" || detail.final === true
         ? {
             standing: "stopped",
-            text: `stopped: ${plural(n(detail, "attempt"), "attempt")} to continue failed`,
+            text: `stopped: sending failed ${plural(n(detail, "attempt"), "time")}`,
             hint: RESUME_HINT,
           }
         : { standing: "waiting", text: "a continuation failed; retrying" };
     case "expired":
-      return { standing: "waiting", text: "a countdown expired (OpenCode was down too long)" };
+      return { standing: "waiting", text: "expired: OpenCode was down too long" };
     case "stopped":
-      return { standing: "stopped", text: "stopped", hint: RESUME_HINT };
+      return stoppedBy(reason);
     case "unstopped":
       return { standing: "continuing", text: "resumed" };
     default:

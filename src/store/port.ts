@@ -24,9 +24,10 @@ export interface EngineStore {
   /**
    * Says this owner is alive for another `leaseMs` (its `replicas` row: on PostgreSQL by the database's clock, which
    * fences claims), and checks that the database is still the one opened (a SQLite file deleted or replaced under a
-   * running process raises nothing by itself).
+   * running process raises nothing by itself). `directory`: the project folder it works for, when it has one (the TUI
+   * says so: the server's toasts give way to the countdown it draws there).
    */
-  heartbeat(owner: string, leaseMs: number): Promise<void>;
+  heartbeat(owner: string, leaseMs: number, directory?: string): Promise<void>;
   /**
    * Whether another owner's lease still holds, as of the last heartbeat: respected when arming, waited for before
    * adopting. SQLite: its pid on this host is alive and its lease has not run out; PostgreSQL: its heartbeat is fresh

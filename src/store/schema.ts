@@ -181,6 +181,8 @@ export const replicas = sqliteTable("replicas", {
   heartbeatAt: integer("heartbeat_at").notNull(),
   leaseMs: integer("lease_ms").notNull(),
   version: text("version"),
+  /** The project folder it works for, when it has one: a TUI draws the countdowns of this folder's sessions. */
+  directory: text("directory"),
 });
 
 export const schema = { sessions, countdowns, injections, auditEvents, replicas };

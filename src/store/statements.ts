@@ -73,6 +73,13 @@ export interface Statements {
   /** `failed` and `unknown` injections of a session since `since`, newest first (at most 10). */
   uncertainIn(sessionId: string, since: number): InjectionRow[];
 
+  // ── who is there ────────────────────────────────────────────────────────────
+  /**
+   * Whether a TUI that draws the countdowns of `directory` is there now (its `replicas` heartbeat is fresh: on
+   * PostgreSQL by the database's clock, on SQLite by `now`).
+   */
+  tuiWatching(directory: string, now: number): boolean;
+
   // ── retention ───────────────────────────────────────────────────────────────
   /** Deletes up to `limit` rows of `table` matching `settled` (SQL with one `?`, the cutoff); how many went. */
   deleteHistory(table: HistoryTable, settled: string, cutoff: number, limit: number): number;
@@ -111,6 +118,7 @@ export const STATEMENT_NAMES = {
   continuedSince: true,
   pendingIn: true,
   uncertainIn: true,
+  tuiWatching: true,
   deleteHistory: true,
   countHistory: true,
 } as const satisfies Record<keyof Statements, true>;

@@ -1,5 +1,6 @@
 // What a person can do from the TUI, each a durable state change of the same scripts every writer uses
-// (store/changes/): cancel the running countdown (the key), stop, resume. No model turn; the server side obeys the row.
+// (store/changes/): cancel the running countdown (the key, typing into the prompt), stop, resume. No model turn; the
+// server side obeys the row.
 import { cancelByKey } from "../store/changes/cancel-by-key.js";
 import { resume } from "../store/changes/resume.js";
 import { stop } from "../store/changes/stop.js";
@@ -8,11 +9,25 @@ import type { SessionScope } from "../store/port.js";
 import { q } from "../store/script.js";
 import type { TuiApi } from "./host-api.js";
 import type { SessionViews } from "./session-views.js";
+import type { TuiStore } from "./tui-store.js";
+
+export const SAID = {
+  cancelled: "Countdown cancelled: nothing will be sent.",
+  noCountdown: "No countdown is running in this session.",
+  noSession: "Open a session first.",
+  stopped: "Stopped here, also after restarts, until resumed.",
+  alreadyStopped: "Already stopped.",
+  resumed: "Resumed: it goes on soon if todos are open.",
+  nothingToResume: "Nothing to resume: it was not stopped or paused.",
+} as const;
 
 export class Controls {
+  /** Sessions whose countdown is being looked up for a key: one look at a time, however fast the keys come. */
+  private readonly looking = new Set<string>();
+
   constructor(
     private readonly api: TuiApi,
-    private readonly store: OperatorStore | undefined,
+    private readonly store: TuiStore | undefined,
     private readonly views: SessionViews,
   ) {}
 
@@ -23,55 +38,62 @@ export class Controls {
     return typeof id === "string" ? id : undefined;
   }
 
+  /**
+   * A key reached the session's prompt (typing, or the cancel key): if the database says a countdown is running for
+   * the session in view, it is cancelled. Read first, so that keys while nothing counts down write nothing.
+   */
+  async keyed(via: string): Promise<void> {
+    const sessionId = this.inView();
+    if (!sessionId || this.looking.has(sessionId)) return;
+    this.looking.add(sessionId);
+    try {
+      const store = await this.store?.get();
+      const armed = store && (await this.guarded("reading the database", () => store.read(q.armedFor(sessionId))));
+      if (armed) await this.cancel(via, false);
+    } finally {
+      this.looking.delete(sessionId);
+    }
+  }
+
   /** Ends the running countdown of the session in view, if there is one; quiet when there is none. */
   async cancel(via: string, announceNone: boolean): Promise<void> {
     const sessionId = this.inView();
-    if (!sessionId || !this.store) return;
-    const store = this.store;
+    const store = sessionId && (await this.store?.get());
+    if (!sessionId || !store) return;
     const ended = await this.guarded("cancelling", async () =>
-      store.change(cancelByKey(await this.scope(sessionId), Date.now(), { source: "tui", via })),
+      store.change(cancelByKey(await this.scope(store, sessionId), Date.now(), { source: "tui", via })),
     );
-    if (ended) this.say("Countdown cancelled: nothing will be sent.", "success");
-    else if (announceNone) this.say("No countdown is running in this session.");
+    if (ended) this.say(SAID.cancelled, "success");
+    else if (announceNone) this.say(SAID.noCountdown);
     await this.views.refresh(sessionId);
   }
 
   async stop(): Promise<void> {
     const sessionId = this.inView();
-    if (!sessionId || !this.store) return this.say("Open a session first.");
-    const store = this.store;
+    const store = sessionId && (await this.store?.get());
+    if (!sessionId || !store) return this.say(SAID.noSession);
     const result = await this.guarded("stopping", async () =>
-      store.change(stop(await this.scope(sessionId), "tui", Date.now())),
+      store.change(stop(await this.scope(store, sessionId), "tui", Date.now())),
     );
-    if (result)
-      this.say(
-        result.changed ? "Stopped for this session, also after restarts, until resumed." : "Already stopped.",
-        "success",
-      );
+    if (result) this.say(result.changed ? SAID.stopped : SAID.alreadyStopped, "success");
     await this.views.refresh(sessionId);
   }
 
   async resume(): Promise<void> {
     const sessionId = this.inView();
-    if (!sessionId || !this.store) return this.say("Open a session first.");
-    const store = this.store;
+    const store = sessionId && (await this.store?.get());
+    if (!sessionId || !store) return this.say(SAID.noSession);
     // The enforcer looks at the session again within a lease tick, as after the CLI's resume (changes/resume.ts).
     const changed = await this.guarded("resuming", async () =>
-      store.change(resume(await this.scope(sessionId), "tui", Date.now())),
+      store.change(resume(await this.scope(store, sessionId), "tui", Date.now())),
     );
-    if (changed !== undefined)
-      this.say(
-        changed
-          ? "Resumed: it continues within a few seconds if todos are open."
-          : "Nothing to resume: it was neither stopped nor paused.",
-        "success",
-      );
+    if (changed !== undefined) this.say(changed ? SAID.resumed : SAID.nothingToResume, "success");
     await this.views.refresh(sessionId);
   }
 
   /** The session's own scope when the database knows it, else the TUI's directory. */
-  private async scope(sessionId: string): Promise<SessionScope> {
-    const known = await this.store?.read(q.session(sessionId));
+  private async scope(store: OperatorStore, sessionId: string): Promise<SessionScope> {
+    const known = await store.read(q.session(sessionId));
     const directory = known?.directory ?? this.api.state.path.directory;
     return { sessionId, directory, server: known?.server ?? null };
   }

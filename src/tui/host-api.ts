@@ -48,16 +48,22 @@ export interface TuiApi {
       message: string;
       duration?: number;
     }): void;
+    /** The dialog stack (the palette is one): keys go to the dialog while one is open. */
+    dialog?: { readonly open: boolean };
   };
   route: { readonly current: { name: string; params?: Record<string, unknown> } };
   state: { path: { directory: string } };
   lifecycle: { onDispose(fn: () => void | Promise<void>): unknown };
 }
 
-/** How the panel is drawn: OpenCode's Solid renderer in the TUI, a recorder in tests. */
+/** How the plugin draws: OpenCode's Solid renderer in the TUI, a recorder in tests. */
 export interface PanelRenderer {
   /** A reactive value: reading it inside a drawn line subscribes the line. */
   signal<T>(initial: T): [() => T, (next: T) => void];
   /** The node for the `sidebar_content` slot; `lines` is read reactively. */
   panel(theme: TuiTheme, lines: () => PanelLine[]): unknown;
+  /** The node for the `session_prompt_right` slot: one line, read reactively (nothing drawn while undefined). */
+  line(theme: TuiTheme, line: () => PanelLine | undefined): unknown;
+  /** Runs `fn` when what is being drawn now is taken off the screen (OpenCode hides the sidebar). */
+  onCleanup(fn: () => void): void;
 }

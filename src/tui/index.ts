@@ -4,9 +4,9 @@
 // This is the only module that imports the TUI's runtime (@opentui/solid, solid-js): OpenCode maps those imports to
 // its own copies for a plugin's entry module, not for the modules it imports in turn.
 import { createElement, insert, setProp } from "@opentui/solid";
-import { createRenderEffect, createSignal } from "solid-js";
+import { createRenderEffect, createSignal, onCleanup } from "solid-js";
 import type { PanelRenderer, TuiTheme } from "./host-api.js";
-import type { Tone } from "./panel.js";
+import type { PanelLine, Tone } from "./panel.js";
 import { createTuiPlugin } from "./tui-plugin.js";
 
 /** The most lines the panel has (title, state, hint, budget). */
@@ -20,7 +20,14 @@ function color(theme: TuiTheme, tone: Tone): unknown {
   return pick ?? c.text;
 }
 
-/** The panel drawn with OpenCode's own Solid renderer. */
+function text(theme: TuiTheme, line: () => PanelLine | undefined): unknown {
+  const node = createElement("text");
+  insert(node, () => line()?.text ?? "");
+  createRenderEffect(() => setProp(node, "fg", color(theme, line()?.tone ?? "muted")));
+  return node;
+}
+
+/** The panel and the line beside the prompt, drawn with OpenCode's own Solid renderer. */
 const opentuiRenderer: PanelRenderer = {
   signal<T>(initial: T) {
     const [get, set] = createSignal(initial);
@@ -28,13 +35,16 @@ const opentuiRenderer: PanelRenderer = {
   },
   panel(theme, lines) {
     const box = createElement("box");
-    for (let i = 0; i < LINES; i++) {
-      const text = createElement("text");
-      insert(text, () => lines()[i]?.text ?? "");
-      createRenderEffect(() => setProp(text, "fg", color(theme, lines()[i]?.tone ?? "muted")));
-      insert(box, text);
-    }
+    for (let i = 0; i < LINES; i++)
+      insert(
+        box,
+        text(theme, () => lines()[i]),
+      );
     return box;
+  },
+  line: text,
+  onCleanup(fn) {
+    onCleanup(fn);
   },
 };
 

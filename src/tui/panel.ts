@@ -1,5 +1,6 @@
-// What the sidebar panel says for one session, from what the database holds and the time. Pure: the TUI plugin
-// renders these lines; the words for a decision come from core/explain.ts, like the server's stop toast.
+// What the TUI says of one session, from what the database holds and the time: the sidebar panel's lines, and the one
+// line beside the prompt that shows a countdown where no panel is drawn. Pure: the TUI plugin renders these; the words
+// for a decision come from core/explain.ts, like the server's stop toast.
 import { explain } from "../core/explain.js";
 import type { SessionView } from "../store/queries.js";
 
@@ -25,6 +26,12 @@ function countdownLine(deadlineAt: number, now: number, cancelKey: string): Pane
   return { text: seconds > 0 ? `continuing in ${seconds}s · ${cancelKey} cancels` : "continuing now…", tone: "active" };
 }
 
+/** Beside the prompt: the countdown while one runs, else nothing (the prompt's row is OpenCode's). */
+export function promptLine({ view, now, cancelKey }: PanelInput): PanelLine | undefined {
+  if ("problem" in view || !view.countdown) return undefined;
+  return countdownLine(view.countdown.deadlineAt, now, cancelKey);
+}
+
 function budgetLine(view: SessionView): PanelLine {
   const used = view.continuations;
   return {
@@ -41,11 +48,8 @@ export function panelLines({ view, now, cancelKey }: PanelInput): PanelLine[] {
   if ("problem" in view) return [title, { text: `unavailable: ${view.problem}`, tone: "muted" }];
   if (view.countdown) return [title, countdownLine(view.countdown.deadlineAt, now, cancelKey), budgetLine(view)];
   if (view.stoppedAt !== null) {
-    return [
-      title,
-      { text: `stopped${view.stopSource ? ` (by ${view.stopSource})` : ""}`, tone: "warning" },
-      { text: "/resume-continuation to go on", tone: "muted" },
-    ];
+    const stopped = explain("stopped", view.stopSource)!;
+    return [title, { text: stopped.text, tone: "warning" }, { text: stopped.hint!, tone: "muted" }];
   }
   const last = view.lastDecision
     ? explain(view.lastDecision.event, view.lastDecision.reason, view.lastDecision.detail)

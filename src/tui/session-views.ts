@@ -1,18 +1,17 @@
-// What the TUI shows of each session it has drawn: the session's state read from the database (never polled: read
-// again on the server's events), the reason the database cannot be read if it cannot, and a UI clock that moves a
-// countdown's seconds on without reading again.
+// What the TUI shows of each session it has drawn: the session's state read from the database (read again on the
+// server's events, never polled while nothing moves), the reason the database cannot be read if it cannot, and a UI
+// clock that moves a countdown's seconds on without reading again, ticking when the seconds left change.
 import { sessionView, type SessionView } from "../store/queries.js";
-import type { OperatorStore } from "../store/operator.js";
 import type { PanelRenderer } from "./host-api.js";
+import { oneLine, type TuiStore } from "./tui-store.js";
 
-/** A refresh right after an event, and one more once the server's decision (after it read OpenCode) is written. */
-const REFRESH_DELAYS_MS = [100, 1200];
-
-export function oneLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  const line = text.split("\n")[0]!;
-  return line.length > 120 ? `${line.slice(0, 120)}…` : line;
-}
+/**
+ * Reads after an event: the server decides a few milliseconds after it, or after reading OpenCode (longer on a busy
+ * machine); the TUI learns of a countdown only by reading, so it looks a few times.
+ */
+const REFRESH_DELAYS_MS = [100, 600, 1500, 3000, 6000];
+/** A countdown past its deadline is read again at this pace until the server says what became of it. */
+const OVERDUE_READ_MS = 1000;
 
 export class SessionViews {
   readonly views = new Map<string, SessionView>();
@@ -20,35 +19,56 @@ export class SessionViews {
   problem: string | undefined;
   readonly version: () => number;
   readonly now: () => number;
+  /** How many sidebar panels are on screen (OpenCode hides the sidebar at 120 columns or less, or when asked). */
+  readonly panels: () => number;
   private readonly setVersion: (next: number) => void;
   private readonly setNow: (next: number) => void;
+  private readonly setPanels: (next: number) => void;
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
-  private clock: ReturnType<typeof setInterval> | undefined;
+  private clock: ReturnType<typeof setTimeout> | undefined;
+  private panelCount = 0;
   private disposed = false;
 
   constructor(
     renderer: PanelRenderer,
-    private readonly store: OperatorStore | undefined,
+    private readonly store: TuiStore | undefined,
     problem: string | undefined,
   ) {
     this.problem = problem;
     [this.version, this.setVersion] = renderer.signal(0);
     [this.now, this.setNow] = renderer.signal(Date.now());
+    [this.panels, this.setPanels] = renderer.signal(0);
   }
 
-  /** Something went wrong: the panel says so in one line instead of the session's state. */
-  failed(what: string, error: unknown): undefined {
-    this.problem = `${what}: ${oneLine(error)}`;
+  /** Something went wrong (or, with undefined, works again): the panel says so in one line. */
+  report(problem: string | undefined): void {
+    if (problem === this.problem) return;
+    this.problem = problem;
     this.setVersion(this.version() + 1);
+  }
+
+  failed(what: string, error: unknown): undefined {
+    this.report(`${what}: ${oneLine(error)}`);
     return undefined;
   }
 
-  /** Reads the session's state again now (the panel updates). */
+  /** Counted apart from the signal: a slot being drawn must not read what it sets (it would draw itself again). */
+  panelShown(): void {
+    this.setPanels(++this.panelCount);
+  }
+
+  panelGone(): void {
+    this.panelCount = Math.max(0, this.panelCount - 1);
+    this.setPanels(this.panelCount);
+  }
+
+  /** Reads the session's state again now (what is drawn of it updates). */
   async refresh(sessionId: string): Promise<void> {
-    if (this.disposed || !this.store) return;
+    const store = this.disposed ? undefined : await this.store?.get();
+    if (!store || this.disposed) return;
     let view: SessionView;
     try {
-      view = await sessionView(this.store.reader, sessionId);
+      view = await sessionView(store.reader, sessionId);
     } catch (error) {
       return void this.failed("reading the database", error);
     }
@@ -60,33 +80,51 @@ export class SessionViews {
     this.keepTime();
   }
 
-  /** Reads every drawn session again shortly (the server decides a few milliseconds after an event). */
-  refreshSoon(sessionId: string | undefined): void {
+  /** Reads every drawn session (or just `sessionId`) again, a few times over the next seconds. */
+  refreshSoon(sessionId: string | undefined, delays: readonly number[] = REFRESH_DELAYS_MS): void {
     for (const viewed of this.views.keys()) {
       if (sessionId && sessionId !== viewed) continue;
-      for (const delay of REFRESH_DELAYS_MS) {
-        const timer = setTimeout(() => {
-          this.timers.delete(timer);
-          void this.refresh(viewed);
-        }, delay);
-        this.timers.add(timer);
-      }
+      for (const delay of delays) this.later(delay, () => void this.refresh(viewed));
     }
   }
 
   dispose(): void {
     this.disposed = true;
     for (const timer of this.timers) clearTimeout(timer);
-    if (this.clock) clearInterval(this.clock);
+    if (this.clock) clearTimeout(this.clock);
   }
 
-  /** The seconds of a countdown move on a UI clock, not by reading the database again. */
+  private later(delayMs: number, run: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      run();
+    }, delayMs);
+    this.timers.add(timer);
+  }
+
+  /**
+   * The UI clock: it ticks when the seconds left of a countdown change (on its deadline's second boundaries, so the
+   * number shown is never a tick behind), and reads again once a deadline has passed.
+   */
   private keepTime(): void {
-    const counting = [...this.views.values()].some((v) => v.countdown !== null);
-    if (counting && !this.clock) this.clock = setInterval(() => this.setNow(Date.now()), 1000);
-    if (!counting && this.clock) {
-      clearInterval(this.clock);
-      this.clock = undefined;
+    if (this.clock) clearTimeout(this.clock);
+    this.clock = undefined;
+    const now = Date.now();
+    let next: number | undefined;
+    for (const view of this.views.values()) {
+      if (!view.countdown) continue;
+      const left = view.countdown.deadlineAt - now;
+      const wait = left > 0 ? (left % 1000 || 1000) + 1 : OVERDUE_READ_MS;
+      next = Math.min(next ?? wait, wait);
     }
+    if (next === undefined) return;
+    this.clock = setTimeout(() => {
+      this.clock = undefined;
+      const at = Date.now();
+      this.setNow(at);
+      for (const [sessionId, view] of this.views)
+        if (view.countdown && view.countdown.deadlineAt <= at) void this.refresh(sessionId);
+      this.keepTime();
+    }, next);
   }
 }

@@ -1,17 +1,17 @@
-// The TUI side: a panel in the session sidebar, a key that cancels the running countdown, and palette entries that
-// stop and resume continuation without a model turn. It reads and writes the same database as the server plugin:
-// a cancel or a stop is a row, which the server side obeys at its next tick, at the deadline and before the prompt
-// (so it holds across a restart and whatever the timing). It decides nothing itself and never throws into the TUI:
-// a missing or broken database is one line in the panel.
-import { openStore } from "../store/open.js";
-import type { OperatorStore } from "../store/operator.js";
-import { Controls } from "./controls.js";
+// The TUI side: a panel in the session sidebar, the countdown beside the prompt where no sidebar is drawn, the key and
+// typing that cancel a running countdown, and palette entries that stop and resume continuation without a model turn.
+// It reads and writes the same database as the server plugin: a cancel or a stop is a row, which the server side
+// obeys at its next tick, at the deadline and before the prompt (so it holds across a restart and whatever the
+// timing). It decides nothing itself and never throws into the TUI: a missing or broken database is one line in the
+// panel. It opens the database when first needed, not while OpenCode starts (tui-store.ts).
 import type { PanelRenderer, TuiApi, TuiKeyEvent } from "./host-api.js";
+import { Controls } from "./controls.js";
 import { keyLabel, resolveTuiOptions, type TuiOptions } from "./options.js";
-import { panelLines, type PanelLine } from "./panel.js";
-import { oneLine, SessionViews } from "./session-views.js";
+import { panelLines, promptLine, type PanelInput } from "./panel.js";
+import { SessionViews } from "./session-views.js";
+import { oneLine, TuiStore } from "./tui-store.js";
 
-/** Events after which what the panel shows may have changed (the server decides a few milliseconds later). */
+/** Events after which what is drawn may have changed (the server decides a few milliseconds later). */
 const REFRESH_ON = [
   "session.idle",
   "session.status",
@@ -22,14 +22,19 @@ const REFRESH_ON = [
   "message.updated",
   "tui.toast.show",
 ];
-/** A waiting store (another process writing) must never freeze the TUI for long. */
-const BUSY_TIMEOUT_MS = 200;
 
 const COMMANDS = {
   cancel: "todo-continuation.cancel",
   stop: "todo-continuation.stop",
   resume: "todo-continuation.resume",
 };
+
+/** The palette's entries: a title and a description that fit its row (about 52 columns) together. */
+export const PALETTE = {
+  cancel: { title: "Cancel continuation countdown", desc: "Nothing sent" },
+  stop: { title: "Stop todo continuation", desc: "Until you resume it" },
+  resume: { title: "Resume todo continuation", desc: "Lift a stop or a pause" },
+} as const;
 
 function sessionOf(properties: Record<string, unknown> | undefined): string | undefined {
   const info = properties?.info as Record<string, unknown> | undefined;
@@ -48,9 +53,9 @@ function isTyping(event: TuiKeyEvent): boolean {
 }
 
 export interface TuiPluginHandle {
-  /** Reads the session's state again now (the panel updates). */
+  /** Reads the session's state again now (what is drawn updates). */
   refresh(sessionId: string): Promise<void>;
-  dispose(): void;
+  dispose(): Promise<void>;
 }
 
 interface Parts {
@@ -59,69 +64,69 @@ interface Parts {
   options: TuiOptions | undefined;
   views: SessionViews;
   controls: Controls;
+  cancelKey: string;
 }
 
 /** The palette entries, and the cancel key bound when it is not Escape (which is watched, never bound). */
-function registerCommands({ api, controls }: Parts, cancelKey: string): void {
+function registerCommands({ api, controls, cancelKey }: Parts): void {
+  const entry = (name: string, words: { title: string; desc: string }, run: () => void) => ({
+    namespace: "palette" as const,
+    name,
+    ...words,
+    category: "Todo continuation",
+    run,
+  });
   api.keymap.registerLayer({
     commands: [
-      {
-        namespace: "palette",
-        name: COMMANDS.cancel,
-        title: "Cancel the continuation countdown",
-        desc: "Nothing is sent; the next idle starts a new one",
-        category: "Todo continuation",
-        run: () => void controls.cancel("palette", true),
-      },
-      {
-        namespace: "palette",
-        name: COMMANDS.stop,
-        title: "Stop todo continuation",
-        desc: "For this session, across restarts, until resumed; no model turn",
-        category: "Todo continuation",
-        run: () => void controls.stop(),
-      },
-      {
-        namespace: "palette",
-        name: COMMANDS.resume,
-        title: "Resume todo continuation",
-        desc: "Lift a stop or a pause and start the counts over",
-        category: "Todo continuation",
-        run: () => void controls.resume(),
-      },
+      entry(COMMANDS.cancel, PALETTE.cancel, () => void controls.cancel("palette", true)),
+      entry(COMMANDS.stop, PALETTE.stop, () => void controls.stop()),
+      entry(COMMANDS.resume, PALETTE.resume, () => void controls.resume()),
     ],
     // Escape is watched, never bound: OpenCode keeps every use it has for it (closing dialogs, interrupting).
-    bindings:
-      cancelKey === "escape"
-        ? []
-        : [{ key: cancelKey, cmd: COMMANDS.cancel, desc: "Cancel the continuation countdown" }],
+    bindings: cancelKey === "escape" ? [] : [{ key: cancelKey, cmd: COMMANDS.cancel, desc: PALETTE.cancel.title }],
   });
 }
 
-/** The key and typing, watched (not consumed), cancel the running countdown of the session in view. */
-function watchKeys({ api, options, views, controls }: Parts, cancelKey: string): void {
+/**
+ * The key and typing cancel the running countdown of the session in view: watched before OpenCode handles the key,
+ * never consumed. Only keys that reach the session's prompt count: with the palette or any dialog open, a key (and the
+ * Esc that closes it) is the dialog's.
+ */
+function watchKeys({ api, options, controls, cancelKey }: Parts): void {
   api.keymap.intercept("key", ({ event }) => {
-    if (event.name === "escape" && cancelKey === "escape") return void controls.cancel("escape", false);
-    const sessionId = controls.inView();
-    if (options?.cancelOnTyping && sessionId && views.views.get(sessionId)?.countdown && isTyping(event))
-      void controls.cancel("typing", false);
+    if (api.ui.dialog?.open) return;
+    if (event.name === "escape" && cancelKey === "escape") return void controls.keyed("escape");
+    if (options?.cancelOnTyping && isTyping(event)) void controls.keyed("typing");
   });
 }
 
-/** The panel in the session sidebar; it reads the session's state the first time it is drawn. */
-function registerPanel({ api, renderer, views }: Parts, cancelKey: string): void {
+/**
+ * Where the session's state is drawn: the panel in the sidebar (OpenCode draws it above 120 columns, unless hidden),
+ * and beside the prompt the countdown while no panel is on screen, so that one countdown shows at every width.
+ */
+function registerSlots({ api, renderer, views, cancelKey }: Parts): void {
+  const input = (sessionId: string): PanelInput | undefined => {
+    views.version();
+    if (!views.views.has(sessionId) && !views.problem) queueMicrotask(() => void views.refresh(sessionId));
+    const view = views.problem ? { problem: views.problem } : views.views.get(sessionId);
+    return view && { view, now: views.now(), cancelKey: keyLabel(cancelKey) };
+  };
   api.slots.register({
     order: 450,
     slots: {
       sidebar_content(ctx, props) {
-        const lines = (): PanelLine[] => {
-          views.version();
-          const sessionId = props.session_id;
-          if (!views.views.has(sessionId) && !views.problem) queueMicrotask(() => void views.refresh(sessionId));
-          const view = views.problem ? { problem: views.problem } : views.views.get(sessionId);
-          return view ? panelLines({ view, now: views.now(), cancelKey: keyLabel(cancelKey) }) : [];
-        };
-        return renderer.panel(ctx.theme, lines);
+        views.panelShown();
+        renderer.onCleanup(() => views.panelGone());
+        return renderer.panel(ctx.theme, () => {
+          const shown = input(props.session_id);
+          return shown ? panelLines(shown) : [];
+        });
+      },
+      session_prompt_right(ctx, props) {
+        return renderer.line(ctx.theme, () => {
+          const shown = input(props.session_id);
+          return shown && views.panels() === 0 ? promptLine(shown) : undefined;
+        });
       },
     },
   });
@@ -131,36 +136,40 @@ function registerPanel({ api, renderer, views }: Parts, cancelKey: string): void
 export function createTuiPlugin(renderer: PanelRenderer) {
   return async function tui(api: TuiApi, rawOptions?: unknown): Promise<TuiPluginHandle> {
     let options: TuiOptions | undefined;
-    let store: OperatorStore | undefined;
     let problem: string | undefined;
     try {
       options = resolveTuiOptions(rawOptions ?? {}, process.env);
-      store = await openStore(options.databasePath, { busyTimeoutMs: BUSY_TIMEOUT_MS, kind: "tui" });
     } catch (error) {
       problem = oneLine(error);
     }
-    const views = new SessionViews(renderer, store, problem);
-    const parts: Parts = { api, renderer, options, views, controls: new Controls(api, store, views) };
-    const cancelKey = options?.cancelKey ?? "escape";
+    let views: SessionViews | undefined;
+    const store = options && new TuiStore(options.databasePath, api.state.path.directory, (p) => views?.report(p));
+    views = new SessionViews(renderer, store, problem);
+    const parts: Parts = {
+      api,
+      renderer,
+      options,
+      views,
+      controls: new Controls(api, store, views),
+      cancelKey: options?.cancelKey ?? "escape",
+    };
     const unsubscribes: Array<() => void> = [];
     try {
-      registerCommands(parts, cancelKey);
-      watchKeys(parts, cancelKey);
+      registerCommands(parts);
+      watchKeys(parts);
       for (const type of REFRESH_ON)
         unsubscribes.push(api.event.on(type, (event) => views.refreshSoon(sessionOf(event.properties))));
-      registerPanel(parts, cancelKey);
+      registerSlots(parts);
     } catch (error) {
-      views.problem = `the TUI refused a registration: ${oneLine(error)}`;
+      views.report(`the TUI refused a registration: ${oneLine(error)}`);
     }
-    let disposed = false;
-    const dispose = () => {
-      if (disposed) return;
-      disposed = true;
-      views.dispose();
-      for (const unsubscribe of unsubscribes) unsubscribe();
-      // Closing a file that is already gone must not break OpenCode's exit.
-      void store?.close().catch(() => undefined);
-    };
+    let disposing: Promise<void> | undefined;
+    const dispose = () =>
+      (disposing ??= (async () => {
+        views.dispose();
+        for (const unsubscribe of unsubscribes) unsubscribe();
+        await store?.dispose();
+      })());
     api.lifecycle.onDispose(dispose);
     return { refresh: (sessionId) => views.refresh(sessionId), dispose };
   };

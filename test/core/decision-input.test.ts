@@ -30,6 +30,7 @@ function row(overrides: Partial<SessionState> = {}): SessionState {
   return {
     parentId: null,
     stoppedAt: null,
+    stopSource: null,
     recoveringSince: null,
     lastErrorAt: null,
     lastErrorKind: null,
@@ -196,6 +197,7 @@ describe("decisionInput", () => {
       expect(decisionInput(context()).durable).toStrictEqual({
         parentId: null,
         stoppedAt: null,
+        stopSource: null,
         userCancelledAt: null,
         answeredBy: null,
         recovering: false,
@@ -225,6 +227,7 @@ describe("decisionInput", () => {
           row: row({
             parentId: "ses_parent",
             stoppedAt: NOW - 1,
+            stopSource: "tui",
             recoveringSince: NOW - 2,
             lastErrorAt: NOW - 3,
             lastErrorKind: "transient",
@@ -249,6 +252,7 @@ describe("decisionInput", () => {
       expect(durable).toStrictEqual({
         parentId: "ses_parent",
         stoppedAt: NOW - 1,
+        stopSource: "tui",
         userCancelledAt: NOW - 8,
         answeredBy: { injectionId: "inj_other", firedAt: NOW - 9 },
         recovering: true,

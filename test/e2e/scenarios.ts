@@ -121,6 +121,10 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
       // The summary OpenCode asks for when compacting (no tools offered), else the usual stop with open todos.
       if (!request.tools?.length) return { text: "Summary: the parser is written; tests and docs remain." };
       return continuation ? { toolCalls: [todowrite(DONE)] } : { toolCalls: [todowrite(OPEN)] };
+    case "tui-widths":
+      // Each message from the person leaves todos open (moved on from the last time); a continuation finishes them.
+      if (continuation) return { toolCalls: [todowrite(DONE)] };
+      return { toolCalls: [todowrite(CHURN[ctx.userTexts.length % 2]!)] };
     case "tui":
       // A person in the TUI: the first turn leaves todos open; later messages get words; a continuation finishes.
       if (continuation) return { toolCalls: [todowrite(DONE)] };

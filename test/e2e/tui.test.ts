@@ -1,7 +1,8 @@
-// OpenCode's own TUI in tmux, with the server plugin and the TUI plugin on one database and the scripted model: what a
-// person sees and does. The panel shows the countdown; Esc cancels it (nothing is sent, audit cancelled/user_key);
-// the palette's stop holds across the next idle without a model request and the stop toast says why; the palette's
-// resume lets it continue, and the continuation is one line in the transcript while the model got the checklist.
+// OpenCode's own TUI in tmux (160×45: the sidebar shows), with the server plugin and the TUI plugin on one database and
+// the scripted model: what a person sees and does. The panel shows the countdown, the only one on screen; Esc cancels
+// it (nothing is sent, audit cancelled/user_key); the palette's stop holds across the next idle without a model request
+// and the stop toast says why and how back; the palette's resume lets it continue, and the continuation is one line in
+// the transcript while the model got the checklist. tui-widths.test.ts: where no sidebar shows.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -35,6 +36,9 @@ describe("the real OpenCode TUI", () => {
     session = world.sessionId()!;
     expect(counting).toContain("Todo continuation");
     expect(counting).toMatch(/0 of 20 continuations/);
+    // One countdown on screen: the panel's (nothing beside the prompt, and the server's toasts give way to it).
+    expect(counting.match(/continuing in/g)).toHaveLength(1);
+    expect(counting).not.toContain("Resuming in");
     // The captured screen for README "In the TUI".
     mkdirSync(join(ROOT, ".tmp"), { recursive: true });
     writeFileSync(join(ROOT, ".tmp", "tui-countdown.txt"), counting);
@@ -57,16 +61,14 @@ describe("the real OpenCode TUI", () => {
   it("the palette's stop holds across the next idle without a model request, and a toast says why once", async () => {
     const requestsBefore = world.model.agentRequests().length;
     await world.palette("Stop todo continuation");
-    await world.waitScreen("the panel showing the stop", (s) => s.includes("stopped (by tui)"), 5000);
+    await world.waitScreen("the panel showing the stop", (s) => s.includes("stopped from the palette"), 5000);
     expect(world.model.agentRequests().length).toBe(requestsBefore);
     expect(world.trail(session).slice(-1)).toEqual(["stopped:tui"]);
     await world.say("ok, go on");
-    const toast = await world.waitScreen(
-      "the stop toast",
-      (s) => s.includes("Stopped. /resume-continuation to go on."),
-      20_000,
-    );
+    // The way back named as the way it was stopped (the palette: no model turn), on a line of its own.
+    const toast = await world.waitScreen("the stop toast", (s) => s.includes("Stopped from the palette."), 20_000);
     expect(toast).toContain("Todo continuation");
+    expect(toast).toMatch(/Stopped from the palette\.[^\n]*\n[^\n]*Palette: Resume todo continuation\./);
     // The decision is in the file: skipped because stopped, and nothing counts down that could still send.
     await world.until("the skip", () => world.trail(session).includes("skipped:stopped"));
     expect(world.rows("SELECT id FROM countdowns WHERE state = 'armed'")).toEqual([]);

@@ -58,7 +58,7 @@ describe("the engine events, routed", () => {
     parts.router.handle(ev.idle(S));
     await settle();
     expect(rows.trail(S)).toEqual(["armed"]);
-    expect(host.toasts.map((t) => t.message)).toEqual(["Resuming in 2s… (1 todos open)"]);
+    expect(host.toasts.map((t) => t.message)).toEqual(["Resuming in 2s… (1 todo open)"]);
     await advance(2000);
     await settle();
     expect(rows.trail(S)).toEqual(["armed", "fired", "injected"]);

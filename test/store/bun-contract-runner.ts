@@ -22,7 +22,7 @@ async function attempt(backend: string, name: string, run: () => Promise<void>):
 
 for (const c of CONTRACT_CASES) {
   const folder = mkdtempSync(join(tmpdir(), "tc-bun-contract-"));
-  const file: ContractDatabase = { open: () => openStore(join(folder, "state.db")) };
+  const file: ContractDatabase = { open: (options) => openStore(join(folder, "state.db"), options) };
   await attempt("bun:sqlite", c.name, () => withWorld(file, c.run));
   rmSync(folder, { recursive: true, force: true });
 }
@@ -36,7 +36,7 @@ for (const c of CONTRACT_CASES) {
   await admin.unsafe(`CREATE DATABASE ${name}`);
   const at = new URL(url);
   at.pathname = `/${name}`;
-  const database: ContractDatabase = { open: () => openStore(at.toString()) };
+  const database: ContractDatabase = { open: (options) => openStore(at.toString(), options) };
   await attempt("bun-sql", c.name, () => withWorld(database, c.run));
 }
 await admin.close();

@@ -16,6 +16,7 @@ import { recordOutcome, type OutcomePolicy } from "../../src/store/changes/recor
 import { resume } from "../../src/store/changes/resume.js";
 import { expireOwedLook, skip } from "../../src/store/changes/skip.js";
 import { stop } from "../../src/store/changes/stop.js";
+import type { OpenStoreOptions } from "../../src/store/open.js";
 import type { OperatorStore } from "../../src/store/operator.js";
 import { registerOwner, unregisterOwner } from "../../src/store/owner.js";
 import { sinceIdle } from "../../src/store/reads.js";
@@ -24,13 +25,14 @@ import { newRows } from "../support/new-rows.js";
 
 /** A fresh, empty database of one backend. */
 export interface ContractDatabase {
-  /** Another connection to it: another process's view. */
-  open(): Promise<OperatorStore>;
+  /** Another connection to it: another process's view (a TUI's, with `kind: "tui"`). */
+  open(options?: OpenStoreOptions): Promise<OperatorStore>;
 }
 
 interface World {
   a: OperatorStore;
   b: OperatorStore;
+  database: ContractDatabase;
   /** Rows matching `from` (`SELECT count(*) FROM <from>`). */
   count(from: string): Promise<number>;
   /** The audit trail (`event:reason`) of one session, in order. */
@@ -65,7 +67,7 @@ export async function withWorld(database: ContractDatabase, run: (world: World) 
           sessionId,
         )
       ).map((r) => (r.reason ? `${r.event}:${r.reason}` : r.event));
-    await run({ a, b, count, trail });
+    await run({ a, b, database, count, trail });
   } finally {
     await Promise.all([a.close(), b.close()]);
   }
@@ -481,6 +483,34 @@ export const CONTRACT_CASES: ContractCase[] = [
         (await a.replicas()).some((r) => r.id === OTHER),
         false,
       );
+    },
+  },
+  {
+    name: "who is there: a TUI's heartbeat says it draws its folder's countdowns, while it is fresh and until retired",
+    async run({ a, database }) {
+      const tui = await database.open({ kind: "tui" });
+      // This process's pid, never registered here: the TUI of an OpenCode whose server plugin runs in a worker.
+      const TUI = `${hostname()}/${process.pid}/tui`;
+      try {
+        assert.equal(await a.read(q.tuiWatching("/p", Date.now())), false, "no TUI yet");
+        await tui.heartbeat(TUI, 15_000, "/p");
+        assert.equal(await a.read(q.tuiWatching("/p", Date.now())), true);
+        await a.heartbeat(ME, 15_000);
+        assert.equal(await a.read(q.tuiWatching("/p", Date.now())), true, "kept by another heartbeat of its pid");
+        assert.equal(await a.read(q.tuiWatching("/elsewhere", Date.now())), false, "another folder's TUI");
+        assert.equal((await a.replicas()).find((r) => r.id === TUI)?.kind, "tui");
+        // A plugin's heartbeat names no folder and draws nothing.
+        assert.equal(await a.read(q.tuiWatching("", Date.now())), false);
+        // A lease that ran out: a TUI that crashed (by the database's clock on PostgreSQL, where `now` is not used).
+        await tui.heartbeat(TUI, 1, "/p");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        assert.equal(await a.read(q.tuiWatching("/p", Date.now())), false, "a heartbeat past its lease");
+        await tui.heartbeat(TUI, 15_000, "/p");
+        await tui.retire(TUI);
+        assert.equal(await a.read(q.tuiWatching("/p", Date.now())), false, "a TUI that said it is gone");
+      } finally {
+        await tui.close();
+      }
     },
   },
   {

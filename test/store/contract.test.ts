@@ -16,12 +16,12 @@ afterAll(() => folders.forEach((f) => rmSync(f, { recursive: true, force: true }
 function sqliteFile(): ContractDatabase {
   const folder = mkdtempSync(join(tmpdir(), "tc-contract-"));
   folders.push(folder);
-  return { open: () => openStore(join(folder, "state.db")) };
+  return { open: (options) => openStore(join(folder, "state.db"), options) };
 }
 
 async function postgres(): Promise<ContractDatabase> {
   const url = await freshDatabase("contract");
-  return { open: () => openStore(url) };
+  return { open: (options) => openStore(url, options) };
 }
 
 const cases = CONTRACT_CASES.map((c) => [c.name, c] as const);

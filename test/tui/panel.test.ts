@@ -2,18 +2,10 @@
 import { describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/store/queries.js";
 import { panelLines, PANEL_TITLE } from "../../src/tui/panel.js";
+import { aSessionView } from "../support/session-view.js";
 
 const NOW = 1_800_000_000_000;
-const base: SessionView = {
-  sessionId: "ses_1",
-  stoppedAt: null,
-  stopSource: null,
-  pausedAt: null,
-  continuations: 0,
-  maxContinuations: null,
-  countdown: null,
-  lastDecision: null,
-};
+const base = aSessionView();
 const decided = (
   event: string,
   reason: string | null,
@@ -50,36 +42,47 @@ describe("the sidebar panel", () => {
     [
       "stopped from the palette",
       { ...base, stoppedAt: NOW - 10, stopSource: "tui" },
-      ["stopped (by tui)", "/resume-continuation to go on"],
+      ["stopped from the palette", "palette: Resume todo continuation"],
+    ],
+    [
+      "stopped with the command",
+      { ...base, stoppedAt: NOW - 10, stopSource: "command" },
+      ["stopped by /stop-continuation", "/resume-continuation to go on"],
+    ],
+    [
+      "stopped from the command line",
+      { ...base, stoppedAt: NOW - 10, stopSource: "cli" },
+      ["stopped from the command line", "todo-continuation resume to go on"],
+    ],
+    [
+      "stopped through the plugin's API",
+      { ...base, stoppedAt: NOW - 10, stopSource: "api" },
+      ["stopped", "/resume-continuation to go on"],
     ],
     [
       "the user stepped in",
       decided("skipped", "user_took_over", {}, { pausedAt: NOW - 5 }),
-      [
-        "paused: you stepped in",
-        "continues once the todos move, or /resume-continuation to go on",
-        "2 of 20 continuations",
-      ],
+      ["paused: you stepped in", "move a todo or /resume-continuation", "2 of 20 continuations"],
     ],
     [
       "stagnation",
       decided("skipped", "stagnation", { unproductiveContinuations: 3, limit: 3 }),
-      ["stopped: 3 continuations without progress", "/resume-continuation to go on", "2 of 20 continuations"],
+      ["stopped: 3 times without progress", "/resume-continuation to go on", "2 of 20 continuations"],
     ],
     [
       "a text-only reply",
       decided("skipped", "no_progress_reply", { textOnlyReplies: 1 }),
-      ["stopped: 1 reply in words only, no work", "/resume-continuation to go on", "2 of 20 continuations"],
+      ["stopped: 1 reply without work", "/resume-continuation to go on", "2 of 20 continuations"],
     ],
     [
       "the budget",
       decided("skipped", "budget_exhausted", { continuations: 20, limit: 20 }),
-      ["stopped: 20 continuations, the budget is spent", "/resume-continuation to go on", "2 of 20 continuations"],
+      ["stopped: the budget of 20 is spent", "/resume-continuation to go on", "2 of 20 continuations"],
     ],
     [
       "a question in text",
       decided("skipped", "waiting_for_user", { source: "text_question" }),
-      ["waiting: the assistant asked you a question", "2 of 20 continuations"],
+      ["waiting: the assistant asked you", "2 of 20 continuations"],
     ],
     [
       "provider errors that persist",
@@ -89,11 +92,7 @@ describe("the sidebar panel", () => {
     [
       "a permanent provider error",
       decided("skipped", "provider_error", { statusCode: 401 }),
-      [
-        "stopped: the provider refused the request (401)",
-        "fix it, then write or /resume-continuation",
-        "2 of 20 continuations",
-      ],
+      ["stopped: the provider refused (401)", "fix it, then /resume-continuation", "2 of 20 continuations"],
     ],
     [
       "sub-sessions working",
@@ -110,17 +109,17 @@ describe("the sidebar panel", () => {
     [
       "retries given up",
       decided("injection_failed", "gave_up", { attempt: 4, final: true }),
-      ["stopped: 4 attempts to continue failed", "/resume-continuation to go on", "2 of 20 continuations"],
+      ["stopped: sending failed 4 times", "/resume-continuation to go on", "2 of 20 continuations"],
     ],
     [
       "a todo read that failed, tried again soon",
       decided("skipped", "todo_fetch_failed", { attempt: 1, retryInMs: 5000 }),
-      ["could not read the todo list; trying again in 5 s", "2 of 20 continuations"],
+      ["could not read todos; retry in 5 s", "2 of 20 continuations"],
     ],
     [
       "todo reads given up until the next idle",
       decided("skipped", "todo_fetch_failed", { attempt: 4, final: true }),
-      ["could not read the todo list (4 times in a row); looks again at the next idle", "2 of 20 continuations"],
+      ["could not read the todos (4 times)", "looks again at the next idle", "2 of 20 continuations"],
     ],
     ["a continuation just sent", decided("injected", null), ["continued", "2 of 20 continuations"]],
     [
@@ -141,7 +140,9 @@ describe("the sidebar panel", () => {
   });
 
   it("a stop wins over a pause; a pause shows until the session moves", () => {
-    expect(text(decided("skipped", "stopped", {}, { stoppedAt: NOW, pausedAt: NOW }))[1]).toBe("stopped");
+    expect(text(decided("skipped", "stopped", {}, { stoppedAt: NOW, stopSource: "tui", pausedAt: NOW }))[1]).toBe(
+      "stopped from the palette",
+    );
     expect(text(decided("armed", null, {}, { pausedAt: NOW }))[1]).toBe("continuing soon");
   });
 

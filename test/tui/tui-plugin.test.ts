@@ -1,8 +1,11 @@
-// The TUI plugin without a terminal: a recorded TUI API and a real engine sharing one SQLite file. The key cancels the
-// running countdown durably, the palette stops and resumes without a model turn, events refresh the panel, and a
-// broken database or bad options are one line in the panel, never a throw.
-import { writeFileSync } from "node:fs";
+// The TUI plugin without a terminal: a recorded TUI API and a real engine sharing one SQLite file. The key and typing
+// cancel the running countdown durably, read from the database whatever is drawn, and never from a dialog; the
+// countdown is drawn once, in the sidebar's panel or beside the prompt; the palette stops and resumes without a model
+// turn; events refresh what is drawn; the database is opened when first needed, and while it is open the server's toasts
+// give way; a broken database or bad options are one line in the panel, never a throw.
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { Config } from "../../src/config.js";
 import type { PanelRenderer, TuiApi, TuiCommandSpec, TuiKeyEvent } from "../../src/tui/host-api.js";
@@ -16,20 +19,47 @@ const S = "ses_tui";
 let f: EngineFixture | undefined;
 useFakeTime(() => f);
 
-/** Draws nothing: keeps the panel's line function so a test can read what it would show. */
+/** Draws nothing: keeps each drawn panel's and prompt line's functions so a test can read what they would show. */
 const recorder = () => {
   const panels: Array<() => PanelLine[]> = [];
+  const promptLines: Array<() => PanelLine | undefined> = [];
+  /** What is being drawn now registers its clean-ups here (OpenCode's owner of a slot's nodes). */
+  let cleanups: Array<() => void> = [];
+  /** The signals a slot read while it was being drawn: in Solid, setting one of them would draw the slot again. */
+  let read: Set<unknown> | undefined;
   const renderer: PanelRenderer = {
     signal<T>(initial: T) {
       let value = initial;
-      return [() => value, (next: T) => void (value = next)];
+      const get = () => (read?.add(get), value);
+      const set = (next: T) => {
+        if (read?.has(get)) throw new Error("a slot set a signal it had read while being drawn: it would loop");
+        value = next;
+      };
+      return [get, set];
     },
     panel: (_theme, lines) => {
       panels.push(lines);
       return { lines };
     },
+    line: (_theme, line) => {
+      promptLines.push(line);
+      return { line };
+    },
+    onCleanup: (fn) => void cleanups.push(fn),
   };
-  return { renderer, panels };
+  /** Draws with `draw`; the returned function takes it off the screen. */
+  const drawn = (draw: () => void) => {
+    cleanups = [];
+    read = new Set();
+    try {
+      draw();
+    } finally {
+      read = undefined;
+    }
+    const mine = cleanups;
+    return () => mine.forEach((fn) => fn());
+  };
+  return { renderer, panels, promptLines, drawn };
 };
 
 type SlotFn = (ctx: { theme: { current: Record<string, unknown> } }, props: { session_id: string }) => unknown;
@@ -60,7 +90,11 @@ class FakeTui implements TuiApi {
       return () => undefined;
     },
   };
-  ui = { toast: (input: { message: string }) => void this.toasts.push(input) };
+  ui = {
+    toast: (input: { message: string }) => void this.toasts.push(input),
+    /** The palette, or any dialog, open: keys are its own. */
+    dialog: { open: false },
+  };
   state = { path: { directory: DIRECTORY } };
   lifecycle = { onDispose: () => undefined };
   get route() {
@@ -73,6 +107,10 @@ class FakeTui implements TuiApi {
     for (const handler of this.keyHandlers) handler({ event });
   }
 
+  type(text: string) {
+    for (const char of text) this.press({ name: char === " " ? "space" : char, sequence: char });
+  }
+
   run(name: string) {
     this.commands.find((c) => c.name === name)!.run();
   }
@@ -81,20 +119,28 @@ class FakeTui implements TuiApi {
     for (const handler of this.listeners.get(type) ?? []) handler({ type, properties });
   }
 
-  /** OpenCode draws the sidebar of the session in view: the slot is called once, its lines are reactive. */
-  drawSidebar(sessionId = S) {
-    this.registered.sidebar_content!({ theme: { current: {} } }, { session_id: sessionId });
+  /** OpenCode draws a slot of the session in view: called once, its lines are reactive. */
+  draw(slot: "sidebar_content" | "session_prompt_right", sessionId = S) {
+    this.registered[slot]!({ theme: { current: {} } }, { session_id: sessionId });
   }
 }
 
-async function startTui(api: FakeTui, options: Record<string, unknown>) {
-  const { renderer, panels } = recorder();
+/** The TUI plugin started on `api`; by default OpenCode draws the session's sidebar (more than 120 columns). */
+async function startTui(api: FakeTui, options: Record<string, unknown>, { sidebar = true } = {}) {
+  const { renderer, panels, promptLines, drawn } = recorder();
   const handle = await createTuiPlugin(renderer)(api, options);
-  api.drawSidebar();
-  return { handle, panel: () => panels.at(-1)!().map((l) => l.text) };
+  const hideSidebar = sidebar ? drawn(() => api.draw("sidebar_content")) : () => undefined;
+  drawn(() => api.draw("session_prompt_right"));
+  return {
+    handle,
+    panel: () => panels.at(-1)!().map((l) => l.text),
+    /** What is beside the prompt ("" when nothing). */
+    besidePrompt: () => promptLines.at(-1)!()?.text ?? "",
+    hideSidebar,
+  };
 }
 
-async function world(config: Partial<Config> = {}, tuiOptions: Record<string, unknown> = {}) {
+async function world(config: Partial<Config> = {}, tuiOptions: Record<string, unknown> = {}, draw = { sidebar: true }) {
   f = await startEngine({ config: { countdownSeconds: 5, ...config } });
   f.host.addUserMessage(S, "build it");
   f.host.setTodos(S, [
@@ -103,11 +149,27 @@ async function world(config: Partial<Config> = {}, tuiOptions: Record<string, un
     ["docs", "pending"],
   ]);
   const api = new FakeTui();
-  const { handle, panel } = await startTui(api, { databasePath: f.dbPath, ...tuiOptions });
-  return { api, handle, panel };
+  const tui = await startTui(api, { databasePath: f.dbPath, ...tuiOptions }, draw);
+  return { api, ...tui };
+}
+
+/** An idle with open todos: the engine arms a countdown (which the TUI has not read yet). */
+async function countdownArmed() {
+  f!.enforcer.handleEvent(ev.idle(S));
+  await advance(5);
+  expect(f!.rows.countdowns(S)).toMatchObject([{ state: "armed" }]);
 }
 
 const settle = () => settleEngine(f!);
+
+function readRows(path: string, sql: string): unknown[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare(sql).all();
+  } finally {
+    db.close();
+  }
+}
 
 describe("the TUI plugin", () => {
   it("shows the countdown; Esc cancels it durably (cancelled: user_key) and nothing is sent", async () => {
@@ -141,24 +203,108 @@ describe("the TUI plugin", () => {
     expect(api.bindings).toEqual([]);
   });
 
-  it("typing into the prompt during a countdown cancels it too (cancelOnTyping)", async () => {
-    const { api, handle } = await world();
-    f!.enforcer.handleEvent(ev.idle(S));
-    await advance(5);
-    await handle.refresh(S);
-    api.press({ name: "w", sequence: "w" });
+  it("typing into the prompt cancels a countdown the TUI has not drawn: it reads the database, not the screen", async () => {
+    const { api, besidePrompt } = await world({}, {}, { sidebar: false });
+    await countdownArmed();
+    expect(besidePrompt()).toBe(""); // nothing told the TUI of the countdown yet
+    api.type("also check the changelog");
     await advance(0);
-    expect(f!.rows.audit(S).at(-1)).toMatchObject({
-      event: "cancelled",
-      reason: "user_key",
-      detail: { via: "typing" },
-    });
+    expect(f!.rows.countdowns(S)).toMatchObject([{ state: "cancelled", end_reason: "user_key" }]);
+    expect(f!.rows.audit(S).filter((a) => a.event === "cancelled")).toMatchObject([
+      { reason: "user_key", detail: { source: "tui", via: "typing" } },
+    ]);
+    expect(api.toasts.map((t) => t.message)).toEqual(["Countdown cancelled: nothing will be sent."]);
+    await advance(10_000);
+    await settle();
+    expect(f!.host.prompts).toEqual([]);
+  });
+
+  it("keys typed while nothing counts down write nothing", async () => {
+    const { api } = await world();
+    api.type("hello");
+    api.press({ name: "escape" });
+    await advance(0);
+    expect(f!.rows.audit(S)).toEqual([]);
+    expect(api.toasts).toEqual([]);
+  });
+
+  it("keys in the palette or any dialog are the dialog's: its search and the Esc that closes it cancel nothing", async () => {
+    const { api } = await world();
+    await countdownArmed();
+    api.ui.dialog.open = true;
+    api.type("todo");
+    api.press({ name: "escape", sequence: "\u001b" });
+    await advance(0);
+    api.ui.dialog.open = false;
+    expect(f!.rows.countdowns(S)).toMatchObject([{ state: "armed" }]);
+    await advance(5000);
+    await settle();
+    expect(f!.host.prompts).toHaveLength(1);
+    expect(f!.rows.audit(S).some((a) => a.event === "cancelled")).toBe(false);
+  });
+
+  it("the countdown is drawn once: in the sidebar's panel, else beside the prompt (the sidebar hidden or too narrow)", async () => {
+    const { handle, panel, besidePrompt, hideSidebar } = await world();
+    await countdownArmed();
+    await handle.refresh(S);
+    expect(panel()[1]).toBe("continuing in 5s · esc cancels");
+    expect(besidePrompt()).toBe("");
+    hideSidebar();
+    expect(besidePrompt()).toBe("continuing in 5s · esc cancels");
+    const alone = await world({}, {}, { sidebar: false });
+    await countdownArmed();
+    await alone.handle.refresh(S);
+    expect(alone.besidePrompt()).toBe("continuing in 5s · esc cancels");
+  });
+
+  it("the UI clock ticks when the seconds left change, so the number shown follows the deadline", async () => {
+    const { handle, besidePrompt } = await world({}, {}, { sidebar: false });
+    await countdownArmed();
+    const deadline = f!.rows.countdowns(S)[0]!.deadline_at as number;
+    await handle.refresh(S);
+    const shown = () => Number(/in (\d+)s/.exec(besidePrompt())?.[1]);
+    await advance(deadline - 4000 - Date.now() - 1);
+    expect(shown()).toBe(5);
+    await advance(2); // past the boundary: the clock's tick is due at it
+    expect(shown()).toBe(4);
+    await advance(2998); // 1001 ms left
+    expect(shown()).toBe(2);
+    await advance(2);
+    expect(shown()).toBe(1);
+  });
+
+  it("opens the database when first needed, not while OpenCode starts; says the TUI is there until it closes", async () => {
+    const path = join(tempFolder(), "tui-first.db");
+    f = await startEngine();
+    const api = new FakeTui();
+    const { renderer, drawn } = recorder();
+    const handle = await createTuiPlugin(renderer)(api, { databasePath: path });
+    expect(existsSync(path)).toBe(false);
+    drawn(() => api.draw("session_prompt_right"));
+    await handle.refresh(S); // what the first draw started: the open
+    const tuis = () => readRows(path, "SELECT kind, directory FROM replicas WHERE kind = 'tui'");
+    expect(tuis()).toEqual([{ kind: "tui", directory: DIRECTORY }]);
+    await handle.dispose();
+    expect(tuis()).toEqual([]);
+  });
+
+  it("while the TUI draws the countdown, the server's toasts give way to it, and come back once it closes", async () => {
+    const { handle } = await world();
+    await handle.refresh(S); // what the first draw started: the open
+    await countdownArmed();
+    await advance(1000);
+    await settle();
+    expect(f!.host.toasts).toEqual([]);
+    await handle.dispose();
+    await advance(1000);
+    await settle();
+    expect(f!.host.toasts.map((t) => t.message)).toEqual(["Resuming in 3s… (2 todos open)"]);
   });
 
   it("a configured key is bound to the cancel command", async () => {
     const { api, handle } = await world({}, { cancelKey: "ctrl+y" });
     expect(api.bindings).toEqual([
-      { key: "ctrl+y", cmd: "todo-continuation.cancel", desc: "Cancel the continuation countdown" },
+      { key: "ctrl+y", cmd: "todo-continuation.cancel", desc: "Cancel continuation countdown" },
     ]);
     f!.enforcer.handleEvent(ev.idle(S));
     await advance(5);
@@ -177,7 +323,7 @@ describe("the TUI plugin", () => {
     await advance(0);
     expect(f!.rows.session(S)).toMatchObject({ stop_source: "tui" });
     expect(f!.host.calls.prompt).toBe(0);
-    expect(panel()).toEqual(["Todo continuation", "stopped (by tui)", "/resume-continuation to go on"]);
+    expect(panel()).toEqual(["Todo continuation", "stopped from the palette", "palette: Resume todo continuation"]);
     f!.enforcer.handleEvent(ev.idle(S));
     await advance(10_000);
     await settle();
@@ -211,8 +357,8 @@ describe("the TUI plugin", () => {
     writeFileSync(join(folder, "not-a-folder"), "");
     f = await startEngine();
     const api = new FakeTui();
-    const { panel } = await startTui(api, { databasePath: join(folder, "not-a-folder", "x.db") });
-    await advance(0);
+    const { panel, handle } = await startTui(api, { databasePath: join(folder, "not-a-folder", "x.db") });
+    await handle.refresh(S);
     expect(panel()).toEqual([
       "Todo continuation",
       expect.stringMatching(/^unavailable: cannot open the todo-continuation database/),

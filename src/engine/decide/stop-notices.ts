@@ -22,7 +22,8 @@ export class StopNotices {
     await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), { notifiedStop: reason }));
     ctx.log("info", `continuation ended: ${explanation.text}`, { sessionId, reason });
     if (!ctx.config.toast) return;
-    const message = `${sentence(explanation.text)}${explanation.hint ? ` ${sentence(explanation.hint)}` : ""}`;
+    // The hint on a line of its own: a command never breaks across two (the toast wraps at hyphens too).
+    const message = `${sentence(explanation.text)}${explanation.hint ? `\n${sentence(explanation.hint)}` : ""}`;
     void withTimeout("toast", ctx.config.hostTimeoutMs, () =>
       ctx.host.toast({ title: "Todo continuation", message, variant: "warning", durationMs: STOP_TOAST_MS }),
     ).catch(() => undefined);

@@ -1,11 +1,20 @@
-// The countdown the user sees: a toast every second during the last `countdownSeconds` before the deadline (a long
-// wait for a backoff or a provider's retry-after stays quiet until then). It reads the deadline from the countdown
-// itself, and stops within a second once the countdown ends, here or in another process (the TUI's key).
+// The countdown the user sees where no TUI plugin draws it: a toast every second during the last `countdownSeconds`
+// before the deadline (a long wait for a backoff or a provider's retry-after stays quiet until then). It reads the
+// deadline from the countdown itself, and stops within a second once the countdown ends, here or in another process
+// (the TUI's key). While a TUI plugin draws this folder's countdowns (its heartbeat row), the toasts give way to it and
+// come back when it goes: one countdown on screen, and both read the same deadline.
+import { q } from "../../store/script.js";
 import type { EngineContext } from "../context.js";
 import { withTimeout } from "../host-calls.js";
 import type { Armed, Countdowns } from "./countdowns.js";
 
 const TICK_MS = 1000;
+/**
+ * How long a toast outlives its tick: OpenCode shows one toast at a time and the next one replaces it, so a toast that
+ * lasts past the next tick never blinks out between two, and one that lasts only a little longer goes soon after a
+ * cancel.
+ */
+const OVERLAP_MS = 600;
 
 export class CountdownToasts {
   constructor(
@@ -34,15 +43,21 @@ export class CountdownToasts {
     const remainingMs = countdowns.remainingMs(armed);
     if (remainingMs <= 0) return;
     const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
-    const open = armed.summary ? ` (${armed.summary.open} todos open)` : "";
+    if (seconds > 1) this.schedule(armed, Math.min(TICK_MS, remainingMs - (seconds - 1) * 1000));
+    if (await ctx.store.read(q.tuiWatching(armed.row.directory, ctx.clock.now()))) return;
     void withTimeout("toast", ctx.config.hostTimeoutMs, () =>
       ctx.host.toast({
         title: "Todo continuation",
-        message: `Resuming in ${seconds}s…${open}`,
+        message: countdownToastText(seconds, armed.summary?.open),
         variant: "warning",
-        durationMs: 950,
+        durationMs: Math.min(remainingMs, TICK_MS + OVERLAP_MS),
       }),
     ).catch(() => undefined);
-    if (seconds > 1) this.schedule(armed, Math.min(TICK_MS, remainingMs - (seconds - 1) * 1000));
   }
+}
+
+/** "Resuming in 3s… (1 todo open)". */
+export function countdownToastText(seconds: number, open: number | undefined): string {
+  const todos = open === undefined ? "" : ` (${open} todo${open === 1 ? "" : "s"} open)`;
+  return `Resuming in ${seconds}s…${todos}`;
 }

@@ -69,7 +69,7 @@ export class PgStore implements OperatorStore {
    * Writes this owner's heartbeat (the database's clock) and reads which owners are alive now, on the connection
    * kept for it (a burst of state changes queued for the pool does not delay it past the lease).
    */
-  async heartbeat(owner: string, leaseMs: number): Promise<void> {
+  async heartbeat(owner: string, leaseMs: number, directory?: string): Promise<void> {
     const [host, pidText] = owner.split("/");
     await this.connection.liveness
       .insert(replicas)
@@ -81,6 +81,7 @@ export class PgStore implements OperatorStore {
         startedAt: this.startedAt,
         heartbeatAt: sql`${dbNow}`,
         leaseMs: Math.trunc(leaseMs),
+        directory: directory ?? null,
       })
       .onConflictDoUpdate({ target: replicas.id, set: { heartbeatAt: sql`${dbNow}`, leaseMs: Math.trunc(leaseMs) } });
     const alive = await this.connection.liveness

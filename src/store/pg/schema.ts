@@ -150,6 +150,8 @@ export const replicas = pgTable("replicas", {
   heartbeatAt: ms("heartbeat_at").notNull(),
   leaseMs: ms("lease_ms").notNull(),
   version: text("version"),
+  /** The project folder it works for, when it has one: a TUI draws the countdowns of this folder's sessions. */
+  directory: text("directory"),
 });
 
 /**

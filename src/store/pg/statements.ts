@@ -166,6 +166,10 @@ const S = {
     `UPDATE injections SET status = 'sent', updated_at = $2, lease_until = NULL
      WHERE id = $1 AND status IN ('failed', 'unknown') RETURNING id`,
   ),
+  tuiWatching: statement(
+    "tui_watching",
+    `SELECT id FROM replicas WHERE kind = 'tui' AND directory = $1 AND ${FRESH} LIMIT 1`,
+  ),
   pendingOf: statement("pending_of", `SELECT id FROM injections WHERE session_id = $1 AND status = 'pending' LIMIT 1`),
   // Walks injections_session_idx (session, created_at): the few rows since a look began.
   continuedSince: statement(
@@ -356,6 +360,11 @@ export class PgStatements implements AsyncStatements {
 
   async hasPendingInjection(sessionId: string): Promise<boolean> {
     return whole(await this.run<{ id: string }>(S.pendingOf, [sessionId]), ["id"]).length > 0;
+  }
+
+  /** Fresh by the database's clock: `now` (this process's) says nothing across hosts. */
+  async tuiWatching(directory: string): Promise<boolean> {
+    return whole(await this.run<{ id: string }>(S.tuiWatching, [directory]), ["id"]).length > 0;
   }
 
   async continuedSince(sessionId: string, since: number): Promise<ContinuationRef | undefined> {

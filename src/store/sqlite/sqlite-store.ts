@@ -65,17 +65,24 @@ export class SqliteStore implements OperatorStore {
 
   // ── liveness ──────────────────────────────────────────────────────────────
 
-  /** Also clears the rows of this host's processes that are gone (a crash never retires its row). */
-  heartbeat(owner: string, leaseMs: number): Promise<void> {
+  /**
+   * Also clears the rows of this host's other processes that are gone (a crash never retires its row). Rows of this
+   * very process stay: the TUI and the server plugin of one OpenCode share its pid but not their memory.
+   */
+  heartbeat(owner: string, leaseMs: number, directory?: string): Promise<void> {
     return settled(() => {
       this.checkSameFile();
       const { raw } = this.connection;
-      for (const { id } of raw.all<{ id: string }>("SELECT id FROM replicas WHERE host = ?", hostname()))
+      for (const { id } of raw.all<{ id: string }>(
+        "SELECT id FROM replicas WHERE host = ? AND pid <> ?",
+        hostname(),
+        process.pid,
+      ))
         if (!ownerMayBeAlive(id)) raw.run("DELETE FROM replicas WHERE id = ?", id);
       const [host, pid] = owner.split("/");
       const now = Date.now();
       raw.run(
-        `INSERT INTO replicas (id, kind, host, pid, started_at, heartbeat_at, lease_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO replicas (id, kind, host, pid, started_at, heartbeat_at, lease_ms, directory) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, lease_ms = excluded.lease_ms`,
         owner,
         this.options.kind ?? "plugin",
@@ -84,6 +91,7 @@ export class SqliteStore implements OperatorStore {
         this.startedAt,
         now,
         Math.trunc(leaseMs),
+        directory ?? null,
       );
     });
   }

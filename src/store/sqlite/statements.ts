@@ -8,6 +8,7 @@ import {
   auditEvents,
   countdowns,
   injections,
+  replicas,
   sessions,
   type CountdownRow,
   type InjectionRow,
@@ -217,6 +218,23 @@ function prepareInjectionReads(db: Db) {
   };
 }
 
+function prepareReplicas(db: Db) {
+  return {
+    tuiWatching: db
+      .select({ id: replicas.id })
+      .from(replicas)
+      .where(
+        and(
+          eq(replicas.kind, "tui"),
+          eq(replicas.directory, p("directory")),
+          gte(sql`${replicas.heartbeatAt} + ${replicas.leaseMs}`, p("now")),
+        ),
+      )
+      .limit(1)
+      .prepare(),
+  };
+}
+
 const changes = (result: unknown) => (result as { changes: number }).changes;
 const scoped = (scope: Scope) => ({ directory: scope.directory, server: scope.server ?? null });
 
@@ -226,6 +244,7 @@ export class SqliteStatements implements Statements {
   private readonly a;
   private readonly c;
   private readonly i;
+  private readonly r;
 
   constructor(
     db: Db,
@@ -236,6 +255,7 @@ export class SqliteStatements implements Statements {
     this.a = prepareAudit(db);
     this.c = prepareCountdowns(db);
     this.i = prepareInjections(db);
+    this.r = prepareReplicas(db);
   }
 
   session(sessionId: string): SessionRow | undefined {
@@ -336,6 +356,10 @@ export class SqliteStatements implements Statements {
 
   hasPendingInjection(sessionId: string): boolean {
     return this.i.pendingOf.get({ sessionId }) !== undefined;
+  }
+
+  tuiWatching(directory: string, now: number): boolean {
+    return this.r.tuiWatching.get({ directory, now }) !== undefined;
   }
 
   continuedSince(sessionId: string, since: number): ContinuationRef | undefined {

@@ -16,6 +16,7 @@ export const TUI_ENTRY = join(ROOT, "src", "tui", "index.ts");
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const socketName = () => `tc-tui-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 /** The open palette's header row: its title and, at the far right, "esc" (the status bar says "ctrl+p commands"). */
 const PALETTE_HEADER = /Commands\s+esc/;
 
@@ -24,12 +25,18 @@ export interface TuiWorldOptions {
   server?: Record<string, unknown>;
   /** TUI plugin options (tui.json). */
   tui?: Record<string, unknown>;
-  /** The TUI plugin spec: this checkout's entry by default. */
-  tuiSpec?: string;
+  /** The TUI plugin spec: this checkout's entry by default; `false` lists no TUI plugin in tui.json. */
+  tuiSpec?: string | false;
+  /** The server plugin spec: this checkout's entry by default. */
+  serverSpec?: string;
   /** More environment for OpenCode (npm settings for its installer). */
   env?: Record<string, string>;
   /** Called once the folders exist, before OpenCode starts (to seed its package cache). */
   prepare?: (home: string) => void;
+  /** The terminal's size in columns and rows: 160×45 by default. */
+  size?: { columns: number; rows: number };
+  /** How often `waitScreen` looks at the screen: every 30 ms by default (toasts last seconds). */
+  pollMs?: number;
 }
 
 export class TuiWorld {
@@ -38,8 +45,12 @@ export class TuiWorld {
   readonly dbPath = join(this.root, "todo-continuation.db");
   readonly model: ScriptedModel;
   /** A tmux server of our own, so nothing else on the machine is touched. */
-  private readonly socket = `tc-tui-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  private socket = socketName();
+  private socketPath: string | undefined;
   private pid: number | undefined;
+  private modelUrl: string | undefined;
+  /** Milliseconds from tmux's new-session to the first screen showing OpenCode's prompt, in the last `start`. */
+  startupMs: number | undefined;
 
   constructor(
     script: Script,
@@ -48,6 +59,7 @@ export class TuiWorld {
     this.model = new ScriptedModel(script);
   }
 
+  /** Starts OpenCode's TUI; again after `quit`, on the same folders (a warm start). */
   async start(timeoutMs = 45_000): Promise<void> {
     const home = join(this.root, "home");
     const dirs = {
@@ -67,14 +79,15 @@ export class TuiWorld {
       JSON.stringify(
         {
           $schema: "https://opencode.ai/tui.json",
-          plugin: [[tuiSpec, { databasePath: this.dbPath, ...this.options.tui }]],
+          plugin: tuiSpec === false ? [] : [[tuiSpec, { databasePath: this.dbPath, ...this.options.tui }]],
         },
         null,
         2,
       ),
     );
-    const modelUrl = await this.model.start();
-    const plugin = [[pathToFileURL(PLUGIN_ENTRY).href, { databasePath: this.dbPath, ...this.options.server }]];
+    const modelUrl = (this.modelUrl ??= await this.model.start());
+    const serverSpec = this.options.serverSpec ?? pathToFileURL(PLUGIN_ENTRY).href;
+    const plugin = [[serverSpec, { databasePath: this.dbPath, ...this.options.server }]];
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       ...dirs,
@@ -97,10 +110,30 @@ export class TuiWorld {
     );
     const conf = join(this.root, "tmux.conf");
     writeFileSync(conf, "set -g escape-time 0\nset -g default-terminal tmux-256color\n");
-    this.tmux("-f", conf, "new-session", "-d", "-s", "tui", "-x", "160", "-y", "45", `env -i /bin/sh ${quote(run)}`);
-    this.pid = Number(this.tmux("display", "-p", "-t", "tui", "#{pane_pid}").trim());
+    const { columns, rows } = this.options.size ?? { columns: 160, rows: 45 };
+    this.startupMs = undefined;
+    const started = performance.now();
+    this.tmux(
+      "-f",
+      conf,
+      "new-session",
+      "-d",
+      "-s",
+      "tui",
+      "-x",
+      String(columns),
+      "-y",
+      String(rows),
+      `env -i /bin/sh ${quote(run)}`,
+    );
+    const [pid, ...socketPath] = this.tmux("display", "-p", "-t", "tui", "#{pane_pid} #{socket_path}")
+      .trim()
+      .split(" ");
+    this.pid = Number(pid);
+    this.socketPath = socketPath.join(" ");
     try {
       await this.waitScreen("OpenCode's prompt", (s) => s.includes("Ask anything"), timeoutMs);
+      this.startupMs = performance.now() - started;
     } catch (error) {
       const stderr = join(this.root, "tui-stderr.log");
       throw new Error(
@@ -115,6 +148,13 @@ export class TuiWorld {
   }
 
   async stop(): Promise<void> {
+    await this.quit();
+    await this.model.stop();
+    rmSync(this.root, { recursive: true, force: true });
+  }
+
+  /** Ends OpenCode and its tmux server, keeping the folders and the model for another `start`. */
+  async quit(): Promise<void> {
     try {
       this.keys("C-u");
       await sleep(100);
@@ -129,8 +169,12 @@ export class TuiWorld {
     } catch {
       // No server left.
     }
-    await this.model.stop();
-    rmSync(this.root, { recursive: true, force: true });
+    this.pid = undefined;
+    // tmux leaves its socket file behind. kill-server returns before the server has gone: a next start on the same
+    // socket could reach the dying one, so the next start has a socket of its own.
+    if (this.socketPath) rmSync(this.socketPath, { force: true });
+    this.socketPath = undefined;
+    this.socket = socketName();
   }
 
   screen(): string {
@@ -157,6 +201,12 @@ export class TuiWorld {
 
   /** Runs a command of the palette (ctrl+p), picked by typing its title. */
   async palette(title: string): Promise<void> {
+    await this.searchPalette(title);
+    this.keys("Enter");
+  }
+
+  /** Opens the command palette (ctrl+p) and types `search` into its search box. */
+  async searchPalette(search: string): Promise<void> {
     // The palette's header is "Commands … esc"; the status bar's "ctrl+p commands" is always on screen,
     // so a case-blind match passed before the palette opened and the title was typed into nothing (CI
     // saw the palette open with an empty search). Its search box may also lag its frame under load: a
@@ -165,20 +215,19 @@ export class TuiWorld {
       this.keys("C-p");
       await this.waitScreen("the command palette", (s) => PALETTE_HEADER.test(s), 5000);
       await sleep(200);
-      this.type(title);
+      this.type(search);
       try {
-        await this.waitScreen(`"${title}" in the palette`, (s) => s.includes(title), 5000);
-        break;
+        await this.waitScreen(`"${search}" in the palette`, (s) => s.includes(search), 5000);
+        return;
       } catch (error) {
         if (attempt === 3) throw error;
         this.keys("Escape");
         await this.waitScreen("the palette closed", (s) => !PALETTE_HEADER.test(s), 5000);
       }
     }
-    this.keys("Enter");
   }
 
-  /** Polls the screen every 30 ms (toasts last seconds; a countdown second is short). */
+  /** Polls the screen every `pollMs` (toasts last seconds; a countdown second is short). */
   async waitScreen(what: string, matches: (screen: string) => boolean, timeoutMs = 20_000): Promise<string> {
     const started = Date.now();
     for (;;) {
@@ -186,7 +235,7 @@ export class TuiWorld {
       if (matches(screen)) return screen;
       if (Date.now() - started > timeoutMs)
         throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the screen:\n${screen}`);
-      await sleep(30);
+      await sleep(this.options.pollMs ?? 30);
     }
   }
 
@@ -291,9 +340,9 @@ export class TuiWorld {
     ].join("\n");
   }
 
-  /** The session the TUI created for the first message (its only root session). */
+  /** The session the TUI created last (for the first message, its only one, until `/new`). */
   sessionId(): string | undefined {
-    return this.rows<{ session_id: string }>("SELECT session_id FROM sessions ORDER BY created_at LIMIT 1")[0]
+    return this.rows<{ session_id: string }>("SELECT session_id FROM sessions ORDER BY created_at DESC LIMIT 1")[0]
       ?.session_id;
   }
 
@@ -309,7 +358,8 @@ export class TuiWorld {
   }
 
   private tmux(...args: string[]): string {
-    return execFileSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8" });
+    // stderr goes into a failure's message, not onto the console ("no server running" after a quit).
+    return execFileSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   }
 
   private alive(): boolean {

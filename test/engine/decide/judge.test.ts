@@ -123,7 +123,7 @@ describe("decide: the session's row", () => {
     await elsewhere.change(stop(SCOPE, "cli", stoppedAt));
     for (const stage of ["idle", "deadline", "before_prompt"] as const) {
       const { decision, row } = await judge.decide(S, stage, openWork());
-      expect(decision).toEqual(said(stage, "stopped", { stoppedAt }));
+      expect(decision).toEqual(said(stage, "stopped", { stoppedAt, stopSource: "cli" }));
       expect(row).toMatchObject({ sessionId: S, stoppedAt, stopSource: "cli" });
     }
   });
@@ -324,7 +324,7 @@ describe("recordSkip", () => {
     expect(host.toasts).toEqual([
       {
         title: "Todo continuation",
-        message: "Stopped: 20 continuations, the budget is spent. /resume-continuation to go on.",
+        message: "Stopped: the budget of 20 is spent.\n/resume-continuation to go on.",
         variant: "warning",
         durationMs: 8000,
       },
@@ -338,7 +338,7 @@ describe("recordSkip", () => {
   it("the notice is worded from the skip's detail with what the caller added", async () => {
     await judge.recordSkip(S, skip("stagnation", { limit: 3 }), { unproductiveContinuations: 3 });
     expect(host.toasts.map((t) => t.message)).toEqual([
-      "Stopped: 3 continuations without progress. /resume-continuation to go on.",
+      "Stopped: 3 times without progress.\n/resume-continuation to go on.",
     ]);
   });
 

@@ -23,7 +23,7 @@ const S = "ses_notices";
 const TIMEOUT_MS = 1000;
 const STAGNATION: Explanation = {
   standing: "stopped",
-  text: "stopped: 3 continuations without progress",
+  text: "stopped: 3 times without progress",
   hint: "/resume-continuation to go on",
 };
 
@@ -65,7 +65,7 @@ describe("told once per reason", () => {
     expect(host.toasts).toEqual([
       {
         title: "Todo continuation",
-        message: "Stopped: 3 continuations without progress. /resume-continuation to go on.",
+        message: "Stopped: 3 times without progress.\n/resume-continuation to go on.",
         variant: "warning",
         durationMs: 8000,
       },
@@ -73,7 +73,7 @@ describe("told once per reason", () => {
     expect(endedLines(host)).toEqual([
       {
         level: "info",
-        message: "continuation ended: stopped: 3 continuations without progress",
+        message: "continuation ended: stopped: 3 times without progress",
         extra: { sessionId: S, reason: "stagnation" },
       },
     ]);
@@ -84,7 +84,7 @@ describe("told once per reason", () => {
     const { notices, host } = await boot();
     await notices.tell(S, "stagnation", STAGNATION);
     await notices.tell(S, "stagnation", STAGNATION);
-    await notices.tell(S, "stagnation", { ...STAGNATION, text: "stopped: 4 continuations without progress" });
+    await notices.tell(S, "stagnation", { ...STAGNATION, text: "stopped: 4 times without progress" });
     expect(host.toasts).toHaveLength(1);
     expect(endedLines(host)).toHaveLength(1);
   });
@@ -95,9 +95,9 @@ describe("told once per reason", () => {
     await notices.tell(S, "budget_exhausted", explain("skipped", "budget_exhausted", { continuations: 20 }));
     await notices.tell(S, "stagnation", STAGNATION);
     expect(host.toasts.map((t) => t.message)).toEqual([
-      "Stopped: 3 continuations without progress. /resume-continuation to go on.",
-      "Stopped: 20 continuations, the budget is spent. /resume-continuation to go on.",
-      "Stopped: 3 continuations without progress. /resume-continuation to go on.",
+      "Stopped: 3 times without progress.\n/resume-continuation to go on.",
+      "Stopped: the budget of 20 is spent.\n/resume-continuation to go on.",
+      "Stopped: 3 times without progress.\n/resume-continuation to go on.",
     ]);
     expect(rows.session(S)).toMatchObject({ notified_stop: "stagnation" });
   });
@@ -132,7 +132,7 @@ describe("told once per reason", () => {
 });
 
 describe("the toast's words", () => {
-  it("the explanation and the hint, each a sentence", async () => {
+  it("the explanation and the hint, each a sentence on a line of its own (a command never breaks across two)", async () => {
     const { notices, host } = await boot();
     await notices.tell(S, "token_limit", {
       standing: "stopped",
@@ -140,7 +140,7 @@ describe("the toast's words", () => {
       hint: "compact the session or write to go on",
     });
     expect(host.toasts.map((t) => t.message)).toEqual([
-      "Stopped: the context is full. Compact the session or write to go on.",
+      "Stopped: the context is full.\nCompact the session or write to go on.",
     ]);
   });
 

@@ -143,7 +143,7 @@ describe("a prompt call that may have delivered is looked for before anything is
       expect(rig.host.toasts).toMatchObject([
         {
           variant: "warning",
-          message: expect.stringMatching(new RegExp(`^Stopped: ${attemptNo} attempts? to continue failed`)),
+          message: expect.stringMatching(new RegExp(`^Stopped: sending failed ${attemptNo} times?\\.`)),
         },
       ]);
       expect(rig.host.logs).toContainEqual(expect.objectContaining({ level: "error", message: "continuation failed" }));

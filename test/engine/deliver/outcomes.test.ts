@@ -111,7 +111,7 @@ describe("notStarted", () => {
     expect(armed()).toEqual([]);
     expect(rows.session(S)).toMatchObject({ consecutive_failures: 2, notified_stop: "gave_up" });
     expect(rig.host.toasts).toMatchObject([
-      { variant: "warning", message: expect.stringMatching(/^Stopped: 2 attempts/) },
+      { variant: "warning", message: expect.stringMatching(/^Stopped: sending failed 2 times\./) },
     ]);
   });
 });

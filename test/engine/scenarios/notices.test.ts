@@ -40,7 +40,7 @@ describe("the toast that says why continuation stopped", () => {
     expect(stopToasts()).toEqual([
       {
         title: "Todo continuation",
-        message: "Stopped: 2 continuations without progress. /resume-continuation to go on.",
+        message: "Stopped: 2 times without progress.\n/resume-continuation to go on.",
         variant: "warning",
         durationMs: 8000,
       },
@@ -62,8 +62,8 @@ describe("the toast that says why continuation stopped", () => {
     await f.enforcer.resume(S, "api");
     for (let i = 0; i < 4; i++) await idleAndWait();
     expect(stopToasts().map((t) => t.message)).toEqual([
-      "Stopped: 2 continuations without progress. /resume-continuation to go on.",
-      "Stopped: 2 continuations without progress. /resume-continuation to go on.",
+      "Stopped: 2 times without progress.\n/resume-continuation to go on.",
+      "Stopped: 2 times without progress.\n/resume-continuation to go on.",
     ]);
   });
 
@@ -71,7 +71,7 @@ describe("the toast that says why continuation stopped", () => {
     await boot({ maxRetries: 0 });
     f.host.promptScript = ["reject"];
     await idleAndWait();
-    expect(stopToasts().at(-1)?.message).toBe("Stopped: 1 attempt to continue failed. /resume-continuation to go on.");
+    expect(stopToasts().at(-1)?.message).toBe("Stopped: sending failed 1 time.\n/resume-continuation to go on.");
   });
 
   it("waiting states are not announced (a question, sub-sessions, a finished todo list)", async () => {
@@ -90,9 +90,7 @@ describe("the toast that says why continuation stopped", () => {
     await boot({ toast: false });
     for (let i = 0; i < 4; i++) await idleAndWait();
     expect(f.host.toasts).toEqual([]);
-    expect(f.host.logs.some((l) => l.message === "continuation ended: stopped: 2 continuations without progress")).toBe(
-      true,
-    );
+    expect(f.host.logs.some((l) => l.message === "continuation ended: stopped: 2 times without progress")).toBe(true);
   });
 });
 

@@ -1,11 +1,15 @@
 // CountdownToasts is the countdown the user sees. It promises: during the last countdownSeconds before a countdown's
 // deadline, a toast every second that says how many seconds are left (rounded up) and how many todos are open; a
-// longer wait (a backoff, a provider's retry-after) stays quiet until its last window; the toasts stop within a second
+// longer wait (a backoff, a provider's retry-after) stays quiet until its last window; each toast lasts past the next
+// tick (no blink between two) and the last one ends at the deadline; while a TUI plugin says (its heartbeat row) that it
+// draws this folder's countdowns, no toast, and they come back within a second once it is gone or its heartbeat runs
+// out; the toasts stop within a second
 // once the countdown ends, whether it ended here or in another process (the TUI's key, seen in the database), and
 // that ended countdown is let go; with `toast: false` nothing is shown or scheduled; a toast that fails does not stop
 // the countdown's next one, and its failure is not left unhandled. Built as enforcer.ts builds and wires it (shown on
 // `countdown_armed`), over the engine's real Countdowns on a real SQLite file and the FakeHost, with fake timers;
 // "another process" writes through a second connection to the same file.
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
@@ -14,6 +18,8 @@ import { Countdowns } from "../../../src/engine/wait/countdowns.js";
 import type { ToastRequest } from "../../../src/host/port.js";
 import { arm } from "../../../src/store/changes/arm.js";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
+import { openStore } from "../../../src/store/open.js";
+import type { OperatorStore } from "../../../src/store/operator.js";
 import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import {
   deadOwner,
@@ -88,7 +94,8 @@ describe("during the last countdownSeconds", () => {
         title: "Todo continuation",
         message: "Resuming in 3s… (2 todos open)",
         variant: "warning",
-        durationMs: 950,
+        // Past the next tick, which replaces it: it never blinks out between two.
+        durationMs: 1600,
       } satisfies ToastRequest,
     ]);
     await pass(999);
@@ -103,6 +110,14 @@ describe("during the last countdownSeconds", () => {
     ]);
     await pass(5000);
     expect(shown()).toHaveLength(3);
+    // The last one goes at the deadline.
+    expect(host.toasts.map((t) => t.durationMs)).toEqual([1600, 1600, 1000]);
+  });
+
+  it("one todo open is one todo", async () => {
+    await countdowns.arm({ sessionId: S, attempt: 0, delayMs: 2000, detail: {}, summary: { ...summary, open: 1 } });
+    await pass(0);
+    expect(shown()).toEqual(["Resuming in 2s… (1 todo open)"]);
   });
 
   it("without todo counts (a retry of unknown todos), the seconds alone", async () => {
@@ -217,6 +232,51 @@ describe("once the countdown ends", () => {
       "Resuming in 2s…",
       "Resuming in 1s…",
     ]);
+  });
+});
+
+describe("while a TUI plugin draws this folder's countdowns", () => {
+  /** A TUI of this OpenCode (its pid, another module instance), as the TUI plugin says it is there. */
+  const TUI = `${hostname()}/${process.pid}/tui`;
+  let tui: OperatorStore;
+  beforeEach(async () => {
+    tui = await openStore(join(folder, "state.db"), { kind: "tui" });
+  });
+  afterEach(async () => {
+    await tui.close();
+  });
+
+  it("the toasts give way to it for the whole countdown", async () => {
+    await tui.heartbeat(TUI, 15_000, DIRECTORY);
+    await armFor(COUNTDOWN_S * 1000);
+    await pass(COUNTDOWN_S * 1000);
+    expect(shown()).toEqual([]);
+  });
+
+  it("they come back within a second once it says it is gone", async () => {
+    await tui.heartbeat(TUI, 15_000, DIRECTORY);
+    await armFor(COUNTDOWN_S * 1000);
+    await pass(1200);
+    expect(shown()).toEqual([]);
+    await tui.retire(TUI);
+    await pass(800);
+    expect(shown()).toEqual(["Resuming in 1s… (2 todos open)"]);
+  });
+
+  it("they come back once its heartbeat runs out (a TUI that crashed)", async () => {
+    await tui.heartbeat(TUI, 1500, DIRECTORY);
+    await armFor(COUNTDOWN_S * 1000);
+    await pass(1000);
+    expect(shown()).toEqual([]);
+    await pass(1000);
+    expect(shown()).toEqual(["Resuming in 1s… (2 todos open)"]);
+  });
+
+  it("a TUI of another folder does not draw this one's countdowns", async () => {
+    await tui.heartbeat(TUI, 15_000, "/another/project");
+    await armFor(COUNTDOWN_S * 1000);
+    await pass(0);
+    expect(shown()).toEqual(["Resuming in 3s… (2 todos open)"]);
   });
 });
 

@@ -1,0 +1,16 @@
+// A session as the TUI reads it (store/queries.ts sessionView), with nothing stopped, paused, counted or decided.
+import type { SessionView } from "../../src/store/queries.js";
+
+export function aSessionView(overrides: Partial<SessionView> = {}): SessionView {
+  return {
+    sessionId: "ses_1",
+    stoppedAt: null,
+    stopSource: null,
+    pausedAt: null,
+    continuations: 0,
+    maxContinuations: null,
+    countdown: null,
+    lastDecision: null,
+    ...overrides,
+  };
+}
