@@ -13,7 +13,7 @@ export interface Outcome {
 }
 
 /** Far beyond every timeout the store sets: a statement still unsettled by then never will be. */
-const WATCHDOG_MS = 45_000;
+const WATCHDOG_MS = Number(process.env.WATCHDOG_MS ?? 45_000);
 
 /** How `run` ended, and after how long. */
 export async function outcomeOf(run: () => Promise<unknown>): Promise<Outcome> {

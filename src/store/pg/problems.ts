@@ -64,7 +64,9 @@ export function pgProblemOf(error: unknown): StoreProblem | undefined {
       text,
     ) ||
     /ERR_POSTGRES_(CONNECTION|.*TIMEOUT|IDLE|LIFETIME|TLS)/.test(text) ||
-    /Client has encountered a connection error|Cannot use a pool after calling end/i.test(text)
+    /Client has encountered a connection error|Cannot use a pool after calling end/i.test(text) ||
+    // Bun's words for a connection the server ended under a transaction (idle past its timeout: a frozen process).
+    /Failed to read data/.test(text)
   )
     return "unavailable";
   return undefined;
