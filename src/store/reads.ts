@@ -15,13 +15,15 @@ export interface SinceIdle {
 }
 
 /**
- * The session's row and, when `idleSince` is given, what answered that idle since. One read at a time: on PostgreSQL
- * under Bun, more statements in flight at once meant more of the client's lost answers (see pg/open.ts).
+ * The session's row and, when `idleSince` is given, what answered that idle since (`now`: the reader's time now, on
+ * the clock of `idleSince`). One read at a time: on PostgreSQL under Bun, more statements in flight at once meant
+ * more of the client's lost answers (see pg/bun-bounded-client.ts).
  */
-export function* sinceIdle(sessionId: string, idleSince?: number): Script<SinceIdle> {
+export function* sinceIdle(sessionId: string, idleSince?: number, now?: number): Script<SinceIdle> {
   const row = yield* q.session(sessionId);
-  const userCancelledAt = idleSince === undefined ? undefined : yield* q.userCancelledSince(sessionId, idleSince);
-  const answeredBy = idleSince === undefined ? undefined : yield* q.continuedSince(sessionId, idleSince);
+  const asked = idleSince === undefined ? undefined : { since: idleSince, now: now ?? idleSince };
+  const userCancelledAt = asked && (yield* q.userCancelledSince(sessionId, asked.since, asked.now));
+  const answeredBy = asked && (yield* q.continuedSince(sessionId, asked.since, asked.now));
   const pending = yield* q.hasPendingInjection(sessionId);
   return { row, pending, userCancelledAt, answeredBy };
 }

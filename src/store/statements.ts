@@ -22,8 +22,11 @@ export interface Statements {
   // ── the audit log ───────────────────────────────────────────────────────────
   audit(row: AuditValues): void;
   auditMany(rows: AuditValues[]): void;
-  /** When a person last cancelled the session's countdown with the TUI's key, at or after `since`. */
-  userCancelledSince(sessionId: string, since: number): number | undefined;
+  /**
+   * When a person last cancelled the session's countdown with the TUI's key, at or after `since` (see
+   * `continuedSince` for `now`).
+   */
+  userCancelledSince(sessionId: string, since: number, now: number): number | undefined;
 
   // ── countdowns ──────────────────────────────────────────────────────────────
   countdown(id: string): CountdownRow | undefined;
@@ -66,8 +69,13 @@ export interface Statements {
   /** Failed or unknown → sent; false when it was neither. */
   confirmInjection(id: string, now: number): boolean;
   hasPendingInjection(sessionId: string): boolean;
-  /** The latest continuation of the session fired at or after `since` and not refused (`failed`). */
-  continuedSince(sessionId: string, since: number): ContinuationRef | undefined;
+  /**
+   * The latest continuation of the session fired at or after `since` and not refused (`failed`). `since` and `now` are
+   * the reader's clock. SQLite (one host, one clock) compares `since` with the firing process's time; PostgreSQL,
+   * whose replicas' clocks may disagree, asks for one fired within the `now - since` ms before this read, by the
+   * database's clock.
+   */
+  continuedSince(sessionId: string, since: number, now: number): ContinuationRef | undefined;
   /** `pending` injections of a scope, oldest first. */
   pendingIn(scope: Scope): InjectionRow[];
   /** `failed` and `unknown` injections of a session since `since`, newest first (at most 10). */

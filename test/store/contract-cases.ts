@@ -45,6 +45,8 @@ export interface ContractCase {
 }
 
 const NOW = Date.now();
+/** A reader's time well after every row a case writes: a look that began at NOW and reads now has seen them all. */
+const LATER = NOW + 600_000;
 /** Two processes on other hosts: alive while their leases hold (SQLite) and their heartbeats are fresh (PostgreSQL). */
 const ME = "host-a/1/aaaa";
 const OTHER = "host-b/2/bbbb";
@@ -118,20 +120,24 @@ export const CONTRACT_CASES: ContractCase[] = [
       await a.change(arm(countdown("cd1"), {}));
       assert.equal(await a.change(claim(injection("inj_a", "cd1"), {})), true); // fired at NOW + 2000
       const firedAt = NOW + 2000;
-      assert.deepEqual(await b.read(q.continuedSince("ses_1", NOW)), { injectionId: "inj_a", firedAt });
-      assert.deepEqual(await b.read(q.continuedSince("ses_1", firedAt)), { injectionId: "inj_a", firedAt });
-      assert.equal(await b.read(q.continuedSince("ses_1", firedAt + 1)), undefined, "a look begun after it");
-      assert.equal(await b.read(q.continuedSince("ses_2", NOW)), undefined);
+      assert.deepEqual(await b.read(q.continuedSince("ses_1", NOW, LATER)), { injectionId: "inj_a", firedAt });
+      assert.deepEqual(await b.read(q.continuedSince("ses_1", firedAt, LATER)), { injectionId: "inj_a", firedAt });
+      assert.equal(
+        await b.read(q.continuedSince("ses_1", firedAt + 1, firedAt + 1)),
+        undefined,
+        "a look begun after it",
+      );
+      assert.equal(await b.read(q.continuedSince("ses_2", NOW, LATER)), undefined);
       const refused = { kind: "failed", error: "refused", final: false, detail: {} } as const;
       await a.change(recordOutcome(injection("inj_a", "cd1"), refused, NOW + 2100, POLICY));
-      assert.equal(await b.read(q.continuedSince("ses_1", NOW)), undefined);
+      assert.equal(await b.read(q.continuedSince("ses_1", NOW, LATER)), undefined);
       await a.change(arm(countdown("cd2", "ses_1", { armedAt: NOW + 2200 }), {}));
       await a.change(claim(injection("inj_b", "cd2", { createdAt: NOW + 2500 }), {}));
       const lost = { kind: "unknown", error: "timeout", timedOut: true, final: false, detail: {} } as const;
       await a.change(recordOutcome(injection("inj_b", "cd2"), lost, NOW + 2600, POLICY));
       const answered = { injectionId: "inj_b", firedAt: NOW + 2500 };
-      assert.deepEqual(await b.read(q.continuedSince("ses_1", NOW)), answered);
-      const late = countdown("cd3", "ses_1", { owner: OTHER, armedAt: NOW + 3000 });
+      assert.deepEqual(await b.read(q.continuedSince("ses_1", NOW, LATER)), answered);
+      const late = countdown("cd3", "ses_1", { owner: OTHER, armedAt: LATER });
       assert.deepEqual(await b.change(arm(late, { trigger: "idle" }, { answeredSince: NOW + 1000 })), {
         armed: false,
         answeredBy: answered,
@@ -144,9 +150,9 @@ export const CONTRACT_CASES: ContractCase[] = [
         skips.map((r) => JSON.parse(r.detail) as unknown),
         [{ stage: "idle", answeredBy: "inj_b", firedAt: NOW + 2500, trigger: "idle" }],
       );
-      // A look that began after the continuation judges a new idle.
+      // A look that began after the continuation (just now) judges a new idle.
       const next = countdown("cd4", "ses_1", { owner: OTHER, armedAt: NOW + 3000 });
-      assert.equal((await b.change(arm(next, {}, { answeredSince: NOW + 2501 }))).armed, true);
+      assert.equal((await b.change(arm(next, {}, { answeredSince: NOW + 3000 }))).armed, true);
       assert.equal(await count("countdowns WHERE state = 'armed'"), 1);
     },
   },
@@ -192,9 +198,9 @@ export const CONTRACT_CASES: ContractCase[] = [
         "cancelled:stopped",
       ]);
       // A look that began before the key finds it; one that began after, or another session, does not.
-      assert.equal(await a.read(q.userCancelledSince("ses_1", NOW)), NOW + 1);
-      assert.equal(await a.read(q.userCancelledSince("ses_1", NOW + 2)), undefined);
-      assert.equal(await a.read(q.userCancelledSince("ses_2", NOW)), undefined);
+      assert.equal(await a.read(q.userCancelledSince("ses_1", NOW, LATER)), NOW + 1);
+      assert.equal(await a.read(q.userCancelledSince("ses_1", NOW + 2, NOW + 2)), undefined);
+      assert.equal(await a.read(q.userCancelledSince("ses_2", NOW, LATER)), undefined);
     },
   },
   {
@@ -394,7 +400,7 @@ export const CONTRACT_CASES: ContractCase[] = [
       await b.change(cancelByKey(S1, NOW + 10, {}));
       await a.change(arm(countdown("cd2", "ses_1", { armedAt: NOW + 20 }), {}));
       await a.change(claim(injection("i2", "cd2"), {}));
-      const seen = await b.read(sinceIdle("ses_1", NOW));
+      const seen = await b.read(sinceIdle("ses_1", NOW, LATER));
       assert.equal(seen.row?.agent, "build");
       assert.deepEqual(
         [seen.pending, seen.userCancelledAt, seen.answeredBy],

@@ -79,8 +79,11 @@ describe("PostgreSQL only", () => {
     }
     // Lifted from another database: in the read-only one even ALTER DATABASE is refused.
     await pgQuery(sharedServerUrl(), `ALTER DATABASE ${name} SET default_transaction_read_only = off`);
-    // A session lock held elsewhere for longer than the lock timeout (2 s here): the wait ends with a "locked" problem.
-    const store = new PgStore(await openPg(url, { statementTimeoutMs: 1000, idleInTransactionMs: 1000 }));
+    // A session lock held elsewhere for longer than the lock timeout (2 s here): the wait ends with a "locked" problem
+    // (the client, left to wait longer than its default 1.5 s, hears the server's answer).
+    const store = new PgStore(
+      await openPg(url, { statementTimeoutMs: 1000, idleInTransactionMs: 1000, clientTimeoutMs: 5000 }),
+    );
     const holder = new (await import("pg")).default.Client({ connectionString: url });
     await holder.connect();
     try {

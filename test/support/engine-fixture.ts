@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveConfig, type Config } from "../../src/config.js";
+import type { Clock } from "../../src/engine/clock.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
 import type { OperatorStore } from "../../src/store/operator.js";
 import type { SqliteConnection } from "../../src/store/sqlite/open.js";
@@ -90,7 +91,7 @@ export async function drained(f: Pick<EngineFixture, "db" | "enforcer">, timeout
 }
 
 /** Engines running now (closed ones leave): fake time waits for their databases to answer (see fake-time.ts). */
-export const liveFixtures = new Set<Pick<EngineFixture, "quiet">>();
+export const liveFixtures = new Set<Pick<EngineFixture, "quiet" | "backend">>();
 
 export interface EngineFixture {
   folder: string;
@@ -124,6 +125,8 @@ export async function startEngine(
     directory?: string;
     /** The run's backend (TC_TEST_STORE) unless a test needs one in particular. */
     backend?: TestBackend;
+    /** The engine's clock, when it is not this machine's (a replica on another host). */
+    clock?: Clock;
   } = {},
 ): Promise<EngineFixture> {
   const folder = options.folder ?? tempFolder();
@@ -132,7 +135,13 @@ export async function startEngine(
   const dbPath = opened.location;
   const config = testConfig(dbPath, { toast: true, ...options.config });
   const host = options.host ?? new FakeHost();
-  const enforcer = new Enforcer({ config, store: opened.store, host, directory: options.directory ?? DIRECTORY });
+  const enforcer = new Enforcer({
+    config,
+    store: opened.store,
+    host,
+    directory: options.directory ?? DIRECTORY,
+    clock: options.clock,
+  });
   if (options.start !== false) await enforcer.start();
   let closed = false;
   const close = async () => {

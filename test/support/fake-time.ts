@@ -2,7 +2,6 @@
 // leases and clock jumps are then exact and instant.
 import { afterEach, beforeEach, vi } from "vitest";
 import { liveFixtures, type EngineFixture } from "./engine-fixture.js";
-import { TEST_BACKEND } from "./test-database.js";
 
 export const START = new Date("2026-11-21T12:00:00Z");
 
@@ -23,7 +22,8 @@ function fakeClock(): FakeClock | undefined {
  */
 export async function advance(ms: number): Promise<typeof vi> {
   const clock = fakeClock();
-  if (TEST_BACKEND === "sqlite" || !clock) return vi.advanceTimersByTimeAsync(ms);
+  const onPostgres = [...liveFixtures].some((f) => f.backend === "postgres");
+  if (!onPostgres || !clock) return vi.advanceTimersByTimeAsync(ms);
   const target = clock.now + ms;
   for (;;) {
     for (const f of liveFixtures) await f.quiet();

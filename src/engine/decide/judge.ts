@@ -37,7 +37,8 @@ export class Judge {
     idleSince?: number,
   ): Promise<{ decision: Decision; row: SessionRow | undefined }> {
     const { ctx } = this;
-    const { row, pending, userCancelledAt, answeredBy } = await ctx.store.read(sinceIdle(sessionId, idleSince));
+    const asked = ctx.clock.now();
+    const { row, pending, userCancelledAt, answeredBy } = await ctx.store.read(sinceIdle(sessionId, idleSince, asked));
     // At the deadline and before the prompt, the job asking is the one in this process's queue: only a continuation
     // recorded `pending` (by this process or another) counts then.
     const inFlight = (stage === "idle" && this.queue.isBusy(sessionId)) || pending;

@@ -38,7 +38,7 @@ export function arm(
     // A countdown carries its own directory: a session row is written only to patch it.
     if (sessionPatch) yield* applyChange(countdown, at, sessionPatch);
     const answeredBy =
-      answeredSince === undefined ? undefined : yield* q.continuedSince(countdown.sessionId, answeredSince);
+      answeredSince === undefined ? undefined : yield* q.continuedSince(countdown.sessionId, answeredSince, at);
     if (answeredBy) {
       const answered = { stage: "idle", answeredBy: answeredBy.injectionId, firedAt: answeredBy.firedAt, ...detail };
       yield* q.audit(auditRow(at, countdown, { event: "skipped", reason: "in_flight", detail: answered }));

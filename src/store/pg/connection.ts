@@ -40,7 +40,7 @@ export interface PgOpenOptions {
   readonly?: boolean;
   /**
    * With `idleInTransactionMs`, how long a statement may run: the server cancels a statement or a lock wait after
-   * twice the larger of the two (ms), and the client gives up a second after that.
+   * twice the larger of the two (ms), and the client gives up before that, after one and a half times it.
    */
   statementTimeoutMs?: number;
   /**
@@ -52,8 +52,9 @@ export interface PgOpenOptions {
   /** Longest a connection may take to open (ms). */
   connectTimeoutMs?: number;
   /**
-   * How long the client itself waits for an answer (ms) before it gives up on the connection, beyond the server's own
-   * statement timeout: a server that stops answering altogether. 0: no client-side timer (tests on fake clocks).
+   * How long the client itself waits for any one answer (ms) before it fails the statement and closes the connection
+   * it used (a late answer is never read as the next statement's): a server that stops answering, or an answer the
+   * driver lost. Default: see `statementTimeoutMs`. 0: no client-side timer (tests on fake clocks).
    */
   clientTimeoutMs?: number;
   /** Connections in the pool. */

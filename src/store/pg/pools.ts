@@ -8,6 +8,7 @@ import { isBun } from "../runtime.js";
 import type { PgConnection, PgDb, PgOpenOptions } from "./connection.js";
 import { pgSchema } from "./schema.js";
 import { TransactionSlots } from "./transaction-slots.js";
+import { boundedClient, type BoundedClient } from "./bun-bounded-client.js";
 
 /** The first key of every session lock ("tc"): keeps them apart from other applications' advisory locks. */
 export const SESSION_LOCK_SPACE = 0x7463;
@@ -25,10 +26,12 @@ interface Limits {
   settings: Record<string, string | number>;
   /** How long a statement or a lock wait may take on the server. */
   lockWait: number;
+  /** How long the client waits for any one answer before it gives up on the connection (0: for ever). */
+  clientTimeout: number;
   max: number;
 }
 
-function limitsOf(options: PgOpenOptions): Limits {
+export function limitsOf(options: PgOpenOptions): Limits {
   const statementTimeout = Math.trunc(options.statementTimeoutMs ?? 5000);
   const idleInTransaction = Math.trunc(options.idleInTransactionMs ?? Math.max(10_000, statementTimeout));
   // A statement or a lock wait longer than these is cancelled by the server itself, and a transaction left open by a
@@ -37,7 +40,8 @@ function limitsOf(options: PgOpenOptions): Limits {
   // twice that, so that it outlives such a holder rather than pause the enforcer. Not shorter than 10 s: a process
   // whose event loop is busy for a few seconds (a burst of sessions going idle, a slow host) is not frozen, and
   // ending its transaction would pause it for nothing.
-  const lockWait = Math.max(statementTimeout, idleInTransaction) * 2;
+  const longest = Math.max(statementTimeout, idleInTransaction);
+  const lockWait = longest * 2;
   return {
     connectTimeout: Math.trunc(options.connectTimeoutMs ?? 5000),
     settings: {
@@ -47,6 +51,10 @@ function limitsOf(options: PgOpenOptions): Limits {
       application_name: "todo-continuation",
     },
     lockWait,
+    // The client gives up before the server would (an answer lost on the way, or a server that stopped answering,
+    // is found out sooner), yet only after a frozen holder's session lock has been released by the server: a lock
+    // wait outlives such a holder rather than pause the enforcer.
+    clientTimeout: options.clientTimeoutMs ?? Math.round(longest * 1.5),
     max: options.poolSize ?? 10,
   };
 }
@@ -58,18 +66,22 @@ export function connect(url: string, options: PgOpenOptions): Promise<Pools> {
 async function connectBun(url: string, limits: Limits): Promise<Pools> {
   const { SQL } = await import("bun");
   const { drizzle } = await import("drizzle-orm/bun-sql");
+  // Every statement is bounded by the client (bun-bounded-client.ts): under a burst of 1,000 idles on four processes
+  // a Bun process waited for good on a statement whose answer never came.
   const pool = (size: number) =>
-    new SQL(url, {
-      max: size,
-      connectionTimeout: Math.max(1, Math.ceil(limits.connectTimeout / 1000)),
-      // Bun 1.3.14's idle timer also fails a statement in flight (oven-sh/bun#30646), which pauses the enforcer
-      // for a few seconds. It stays on: under a burst of 1,000 idles on four processes, without it (0) a Bun
-      // process waited for good on a statement whose answer never came (3 runs of 3); with it, that statement
-      // fails after 30 s and the enforcer recovers.
-      idleTimeout: 30,
-      connection: limits.settings,
-    });
-  const onPool = (client: InstanceType<typeof SQL>) => drizzle({ client, schema: pgSchema }) as unknown as PgDb;
+    boundedClient(
+      () =>
+        new SQL(url, {
+          max: size,
+          connectionTimeout: Math.max(1, Math.ceil(limits.connectTimeout / 1000)),
+          // Idle connections close after 30 s. Bun 1.3.14's idle timer also fails a statement in flight
+          // (oven-sh/bun#30646), but the client's own bound gives up on such a statement before that.
+          idleTimeout: 30,
+          connection: limits.settings,
+        }),
+      limits.clientTimeout,
+    );
+  const onPool = (client: BoundedClient) => drizzle({ client: client as never, schema: pgSchema }) as unknown as PgDb;
   // Half the connections for plain statements, half for transactions, each of those on a client of its own
   // (transaction-slots.ts says why).
   const plainSize = Math.max(1, Math.ceil(limits.max / 2));
@@ -118,7 +130,9 @@ async function connectNode(url: string, options: PgOpenOptions, limits: Limits):
       connectionTimeoutMillis: 0,
       idleTimeoutMillis: 30_000,
       // The client side too: a server that stops answering (not only a slow statement) still frees the caller.
-      query_timeout: options.clientTimeoutMs ?? limits.lockWait + 1000,
+      // A query given up on fails, and its connection is discarded, never reused (pg-pool ends a client released
+      // with an error; nodeTransaction releases it so).
+      query_timeout: limits.clientTimeout,
       options: Object.entries(serverSide)
         .map(([key, value]) => `-c ${key}=${value}`)
         .join(" "),

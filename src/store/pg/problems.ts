@@ -2,6 +2,7 @@
 // too slow, out of connections or disk) or something else went wrong that is not the database's. Codes are
 // SQLSTATEs (node-postgres puts them in `code`, Bun's client in `errno`); connection failures carry none.
 import type { StoreProblem } from "../types.js";
+import { AnswerTimeoutError } from "./bun-bounded-client.js";
 import { IncompleteAnswerError } from "./rows.js";
 
 /** The SQLSTATE of a failure, wherever the driver put it. */
@@ -32,8 +33,17 @@ function texts(error: unknown): string {
   return parts.join(" ");
 }
 
+/** Whether `error`, or one it was caused by (drizzle wraps what the driver threw), is one of `kinds`. */
+function causedBy(error: unknown, kinds: ReadonlyArray<new (...args: never[]) => Error>): boolean {
+  for (let e = error as { cause?: unknown } | undefined, depth = 0; e && depth < 4; depth++) {
+    if (kinds.some((kind) => e instanceof kind)) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
 export function pgProblemOf(error: unknown): StoreProblem | undefined {
-  if (error instanceof IncompleteAnswerError) return "unavailable";
+  if (causedBy(error, [IncompleteAnswerError, AnswerTimeoutError])) return "unavailable";
   const code = pgErrorCode(error);
   if (code) {
     if (code === "25006") return "read-only";
@@ -54,7 +64,9 @@ export function pgProblemOf(error: unknown): StoreProblem | undefined {
       text,
     ) ||
     /ERR_POSTGRES_(CONNECTION|.*TIMEOUT|IDLE|LIFETIME|TLS)/.test(text) ||
-    /Client has encountered a connection error|Cannot use a pool after calling end/i.test(text)
+    /Client has encountered a connection error|Cannot use a pool after calling end/i.test(text) ||
+    // Bun's words for a connection the server ended under a transaction (idle past its timeout: a frozen process).
+    /Failed to read data/.test(text)
   )
     return "unavailable";
   return undefined;

@@ -16,8 +16,15 @@ import {
   uniqueIndex,
 } from "drizzle-orm/pg-core";
 import type { CountdownRow, InjectionRow, SessionRow } from "../schema.js";
+import { DB_NOW_MS } from "./rows.js";
 
 const ms = (name: string) => bigint(name, { mode: "number" });
+/**
+ * When the row was written, by the database's clock (filled in by the server, never sent): what answered an idle is
+ * judged by it, since hosts' clocks disagree. Only here: a SQLite file has one host and one clock. Rows written before
+ * this column existed have none, and are judged by the time their writer stamped.
+ */
+const writtenByDatabase = (name: string) => ms(name).default(sql.raw(DB_NOW_MS));
 
 export const sessions = pgTable(
   "sessions",
@@ -108,6 +115,7 @@ export const injections = pgTable(
     owner: text("owner"),
     leaseUntil: ms("lease_until"),
     updatedAt: ms("updated_at").notNull(),
+    dbCreatedAt: writtenByDatabase("db_created_at"),
   },
   (t) => [
     check("injections_status_check", sql`${t.status} in ('pending', 'sent', 'failed', 'unknown')`),
@@ -129,6 +137,7 @@ export const auditEvents = pgTable(
     event: text("event").notNull(),
     reason: text("reason"),
     detail: text("detail"),
+    dbAt: writtenByDatabase("db_at"),
   },
   (t) => [index("audit_session_idx").on(t.sessionId, t.at), index("audit_event_reason_idx").on(t.event, t.reason)],
 );
@@ -265,5 +274,5 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 export const rowTypesAgree: [
   Same<typeof sessions.$inferSelect, SessionRow>,
   Same<typeof countdowns.$inferSelect, CountdownRow>,
-  Same<typeof injections.$inferSelect, InjectionRow>,
+  Same<Omit<typeof injections.$inferSelect, "dbCreatedAt">, InjectionRow>,
 ] = [true, true, true];

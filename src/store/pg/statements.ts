@@ -87,10 +87,14 @@ const S = {
      WHERE directory = $1 AND server IS NOT DISTINCT FROM $2 AND recheck_at IS NOT NULL AND recheck_at <= $3`,
   ),
   audit: statement("audit", `INSERT INTO ${AUDIT} VALUES (${auditValues(1)})`),
+  // Since a look began, by the database's clock ($2: how long ago it began, by the reader's). A row written before
+  // db_at existed has only its writer's time.
   userCancel: statement(
     "user_cancel",
     `SELECT at::float8 AS at FROM audit_events
-     WHERE session_id = $1 AND at >= $2 AND event = 'cancelled' AND reason = 'user_key' ORDER BY at DESC LIMIT 1`,
+     WHERE session_id = $1 AND coalesce(db_at, at) >= ${DB_NOW} - $2::bigint AND event = 'cancelled'
+       AND reason = 'user_key'
+     ORDER BY id DESC LIMIT 1`,
   ),
   countdown: statement("countdown", `SELECT ${selectList(countdowns)} FROM countdowns WHERE id = $1 LIMIT 1`),
   armedFor: statement(
@@ -171,12 +175,14 @@ const S = {
     `SELECT id FROM replicas WHERE kind = 'tui' AND directory = $1 AND ${FRESH} LIMIT 1`,
   ),
   pendingOf: statement("pending_of", `SELECT id FROM injections WHERE session_id = $1 AND status = 'pending' LIMIT 1`),
-  // Walks injections_session_idx (session, created_at): the few rows since a look began.
+  // The session's few rows (injections_session_idx), those fired since a look began by the database's clock, as
+  // userCancel.
   continuedSince: statement(
     "continued_since",
     `SELECT id AS "injectionId", created_at::float8 AS "firedAt" FROM injections
-     WHERE session_id = $1 AND created_at >= $2 AND status IN ('pending', 'sent', 'unknown')
-     ORDER BY created_at DESC LIMIT 1`,
+     WHERE session_id = $1 AND coalesce(db_created_at, created_at) >= ${DB_NOW} - $2::bigint
+       AND status IN ('pending', 'sent', 'unknown')
+     ORDER BY coalesce(db_created_at, created_at) DESC LIMIT 1`,
   ),
   pendingIn: statement(
     "pending_in",
@@ -199,6 +205,8 @@ const KEY: Record<HistoryTable, string> = {
 };
 
 const scoped = (scope: Scope) => [scope.directory, scope.server ?? null];
+/** How long ago `since` was, by the clock both were read from: a span means the same on every host. */
+const ago = (since: number, now: number) => Math.max(0, Math.round(now - since));
 
 export class PgStatements implements AsyncStatements {
   constructor(
@@ -239,8 +247,8 @@ export class PgStatements implements AsyncStatements {
     for (const row of rows) await this.run(S.audit, auditParams(row));
   }
 
-  async userCancelledSince(sessionId: string, since: number): Promise<number | undefined> {
-    return whole(await this.run<{ at: number }>(S.userCancel, [sessionId, since]), ["at"])[0]?.at;
+  async userCancelledSince(sessionId: string, since: number, now: number): Promise<number | undefined> {
+    return whole(await this.run<{ at: number }>(S.userCancel, [sessionId, ago(since, now)]), ["at"])[0]?.at;
   }
 
   async countdown(id: string): Promise<CountdownRow | undefined> {
@@ -367,8 +375,9 @@ export class PgStatements implements AsyncStatements {
     return whole(await this.run<{ id: string }>(S.tuiWatching, [directory]), ["id"]).length > 0;
   }
 
-  async continuedSince(sessionId: string, since: number): Promise<ContinuationRef | undefined> {
-    return whole(await this.run<ContinuationRef>(S.continuedSince, [sessionId, since]), ["injectionId", "firedAt"])[0];
+  async continuedSince(sessionId: string, since: number, now: number): Promise<ContinuationRef | undefined> {
+    const rows = await this.run<ContinuationRef>(S.continuedSince, [sessionId, ago(since, now)]);
+    return whole(rows, ["injectionId", "firedAt"])[0];
   }
 
   async pendingIn(scope: Scope): Promise<InjectionRow[]> {

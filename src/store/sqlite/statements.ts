@@ -284,6 +284,7 @@ export class SqliteStatements implements Statements {
     for (const row of rows) this.a.insert.run({ ...row });
   }
 
+  // One file, one host, one clock: the times every writer stamped compare as they are.
   userCancelledSince(sessionId: string, since: number): number | undefined {
     return this.a.userCancel.get({ sessionId, since })?.at;
   }
