@@ -13,7 +13,8 @@ import {
   type FailureVerdict,
 } from "../../core/injection-outcome.js";
 import { changeSession } from "../../store/changes/change-session.js";
-import type { SessionRow } from "../../store/schema.js";
+import { unresolvedContinuation } from "../../store/reads.js";
+import type { InjectionRow, SessionRow } from "../../store/schema.js";
 import type { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
 import { inspectOptions, type FactGatherer } from "../decide/facts.js";
@@ -41,6 +42,10 @@ export interface InjectorParts {
   /** Message ids this process chose for its own continuations (their echo is not a person writing). */
   ownMessages: BoundedMap<string, true>;
 }
+
+/** How long an attempt waits to look for an earlier continuation of unknown outcome before it gives up. */
+const LOOK_WAIT_MS = 15 * 60_000;
+const MIN_LOOK_DELAY_MS = 1000;
 
 type Verdict = FailureVerdict | { status: "sent"; detail: object };
 
@@ -112,6 +117,10 @@ export class Injector {
       if (ended && retry) await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), retry.change));
       return undefined;
     }
+    if (!facts.messages) {
+      const unresolved = await ctx.store.read(unresolvedContinuation(sessionId));
+      if (unresolved) return this.waitToLook(armed, unresolved);
+    }
     const turnSignals = this.p.memories.get(sessionId).turnSignals;
     const continuation = prepareContinuation(ctx, { armed, info, facts, row, decision, turnSignals });
     this.p.ownMessages.set(continuation.request.messageId, true);
@@ -120,6 +129,41 @@ export class Injector {
       return undefined;
     }
     return continuation;
+  }
+
+  /**
+   * An earlier continuation's outcome is unknown and the session's messages cannot be read to look for it: sending now
+   * could deliver it twice. The attempt waits, looking again after as long as it has waited so far (within the retry
+   * delays), and gives up after `LOOK_WAIT_MS` without sending; every later attempt meets the same rule until the
+   * messages can be read. Runs in the session's lane.
+   */
+  private async waitToLook(armed: Armed, unresolved: InjectionRow): Promise<undefined> {
+    const { ctx } = this;
+    const { sessionId } = armed.row;
+    const { retryBaseMs, retryMaxMs } = ctx.config;
+    const waitedMs = Math.max(0, ctx.clock.now() - unresolved.createdAt);
+    const gaveUp = waitedMs >= LOOK_WAIT_MS;
+    const delayMs = Math.max(MIN_LOOK_DELAY_MS, Math.min(retryMaxMs, Math.max(retryBaseMs, waitedMs)));
+    const detail = {
+      stage: "before_prompt",
+      awaiting: unresolved.id,
+      messages: "unreadable",
+      waitedMs,
+      ...(gaveUp ? { gaveUp: true } : { lookInMs: delayMs }),
+    };
+    const ended = await this.p.countdowns.end(armed, { skipped: "in_flight", detail });
+    if (!ended || ctx.lifecycle.ending) return undefined;
+    if (gaveUp) {
+      ctx.log("warn", "gave up waiting to look for a continuation whose outcome is unknown; nothing sent", {
+        sessionId,
+        injectionId: unresolved.id,
+        waitedMs,
+      });
+      return undefined;
+    }
+    const cause = { retryOf: unresolved.id, reason: "unreadable" };
+    await this.p.countdowns.arm({ sessionId, attempt: armed.row.attempt, delayMs, detail: cause });
+    return undefined;
   }
 
   // ── the prompt call and its outcome ───────────────────────────────────────
