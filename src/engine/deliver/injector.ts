@@ -15,11 +15,11 @@ import {
 import { changeSession } from "../../store/changes/change-session.js";
 import { unresolvedContinuation } from "../../store/reads.js";
 import type { InjectionRow, SessionRow } from "../../store/schema.js";
-import type { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
 import { inspectOptions, type FactGatherer } from "../decide/facts.js";
 import type { Judge } from "../decide/judge.js";
 import { errorMessage, HostTimeoutError, mayHaveBeenDelivered, withTimeout } from "../host-calls.js";
+import type { OwnMessageIds } from "../see/own-messages.js";
 import type { SessionMemories } from "../see/session-memory.js";
 import type { Armed, Countdowns, DueInfo } from "../wait/countdowns.js";
 import { prepareContinuation, type Continuation } from "./continuation.js";
@@ -39,8 +39,8 @@ export interface InjectorParts {
   reconciler: Reconciler;
   outcomes: Outcomes;
   starts: StartWatch;
-  /** Message ids this process chose for its own continuations (their echo is not a person writing). */
-  ownMessages: BoundedMap<string, true>;
+  /** Message ids chosen for the enforcer's own continuations (their echo is not a person writing). */
+  ownMessages: OwnMessageIds;
 }
 
 /** How long an attempt waits to look for an earlier continuation of unknown outcome before it gives up. */
@@ -123,7 +123,7 @@ export class Injector {
     }
     const turnSignals = this.p.memories.get(sessionId).turnSignals;
     const continuation = prepareContinuation(ctx, { armed, info, facts, row, decision, turnSignals });
-    this.p.ownMessages.set(continuation.request.messageId, true);
+    this.p.ownMessages.choose(continuation.request.messageId, continuation.injection.id);
     if (!(await countdowns.claim(armed, continuation.injection, continuation.detail))) {
       ctx.log("debug", "countdown no longer ours at the prompt call", { sessionId, countdownId: armed.row.id });
       return undefined;
