@@ -56,6 +56,22 @@ describe("judgement in a real OpenCode server", () => {
     expect(world.continuationRequests("takeover")).toHaveLength(2);
   });
 
+  it("§2 a user message quoting our id line is a person's: it pauses like any other", async () => {
+    const id = await world.session("quoting");
+    await world.prompt(id, "scenario: takeover");
+    await world.waitForAudit(id, "injected", 20_000);
+    await world.waitForAudit(id, "armed", 20_000, 3);
+    const armedAt = Number(world.countdowns(id).at(-1)!.armed_at);
+    await sleep(Math.max(0, armedAt + GRACE_MS + 50 - Date.now()));
+    const quote = `Why did you send this? [todo-continuation id=${String(world.injections(id)[0]!.id)}]`;
+    await world.prompt(id, quote);
+    const paused = await world.waitForAudit(id, "skipped:user_took_over", 20_000, 3);
+    const userMessage = (await world.messages(id)).find((m) => m.parts.some((p) => p.text === quote))!;
+    expect(paused.detail).toMatchObject({ messageId: userMessage.info.id });
+    expect(world.trail(id)).toContain("cancelled:user_message");
+    expect(sent(id)).toBe(1);
+  });
+
   it('§3 a reply with text only ("All done!") while todos stay open: one continuation, then no_progress_reply', async () => {
     const id = await world.session("text-only");
     await world.prompt(id, "scenario: text-only");
