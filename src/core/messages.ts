@@ -1,9 +1,9 @@
 // What the guards learn from a session's messages: the real agent/model to continue with, an unanswered error, a
 // pending question (a question tool, or a question asked in plain text), a compaction, the enforcer's own injections
-// (found by the id each one carries) and what the model did in reply to the last one.
+// (known by the message id it chose for each) and what the model did in reply to the last one.
 import { classifyError, type ErrorKind, type ErrorReport } from "./errors.js";
 import type { MessageInfo } from "./fields.js";
-import { COMMAND_NOTE_PREFIX, findInjectionId, TRANSCRIPT_LINE_PREFIX } from "./prompt.js";
+import { COMMAND_NOTE_PREFIX, findInjectionId } from "./prompt.js";
 import { detectTextQuestion } from "./text-question.js";
 
 export interface MessagePart {
@@ -45,7 +45,7 @@ export interface MessageFacts {
   textQuestion?: string;
   /** `running`: a compaction is requested or in progress; `finished`: one finished and nothing happened since. */
   compaction?: "running" | "finished";
-  /** Ids of the enforcer's own injections found in user messages. */
+  /** Ids of the enforcer's own injections found among the messages (by their message ids). */
   ownInjectionIds: string[];
   /** Message ids of those injections. */
   ownMessageIds: string[];
@@ -88,30 +88,49 @@ function isCompactionMessage(message: Pick<SessionMessage, "agent" | "role" | "s
 export type UserMessageKind = "real" | "own" | "command" | "synthetic";
 
 /**
- * The one rule for user messages, used for live events and for messages read from OpenCode: `own` when a text part
- * carries an injection id, `command` when it is the note of /stop- or /resume-continuation, `synthetic` for a
- * compaction or when every text part is synthetic (OpenCode's own additions), else `real`: a person wrote it. A
- * message with no text part (yet) is real.
+ * The enforcer's own continuations: the message id it chose for each (OpenCode takes it with the prompt) → the
+ * injection's id. Only the enforcer knows these ids before the message exists; a person cannot type one.
+ */
+export interface OwnMessages {
+  get(messageId: string): string | undefined;
+}
+
+const NONE: OwnMessages = { get: () => undefined };
+
+/**
+ * The one rule for user messages, used for live events and for messages read from OpenCode: `own` when its message id
+ * is one the enforcer chose (`ours`) — never for its text, which a person can quote, type or attach —, `command` when
+ * it is the note of /stop- or /resume-continuation, `synthetic` for a compaction or when every text part is synthetic
+ * (OpenCode's own additions), else `real`: a person wrote it. A message with no text part (yet) is real.
  */
 export function classifyUserMessage(
-  message: Pick<SessionMessage, "agent" | "role" | "summary" | "parts">,
+  message: Pick<SessionMessage, "id" | "agent" | "role" | "summary" | "parts">,
+  ours: OwnMessages = NONE,
 ): UserMessageKind {
+  if (ours.get(message.id) !== undefined) return "own";
   const textParts = message.parts.filter((p) => p.type === "text");
-  if (textParts.some((p) => p.text && (findInjectionId(p.text) || p.text.startsWith(TRANSCRIPT_LINE_PREFIX))))
-    return "own";
   if (textParts.some((p) => p.text?.startsWith(COMMAND_NOTE_PREFIX))) return "command";
   if (isCompactionMessage(message)) return "synthetic";
   if (textParts.length > 0 && textParts.every((p) => p.synthetic === true)) return "synthetic";
   return "real";
 }
 
-/** A live message's parts so far settle its kind once a part is decisive: a non-synthetic text, an id, a compaction. */
+/** A live message's parts so far settle its kind once a part is decisive: a non-synthetic text or a compaction. */
 export function isDecisivePart(part: MessagePart): boolean {
-  return (
-    part.type === "compaction" ||
-    (part.type === "text" &&
-      (part.synthetic !== true || (part.text !== undefined && findInjectionId(part.text) !== undefined)))
-  );
+  return part.type === "compaction" || (part.type === "text" && part.synthetic !== true);
+}
+
+/**
+ * The injection ids a user message's text claims (our id line, in any text part). A claim is not proof: the message
+ * is ours only when the injection it names was sent with this very message id (see OwnMessages).
+ */
+export function claimedInjectionIds(message: Pick<SessionMessage, "parts">): string[] {
+  const ids: string[] = [];
+  for (const part of message.parts) {
+    const id = part.type === "text" && part.text ? findInjectionId(part.text) : undefined;
+    if (id) ids.push(id);
+  }
+  return ids;
 }
 
 function textOf(message: SessionMessage): string {
@@ -145,6 +164,8 @@ export interface InspectOptions {
   detectTextQuestions?: boolean;
   /** A user message id whose preceding assistant message is checked for a question (`answersQuestion`). */
   answerOf?: string | null;
+  /** The enforcer's own continuations among these messages; without it no message is taken for ours. */
+  ours?: OwnMessages;
 }
 
 /** Messages oldest first, as OpenCode returns them. */
@@ -164,14 +185,11 @@ export function inspectMessages(messages: readonly SessionMessage[], options: In
     }
     if (message.role !== "user") continue;
     lastUserIndex = i;
-    const kind = classifyUserMessage(message);
+    const kind = classifyUserMessage(message, options.ours);
     if (kind === "own") {
       lastOwnIndex = i;
       facts.ownMessageIds.push(message.id);
-      for (const part of message.parts) {
-        const id = part.type === "text" && part.text ? findInjectionId(part.text) : undefined;
-        if (id) facts.ownInjectionIds.push(id);
-      }
+      facts.ownInjectionIds.push(options.ours!.get(message.id)!);
     }
     if (kind === "real") lastRealIndex = i;
     if (options.answerOf && message.id === options.answerOf) {
@@ -215,7 +233,7 @@ export function inspectMessages(messages: readonly SessionMessage[], options: In
   if (lastOwnIndex >= 0 && lastOwnIndex === lastUserIndex) {
     facts.replyToLastInjection = replyKind(messages.slice(lastOwnIndex + 1).filter((m) => m.role === "assistant"));
   }
-  if (lastCompactionIndex >= 0) facts.compaction = compactionState(messages, lastCompactionIndex);
+  if (lastCompactionIndex >= 0) facts.compaction = compactionState(messages, lastCompactionIndex, options.ours);
   return facts;
 }
 
@@ -224,7 +242,11 @@ export function inspectMessages(messages: readonly SessionMessage[], options: In
  * OpenCode's own follow-up after an automatic compaction (a synthetic "Continue if you have next steps" message, or
  * the replayed last user message) does not count as activity; the assistant's answer to it does.
  */
-function compactionState(messages: readonly SessionMessage[], index: number): "running" | "finished" | undefined {
+function compactionState(
+  messages: readonly SessionMessage[],
+  index: number,
+  ours: OwnMessages | undefined,
+): "running" | "finished" | undefined {
   const compaction = messages[index]!;
   const after = messages.slice(index + 1);
   if (compaction.role === "user" && !after.some((m) => m.role === "assistant" && isCompactionMessage(m)))
@@ -233,7 +255,7 @@ function compactionState(messages: readonly SessionMessage[], index: number): "r
   const activity = after.some(
     (m) =>
       (m.role === "assistant" && !isCompactionMessage(m)) ||
-      (m.role === "user" && classifyUserMessage(m) === "real" && !replaysEarlier(messages, m, index)),
+      (m.role === "user" && classifyUserMessage(m, ours) === "real" && !replaysEarlier(messages, m, index)),
   );
   return activity ? undefined : "finished";
 }

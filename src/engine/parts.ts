@@ -2,7 +2,6 @@
 // which the later parts are reached. The composition root (enforcer.ts) builds them here, and so do the tests of one
 // part, so that a part under test is wired exactly as it runs.
 import type { EngineContext } from "./context.js";
-import { BoundedMap } from "./bounded-map.js";
 import { FactGatherer } from "./decide/facts.js";
 import { Judge } from "./decide/judge.js";
 import { Looks } from "./decide/looks.js";
@@ -16,6 +15,7 @@ import { StartWatch } from "./deliver/start-watch.js";
 import { LeaseLoop } from "./lease-loop.js";
 import { RetentionSchedule } from "./retention-schedule.js";
 import { EventRouter } from "./see/event-router.js";
+import { OwnMessageIds } from "./see/own-messages.js";
 import { SessionMemories } from "./see/session-memory.js";
 import { CountdownToasts } from "./wait/countdown-toasts.js";
 import { Countdowns } from "./wait/countdowns.js";
@@ -32,8 +32,8 @@ export interface EngineParts {
   judge: Judge;
   lookups: Lookups;
   reconciler: Reconciler;
-  /** Message ids this process chose for its own continuations (their echo is not a person writing). */
-  ownMessages: BoundedMap<string, true>;
+  /** The enforcer's own continuations by message id (their echo is not a person writing). */
+  ownMessages: OwnMessageIds;
   injector: Injector;
   looks: Looks;
   router: EventRouter;
@@ -49,7 +49,8 @@ export function buildParts(ctx: EngineContext, memoryCap = MEMORY_CAP): EnginePa
   const queue = new DeliveryQueue(config.maxConcurrentInjections, (error) => ctx.failed("continuation", error));
   const countdowns = new Countdowns(ctx);
   const toasts = new CountdownToasts(ctx, countdowns);
-  const facts = new FactGatherer(host, config.hostTimeoutMs, () => clock.monotonic());
+  const ownMessages = new OwnMessageIds(ctx.store);
+  const facts = new FactGatherer(host, config.hostTimeoutMs, () => clock.monotonic(), ownMessages);
   const notices = new StopNotices(ctx);
   const outcomes = new Outcomes(ctx, countdowns, notices);
   const starts = new StartWatch(ctx, facts, outcomes);
@@ -58,12 +59,10 @@ export function buildParts(ctx: EngineContext, memoryCap = MEMORY_CAP): EnginePa
   const judge = new Judge(ctx, memories, queue, notices);
   const lookups = new Lookups(ctx);
   const reconciler = new Reconciler(ctx, lookups, outcomes, queue);
-  const ownMessages = new BoundedMap<string, true>(1000);
   const injected = { memories, queue, countdowns, judge, facts, lookups, reconciler, outcomes, starts, ownMessages };
   const injector = new Injector(ctx, injected);
   const looks = new Looks(ctx, { memories, countdowns, judge, facts, queue, starts });
-  const isOwnMessage = (id: string) => ownMessages.has(id);
-  const router = new EventRouter(ctx, { memories, countdowns, looks, starts, isOwnMessage }, clock.now());
+  const router = new EventRouter(ctx, { memories, countdowns, looks, starts, ownMessages }, clock.now());
   const retention = new RetentionSchedule(ctx);
   const leases = new LeaseLoop(ctx, { countdowns, reconciler, looks });
   const parts = { queue, countdowns, toasts, facts, notices, outcomes, starts, memories, judge, lookups, reconciler };

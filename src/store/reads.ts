@@ -1,6 +1,6 @@
 // What the engine reads back from the database, beyond single rows: the facts a decision needs that no event brought
 // to this process (what another process or a person did since the idle a look judges).
-import type { SessionRow } from "./schema.js";
+import type { InjectionRow, SessionRow } from "./schema.js";
 import { q, type Script } from "./script.js";
 import type { ContinuationRef } from "./types.js";
 
@@ -26,4 +26,15 @@ export function* sinceIdle(sessionId: string, idleSince?: number, now?: number):
   const answeredBy = asked && (yield* q.continuedSince(sessionId, asked.since, asked.now));
   const pending = yield* q.hasPendingInjection(sessionId);
   return { row, pending, userCancelledAt, answeredBy };
+}
+
+/**
+ * The session's latest continuation when its outcome is `unknown` (it may have arrived, nobody could look): no other
+ * may go out until it is looked for. Undefined when a later one went out (sent, or pending in a call) since.
+ */
+export function* unresolvedContinuation(sessionId: string): Script<InjectionRow | undefined> {
+  const latest = (yield* q.uncertainIn(sessionId, 0)).find((row) => row.status === "unknown");
+  if (!latest) return undefined;
+  const since = yield* q.continuedSince(sessionId, latest.createdAt);
+  return since === undefined || since.injectionId === latest.id ? latest : undefined;
 }

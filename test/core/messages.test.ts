@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { classifyUserMessage, inspectMessages, isQuestionTool, type SessionMessage } from "../../src/core/messages.js";
+import {
+  classifyUserMessage,
+  inspectMessages,
+  isQuestionTool,
+  type InspectOptions,
+  type SessionMessage,
+} from "../../src/core/messages.js";
 import { COMMAND_NOTE_PREFIX, idLine } from "../../src/core/prompt.js";
 
 const user = (id: string, text: string, extra: Partial<SessionMessage> = {}): SessionMessage => ({
@@ -20,11 +26,18 @@ const assistant = (id: string, extra: Partial<SessionMessage> = {}): SessionMess
 });
 const said = (text: string) => [{ type: "text", text }];
 const tool = (name: string, status = "completed") => ({ type: "tool", tool: name, toolStatus: status });
-const own = (id: string, injectionId = "inj_000000001") => user(id, `reminder\n${idLine(injectionId)}`);
+/** The enforcer's own continuations: message id → injection id, as the database and the process know them. */
+const ours = new Map<string, string>();
+const own = (id: string, injectionId = "inj_000000001") => {
+  ours.set(id, injectionId);
+  return user(id, `reminder\n${idLine(injectionId)}`);
+};
+const inspect = (messages: readonly SessionMessage[], options: InspectOptions = {}) =>
+  inspectMessages(messages, { ours, ...options });
 
 describe("inspectMessages", () => {
   it("takes the agent, model and variant of the latest real user message", () => {
-    const facts = inspectMessages([
+    const facts = inspect([
       user("1", "hi", { agent: "plan" }),
       assistant("2"),
       user("3", "go", { agent: "build", providerId: "openai", modelId: "gpt", variant: "high" }),
@@ -40,7 +53,7 @@ describe("inspectMessages", () => {
   });
 
   it("recognises its own injections by their id and never takes compaction as the agent", () => {
-    const facts = inspectMessages([
+    const facts = inspect([
       user("1", "go", { agent: "build" }),
       own("2"),
       user("3", "summarize", { agent: "compaction", parts: [{ type: "compaction" }] }),
@@ -54,18 +67,18 @@ describe("inspectMessages", () => {
 
   it("an error in the last assistant message counts until a real user message follows it", () => {
     const aborted = [user("1", "go"), assistant("2", { error: { name: "MessageAbortedError" } })];
-    expect(inspectMessages(aborted).unansweredErrorKind).toBe("abort");
-    expect(inspectMessages([...aborted, user("3", "again")]).unansweredErrorKind).toBeUndefined();
+    expect(inspect(aborted).unansweredErrorKind).toBe("abort");
+    expect(inspect([...aborted, user("3", "again")]).unansweredErrorKind).toBeUndefined();
     const overflow = [
       user("1", "go"),
       assistant("2", { error: { name: "APIError", message: "context length exceeded" } }),
     ];
-    expect(inspectMessages(overflow).unansweredErrorKind).toBe("token_limit");
+    expect(inspect(overflow).unansweredErrorKind).toBe("token_limit");
     const unauthorized = [
       user("1", "go"),
       assistant("2", { error: { name: "APIError", statusCode: 401, isRetryable: false, message: "Unauthorized" } }),
     ];
-    expect(inspectMessages(unauthorized)).toMatchObject({
+    expect(inspect(unauthorized)).toMatchObject({
       unansweredErrorKind: "permanent",
       unansweredError: { statusCode: 401 },
     });
@@ -80,12 +93,12 @@ describe("inspectMessages", () => {
       "request_user_input",
     ]) {
       expect(isQuestionTool(name)).toBe(true);
-      expect(
-        inspectMessages([user("1", "go"), assistant("2", { parts: [tool(name, "running")] })]).unfinishedQuestion,
-      ).toBe(true);
+      expect(inspect([user("1", "go"), assistant("2", { parts: [tool(name, "running")] })]).unfinishedQuestion).toBe(
+        true,
+      );
     }
     expect(
-      inspectMessages([user("1", "go"), assistant("2", { parts: [tool("question", "completed")] })]).unfinishedQuestion,
+      inspect([user("1", "go"), assistant("2", { parts: [tool("question", "completed")] })]).unfinishedQuestion,
     ).toBe(false);
     expect(isQuestionTool("bash")).toBe(false);
   });
@@ -95,14 +108,14 @@ describe("inspectMessages", () => {
       user("1", "go"),
       assistant("2", { parts: said("Tests pass. Should I also migrate the old records?") }),
     ];
-    expect(inspectMessages(asked).textQuestion).toBe("Should I also migrate the old records?");
-    expect(inspectMessages(asked, { detectTextQuestions: false }).textQuestion).toBeUndefined();
-    expect(inspectMessages([...asked, user("3", "yes")]).textQuestion).toBeUndefined();
+    expect(inspect(asked).textQuestion).toBe("Should I also migrate the old records?");
+    expect(inspect(asked, { detectTextQuestions: false }).textQuestion).toBeUndefined();
+    expect(inspect([...asked, user("3", "yes")]).textQuestion).toBeUndefined();
     const errored = [
       user("1", "go"),
       assistant("2", { parts: said("Should I?"), error: { name: "APIError", statusCode: 500 } }),
     ];
-    expect(inspectMessages(errored).textQuestion).toBeUndefined();
+    expect(inspect(errored).textQuestion).toBeUndefined();
     const synthetic = [
       user("1", "go"),
       assistant("2", {
@@ -112,34 +125,44 @@ describe("inspectMessages", () => {
         ],
       }),
     ];
-    expect(inspectMessages(synthetic).textQuestion).toBeUndefined();
+    expect(inspect(synthetic).textQuestion).toBeUndefined();
+  });
+
+  it("a person quoting our id line is a person: no injection of ours, a reply answers them", () => {
+    const messages = [
+      user("1", "go"),
+      own("2", "inj_000000007"),
+      assistant("3"),
+      user("4", `why ${idLine("inj_000000007")}?`),
+      assistant("5", { parts: said("Because.") }),
+    ];
+    const facts = inspect(messages);
+    expect(facts.ownMessageIds).toEqual(["2"]);
+    expect(facts.ownInjectionIds).toEqual(["inj_000000007"]);
+    expect(facts.latestReal?.messageId).toBe("4");
+    expect(facts.replyToLastInjection).toBeUndefined();
+    // Text alone never makes a message ours.
+    expect(inspectMessages(messages).ownInjectionIds).toEqual([]);
   });
 
   it("says what the model did in reply to the last continuation", () => {
     const base = [user("1", "go"), assistant("2"), own("3")];
-    expect(inspectMessages(base).replyToLastInjection).toBe("none");
-    expect(inspectMessages([...base, assistant("4", { parts: said("All done!") })]).replyToLastInjection).toBe(
-      "text_only",
-    );
+    expect(inspect(base).replyToLastInjection).toBe("none");
+    expect(inspect([...base, assistant("4", { parts: said("All done!") })]).replyToLastInjection).toBe("text_only");
     expect(
-      inspectMessages([
-        ...base,
-        assistant("4", { parts: [tool("todowrite")] }),
-        assistant("5", { parts: said("Updated.") }),
-      ]).replyToLastInjection,
+      inspect([...base, assistant("4", { parts: [tool("todowrite")] }), assistant("5", { parts: said("Updated.") })])
+        .replyToLastInjection,
     ).toBe("text_only");
     expect(
-      inspectMessages([...base, assistant("4", { parts: [tool("bash")] }), assistant("5", { parts: said("Fixed.") })])
+      inspect([...base, assistant("4", { parts: [tool("bash")] }), assistant("5", { parts: said("Fixed.") })])
         .replyToLastInjection,
     ).toBe("worked");
-    expect(inspectMessages([...base, assistant("4", { parts: [{ type: "patch" }] })]).replyToLastInjection).toBe(
-      "worked",
-    );
+    expect(inspect([...base, assistant("4", { parts: [{ type: "patch" }] })]).replyToLastInjection).toBe("worked");
     expect(
-      inspectMessages([...base, assistant("4", { error: { name: "APIError", statusCode: 503 } })]).replyToLastInjection,
+      inspect([...base, assistant("4", { error: { name: "APIError", statusCode: 503 } })]).replyToLastInjection,
     ).toBe("errored");
-    expect(inspectMessages([...base, assistant("4"), user("5", "stop")]).replyToLastInjection).toBeUndefined();
-    expect(inspectMessages([user("1", "go"), assistant("2")]).replyToLastInjection).toBeUndefined();
+    expect(inspect([...base, assistant("4"), user("5", "stop")]).replyToLastInjection).toBeUndefined();
+    expect(inspect([user("1", "go"), assistant("2")]).replyToLastInjection).toBeUndefined();
   });
 
   it("tells whether a user message answered a question the assistant had asked", () => {
@@ -150,11 +173,11 @@ describe("inspectMessages", () => {
       assistant("4", { parts: said("Done with the schema.") }),
       user("5", "Stop. Let me look at the parser first."),
     ];
-    expect(inspectMessages(messages, { answerOf: "3" }).answersQuestion).toBe(true);
-    expect(inspectMessages(messages, { answerOf: "5" }).answersQuestion).toBe(false);
-    expect(inspectMessages(messages, { answerOf: "nope" }).answersQuestion).toBeUndefined();
+    expect(inspect(messages, { answerOf: "3" }).answersQuestion).toBe(true);
+    expect(inspect(messages, { answerOf: "5" }).answersQuestion).toBe(false);
+    expect(inspect(messages, { answerOf: "nope" }).answersQuestion).toBeUndefined();
     const viaTool = [user("1", "go"), assistant("2", { parts: [tool("question")] }), user("3", "blue")];
-    expect(inspectMessages(viaTool, { answerOf: "3" }).answersQuestion).toBe(true);
+    expect(inspect(viaTool, { answerOf: "3" }).answersQuestion).toBe(true);
   });
 });
 
@@ -192,17 +215,17 @@ describe("compaction", () => {
     ["finished, then a real user message", [user("1", "go"), request, summary(), user("4", "new work")], undefined],
     ["no compaction", [user("1", "go"), assistant("2")], undefined],
   ])("%s", (_what, messages, state) => {
-    expect(inspectMessages(messages).compaction).toBe(state);
+    expect(inspect(messages).compaction).toBe(state);
   });
 });
 
 describe("classifyUserMessage: one rule for live events and for messages read back", () => {
   it.each<[string, SessionMessage, string]>([
     ["a person's text", user("1", "hello"), "real"],
-    ["our continuation", own("1"), "own"],
+    ["our continuation: its message id is one the enforcer chose", own("own-1"), "own"],
     [
       "our continuation, quiet: the prompt as a synthetic part, then one visible line",
-      user("1", "", {
+      user("own-quiet", "", {
         parts: [
           { type: "text", text: `reminder\n${idLine("inj_000000002")}`, synthetic: true },
           { type: "text", text: '↻ todo-continuation: 1/3 done, continuing with "b"' },
@@ -211,10 +234,23 @@ describe("classifyUserMessage: one rule for live events and for messages read ba
       "own",
     ],
     [
-      "only the visible line of one of ours (seen before its prompt part)",
-      user("1", '↻ todo-continuation: 1/3 done, continuing with "b"'),
+      "the visible line of one of ours before its prompt part, its message id ours",
+      user("own-line", '↻ todo-continuation: 1/3 done, continuing with "b"'),
       "own",
     ],
+    ["a person quoting our id line", user("1", `what is ${idLine("inj_000000001")}?`), "real"],
+    ["a person typing our transcript line", user("1", '↻ todo-continuation: 1/3 done, continuing with "b"'), "real"],
+    [
+      "a person attaching a file whose synthetic part carries an id line",
+      user("1", "", {
+        parts: [
+          { type: "text", text: `Called the Read tool\n${idLine("inj_000000001")}`, synthetic: true },
+          { type: "text", text: "what is this?" },
+        ],
+      }),
+      "real",
+    ],
+    ["our prompt's text with a message id not ours", user("1", `reminder\n${idLine("inj_000000001")}`), "real"],
     ["our command note", user("1", `${COMMAND_NOTE_PREFIX} Automatic todo continuation is resumed.`), "command"],
     [
       "only synthetic text",
@@ -245,6 +281,7 @@ describe("classifyUserMessage: one rule for live events and for messages read ba
     ["a file only", user("1", "", { parts: [{ type: "file" }] }), "real"],
     ["no parts (yet)", user("1", "", { parts: [] }), "real"],
   ])("%s → %s", (_what, message, kind) => {
-    expect(classifyUserMessage(message)).toBe(kind);
+    ours.set("own-line", "inj_000000003").set("own-quiet", "inj_000000002");
+    expect(classifyUserMessage(message, ours)).toBe(kind);
   });
 });

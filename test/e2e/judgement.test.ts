@@ -20,8 +20,9 @@ describe("judgement in a real OpenCode server", () => {
 
   const sent = (id: string) => world.injections(id).filter((i) => i.status === "sent").length;
 
-  it("§2 a user message after a continuation pauses it until /resume-continuation", async () => {
-    const id = await world.session("takeover");
+  /** A session continued once, counting down again, past the grace period: the moment a user can step in. */
+  async function countingDownAfterContinuation(name: string): Promise<string> {
+    const id = await world.session(name);
     await world.prompt(id, "scenario: takeover");
     await world.waitForAudit(id, "injected", 20_000);
     // The continuation's turn ran a command and stopped: its idle armed the next countdown (the row after `injected`).
@@ -30,6 +31,11 @@ describe("judgement in a real OpenCode server", () => {
     // user message within it is taken for the echo of the turn that just ended).
     const armedAt = Number(world.countdowns(id).at(-1)!.armed_at);
     await sleep(Math.max(0, armedAt + GRACE_MS + 50 - Date.now()));
+    return id;
+  }
+
+  it("§2 a user message after a continuation pauses it until /resume-continuation", async () => {
+    const id = await countingDownAfterContinuation("takeover");
     await world.prompt(id, "Stop. Let me look at the parser first.");
     const paused = await world.waitForAudit(id, "skipped:user_took_over", 20_000, 3);
     const userMessage = (await world.messages(id)).find((m) =>
@@ -54,6 +60,17 @@ describe("judgement in a real OpenCode server", () => {
     await world.waitForAudit(id, "skipped:todos_complete", 30_000);
     expect(sent(id)).toBe(2);
     expect(world.continuationRequests("takeover")).toHaveLength(2);
+  });
+
+  it("§2 a user message quoting our id line is a person's: it pauses like any other", async () => {
+    const id = await countingDownAfterContinuation("quoting");
+    const quote = `Why did you send this? [todo-continuation id=${String(world.injections(id)[0]!.id)}]`;
+    await world.prompt(id, quote);
+    const paused = await world.waitForAudit(id, "skipped:user_took_over", 20_000, 3);
+    const userMessage = (await world.messages(id)).find((m) => m.parts.some((p) => p.text === quote))!;
+    expect(paused.detail).toMatchObject({ messageId: userMessage.info.id });
+    expect(world.trail(id)).toContain("cancelled:user_message");
+    expect(sent(id)).toBe(1);
   });
 
   it('§3 a reply with text only ("All done!") while todos stay open: one continuation, then no_progress_reply', async () => {

@@ -616,8 +616,8 @@ describe("loop protection", () => {
       ["b", "pending"],
       ["c", "pending"],
     ]);
-    const injected = f.host.prompts[0]!.text;
-    const own = ev.userMessage(S);
+    const { text: injected, messageId } = f.host.prompts[0]!;
+    const own = ev.userMessage(S, messageId);
     f.enforcer.handleEvent(own);
     f.enforcer.handleEvent(ev.textPart(S, own.properties.info.id, injected));
     f.enforcer.handleEvent(ev.status(S, "busy"));
@@ -642,7 +642,16 @@ describe("loop protection", () => {
     f.host.setTodos(S, [["a", "pending"]]);
     await idle();
     await advance(700);
-    const own = ev.userMessage(S);
+    // Another process's continuation: recorded with the message id it chose before its prompt call.
+    f.db.run(
+      `INSERT INTO injections (id, session_id, countdown_id, message_id, directory, created_at, status, todos_total, todos_open, owner, lease_until, updated_at)
+       VALUES ('inj_fromotherproc', ?, 'cd_other', 'msg_fromotherproc', '/work/project', ?, 'pending', 1, 1, 'otherhost/1/live', ?, ?)`,
+      S,
+      Date.now(),
+      Date.now() + 60_000,
+      Date.now(),
+    );
+    const own = ev.userMessage(S, "msg_fromotherproc");
     f.enforcer.handleEvent(own);
     f.enforcer.handleEvent(ev.textPart(S, own.properties.info.id, "x\n[todo-continuation id=inj_fromotherproc]"));
     await advance(1500);

@@ -2,11 +2,12 @@
 // its fact unknown (the guard passes) except the todos, whose failure is itself a reason to skip.
 import type { Config } from "../../config.js";
 import type { HostFacts } from "../../core/decision-input.js";
-import { inspectMessages, type InspectOptions } from "../../core/messages.js";
+import { inspectMessages, type InspectOptions, type SessionMessage } from "../../core/messages.js";
 import type { SessionStatus } from "../../core/events.js";
 import type { HostAgent, HostPort } from "../../host/port.js";
 import type { SessionRow } from "../../store/schema.js";
 import { errorMessage, withTimeout } from "../host-calls.js";
+import type { OwnMessageIds } from "../see/own-messages.js";
 
 export type { HostFacts };
 
@@ -29,6 +30,8 @@ export class FactGatherer {
     private readonly host: HostPort,
     private readonly timeoutMs: number,
     private readonly monotonic: () => number,
+    /** Which messages are the enforcer's own; without it none is taken for ours. */
+    private readonly own?: OwnMessageIds,
   ) {}
 
   async gather(sessionId: string, options: InspectOptions = {}): Promise<HostFacts> {
@@ -46,7 +49,10 @@ export class FactGatherer {
     if (todos.status === "rejected") facts.todoError = errorMessage(todos.reason);
     else if (!Array.isArray(todos.value)) facts.todoError = "OpenCode answered something that is not a todo list";
     if (messages.status === "fulfilled" && Array.isArray(messages.value))
-      facts.messages = inspectMessages(messages.value, options);
+      facts.messages = inspectMessages(messages.value, {
+        ...options,
+        ours: await this.ours(sessionId, messages.value),
+      });
     if (session.status === "fulfilled" && session.value) facts.parentId = session.value.parentId ?? null;
     if (family.status === "fulfilled") {
       facts.status = family.value.status;
@@ -103,6 +109,12 @@ export class FactGatherer {
     if (messages.status === "rejected" || !Array.isArray(messages.value)) return undefined;
     const index = messages.value.findIndex((m) => m.id === messageId);
     return index >= 0 && messages.value.slice(index + 1).some((m) => m.role === "assistant");
+  }
+
+  /** Our own messages among these, their claims settled; a claim the database cannot check now is not ours. */
+  private async ours(sessionId: string, messages: SessionMessage[]): Promise<OwnMessageIds | undefined> {
+    await this.own?.confirm(sessionId, messages).catch(() => undefined);
+    return this.own;
   }
 
   private async agentList(): Promise<HostAgent[]> {

@@ -13,12 +13,13 @@ import {
   type FailureVerdict,
 } from "../../core/injection-outcome.js";
 import { changeSession } from "../../store/changes/change-session.js";
-import type { SessionRow } from "../../store/schema.js";
-import type { BoundedMap } from "../bounded-map.js";
+import { unresolvedContinuation } from "../../store/reads.js";
+import type { InjectionRow, SessionRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
 import { inspectOptions, type FactGatherer } from "../decide/facts.js";
 import type { Judge } from "../decide/judge.js";
 import { errorMessage, HostTimeoutError, mayHaveBeenDelivered, withTimeout } from "../host-calls.js";
+import type { OwnMessageIds } from "../see/own-messages.js";
 import type { SessionMemories } from "../see/session-memory.js";
 import type { Armed, Countdowns, DueInfo } from "../wait/countdowns.js";
 import { prepareContinuation, type Continuation } from "./continuation.js";
@@ -38,9 +39,13 @@ export interface InjectorParts {
   reconciler: Reconciler;
   outcomes: Outcomes;
   starts: StartWatch;
-  /** Message ids this process chose for its own continuations (their echo is not a person writing). */
-  ownMessages: BoundedMap<string, true>;
+  /** Message ids chosen for the enforcer's own continuations (their echo is not a person writing). */
+  ownMessages: OwnMessageIds;
 }
+
+/** How long an attempt waits to look for an earlier continuation of unknown outcome before it gives up. */
+const LOOK_WAIT_MS = 15 * 60_000;
+const MIN_LOOK_DELAY_MS = 1000;
 
 type Verdict = FailureVerdict | { status: "sent"; detail: object };
 
@@ -112,14 +117,53 @@ export class Injector {
       if (ended && retry) await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), retry.change));
       return undefined;
     }
+    if (!facts.messages) {
+      const unresolved = await ctx.store.read(unresolvedContinuation(sessionId));
+      if (unresolved) return this.waitToLook(armed, unresolved);
+    }
     const turnSignals = this.p.memories.get(sessionId).turnSignals;
     const continuation = prepareContinuation(ctx, { armed, info, facts, row, decision, turnSignals });
-    this.p.ownMessages.set(continuation.request.messageId, true);
+    this.p.ownMessages.choose(continuation.request.messageId, continuation.injection.id);
     if (!(await countdowns.claim(armed, continuation.injection, continuation.detail))) {
       ctx.log("debug", "countdown no longer ours at the prompt call", { sessionId, countdownId: armed.row.id });
       return undefined;
     }
     return continuation;
+  }
+
+  /**
+   * An earlier continuation's outcome is unknown and the session's messages cannot be read to look for it: sending now
+   * could deliver it twice. The attempt waits, looking again after as long as it has waited so far (within the retry
+   * delays), and gives up after `LOOK_WAIT_MS` without sending; every later attempt meets the same rule until the
+   * messages can be read. Runs in the session's lane.
+   */
+  private async waitToLook(armed: Armed, unresolved: InjectionRow): Promise<undefined> {
+    const { ctx } = this;
+    const { sessionId } = armed.row;
+    const { retryBaseMs, retryMaxMs } = ctx.config;
+    const waitedMs = Math.max(0, ctx.clock.now() - unresolved.createdAt);
+    const gaveUp = waitedMs >= LOOK_WAIT_MS;
+    const delayMs = Math.max(MIN_LOOK_DELAY_MS, Math.min(retryMaxMs, Math.max(retryBaseMs, waitedMs)));
+    const detail = {
+      stage: "before_prompt",
+      awaiting: unresolved.id,
+      messages: "unreadable",
+      waitedMs,
+      ...(gaveUp ? { gaveUp: true } : { lookInMs: delayMs }),
+    };
+    const ended = await this.p.countdowns.end(armed, { skipped: "in_flight", detail });
+    if (!ended || ctx.lifecycle.ending) return undefined;
+    if (gaveUp) {
+      ctx.log("warn", "gave up waiting to look for a continuation whose outcome is unknown; nothing sent", {
+        sessionId,
+        injectionId: unresolved.id,
+        waitedMs,
+      });
+      return undefined;
+    }
+    const cause = { retryOf: unresolved.id, reason: "unreadable" };
+    await this.p.countdowns.arm({ sessionId, attempt: armed.row.attempt, delayMs, detail: cause });
+    return undefined;
   }
 
   // ── the prompt call and its outcome ───────────────────────────────────────

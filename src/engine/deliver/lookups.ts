@@ -1,6 +1,5 @@
-// Was it delivered? A continuation whose outcome the enforcer does not know is looked for in the session's messages:
-// by the message id it was sent with, or by the injection id its text carries. Bounded like every read of OpenCode.
-import { inspectMessages } from "../../core/messages.js";
+// Was it delivered? A continuation whose outcome the enforcer does not know is looked for in the session's messages by
+// the message id it was sent with (its text proves nothing: a person can quote it). Bounded like every read of OpenCode.
 import type { Lookup } from "../../core/injection-outcome.js";
 import type { NewInjection } from "../../store/port.js";
 import type { EngineContext } from "../context.js";
@@ -32,9 +31,7 @@ export class Lookups {
         ctx.host.getMessages(injection.sessionId, s, RECONCILE_WINDOW),
       );
       if (!Array.isArray(messages)) throw new Error("the host returned no message list");
-      // Our message is the one with the id we chose, or one whose text carries the injection's id.
-      if (injection.messageId && messages.some((m) => m.id === injection.messageId)) return true;
-      return inspectMessages(messages).ownInjectionIds.includes(injection.id);
+      return injection.messageId != null && messages.some((m) => m.id === injection.messageId);
     } catch (error) {
       ctx.log("debug", "could not look for a continuation in the session", {
         injectionId: injection.id,

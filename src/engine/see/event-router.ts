@@ -16,6 +16,7 @@ import type { Looks } from "../decide/looks.js";
 import type { StartWatch } from "../deliver/start-watch.js";
 import type { Countdowns } from "../wait/countdowns.js";
 import type { SessionMemories, SessionMemory, UserMessageEvent } from "./session-memory.js";
+import type { OwnMessageIds } from "./own-messages.js";
 import { UserMessages, type Classified } from "./user-messages.js";
 
 type Properties = { properties?: Record<string, unknown> };
@@ -25,8 +26,8 @@ export interface RouterParts {
   countdowns: Countdowns;
   looks: Looks;
   starts: StartWatch;
-  /** Message ids this process chose for its own continuations. */
-  isOwnMessage: (messageId: string) => boolean;
+  /** The enforcer's own continuations by message id. */
+  ownMessages: OwnMessageIds;
 }
 
 export class EventRouter {
@@ -38,7 +39,7 @@ export class EventRouter {
     private readonly peers: RouterParts,
     startedAt: number,
   ) {
-    this.userMessages = new UserMessages(startedAt, peers.isOwnMessage);
+    this.userMessages = new UserMessages(startedAt, (id) => peers.ownMessages.chose(id));
   }
 
   /** One OpenCode bus event. Synchronous; throws only on a bug (the enforcer catches at its boundary). */
@@ -215,14 +216,26 @@ export class EventRouter {
     if (evicted) this.classified(evicted);
   }
 
-  private classified({ event, kind }: Classified): void {
-    if (kind === "real") this.realUserMessage(event);
+  private classified({ event, kind, claims }: Classified): void {
+    if (kind === "real" && claims.length > 0) this.claimingMessage(event, claims);
+    else if (kind === "real") this.realUserMessage(event);
     else if (kind === "command") this.memory(event.sessionId).activity++;
   }
 
   /** User messages whose deciding part never came are settled with what came once the session moves on. */
   private flushUserMessages(sessionId: string): void {
     for (const classified of this.userMessages.flush(sessionId)) this.classified(classified);
+  }
+
+  /**
+   * A message whose text names one of our injections: another process's continuation when the database recorded that
+   * injection with this message id, else a person quoting one (or attaching a file that does).
+   */
+  private claimingMessage(event: UserMessageEvent, claims: string[]): void {
+    void this.ctx.lanes.post(event.sessionId, async () => {
+      const ours = await this.peers.ownMessages.confirmClaims(event.sessionId, event.messageId, claims);
+      if (!ours) this.realUserMessage(event);
+    });
   }
 
   /**

@@ -1,7 +1,13 @@
 // User messages as they stream in: OpenCode publishes the message, then its parts one by one. A message is held here
 // until a part settles what it is (core/messages.ts `classifyUserMessage`, the same rule as for messages read back
 // from OpenCode), or until the session moves on and what arrived so far has to do.
-import { classifyUserMessage, isDecisivePart, type MessagePart, type UserMessageKind } from "../../core/messages.js";
+import {
+  claimedInjectionIds,
+  classifyUserMessage,
+  isDecisivePart,
+  type MessagePart,
+  type UserMessageKind,
+} from "../../core/messages.js";
 import type { UserMessageEvent } from "./session-memory.js";
 
 interface Pending {
@@ -12,6 +18,8 @@ interface Pending {
 export interface Classified {
   event: UserMessageEvent;
   kind: UserMessageKind;
+  /** Injection ids its text claims: a `real` message with claims is checked against the database (own-messages.ts). */
+  claims: string[];
 }
 
 /** Beyond this many unsettled messages the oldest is settled with what it has (a flood of partless messages). */
@@ -79,7 +87,9 @@ export class HeldMessages {
   private settle(held: Pending): Classified {
     return {
       event: held.event,
+      claims: claimedInjectionIds(held),
       kind: classifyUserMessage({
+        id: held.event.messageId,
         role: "user",
         agent: held.event.agent,
         summary: held.event.summary,

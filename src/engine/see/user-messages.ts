@@ -1,7 +1,8 @@
-// Which user message is a person acting now. OpenCode publishes a message, then its parts one by one; a user message
-// is held (held-messages.ts) until a part settles what it is — a real message, one of this process's own
-// continuations, a slash command, a synthetic one — by the same rule as for messages read back from OpenCode
-// (core/messages.ts). Echoes are not news: a message already known, or written before this process started.
+// Which user message is a person acting now. OpenCode publishes a message, then its parts one by one. This process's
+// own continuations are known by the message id it chose and never held; any other user message is held
+// (held-messages.ts) until a part settles what it is — a real message, a slash command, a synthetic one — by the same
+// rule as for messages read back from OpenCode (core/messages.ts). Echoes are not news: a message already known, or
+// written before this process started.
 import type { MessagePart } from "../../core/messages.js";
 import { BoundedMap } from "../bounded-map.js";
 import { HeldMessages, type Classified } from "./held-messages.js";

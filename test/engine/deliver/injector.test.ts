@@ -36,7 +36,6 @@ useDeliveryRig();
 describe("a prompt call that may have delivered is looked for before anything is recorded", () => {
   it.each([
     { how: "by the message id chosen for it", write: (r: PromptRequest) => ({ id: r.messageId!, text: "(edited)" }) },
-    { how: "by the injection id its text carries", write: (r: PromptRequest) => ({ id: "msg_other", text: r.text }) },
   ])("$how, once OpenCode had time to write it: found → sent, counted once", async ({ write }) => {
     build();
     promptThat(new HostHttpError("prompt", 502, "bad gateway"), (request) => {

@@ -27,12 +27,11 @@ describe("find", () => {
     expect(await rig.lookups.find(OURS)).toBe(true);
   });
 
-  it("finds it by the injection id its text carries, under an id OpenCode chose", async () => {
+  it("never by its text: its id line under a message id it was not sent with (a person quoting it) is not it", async () => {
     build();
-    carrying(OURS.id, "msg_chosen_by_opencode");
-    expect(await rig.lookups.find(OURS)).toBe(true);
-    // A continuation sent before message ids were chosen in advance is found the same way.
-    expect(await rig.lookups.find({ ...OURS, messageId: null })).toBe(true);
+    carrying(OURS.id, "msg_chosen_by_someone_else");
+    expect(await rig.lookups.find(OURS)).toBe(false);
+    expect(await rig.lookups.find({ ...OURS, messageId: null })).toBe(false);
   });
 
   it("does not find it when neither its message id nor its injection id is there (another continuation is)", async () => {
@@ -102,7 +101,7 @@ describe("afterFailure", () => {
   });
 
   it.each([
-    { session: "holds it", prepare: () => void carrying(OURS.id, "msg_any"), verdict: "found" },
+    { session: "holds it", prepare: () => void carrying(OURS.id, OURS.messageId!), verdict: "found" },
     { session: "does not hold it", prepare: () => void rig.host.addAssistantMessage(S), verdict: "not_found" },
     { session: "cannot be read", prepare: () => void (rig.host.messagesBehaviour = "fail"), verdict: "unreadable" },
   ])("a session that $session: $verdict", async ({ prepare, verdict }) => {

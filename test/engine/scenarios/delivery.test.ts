@@ -29,6 +29,17 @@ const failures = () =>
     .filter((r) => r.event === "injection_failed")
     .map((r) => r.reason);
 
+/** OpenCode took the prompt, the connection dropped, and the session's messages cannot be read: `unknown`. */
+async function unknownAfterReset() {
+  await boot();
+  f.host.promptScript = ["accept-then-fail"];
+  f.host.messagesBehaviour = "fail";
+  f.enforcer.handleEvent(ev.idle(S));
+  await advance(2500);
+  await settle();
+  expect(f.rows.injections(S)).toMatchObject([{ status: "unknown" }]);
+}
+
 useFakeTime(() => f);
 
 describe("a prompt call that fails after OpenCode took it", () => {
@@ -50,13 +61,7 @@ describe("a prompt call that fails after OpenCode took it", () => {
   });
 
   it("whose messages cannot be read at once: `unknown`, and the retry finds it before sending (reconciled: found)", async () => {
-    await boot();
-    f.host.promptScript = ["accept-then-fail"];
-    f.host.messagesBehaviour = "fail";
-    f.enforcer.handleEvent(ev.idle(S));
-    await advance(2500);
-    await settle();
-    expect(f.rows.injections(S)).toMatchObject([{ status: "unknown" }]);
+    await unknownAfterReset();
     expect(f.rows.countdowns(S).filter((c) => c.state === "armed")).toMatchObject([{ attempt: 1 }]);
     f.host.messagesBehaviour = "ok";
     await advance(1500);
@@ -72,6 +77,46 @@ describe("a prompt call that fails after OpenCode took it", () => {
     ]);
     // Counted once: as a continuation when its outcome became unknown, not again when found.
     expect(f.rows.session(S)).toMatchObject({ continuations: 1, consecutive_failures: 0 });
+  });
+
+  it("whose messages stay unreadable: the retry waits with backoff until it can look, never sending a second copy", async () => {
+    await unknownAfterReset();
+    // OpenCode slow or its event stream down for a minute: every retry finds the messages unreadable.
+    for (let t = 0; t < 60_000; t += 1000) {
+      await advance(1000);
+      if (t % 15_000 === 0) f.enforcer.handleEvent(ev.idle(S));
+    }
+    await settle();
+    expect(f.host.calls.prompt).toBe(1);
+    expect(accepted()).toBe(1);
+    const waits = f.rows.audit(S).filter((r) => r.event === "skipped" && r.reason === "in_flight");
+    expect(waits.length).toBeGreaterThan(0);
+    expect(waits[0]).toMatchObject({ detail: { awaiting: f.rows.injections(S)[0]!.id, messages: "unreadable" } });
+    // Waits grow: a minute of unreadable messages is a handful of looks, not one a second.
+    expect(waits.length).toBeLessThanOrEqual(12);
+    f.host.messagesBehaviour = "ok";
+    await advance(10_000);
+    await settle();
+    expect(f.rows.injections(S)[0]).toMatchObject({ status: "sent" });
+    // Found first; only its turn's idle may be continued after that.
+    const trail = f.rows.trail(S);
+    expect(trail.filter((e, i) => e === "fired" && i < trail.indexOf("reconciled:found"))).toHaveLength(1);
+    expect(accepted()).toBe(f.rows.injections(S).length);
+  });
+
+  it("whose messages never become readable: the wait gives up without sending, and later idles do the same", async () => {
+    await unknownAfterReset();
+    for (let t = 0; t < 40 * 60_000; t += 5000) await advance(5000);
+    await settle();
+    expect(accepted()).toBe(1);
+    expect(f.rows.countdowns(S).filter((c) => c.state === "armed")).toEqual([]);
+    const gaveUp = f.rows.audit(S).at(-1);
+    expect(gaveUp).toMatchObject({ event: "skipped", reason: "in_flight", detail: { gaveUp: true } });
+    f.enforcer.handleEvent(ev.idle(S));
+    for (let t = 0; t < 60_000; t += 5000) await advance(5000);
+    await settle();
+    expect(f.host.calls.prompt).toBe(1);
+    expect(f.rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "in_flight", detail: { gaveUp: true } });
   });
 
   it("a refusal (HTTP 4xx) is not looked up: nothing was delivered; it is retried with backoff", async () => {

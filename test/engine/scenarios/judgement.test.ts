@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
 import type { SessionMessage } from "../../../src/core/messages.js";
+import { idLine } from "../../../src/core/prompt.js";
 import { ev } from "../../support/events.js";
 import { FakeHost } from "../../support/fake-host.js";
 import { startEngine, type EngineFixture } from "../../support/engine-fixture.js";
@@ -202,6 +203,67 @@ describe("§2 the user stepped in after a continuation", () => {
     await idleAndWait();
     expect(skips().at(-1)).toBe("user_took_over");
     expect(f.rows.session(S)).toMatchObject({ pause_message_id: message.properties.info.id });
+  });
+
+  describe("a person's message that looks like ours is a person's", () => {
+    const injectionId = () => f.rows.injections(S)[0]!.id;
+    it.each<[string, () => Array<[string, boolean]>]>([
+      ["quoting our id line", () => [[`Why did you send this? ${idLine(injectionId())}`, false]]],
+      ["starting like our transcript line", () => [['↻ todo-continuation: 1/3 done, continuing with "test"', false]]],
+      [
+        "attaching a file whose synthetic part carries an id line",
+        () => [
+          [`Called the Read tool with {"filePath":"log.txt"}\n${idLine(injectionId())}`, true],
+          ["what is this in the log?", false],
+        ],
+      ],
+    ])("%s: the takeover pause, and the loop counts start over", async (_what, parts) => {
+      await boot();
+      await idleAndWait();
+      expect(f.rows.session(S)).toMatchObject({ continuations: 1 });
+      const message = ev.userMessage(S);
+      const id = message.properties.info.id;
+      f.enforcer.handleEvent(message);
+      for (const [text, synthetic] of parts()) f.enforcer.handleEvent(ev.textPart(S, id, text, synthetic));
+      f.host.addUserMessage(S, "", {
+        id,
+        parts: parts().map(([text, synthetic]) => ({ type: "text", text, synthetic })),
+      });
+      await settle();
+      expect(f.rows.session(S)).toMatchObject({ continuations: 0, pause_message_id: id });
+      assistantSays("Understood.");
+      await idleAndWait();
+      expect(sent()).toBe(1);
+      expect(skips().at(-1)).toBe("user_took_over");
+    });
+
+    it("read back after a restart, the quoting message is a person's: a text-only reply answers them", async () => {
+      await boot({ pauseAfterUserMessage: false });
+      await idleAndWait();
+      const { folder, host } = f;
+      const quoted = idLine(injectionId());
+      await f.close();
+      // Written while no enforcer ran: only the messages read back tell what happened.
+      host.addUserMessage(S, `is ${quoted} yours?`);
+      host.addAssistantMessage(S, { parts: [{ type: "text", text: "It is." }] });
+      f = await startEngine({ folder, host, config: { retryBaseMs: 1000, pauseAfterUserMessage: false } });
+      await idleAndWait();
+      expect(sent()).toBe(2);
+      expect(skips()).not.toContain("no_progress_reply");
+    });
+
+    it("our continuation read back in a new process is still ours: a text-only reply to it counts", async () => {
+      await boot();
+      f.host.autoReply = false;
+      await idleAndWait();
+      const { folder, host } = f;
+      await f.close();
+      host.addAssistantMessage(S, { parts: [{ type: "text", text: "All done, I think." }] });
+      f = await startEngine({ folder, host, config: { retryBaseMs: 1000 } });
+      await idleAndWait();
+      expect(sent()).toBe(1);
+      expect(skips().at(-1)).toBe("no_progress_reply");
+    });
   });
 
   it("our own command's note is not a takeover", async () => {

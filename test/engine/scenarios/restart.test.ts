@@ -140,18 +140,21 @@ describe("restart", () => {
     const now = Date.now();
     const insert = (id: string, session: string, countdown: string) =>
       raw.run(
-        `INSERT INTO injections (id, session_id, countdown_id, directory, created_at, status, todos_total, todos_open, owner, lease_until, updated_at)
-         VALUES (?, ?, ?, '/work/project', ?, 'pending', 2, 2, 'otherhost/1/dead', ?, ?)`,
+        `INSERT INTO injections (id, session_id, countdown_id, message_id, directory, created_at, status, todos_total, todos_open, owner, lease_until, updated_at)
+         VALUES (?, ?, ?, ?, '/work/project', ?, 'pending', 2, 2, 'otherhost/1/dead', ?, ?)`,
         id,
         session,
         countdown,
+        `msg_${id}`,
         now - 5000,
         now - 1000,
         now - 5000,
       );
     insert("inj_delivered01", S, "cd_a");
     insert("inj_lostinflight", "ses_lost", "cd_b");
-    host.addUserMessage(S, "[SYSTEM REMINDER - TODO CONTINUATION]\n…\n[todo-continuation id=inj_delivered01]");
+    host.addUserMessage(S, "[SYSTEM REMINDER - TODO CONTINUATION]\n…\n[todo-continuation id=inj_delivered01]", {
+      id: "msg_inj_delivered01",
+    });
     host.setTodos("ses_lost", [["x", "pending"]]);
     host.addUserMessage("ses_lost", "go");
     await first.close();

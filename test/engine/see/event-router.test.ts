@@ -12,7 +12,7 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
-import type { BoundedMap } from "../../../src/engine/bounded-map.js";
+import type { OwnMessageIds } from "../../../src/engine/see/own-messages.js";
 import type { Looks } from "../../../src/engine/decide/looks.js";
 import type { DeliveryQueue } from "../../../src/engine/deliver/queue.js";
 import { buildParts } from "../../../src/engine/parts.js";
@@ -56,8 +56,8 @@ interface Rig {
   starts: StartWatch;
   queue: DeliveryQueue;
   router: EventRouter;
-  /** Message ids this process chose for its continuations. */
-  ownMessages: BoundedMap<string, true>;
+  /** The enforcer's own continuations by message id. */
+  ownMessages: OwnMessageIds;
 }
 
 /** The parts the enforcer builds around the event router, built the same way (no injector: nothing is sent). */
@@ -348,7 +348,7 @@ describe("a person's message", () => {
   it("with one of our own message ids is never a person's", async () => {
     const { ownMessages } = build();
     await preset(S, { continuations: 2, stagnantContinuations: 1 });
-    ownMessages.set("msg_ours", true);
+    ownMessages.choose("msg_ours", "inj_ours");
     await armed(S);
     await advance(GRACE_MS);
     personWrites(S, "msg_ours", "Continue with the open todos.");

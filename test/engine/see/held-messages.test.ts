@@ -1,5 +1,5 @@
 // HeldMessages promises: a user message that appears is held until one of its parts settles what it is (a text a person
-// wrote, one carrying a continuation's id, a compaction); parts that settle nothing (synthetic text, a file) keep it
+// wrote, a compaction), with the injection ids its text claims (never proof of ours: see own-messages.ts); parts that settle nothing (synthetic text, a file) keep it
 // pending and are remembered for the verdict; flush() settles every held message of one session with the parts that
 // came, in the order they appeared, and leaves the other sessions' alone; beyond the cap the oldest held message is
 // settled to make room; drop() forgets held messages (one session's, or all) without settling them. A settled or
@@ -37,7 +37,7 @@ describe("held until a decisive part", () => {
     const event = message(A, "m1");
     held.seen(event);
     const verdict = held.part("m1", text("Stop. Let me look at the parser first."));
-    expect(verdict).toEqual({ event, kind: "real" });
+    expect(verdict).toEqual({ event, kind: "real", claims: [] });
     expect(verdict !== "pending" && verdict?.event).toBe(event);
     expect(held.has("m1")).toBe(false);
     expect(held.size).toBe(0);
@@ -54,17 +54,22 @@ describe("held until a decisive part", () => {
     expect(held.has("m1")).toBe(false);
   });
 
-  it("a part carrying a continuation's id settles it as our own, even as a synthetic part", () => {
+  it("an id line settles nothing by itself: a synthetic part carrying one keeps it pending", () => {
     const held = new HeldMessages();
     held.seen(message(A, "m1"));
-    expect(held.part("m1", text(`Continue.\n${idLine("inj_abcdef123")}`, true))).toMatchObject({ kind: "own" });
+    expect(held.part("m1", text(`Continue.\n${idLine("inj_abcdef123")}`, true))).toBe("pending");
   });
 
-  it("the visible line of a continuation, after its synthetic prompt, settles it as our own", () => {
+  it("text that looks like ours is a person's, with the injection ids it claims for the database to check", () => {
     const held = new HeldMessages();
     held.seen(message(A, "m1"));
-    expect(held.part("m1", text("the full prompt, without an id", true))).toBe("pending");
-    expect(held.part("m1", text(`${TRANSCRIPT_LINE_PREFIX} 1/3 done`))).toMatchObject({ kind: "own" });
+    expect(held.part("m1", text(`the prompt\n${idLine("inj_abcdef123")}`, true))).toBe("pending");
+    expect(held.part("m1", text(`${TRANSCRIPT_LINE_PREFIX} 1/3 done`))).toMatchObject({
+      kind: "real",
+      claims: ["inj_abcdef123"],
+    });
+    held.seen(message(A, "m2"));
+    expect(held.part("m2", text(`${TRANSCRIPT_LINE_PREFIX} 1/3 done`))).toMatchObject({ kind: "real", claims: [] });
   });
 
   it("a command's note settles it as a command", () => {
@@ -112,9 +117,9 @@ describe("flush()", () => {
     held.part("a2", text("OpenCode's own addition", true));
     expect(held.flush(A)).toEqual([
       // With no text part at all, a message is a person's (an image, a file).
-      { event: partless, kind: "real" },
-      { event: syntheticOnly, kind: "synthetic" },
-      { event: compaction, kind: "synthetic" },
+      { event: partless, kind: "real", claims: [] },
+      { event: syntheticOnly, kind: "synthetic", claims: [] },
+      { event: compaction, kind: "synthetic", claims: [] },
     ]);
     expect(held.size).toBe(1);
     expect(held.has("b1")).toBe(true);
@@ -137,7 +142,7 @@ describe("the cap", () => {
     held.part("m0", text("only synthetic so far", true));
     for (let i = 1; i < CAP; i++) expect(held.seen(message(A, `m${i}`))).toBeUndefined();
     expect(held.size).toBe(CAP);
-    expect(held.seen(message(B, "newest"))).toEqual({ event: oldest, kind: "synthetic" });
+    expect(held.seen(message(B, "newest"))).toEqual({ event: oldest, kind: "synthetic", claims: [] });
     expect(held.size).toBe(CAP);
     expect(held.has("m0")).toBe(false);
     expect(held.has("newest")).toBe(true);

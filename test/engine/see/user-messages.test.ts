@@ -30,7 +30,7 @@ describe("news", () => {
     const event = user("msg_1");
     expect(m.user(event)).toBeUndefined();
     expect(m.held).toBe(1);
-    expect(m.part("msg_1", said("please also add tests"))).toEqual({ event, kind: "real" });
+    expect(m.part("msg_1", said("please also add tests"))).toEqual({ event, kind: "real", claims: [] });
     expect(m.held).toBe(0);
   });
 
@@ -140,7 +140,7 @@ describe("flush() and drop()", () => {
     const first = user("msg_1");
     m.user(first);
     m.part("msg_1", { type: "text", text: "OpenCode's addition", synthetic: true });
-    expect(m.flush(S)).toEqual([{ event: first, kind: "synthetic" }]);
+    expect(m.flush(S)).toEqual([{ event: first, kind: "synthetic", claims: [] }]);
     m.user(user("msg_2"));
     m.user({ ...user("msg_3"), sessionId: "ses_other" });
     m.drop(S);
