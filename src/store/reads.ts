@@ -35,6 +35,7 @@ export function* sinceIdle(sessionId: string, idleSince?: number, now?: number):
 export function* unresolvedContinuation(sessionId: string): Script<InjectionRow | undefined> {
   const latest = (yield* q.uncertainIn(sessionId, 0)).find((row) => row.status === "unknown");
   if (!latest) return undefined;
-  const since = yield* q.continuedSince(sessionId, latest.createdAt);
-  return since === undefined || since.injectionId === latest.id ? latest : undefined;
+  // The session's newest continuation of all: fired at or after the epoch, on any host's clock.
+  const newest = yield* q.continuedSince(sessionId, 0, Number.MAX_SAFE_INTEGER);
+  return newest === undefined || newest.injectionId === latest.id ? latest : undefined;
 }
