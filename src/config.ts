@@ -168,7 +168,9 @@ export function resolveConfig(options: unknown = {}, env: NodeJS.ProcessEnv = pr
   }
   const given = options as Record<string, unknown>;
   for (const key of Object.keys(given)) {
-    if (!(key in SPECS)) throw new ConfigError(key, given[key], `a known option (${OPTION_KEYS.join(", ")})`);
+    // An own-property check: `in` would take `constructor` or `toString` for options.
+    if (!Object.hasOwn(SPECS, key))
+      throw new ConfigError(key, given[key], `a known option (${OPTION_KEYS.join(", ")})`);
   }
   const config = {} as Record<keyof Config, unknown>;
   for (const key of OPTION_KEYS) {
@@ -178,5 +180,16 @@ export function resolveConfig(options: unknown = {}, env: NodeJS.ProcessEnv = pr
     else if (given[key] !== undefined) config[key] = option.parse(key, given[key]);
     else config[key] = option.fallback(env);
   }
+  refuseContradictions(config as Config);
   return config as Config;
+}
+
+/** Values that are each allowed alone but cannot hold together. */
+function refuseContradictions(config: Config): void {
+  if (config.retryBaseMs > config.retryMaxMs)
+    throw new ConfigError("retryBaseMs", config.retryBaseMs, `at most retryMaxMs (${config.retryMaxMs})`);
+  // A write waiting on another process's lock holds up this process's heartbeat (SQLite's driver blocks): a lease
+  // that lapses meanwhile hands its live countdowns to another process, which would continue them a second time.
+  if (config.busyTimeoutMs >= config.leaseMs)
+    throw new ConfigError("busyTimeoutMs", config.busyTimeoutMs, `below leaseMs (${config.leaseMs})`);
 }

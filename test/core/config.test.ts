@@ -75,6 +75,34 @@ describe("configuration", () => {
     );
   });
 
+  it.each([
+    ["constructor", 5],
+    ["toString", "x"],
+    ["hasOwnProperty", true],
+    ["__proto__", {}],
+  ])("refuses %s like any other unknown option name", (key, value) => {
+    const options = JSON.parse(`{${JSON.stringify(key)}: ${JSON.stringify(value)}}`) as Record<string, unknown>;
+    expect(() => resolveConfig(options, {})).toThrow(
+      expect.objectContaining({ key, message: expect.stringContaining("a known option") }),
+    );
+  });
+
+  it.each([
+    [{ retryBaseMs: 120_000, retryMaxMs: 60_000 }, "retryBaseMs", "at most retryMaxMs (60000)"],
+    [{ retryBaseMs: 10_000, retryMaxMs: 5000 }, "retryBaseMs", "at most retryMaxMs (5000)"],
+    [{ busyTimeoutMs: 20_000, leaseMs: 15_000 }, "busyTimeoutMs", "below leaseMs (15000)"],
+    [{ leaseMs: 500 }, "busyTimeoutMs", "below leaseMs (500)"],
+  ])("refuses %j: options that contradict each other", (options, key, allowed) => {
+    expect(() => resolveConfig(options, {})).toThrow(
+      expect.objectContaining({ key, message: expect.stringContaining(allowed) }),
+    );
+  });
+
+  it("accepts options that agree at their bounds", () => {
+    expect(resolveConfig({ retryBaseMs: 60_000, retryMaxMs: 60_000 }, {})).toMatchObject({ retryBaseMs: 60_000 });
+    expect(resolveConfig({ busyTimeoutMs: 499, leaseMs: 500 }, {})).toMatchObject({ busyTimeoutMs: 499 });
+  });
+
   it("rejects options that are not an object", () => {
     expect(() => resolveConfig([1, 2], {})).toThrow(ConfigError);
     expect(resolveConfig(null, {}).enabled).toBe(true);
