@@ -3,6 +3,7 @@
 // logs it and switches the enforcer off, the CLI exits with a usage error).
 import { DEFAULT_PROMPT_TEMPLATE } from "./core/prompt.js";
 import { defaultDatabasePath } from "./store/default-path.js";
+import { LocationError, redactUrl, resolveLocation } from "./store/location.js";
 
 export interface Config {
   databasePath: string;
@@ -160,8 +161,15 @@ const SPECS: { [K in keyof Config]: OptionSpec<Config[K]> } = {
 
 export const OPTION_KEYS = Object.keys(SPECS) as Array<keyof Config>;
 
-/** Environment variables win over plugin options, which win over defaults. Unknown option keys are rejected too. */
-export function resolveConfig(options: unknown = {}, env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Environment variables win over plugin options, which win over defaults. Unknown option keys are rejected too. A
+ * relative `databasePath` is resolved against `directory` (the plugin passes its project's), `~` against `$HOME`.
+ */
+export function resolveConfig(
+  options: unknown = {},
+  env: NodeJS.ProcessEnv = process.env,
+  directory: string = process.cwd(),
+): Config {
   if (options === null || options === undefined) options = {};
   if (typeof options !== "object" || Array.isArray(options)) {
     throw new ConfigError("options", options, "an object of options");
@@ -173,15 +181,28 @@ export function resolveConfig(options: unknown = {}, env: NodeJS.ProcessEnv = pr
       throw new ConfigError(key, given[key], `a known option (${OPTION_KEYS.join(", ")})`);
   }
   const config = {} as Record<keyof Config, unknown>;
+  const source = {} as Record<keyof Config, string>;
   for (const key of OPTION_KEYS) {
     const option = SPECS[key] as OptionSpec<unknown>;
     const fromEnv = option.env ? env[option.env] : undefined;
-    if (fromEnv !== undefined && fromEnv !== "") config[key] = option.parse(option.env!, fromEnv);
+    source[key] = fromEnv !== undefined && fromEnv !== "" ? option.env! : key;
+    if (source[key] !== key) config[key] = option.parse(source[key], fromEnv);
     else if (given[key] !== undefined) config[key] = option.parse(key, given[key]);
     else config[key] = option.fallback(env);
   }
+  config.databasePath = databaseLocation(source.databasePath, config.databasePath as string, env, directory);
   refuseContradictions(config as Config);
   return config as Config;
+}
+
+/** The location a configured database path or URL names; a ConfigError (never showing a password) if none. */
+export function databaseLocation(key: string, given: string, env: NodeJS.ProcessEnv, directory: string): string {
+  try {
+    return resolveLocation(given, { directory, home: env.HOME?.trim() ? env.HOME : undefined });
+  } catch (error) {
+    if (error instanceof LocationError) throw new ConfigError(key, redactUrl(given), error.allowed);
+    throw error;
+  }
 }
 
 /** Values that are each allowed alone but cannot hold together. */

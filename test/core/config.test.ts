@@ -103,6 +103,46 @@ describe("configuration", () => {
     expect(resolveConfig({ busyTimeoutMs: 499, leaseMs: 500 }, {})).toMatchObject({ busyTimeoutMs: 499 });
   });
 
+  describe("where the database is", () => {
+    const env = { HOME: "/home/u" };
+
+    it.each([
+      ["~/todo.db", "/home/u/todo.db"],
+      ["~", "/home/u"],
+      ["state/todo.db", "/work/project/state/todo.db"],
+      ["../shared.db", "/work/shared.db"],
+      ["/abs/todo.db", "/abs/todo.db"],
+      ["postgres://u:pw@db.local:5432/todo", "postgres://u:pw@db.local:5432/todo"],
+      ["postgresql://u@db.local/todo", "postgresql://u@db.local/todo"],
+    ])("%s → %s", (given, expected) => {
+      expect(resolveConfig({ databasePath: given }, env, "/work/project").databasePath).toBe(expected);
+      expect(resolveConfig({}, { ...env, TODO_CONTINUATION_DB: given }, "/work/project").databasePath).toBe(expected);
+    });
+
+    it.each([
+      ["mysql://u:s3cret@host/x", "a file path (SQLite) or a postgres:// or postgresql:// URL"],
+      ["sqlite:///tmp/x.db", "a file path (SQLite) or a postgres:// or postgresql:// URL"],
+      ["postgres://u:s3cret@host:port/x", "a valid URL"],
+      ["postgres://u:s3cret@/x", "a valid URL"],
+    ])("refuses %s without showing its password", (given, allowed) => {
+      for (const [options, environment, key] of [
+        [{ databasePath: given }, env, "databasePath"],
+        [{}, { ...env, TODO_CONTINUATION_DB: given }, "TODO_CONTINUATION_DB"],
+      ] as const) {
+        let error: unknown;
+        try {
+          resolveConfig(options, environment, "/work/project");
+        } catch (e) {
+          error = e;
+        }
+        expect(error).toBeInstanceOf(ConfigError);
+        expect(error).toMatchObject({ key, message: expect.stringContaining(allowed) });
+        expect(JSON.stringify(error)).not.toContain("s3cret");
+        expect((error as Error).message).not.toContain("s3cret");
+      }
+    });
+  });
+
   it("rejects options that are not an object", () => {
     expect(() => resolveConfig([1, 2], {})).toThrow(ConfigError);
     expect(resolveConfig(null, {}).enabled).toBe(true);
