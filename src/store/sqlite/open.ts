@@ -96,6 +96,10 @@ export async function openSqlite(path: string, options: OpenOptions = {}): Promi
     } catch (error) {
       throw new StoreOpenError(file, `cannot create the file or its folder: ${errorText(error)}`, error);
     }
+    // SQLite opens a file it may not write read-only without a word, and a migrated file needs no write until the
+    // first decision: without asking the file system first, the enforcer would start only to pause at that write.
+    const problem = readonly ? undefined : explainAccess(file, readonly);
+    if (problem) throw new StoreOpenError(file, problem);
   }
   let opened: Awaited<ReturnType<typeof openRaw>>;
   try {
