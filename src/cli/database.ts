@@ -84,7 +84,6 @@ function cliErrorOf(error: unknown): CliError {
     return new CliError(
       `the database schema is older than this version of todo-continuation (${text}); run \`todo-continuation migrate\``,
     );
-  if (/not a database|malformed/i.test(text)) return new CliError(`the database file is damaged: ${text}`);
   if (pgProblemOf(error)) return new CliError(`the database server failed: ${text}`);
   return new CliError(text);
 }

@@ -4,16 +4,26 @@
 // the CLI's errors all say a database failure this way.
 import { connect } from "node:net";
 import { pgErrorCode, pgProblemOf } from "./pg/problems.js";
+import { sqliteProblemOf } from "./sqlite/problems.js";
 
 const MAX_LENGTH = 240;
+
+/** `error` and its causes, outermost first (drizzle wraps the driver's error in its own). */
+function chain(error: unknown): Array<{ message?: unknown; cause?: unknown }> {
+  const errors: Array<{ message?: unknown; cause?: unknown }> = [];
+  for (let e = error as { message?: unknown; cause?: unknown } | undefined; e && errors.length < 4;) {
+    errors.push(e);
+    e = e.cause as typeof e;
+  }
+  return errors;
+}
 
 /** The driver's words down the cause chain, each once, without drizzle's "Failed query: <sql> params: …" wrappers. */
 function driverWords(error: unknown): string {
   const parts: string[] = [];
-  for (let e = error as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; depth++) {
+  for (const e of chain(error)) {
     const message = typeof e.message === "string" ? e.message.replace(/\s+/g, " ").trim() : "";
     if (message && !message.startsWith("Failed query:") && !parts.some((p) => p.includes(message))) parts.push(message);
-    e = e.cause as typeof e;
   }
   if (parts.length > 0) return parts.join(": ");
   if (error instanceof Error) return `${error.name} without a message`;
@@ -70,9 +80,18 @@ function clip(text: string): string {
   return text.length > MAX_LENGTH ? `${text.slice(0, MAX_LENGTH - 1)}…` : text;
 }
 
-/** What a database server's failure means, when its code or words say; undefined for any other error. */
+/** What a SQLite failure means for the file, when its words say. */
+function sqliteMeaningOf(words: string): string | undefined {
+  if (/not a database|malformed|file is encrypted/i.test(words)) return "the file is not a valid SQLite database";
+  if (/readonly|read-only|attempt to write/i.test(words)) return "the file or its folder is read-only";
+  if (/locked|busy/i.test(words)) return "the file is locked by another process";
+  return undefined;
+}
+
+/** What a database's failure means, when its code or words say; undefined for any other error. */
 function meaningOf(error: unknown, words: string, location: string | undefined): string | undefined {
   const code = pgErrorCode(error);
+  if (!code && chain(error).some((e) => sqliteProblemOf(e))) return sqliteMeaningOf(words);
   if (!code && !pgProblemOf(error)) return undefined;
   if (code === "3D000") return "the database does not exist";
   if (code === "28P01" || code === "28000") return "the server refused the credentials";

@@ -30,7 +30,14 @@ describe("describeDatabaseFailure", () => {
       /^the server is read-only/,
     ],
     [new Error("timeout exceeded when trying to connect"), /^the server did not answer in time/],
-    [new Error("SQLITE_READONLY: attempt to write a readonly database"), /^SQLITE_READONLY: attempt to write/],
+    [
+      Object.assign(new Error("attempt to write a readonly database"), { code: "SQLITE_READONLY" }),
+      /^the file or its folder is read-only \(attempt to write a readonly database\)$/,
+    ],
+    [
+      Object.assign(new Error("file is not a database"), { code: "SQLITE_NOTADB" }),
+      /^the file is not a valid SQLite database/,
+    ],
   ])("%s", (error, expected) => {
     const text = describeDatabaseFailure(new DrizzleQueryError(statement, params, error), LOCATION);
     expect(text).toMatch(expected);
