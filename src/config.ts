@@ -207,8 +207,10 @@ export function databaseLocation(key: string, given: string, env: NodeJS.Process
 
 /** Values that are each allowed alone but cannot hold together. */
 function refuseContradictions(config: Config): void {
-  if (config.retryBaseMs > config.retryMaxMs)
-    throw new ConfigError("retryBaseMs", config.retryBaseMs, `at most retryMaxMs (${config.retryMaxMs})`);
+  // Both back-offs start at their base and double up to retryMaxMs: a base above the cap contradicts it.
+  for (const key of ["retryBaseMs", "errorCooldownMs"] as const)
+    if (config[key] > config.retryMaxMs)
+      throw new ConfigError(key, config[key], `at most retryMaxMs (${config.retryMaxMs})`);
   // A write waiting on another process's lock holds up this process's heartbeat (SQLite's driver blocks): a lease
   // that lapses meanwhile hands its live countdowns to another process, which would continue them a second time.
   if (config.busyTimeoutMs >= config.leaseMs)

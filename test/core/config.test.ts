@@ -92,6 +92,7 @@ describe("configuration", () => {
     [{ retryBaseMs: 10_000, retryMaxMs: 5000 }, "retryBaseMs", "at most retryMaxMs (5000)"],
     [{ busyTimeoutMs: 20_000, leaseMs: 15_000 }, "busyTimeoutMs", "below leaseMs (15000)"],
     [{ leaseMs: 500 }, "busyTimeoutMs", "below leaseMs (500)"],
+    [{ errorCooldownMs: 120_000 }, "errorCooldownMs", "at most retryMaxMs (60000)"],
   ])("refuses %j: options that contradict each other", (options, key, allowed) => {
     expect(() => resolveConfig(options, {})).toThrow(
       expect.objectContaining({ key, message: expect.stringContaining(allowed) }),
