@@ -211,8 +211,4 @@ function refuseContradictions(config: Config): void {
   for (const key of ["retryBaseMs", "errorCooldownMs"] as const)
     if (config[key] > config.retryMaxMs)
       throw new ConfigError(key, config[key], `at most retryMaxMs (${config.retryMaxMs})`);
-  // A write waiting on another process's lock holds up this process's heartbeat (SQLite's driver blocks): a lease
-  // that lapses meanwhile hands its live countdowns to another process, which would continue them a second time.
-  if (config.busyTimeoutMs >= config.leaseMs)
-    throw new ConfigError("busyTimeoutMs", config.busyTimeoutMs, `below leaseMs (${config.leaseMs})`);
 }
