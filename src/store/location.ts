@@ -65,6 +65,8 @@ export function resolveLocation(given: string, base: LocationBase): string {
       `${redactUrl(text)} is not a database todo-continuation can use: give a file path (SQLite) or a postgres:// URL`,
       ALLOWED,
     );
+  // SQLite's name for a database that lives in memory only, not a file of the project.
+  if (text === ":memory:") return text;
   if (text === "~" || text.startsWith("~/")) return join(base.home ?? homedir(), text.slice(1));
   return isAbsolute(text) ? text : resolve(base.directory, text);
 }

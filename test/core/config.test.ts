@@ -111,6 +111,7 @@ describe("configuration", () => {
       ["state/todo.db", "/work/project/state/todo.db"],
       ["../shared.db", "/work/shared.db"],
       ["/abs/todo.db", "/abs/todo.db"],
+      [":memory:", ":memory:"],
       ["postgres://u:pw@db.local:5432/todo", "postgres://u:pw@db.local:5432/todo"],
       ["postgresql://u@db.local/todo", "postgresql://u@db.local/todo"],
     ])("%s → %s", (given, expected) => {
