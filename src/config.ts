@@ -3,6 +3,7 @@
 // logs it and switches the enforcer off, the CLI exits with a usage error).
 import { DEFAULT_PROMPT_TEMPLATE } from "./core/prompt.js";
 import { defaultDatabasePath } from "./store/default-path.js";
+import { LocationError, redactUrl, resolveLocation } from "./store/location.js";
 
 export interface Config {
   databasePath: string;
@@ -160,23 +161,54 @@ const SPECS: { [K in keyof Config]: OptionSpec<Config[K]> } = {
 
 export const OPTION_KEYS = Object.keys(SPECS) as Array<keyof Config>;
 
-/** Environment variables win over plugin options, which win over defaults. Unknown option keys are rejected too. */
-export function resolveConfig(options: unknown = {}, env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Environment variables win over plugin options, which win over defaults. Unknown option keys are rejected too. A
+ * relative `databasePath` is resolved against `directory` (the plugin passes its project's), `~` against `$HOME`.
+ */
+export function resolveConfig(
+  options: unknown = {},
+  env: NodeJS.ProcessEnv = process.env,
+  directory: string = process.cwd(),
+): Config {
   if (options === null || options === undefined) options = {};
   if (typeof options !== "object" || Array.isArray(options)) {
     throw new ConfigError("options", options, "an object of options");
   }
   const given = options as Record<string, unknown>;
   for (const key of Object.keys(given)) {
-    if (!(key in SPECS)) throw new ConfigError(key, given[key], `a known option (${OPTION_KEYS.join(", ")})`);
+    // An own-property check: `in` would take `constructor` or `toString` for options.
+    if (!Object.hasOwn(SPECS, key))
+      throw new ConfigError(key, given[key], `a known option (${OPTION_KEYS.join(", ")})`);
   }
   const config = {} as Record<keyof Config, unknown>;
+  const source = {} as Record<keyof Config, string>;
   for (const key of OPTION_KEYS) {
     const option = SPECS[key] as OptionSpec<unknown>;
     const fromEnv = option.env ? env[option.env] : undefined;
-    if (fromEnv !== undefined && fromEnv !== "") config[key] = option.parse(option.env!, fromEnv);
+    source[key] = fromEnv !== undefined && fromEnv !== "" ? option.env! : key;
+    if (source[key] !== key) config[key] = option.parse(source[key], fromEnv);
     else if (given[key] !== undefined) config[key] = option.parse(key, given[key]);
     else config[key] = option.fallback(env);
   }
+  config.databasePath = databaseLocation(source.databasePath, config.databasePath as string, env, directory);
+  refuseContradictions(config as Config);
   return config as Config;
+}
+
+/** The location a configured database path or URL names; a ConfigError (never showing a password) if none. */
+export function databaseLocation(key: string, given: string, env: NodeJS.ProcessEnv, directory: string): string {
+  try {
+    return resolveLocation(given, { directory, home: env.HOME?.trim() ? env.HOME : undefined });
+  } catch (error) {
+    if (error instanceof LocationError) throw new ConfigError(key, redactUrl(given), error.allowed);
+    throw error;
+  }
+}
+
+/** Values that are each allowed alone but cannot hold together. */
+function refuseContradictions(config: Config): void {
+  // Both back-offs start at their base and double up to retryMaxMs: a base above the cap contradicts it.
+  for (const key of ["retryBaseMs", "errorCooldownMs"] as const)
+    if (config[key] > config.retryMaxMs)
+      throw new ConfigError(key, config[key], `at most retryMaxMs (${config.retryMaxMs})`);
 }

@@ -1,5 +1,6 @@
 // Every command prints either a human table or, with --json, one JSON document on stdout.
 import { InvalidArgumentError, type Command } from "commander";
+import { parseDuration } from "./format.js";
 
 export interface GlobalOptions {
   db?: string;
@@ -18,9 +19,25 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** The largest count a command takes: far above any real need, and within every driver's integer. */
+const MAX_COUNT = 1_000_000_000;
+
 /** A commander argument parser for options that take a positive integer. */
 export function positiveIntegerArg(name: string, value: string): number {
+  if (!/^\s*\d+\s*$/.test(value))
+    throw new InvalidArgumentError(`${name} takes a whole number from 1 to ${MAX_COUNT}.`);
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${name} takes a positive integer.`);
+  if (n < 1 || n > MAX_COUNT) throw new InvalidArgumentError(`${name} is out of range: it takes 1 to ${MAX_COUNT}.`);
   return n;
+}
+
+/** A century: longer than any history, and a time the database's integer columns still hold. */
+const MAX_DURATION_MS = 100 * 365 * 86_400_000;
+
+/** A commander argument parser for options that take a duration ("30m", "12h", "7d"); milliseconds. */
+export function durationArg(name: string, value: string, examples: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined) throw new InvalidArgumentError(`a duration such as ${examples}.`);
+  if (ms > MAX_DURATION_MS) throw new InvalidArgumentError(`${name} is out of range: 100 years at most.`);
+  return ms;
 }

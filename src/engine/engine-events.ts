@@ -6,7 +6,7 @@ import type { TodoSummary } from "../core/todos.js";
 import type { LogLevel } from "../host/port.js";
 import type { StoreProblem } from "../store/port.js";
 import type { CountdownRow } from "../store/schema.js";
-import { errorMessage } from "./host-calls.js";
+import { describeDatabaseFailure } from "../store/failure.js";
 
 /** A countdown this process holds and waits for (wait/countdowns.ts owns it). */
 export interface Armed {
@@ -76,7 +76,9 @@ export function logEngineEvents(
   log: (level: LogLevel, message: string, extra?: Record<string, unknown>) => void,
   location: string,
 ): void {
-  events.on("error", ({ operation, error }) => log("error", `${operation} failed`, { error: errorMessage(error) }));
+  events.on("error", ({ operation, error }) =>
+    log("error", `${operation} failed`, { error: describeDatabaseFailure(error) }),
+  );
   events.on("store_paused", ({ problem, message }) => log("error", message, { kind: problem }));
   events.on("store_resumed", ({ problem, pausedForMs, failedWrites }) =>
     log(

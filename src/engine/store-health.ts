@@ -1,10 +1,10 @@
 // When the database stops working under a running enforcer (read-only, disk full, locked for longer than the busy
 // timeout, damaged, deleted), the host must not notice beyond one clear log line: the enforcer pauses itself, says
 // why once, probes the store every few seconds, and says so again when it works and it resumes.
+import { describeDatabaseFailure, NETWORK_CAUSE } from "../store/failure.js";
 import type { EngineStore, StoreProblem } from "../store/port.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { EngineEmitter } from "./engine-events.js";
-import { errorMessage } from "./host-calls.js";
 import type { TimerQueue } from "./wait/timer-queue.js";
 
 const DESCRIPTIONS: Record<StoreProblem, string> = {
@@ -46,11 +46,11 @@ export class StoreHealth {
   report(error: unknown): boolean {
     const kind = this.store.problemOf(error);
     if (!kind) return false;
-    this.fail(kind, error instanceof Error ? error.message : String(error));
+    this.fail(kind, error);
     return true;
   }
 
-  private fail(kind: StoreProblem, detail: string): void {
+  private fail(kind: StoreProblem, error: unknown): void {
     const current = this.problem;
     // A file gone for good outranks a passing problem (locked, full): say so, and stop probing the old file.
     if (current && !(kind === "gone" && current.kind !== "gone")) {
@@ -63,11 +63,26 @@ export class StoreHealth {
       since: current?.since ?? this.clock.monotonic(),
       failures: (current?.failures ?? 0) + 1,
     };
+    const detail = describeDatabaseFailure(error, this.store.location);
+    if (kind === "unavailable" && this.store.whyUnreachable && !NETWORK_CAUSE.test(detail)) {
+      // The one line must say why; the pause waits for the look at the address (bounded), writes failing meanwhile.
+      void this.store.whyUnreachable().then(
+        (seen) => this.announce(kind, seen ? describeDatabaseFailure(error, this.store.location, seen) : detail),
+        () => this.announce(kind, detail),
+      );
+      return;
+    }
+    this.announce(kind, detail);
+  }
+
+  /** Says why the enforcer pauses (once), unless the problem was lifted or outranked meanwhile. */
+  private announce(kind: StoreProblem, detail: string): void {
+    if (this.problem?.kind !== kind) return;
     const retry =
       kind === "gone"
         ? "restart OpenCode (or the service) to start a new file"
         : `it is tried again every ${Number((this.probeIntervalMs / 1000).toFixed(1))} s`;
-    const message = `todo-continuation paused: the database ${this.store.location} ${DESCRIPTIONS[kind]} (${detail}). OpenCode is not affected; ${retry}.`;
+    const message = `todo-continuation paused: the database ${this.store.location} ${DESCRIPTIONS[kind]}: ${detail}. OpenCode is not affected; ${retry}.`;
     this.events.emit("store_paused", { problem: kind, message });
     if (kind !== "gone") this.scheduleProbe();
   }
@@ -82,7 +97,7 @@ export class StoreHealth {
       await this.store.probe();
     } catch (error) {
       // A file deleted or replaced meanwhile outranks the problem being probed: say so, and stop probing.
-      if (this.store.problemOf(error) === "gone") this.fail("gone", errorMessage(error));
+      if (this.store.problemOf(error) === "gone") this.fail("gone", error);
       else this.scheduleProbe();
       return;
     }

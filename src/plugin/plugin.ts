@@ -4,11 +4,11 @@ import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { hostname } from "node:os";
 import { ConfigError, resolveConfig, type Config } from "../config.js";
 import { Enforcer } from "../engine/enforcer.js";
-import { errorMessage } from "../engine/host-calls.js";
+import { describeDatabaseFailure } from "../store/failure.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
 import type { EngineStore } from "../store/port.js";
-import { isPostgresUrl, openStore } from "../store/open.js";
-import { redactUrl } from "../store/pg/open.js";
+import { isPostgresUrl, redactUrl } from "../store/location.js";
+import { openStore } from "../store/open.js";
 import { registerCommands, runCommand } from "./commands.js";
 
 /** What other plugins in the same process can call (see README "Programmatic API"). */
@@ -41,14 +41,14 @@ async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<Engin
     // a configuration to fix. A memory of our own would continue sessions that the fleet's other processes also
     // continue, so on PostgreSQL the enforcer stays off instead.
     if (isPostgresUrl(config.databasePath)) {
-      host.log("error", `todo-continuation is off: ${errorMessage(error)}`, {
+      host.log("error", `todo-continuation is off: ${describeDatabaseFailure(error)}`, {
         databasePath: redactUrl(config.databasePath),
       });
       return undefined;
     }
     host.log(
       "error",
-      `todo-continuation: ${errorMessage(error)}. Continuing with an in-memory database: enforcement works, but nothing survives a restart of OpenCode.`,
+      `todo-continuation: ${describeDatabaseFailure(error)}. Continuing with an in-memory database: enforcement works, but nothing survives a restart of OpenCode.`,
       { databasePath: redactUrl(config.databasePath) },
     );
     return await openStore(":memory:", options);
@@ -66,9 +66,9 @@ export async function TodoContinuation(
   const host = new OpenCodeHost(input.client, input.directory);
   let config: Config;
   try {
-    config = resolveConfig(options ?? {}, process.env);
+    config = resolveConfig(options ?? {}, process.env, input.directory);
   } catch (error) {
-    const text = error instanceof ConfigError ? error.message : errorMessage(error);
+    const text = error instanceof ConfigError ? error.message : describeDatabaseFailure(error);
     host.log(
       "error",
       `todo-continuation is off: ${text}`,
@@ -77,6 +77,8 @@ export async function TodoContinuation(
     return { ...OFF };
   }
 
+  // Said once, resolved: a relative path or `~` in the options lands where this line says.
+  host.log("info", `todo-continuation: database ${redactUrl(config.databasePath)}`);
   const store = await openOrFallBack(config, host);
   if (!store) return { ...OFF };
   return pluginHooks(input, config, store, host);
@@ -97,7 +99,9 @@ export function pluginHooks(
   const startTimer = setTimeout(() => {
     enforcer
       .start()
-      .catch((error: unknown) => host.log("error", `todo-continuation could not start: ${errorMessage(error)}`));
+      .catch((error: unknown) =>
+        host.log("error", `todo-continuation could not start: ${describeDatabaseFailure(error)}`),
+      );
   }, 0);
 
   const guard =
@@ -106,7 +110,7 @@ export function pluginHooks(
       try {
         await work(...args);
       } catch (error) {
-        host.log("error", `todo-continuation ${what} failed: ${errorMessage(error)}`);
+        host.log("error", `todo-continuation ${what} failed: ${describeDatabaseFailure(error)}`);
       }
     };
 

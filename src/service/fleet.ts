@@ -4,7 +4,7 @@
 // records until when it had each server's event stream. A replica that dies stops its heartbeat; once its lease has
 // run out the others share its servers again, adopt its countdowns and catch up on the sessions that changed meanwhile.
 import type { Config } from "../config.js";
-import { errorMessage } from "../engine/host-calls.js";
+import { describeDatabaseFailure } from "../store/failure.js";
 import type { LogLevel } from "../host/port.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
 import { releaseLeases } from "../store/changes/adopt.js";
@@ -115,7 +115,10 @@ export class FleetReplica {
       await this.roster.handBack(this.id, names);
       await this.liveness.retire(this.id);
     } catch (error) {
-      this.o.log("warn", `could not hand the servers back (others take them after the lease): ${errorMessage(error)}`);
+      this.o.log(
+        "warn",
+        `could not hand the servers back (others take them after the lease): ${describeDatabaseFailure(error)}`,
+      );
     }
     unregisterOwner(this.id);
   }
@@ -155,7 +158,8 @@ export class FleetReplica {
     } catch (error) {
       // The followers' engines pause on their own while the database fails; the heartbeat lapsing hands this
       // replica's servers to the others, whose claims the database then fences. Said once, not every round.
-      if (!this.failing) this.o.log("warn", `fleet round failed (retrying every round): ${errorMessage(error)}`);
+      if (!this.failing)
+        this.o.log("warn", `fleet round failed (retrying every round): ${describeDatabaseFailure(error)}`);
       this.failing = true;
     }
   }
@@ -197,7 +201,7 @@ export class FleetReplica {
     // Not awaited: recovery reads OpenCode, and a slow server must not hold the round (and the heartbeat) up.
     this.track(
       service.start().catch((error: unknown) => {
-        this.o.log("error", `[${row.name}] could not start following: ${errorMessage(error)}`);
+        this.o.log("error", `[${row.name}] could not start following: ${describeDatabaseFailure(error)}`);
       }),
     );
   }
@@ -215,7 +219,7 @@ export class FleetReplica {
         if (handBack) await this.roster.handBack(this.id, [name]);
         this.o.log("info", `let server ${name} go (${Date.now() - started} ms)`);
       } catch (error) {
-        this.o.log("warn", `[${name}] stopping: ${errorMessage(error)}`);
+        this.o.log("warn", `[${name}] stopping: ${describeDatabaseFailure(error)}`);
       } finally {
         this.letting.delete(name);
       }

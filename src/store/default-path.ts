@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { resolveLocation } from "./location.js";
 
 /** `$XDG_DATA_HOME/opencode/todo-continuation.db`, or `~/.local/share/opencode/todo-continuation.db` when unset. */
 export function defaultDatabasePath(env: NodeJS.ProcessEnv = process.env): string {
@@ -8,8 +9,10 @@ export function defaultDatabasePath(env: NodeJS.ProcessEnv = process.env): strin
   return join(dataHome, "opencode", "todo-continuation.db");
 }
 
-/** The file every entry point uses: `TODO_CONTINUATION_DB` when set, else the default. */
+/** The file drizzle-kit migrates: `TODO_CONTINUATION_DB` when set (read as everywhere else), else the default. */
 export function configuredDatabasePath(env: NodeJS.ProcessEnv = process.env): string {
   const fromEnv = env.TODO_CONTINUATION_DB;
-  return fromEnv && fromEnv.trim() !== "" ? fromEnv : defaultDatabasePath(env);
+  return fromEnv && fromEnv.trim() !== ""
+    ? resolveLocation(fromEnv, { directory: process.cwd() })
+    : defaultDatabasePath(env);
 }

@@ -1,7 +1,8 @@
 // One setting names the database: a file path opens SQLite, a postgres:// or postgresql:// URL opens PostgreSQL. Every
 // entry point (plugin, service, TUI, CLI) opens its store here.
 import type { OperatorStore } from "./operator.js";
-import { isPostgresUrl, openPg } from "./pg/open.js";
+import { isPostgresUrl } from "./location.js";
+import { openPg } from "./pg/open.js";
 import { PgStore } from "./pg/pg-store.js";
 import { openSqlite } from "./sqlite/open.js";
 import { SqliteStore } from "./sqlite/sqlite-store.js";

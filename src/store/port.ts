@@ -42,5 +42,10 @@ export interface EngineStore {
   probe(): Promise<void>;
   /** The store's own failure behind `error`, or undefined for anything else. */
   problemOf(error: unknown): StoreProblem | undefined;
+  /**
+   * Where a driver does not say why a server cannot be reached (Bun's client: "Connection closed"), finds out by
+   * connecting to its address; absent where the driver's errors say it.
+   */
+  whyUnreachable?(): Promise<string | undefined>;
   close(): Promise<void>;
 }

@@ -138,7 +138,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
     let options: TuiOptions | undefined;
     let problem: string | undefined;
     try {
-      options = resolveTuiOptions(rawOptions ?? {}, process.env);
+      options = resolveTuiOptions(rawOptions ?? {}, process.env, api.state.path.directory);
     } catch (error) {
       problem = oneLine(error);
     }

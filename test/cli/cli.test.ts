@@ -1,5 +1,5 @@
 // The built `todo-continuation` binary, run as a process against real database files.
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli, requireBuiltCli } from "../support/cli.js";
@@ -222,6 +222,60 @@ describe("todo-continuation CLI", () => {
     const result = await cli(["--db", f.dbPath, ...args]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/error/i);
+  });
+
+  it.each([
+    [["audit", "--limit", "99999999999999999999"], /--limit is out of range/],
+    [["history", "--limit", "1e3"], /--limit takes a whole number/],
+    [["prune", "--older-than", "30d", "--batch", "99999999999999999999"], /--batch is out of range/],
+    [["audit", "--since", "99999999999999999999d"], /--since is out of range/],
+    [["prune", "--older-than", "99999999999999999999w", "--dry-run"], /--older-than is out of range/],
+    [["serve", "--url", "http://127.0.0.1:1", "--options", "[1]"], /--options must be a JSON object/],
+    [["serve", "--url", "http://127.0.0.1:1", "--options", "null"], /--options must be a JSON object/],
+    [["serve", "--url", "http://127.0.0.1:1", "--options", '"x"'], /--options must be a JSON object/],
+  ])("usage error %j exits 2 saying what is wrong", async (args, message) => {
+    const result = await cli(["--db", f.dbPath, ...args]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+
+  it("an empty --db is a usage error, not the default file", async () => {
+    for (const db of ["", "  "]) {
+      const result = await cli(["--db", db, "status"], { TODO_CONTINUATION_DB: f.dbPath });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/--db .*empty/);
+    }
+  });
+
+  it("a URL of another kind of database is refused, creates nothing and never shows its password", async () => {
+    const cwd = tempFolder();
+    for (const args of [
+      ["--db", "mysql://u:s3cret@host/x", "migrate"],
+      ["--db", "sqlite:///tmp/x.db", "status"],
+      ["--db", "postgres://u:s3cret@host:port/x", "status"],
+      ["serve", "--url", "http://127.0.0.1:1", "--db", "mysql://u:s3cret@host/x"],
+    ]) {
+      const result = await cli(args, {}, cwd);
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stderr, args.join(" ")).toMatch(/--db: .*(postgres:\/\/ URL|not a valid URL)/);
+      expect(`${result.stdout}${result.stderr}`).not.toContain("s3cret");
+    }
+    const env = await cli(["migrate"], { TODO_CONTINUATION_DB: "mysql://u:s3cret@host/x" }, cwd);
+    expect(env.code).toBe(2);
+    expect(env.stderr).toMatch(/TODO_CONTINUATION_DB: mysql:\/\/u:\*\*\*@host\/x is not a database/);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it("~ in --db is the home folder, and a relative path is the current directory's", async () => {
+    const home = tempFolder();
+    const cwd = tempFolder();
+    const tilde = await cli(["--db", "~/todo.db", "migrate"], { HOME: home }, cwd);
+    expect(tilde.code).toBe(0);
+    expect(existsSync(join(home, "todo.db"))).toBe(true);
+    const relative = await cli(["--db", "state/todo.db", "migrate"], { HOME: home }, cwd);
+    expect(relative.code).toBe(0);
+    expect(relative.stdout).toContain(join(cwd, "state", "todo.db"));
+    expect(readdirSync(cwd)).toEqual(["state"]);
   });
 
   it("--help on every command exits 0", async () => {

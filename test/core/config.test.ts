@@ -75,6 +75,74 @@ describe("configuration", () => {
     );
   });
 
+  it.each([
+    ["constructor", 5],
+    ["toString", "x"],
+    ["hasOwnProperty", true],
+    ["__proto__", {}],
+  ])("refuses %s like any other unknown option name", (key, value) => {
+    const options = JSON.parse(`{${JSON.stringify(key)}: ${JSON.stringify(value)}}`) as Record<string, unknown>;
+    expect(() => resolveConfig(options, {})).toThrow(
+      expect.objectContaining({ key, message: expect.stringContaining("a known option") }),
+    );
+  });
+
+  it.each([
+    [{ retryBaseMs: 120_000, retryMaxMs: 60_000 }, "retryBaseMs", "at most retryMaxMs (60000)"],
+    [{ retryBaseMs: 10_000, retryMaxMs: 5000 }, "retryBaseMs", "at most retryMaxMs (5000)"],
+    [{ errorCooldownMs: 120_000 }, "errorCooldownMs", "at most retryMaxMs (60000)"],
+  ])("refuses %j: options that contradict each other", (options, key, allowed) => {
+    expect(() => resolveConfig(options, {})).toThrow(
+      expect.objectContaining({ key, message: expect.stringContaining(allowed) }),
+    );
+  });
+
+  it("accepts options that agree at their bounds, and a lock wait longer than the lease (claims are fenced)", () => {
+    expect(resolveConfig({ retryBaseMs: 60_000, retryMaxMs: 60_000 }, {})).toMatchObject({ retryBaseMs: 60_000 });
+    expect(resolveConfig({ busyTimeoutMs: 5000, leaseMs: 1000 }, {})).toMatchObject({ busyTimeoutMs: 5000 });
+  });
+
+  describe("where the database is", () => {
+    const env = { HOME: "/home/u" };
+
+    it.each([
+      ["~/todo.db", "/home/u/todo.db"],
+      ["~", "/home/u"],
+      ["state/todo.db", "/work/project/state/todo.db"],
+      ["../shared.db", "/work/shared.db"],
+      ["/abs/todo.db", "/abs/todo.db"],
+      [":memory:", ":memory:"],
+      ["postgres://u:pw@db.local:5432/todo", "postgres://u:pw@db.local:5432/todo"],
+      ["postgresql://u@db.local/todo", "postgresql://u@db.local/todo"],
+    ])("%s → %s", (given, expected) => {
+      expect(resolveConfig({ databasePath: given }, env, "/work/project").databasePath).toBe(expected);
+      expect(resolveConfig({}, { ...env, TODO_CONTINUATION_DB: given }, "/work/project").databasePath).toBe(expected);
+    });
+
+    it.each([
+      ["mysql://u:s3cret@host/x", "a file path (SQLite) or a postgres:// or postgresql:// URL"],
+      ["sqlite:///tmp/x.db", "a file path (SQLite) or a postgres:// or postgresql:// URL"],
+      ["postgres://u:s3cret@host:port/x", "a valid URL"],
+      ["postgres://u:s3cret@/x", "a valid URL"],
+    ])("refuses %s without showing its password", (given, allowed) => {
+      for (const [options, environment, key] of [
+        [{ databasePath: given }, env, "databasePath"],
+        [{}, { ...env, TODO_CONTINUATION_DB: given }, "TODO_CONTINUATION_DB"],
+      ] as const) {
+        let error: unknown;
+        try {
+          resolveConfig(options, environment, "/work/project");
+        } catch (e) {
+          error = e;
+        }
+        expect(error).toBeInstanceOf(ConfigError);
+        expect(error).toMatchObject({ key, message: expect.stringContaining(allowed) });
+        expect(JSON.stringify(error)).not.toContain("s3cret");
+        expect((error as Error).message).not.toContain("s3cret");
+      }
+    });
+  });
+
   it("rejects options that are not an object", () => {
     expect(() => resolveConfig([1, 2], {})).toThrow(ConfigError);
     expect(resolveConfig(null, {}).enabled).toBe(true);

@@ -3,8 +3,19 @@
 // the file cannot even be opened; paused, then resumed, when it breaks under a running plugin). The CLI reports
 // each case clearly too.
 import Database from "better-sqlite3";
-import { execFile } from "node:child_process";
-import { rmSync, truncateSync, writeFileSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import {
+  chmodSync,
+  chownSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -19,17 +30,30 @@ const exec = promisify(execFile);
 const PROBE_MS = 1000;
 let world: E2E | undefined;
 let disk: Tmpfs | undefined;
+const folders: string[] = [];
 
 afterEach(async () => {
   await world?.stop();
   world = undefined;
   disk?.dispose();
   disk = undefined;
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
-async function cli(...args: string[]): Promise<{ code: number; stderr: string; stdout: string }> {
+type CliRun = { code: number; stderr: string; stdout: string };
+
+function cli(...args: string[]): Promise<CliRun> {
+  return runCli(args, {});
+}
+
+/** The CLI run as `user`: what file permissions stop for them, they stop for it. */
+function cliAs(user: { uid: number; gid: number }, ...args: string[]): Promise<CliRun> {
+  return runCli(args, user);
+}
+
+async function runCli(args: string[], user: { uid?: number; gid?: number }): Promise<CliRun> {
   try {
-    const { stdout, stderr } = await exec(process.execPath, [join(ROOT, "dist", "cli", "main.js"), ...args]);
+    const { stdout, stderr } = await exec(process.execPath, [join(ROOT, "dist", "cli", "main.js"), ...args], user);
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -105,6 +129,54 @@ describe("a database that cannot be opened: one error, in-memory enforcement, Op
   });
 });
 
+/** The unprivileged user OpenCode runs as in the permission cases: for root, a file's permissions stop no write. */
+function unprivilegedUser(): { uid: number; gid: number } {
+  const id = (flag: string) => Number(execFileSync("id", [flag, "nobody"], { encoding: "utf8" }).trim());
+  return { uid: id("-u"), gid: id("-g") };
+}
+
+describe("a database its user may not write (file permissions, OpenCode running as an unprivileged user)", () => {
+  it.each([
+    ["a read-only file", /attempt to write a readonly database|read-only|readonly/],
+    ["a read-only folder", /unable to open|cannot create|permission denied|read-only|readonly/i],
+  ])(
+    "%s",
+    async (kind, expected) => {
+      const user = unprivilegedUser();
+      const dir = mkdtempSync(join(tmpdir(), "tc-perm-"));
+      folders.push(dir);
+      const db = join(dir, "todo-continuation.db");
+      if (kind === "a read-only file") {
+        // root's file, readable by all; the folder is the user's, so only the file's permission stands in the way.
+        (await openSqlite(db)).close();
+        chmodSync(db, 0o444);
+        chownSync(dir, user.uid, user.gid);
+      } else {
+        // root's folder, which others may enter but not write in.
+        chmodSync(dir, 0o555);
+      }
+      const before = kind === "a read-only file" ? readFileSync(db) : undefined;
+      world = new E2E(script, { databasePath: db, countdownSeconds: 1 }, { user });
+      await world.start();
+      // The process under test is really the unprivileged user's (spawning fails, rather than run as root, if not).
+      expect(statSync(`/proc/${world.server.pid}`).uid).toBe(user.uid);
+      const id = await runBasic(world);
+      await world.waitFor("the continuation", () => world!.continuationRequests("basic").length === 1, 20_000);
+      const lines = databaseLines(world);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(expected);
+      expect(lines[0]).toContain("Continuing with an in-memory database");
+      expect(await world.todos(id)).toHaveLength(3);
+      if (before) expect(readFileSync(db).equals(before)).toBe(true);
+      else expect(readdirSync(dir)).toEqual([]);
+      const stop = await cliAs(user, "--db", db, "stop", "ses_x");
+      expect(stop.code).toBe(1);
+      expect(stop.stderr).toMatch(expected);
+    },
+    60_000,
+  );
+});
+
 describe("a database that breaks under a running plugin: one error, paused, OpenCode unharmed, resumed when it works", () => {
   it("locked by another process for longer than the busy timeout", async () => {
     const w = await startWith(join(await tmpDir(), "state.db"), { countdownSeconds: 1, storeProbeMs: PROBE_MS });
@@ -171,8 +243,6 @@ describe("a database that breaks under a running plugin: one error, paused, Open
 });
 
 async function tmpDir(): Promise<string> {
-  const { mkdtempSync } = await import("node:fs");
-  const { tmpdir } = await import("node:os");
   return mkdtempSync(join(tmpdir(), "tc-broken-"));
 }
 

@@ -227,7 +227,7 @@ describe("a deleted or replaced file", () => {
         payload: {
           problem: "gone",
           message: expect.stringMatching(
-            /was deleted or replaced while this process had it open .* restart OpenCode \(or the service\) to start a new file\.$/,
+            /was deleted or replaced while this process had it open.* restart OpenCode \(or the service\) to start a new file\.$/,
           ),
         },
       },
@@ -359,7 +359,7 @@ describe("with an asynchronous store", () => {
     new StoreHealth(fakeStore("full").store, timers, events, 5000).report(new Error("store failure"));
     expect(seen[0]?.payload).toMatchObject({
       problem: "full",
-      message: expect.stringMatching(/cannot grow \(the disk is full\) \(store failure\)\. .*tried again every 5 s\.$/),
+      message: expect.stringMatching(/cannot grow \(the disk is full\): store failure\. .*tried again every 5 s\.$/),
     });
     timers.stop();
   });

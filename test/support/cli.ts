@@ -19,10 +19,11 @@ export function requireBuiltCli(): void {
   if (!existsSync(CLI_BIN)) throw new Error("the CLI is not built: run `npm run build` (npm test does)");
 }
 
-export async function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+export async function cli(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<CliRun> {
   try {
     const { stdout, stderr } = await exec(process.execPath, [CLI_BIN, ...args], {
       env: { ...process.env, ...env, TZ: "UTC" },
+      cwd,
     });
     return { code: 0, stdout, stderr };
   } catch (error) {

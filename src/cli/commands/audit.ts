@@ -2,8 +2,8 @@ import { InvalidArgumentError, type Command } from "commander";
 import { AUDIT_EVENTS } from "../../core/reasons.js";
 import { auditTrail } from "../../store/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
-import { localTime, parseDuration, table } from "../format.js";
-import { globals, positiveIntegerArg, print, printJson } from "../output.js";
+import { localTime, table } from "../format.js";
+import { durationArg, globals, positiveIntegerArg, print, printJson } from "../output.js";
 
 function compactDetail(detail: string | null): string {
   if (!detail) return "";
@@ -29,11 +29,9 @@ export function registerAudit(program: Command): void {
         throw new InvalidArgumentError(`one of ${AUDIT_EVENTS.join(", ")}.`);
       return v;
     })
-    .option("--since <duration>", "only the last <duration> (e.g. 30m, 12h, 7d)", (v) => {
-      const ms = parseDuration(v);
-      if (ms === undefined) throw new InvalidArgumentError("a duration such as 30m, 12h or 7d.");
-      return ms;
-    })
+    .option("--since <duration>", "only the last <duration> (e.g. 30m, 12h, 7d)", (v) =>
+      durationArg("--since", v, "30m, 12h or 7d"),
+    )
     .option("--limit <n>", "how many of the newest to show", (v) => positiveIntegerArg("--limit", v), 100)
     .action(
       async (

@@ -1,18 +1,16 @@
-import { InvalidArgumentError, type Command } from "commander";
+import type { Command } from "commander";
 import { prune } from "../../store/changes/prune.js";
 import { withStore } from "../database.js";
-import { localTime, parseDuration } from "../format.js";
-import { globals, positiveIntegerArg, print, printJson } from "../output.js";
+import { localTime } from "../format.js";
+import { durationArg, globals, positiveIntegerArg, print, printJson } from "../output.js";
 
 export function registerPrune(program: Command): void {
   program
     .command("prune")
     .description("delete settled history older than a duration, in small batches (safe while OpenCode runs)")
-    .requiredOption("--older-than <duration>", "e.g. 30d, 12h, 90m", (v) => {
-      const ms = parseDuration(v);
-      if (ms === undefined) throw new InvalidArgumentError("a duration such as 30d, 12h or 90m.");
-      return ms;
-    })
+    .requiredOption("--older-than <duration>", "e.g. 30d, 12h, 90m", (v) =>
+      durationArg("--older-than", v, "30d, 12h or 90m"),
+    )
     .option("--batch <n>", "rows per transaction", (v) => positiveIntegerArg("--batch", v), 500)
     .option("--dry-run", "count what would go, delete nothing")
     .action(async (options: { olderThan: number; batch: number; dryRun?: boolean }, command: Command) => {

@@ -3,7 +3,7 @@ import { ConfigError, resolveConfig, type Config } from "../../config.js";
 import type { LogLevel } from "../../host/port.js";
 import { FleetReplica } from "../../service/fleet.js";
 import { safeUrl, StandaloneService } from "../../service/standalone.js";
-import { isPostgresUrl } from "../../store/open.js";
+import { isPostgresUrl } from "../../store/location.js";
 import { databasePath, openForWriting } from "../database.js";
 import { UsageError } from "../errors.js";
 import { globals } from "../output.js";
@@ -34,14 +34,24 @@ function silenceMsOf(options: ServeOptions): number | undefined {
   return Math.round(seconds * 1000);
 }
 
-function configOf(options: ServeOptions, db: string | undefined): Config {
+/** The enforcer's options from --options; `location` (from --db) wins over its databasePath and the environment's. */
+function configOf(options: ServeOptions, location: string | undefined): Config {
+  let given: Record<string, unknown> = {};
+  if (options.options !== undefined) {
+    try {
+      given = JSON.parse(options.options) as Record<string, unknown>;
+    } catch (error) {
+      throw new UsageError(`--options is not valid JSON: ${(error as Error).message}`);
+    }
+    if (typeof given !== "object" || given === null || Array.isArray(given))
+      throw new UsageError(`--options must be a JSON object of options, such as '{"countdownSeconds":3}'`);
+  }
+  const env = location === undefined ? process.env : { ...process.env, TODO_CONTINUATION_DB: undefined };
   try {
-    const given = options.options ? (JSON.parse(options.options) as Record<string, unknown>) : {};
-    return resolveConfig({ ...given, ...(db ? { databasePath: db } : {}) }, process.env);
+    return resolveConfig(location === undefined ? given : { ...given, databasePath: location }, env);
   } catch (error) {
-    throw new UsageError(
-      error instanceof ConfigError ? error.message : `--options is not valid JSON: ${(error as Error).message}`,
-    );
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
   }
 }
 
@@ -81,8 +91,8 @@ export function registerServe(program: Command): void {
     )
     .action(async (options: ServeOptions, command: Command) => {
       const { db } = globals(command);
-      const config = configOf(options, db);
-      const location = databasePath(config.databasePath);
+      const config = configOf(options, db === undefined ? undefined : databasePath(db));
+      const location = config.databasePath;
       const silenceMs = silenceMsOf(options);
       if (options.url === undefined) return serveFleet(location, config, silenceMs);
       try {

@@ -6,6 +6,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { applyMigrations } from "./migrate.js";
 import { schema } from "../schema.js";
+import { describeDatabaseFailure } from "../failure.js";
 import { StoreOpenError } from "../open-error.js";
 import { isBun } from "../runtime.js";
 
@@ -96,13 +97,17 @@ export async function openSqlite(path: string, options: OpenOptions = {}): Promi
     } catch (error) {
       throw new StoreOpenError(file, `cannot create the file or its folder: ${errorText(error)}`, error);
     }
+    // SQLite opens a file it may not write read-only without a word, and a migrated file needs no write until the
+    // first decision: without asking the file system first, the enforcer would start only to pause at that write.
+    const problem = readonly ? undefined : explainAccess(file, readonly);
+    if (problem) throw new StoreOpenError(file, problem);
   }
   let opened: Awaited<ReturnType<typeof openRaw>>;
   try {
     opened = await openRaw(file, readonly, options.onStatement);
   } catch (error) {
     if (error instanceof StoreOpenError) throw error;
-    throw new StoreOpenError(file, explainAccess(file, readonly) ?? describeOpenFailure(error), error);
+    throw new StoreOpenError(file, explainAccess(file, readonly) ?? describeDatabaseFailure(error), error);
   }
   const { raw, db, driver } = opened;
   try {
@@ -125,7 +130,11 @@ export async function openSqlite(path: string, options: OpenOptions = {}): Promi
     } catch {
       // Already unusable: the original error is the one worth reporting.
     }
-    throw new StoreOpenError(file, (!readonly && explainAccess(file, readonly)) || describeOpenFailure(error), error);
+    throw new StoreOpenError(
+      file,
+      (!readonly && explainAccess(file, readonly)) || describeDatabaseFailure(error),
+      error,
+    );
   }
 }
 
@@ -166,13 +175,4 @@ function switchToWal(raw: RawDatabase): void {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25 * (attempt + 1));
   }
   throw new Error(`could not switch to WAL (journal_mode is ${mode})`);
-}
-
-function describeOpenFailure(error: unknown): string {
-  const text = errorText(error);
-  if (/not a database|malformed|file is encrypted/i.test(text))
-    return `the file is not a valid SQLite database (${text})`;
-  if (/readonly|read-only|attempt to write/i.test(text)) return `the file or its folder is read-only (${text})`;
-  if (/locked|busy/i.test(text)) return `the file is locked by another process (${text})`;
-  return text;
 }

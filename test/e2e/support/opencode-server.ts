@@ -1,7 +1,7 @@
 // A real `opencode serve` (the binary of the opencode-ai devDependency) isolated in a temp HOME/XDG, offline, with
 // the scripted model as its only provider and this plugin loaded from the working tree. Stopped by its own pid.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
@@ -41,6 +41,19 @@ export interface ServerOptions {
   project?: string;
   /** The level of OpenCode's own log on stderr (default INFO); a test with many servers and sessions keeps warnings. */
   logLevel?: "DEBUG" | "INFO" | "WARN" | "ERROR";
+  /**
+   * Run OpenCode as this (unprivileged) user, owning its home and project: for root, file permissions stop nothing.
+   * Starting fails, rather than running as root, when this process may not switch users.
+   */
+  user?: { uid: number; gid: number };
+}
+
+/** `path` and everything under it, owned by `user`. */
+function chownTree(path: string, user: { uid: number; gid: number }): void {
+  chownSync(path, user.uid, user.gid);
+  for (const entry of readdirSync(path, { withFileTypes: true }))
+    if (entry.isDirectory()) chownTree(join(path, entry.name), user);
+    else chownSync(join(path, entry.name), user.uid, user.gid);
 }
 
 export function opencodeConfig(
@@ -114,6 +127,7 @@ export class OpenCodeServer {
     };
     for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
     seedConfigFolder(join(dirs.XDG_CONFIG_HOME, "opencode"));
+    if (this.options.user) for (const dir of [root, this.project]) chownTree(dir, this.options.user);
     const plugin =
       this.options.pluginOptions === false
         ? undefined
@@ -133,6 +147,7 @@ export class OpenCodeServer {
       {
         cwd: this.project,
         detached: true,
+        ...this.options.user,
         stdio: ["ignore", "pipe", "pipe"],
         env: {
           PATH: process.env.PATH ?? "/usr/bin:/bin",

@@ -99,7 +99,7 @@ describe("a database that fails under a running engine", () => {
     rmSync(`${f.dbPath}-shm`, { force: true });
     await vi.waitFor(() => expect(f!.enforcer.stats().storeProblem).toBe("gone"), WAIT);
     expect(errors(f)).toEqual([
-      expect.stringMatching(/was deleted or replaced while this process had it open .* restart OpenCode/),
+      expect.stringMatching(/was deleted or replaced while this process had it open.* restart OpenCode/),
     ]);
     f.enforcer.handleEvent(ev.idle(S));
     await f.enforcer.settled();
