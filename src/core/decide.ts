@@ -59,6 +59,11 @@ export interface DurableFacts {
   /** Progress baseline: the todos as of the continuations since the last real user message. */
   ledger?: ProgressLedger | null;
   backoffUntil?: number | null;
+  /**
+   * Failed attempts in a row (failed, unknown, never started). Beyond `maxRetries` the enforcer gave up: it ends only
+   * with a real user message, a resume, or a continuation's turn seen starting.
+   */
+  consecutiveFailures?: number;
   /** A real user message followed one of our continuations: the user took the wheel. */
   pausedAt?: number | null;
   pauseMessageId?: string | null;
@@ -245,6 +250,14 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
       if (streak <= config.maxRetries || !isRetryableKind(durable.lastErrorKind) || !lastTurnStillFailed(input))
         return pass;
       return { errors: streak, limit: config.maxRetries, lastErrorKind: durable.lastErrorKind ?? null };
+    },
+  ],
+  [
+    "gave_up",
+    // An idle is no reason to try again: every later one would be an attempt beyond the bound.
+    ({ durable, config }) => {
+      const failures = durable.consecutiveFailures ?? 0;
+      return failures > config.maxRetries ? { failures, limit: config.maxRetries } : pass;
     },
   ],
   [

@@ -25,6 +25,7 @@ export interface SessionState {
   unproductiveReplies: number;
   todoSnapshot: string | null;
   backoffUntil: number | null;
+  consecutiveFailures: number;
   pausedAt: number | null;
   pauseMessageId: string | null;
   pauseBaseline: string | null;
@@ -124,6 +125,7 @@ function durableFacts(
     unproductiveReplies: row?.unproductiveReplies ?? 0,
     ledger: parseLedger(row?.todoSnapshot),
     backoffUntil: row?.backoffUntil ?? null,
+    consecutiveFailures: row?.consecutiveFailures ?? 0,
     pausedAt: row?.pausedAt ?? null,
     pauseMessageId: row?.pauseMessageId ?? null,
     pauseLedger: parseLedger(row?.pauseBaseline),

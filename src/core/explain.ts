@@ -63,6 +63,11 @@ const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = 
     text: `stopped: ${plural(n(d, "errors"), "provider error")} in a row`,
     hint: RESUME_HINT,
   }),
+  gave_up: (d) => ({
+    standing: "stopped",
+    text: `stopped: sending failed ${plural(n(d, "failures"), "time")}`,
+    hint: RESUME_HINT,
+  }),
   error_cooldown: () => ({ standing: "waiting", text: "waiting: after a provider error" }),
   backoff: () => ({ standing: "waiting", text: "waiting: retrying the continuation" }),
   in_flight: () => ({ standing: "continuing", text: "a continuation is on its way" }),
