@@ -27,6 +27,9 @@ export interface SessionPatch {
   pauseMessageId?: string | null;
   pauseBaseline?: string | null;
   recheckAt?: number | null;
+  /** When the idle the owed look judges was seen (see the `sessions` schema). */
+  owedSince?: number | null;
+  resumedAt?: number | null;
   notifiedStop?: string | null;
   agent?: string | null;
   modelProvider?: string | null;

@@ -367,9 +367,15 @@ export const CONTRACT_CASES: ContractCase[] = [
     async run({ a, trail }) {
       await a.change(skip(S1, NOW, "todos_complete", { stage: "idle" }));
       assert.equal(await a.read(q.session("ses_1")), undefined, "a skip alone writes no session row");
-      await a.change(skip(S1, NOW + 1, "todo_fetch_failed", { attempt: 1 }, { recheckAt: NOW + 5000 }));
+      const owed = { recheckAt: NOW + 5000, owedSince: NOW - 700 };
+      await a.change(skip(S1, NOW + 1, "todo_fetch_failed", { attempt: 1 }, owed));
       assert.deepEqual(await a.read(q.sessionsToRecheck({ directory: "/p" }, NOW + 5000)), [
-        { sessionId: "ses_1", recheckAt: NOW + 5000 },
+        { sessionId: "ses_1", ...owed },
+      ]);
+      // A look owed anew without an idle of its own judges one as old as itself, never the earlier look's.
+      await a.change(changeSession(S1, NOW + 2, { recheckAt: NOW + 6000 }));
+      assert.deepEqual(await a.read(q.sessionsToRecheck({ directory: "/p" }, NOW + 6000)), [
+        { sessionId: "ses_1", recheckAt: NOW + 6000, owedSince: null },
       ]);
       await a.change(expireOwedLook(S1, NOW + 2, { lateMs: 61_000 }));
       assert.deepEqual(await a.read(q.sessionsToRecheck({ directory: "/p" }, NOW + 5000)), []);
