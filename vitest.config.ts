@@ -15,6 +15,7 @@ const ON_POSTGRES = [
   "test/engine/scenarios/restart.test.ts",
   "test/engine/scenarios/security.test.ts",
   "test/engine/scenarios/gave-up.test.ts",
+  "test/engine/scenarios/resume-holds.test.ts",
 ];
 
 /**

@@ -27,6 +27,7 @@ export interface SessionState {
   backoffUntil: number | null;
   consecutiveFailures: number;
   pausedAt: number | null;
+  resumedAt: number | null;
   pauseMessageId: string | null;
   pauseBaseline: string | null;
   agent: string | null;
@@ -127,6 +128,7 @@ function durableFacts(
     backoffUntil: row?.backoffUntil ?? null,
     consecutiveFailures: row?.consecutiveFailures ?? 0,
     pausedAt: row?.pausedAt ?? null,
+    resumedAt: row?.resumedAt ?? null,
     pauseMessageId: row?.pauseMessageId ?? null,
     pauseLedger: parseLedger(row?.pauseBaseline),
   };

@@ -179,6 +179,25 @@ export function explain(
   }
 }
 
+/** A hold a resume lifted, in words: what the CLI prints and the TUI's toast says. */
+const HOLDS: Record<string, string> = {
+  stopped: "the stop",
+  user_took_over: "the pause after you stepped in",
+  provider_error: "the provider's refusal",
+  gave_up: "the failed sends",
+  errors_persist: "the provider errors",
+  no_progress_reply: "the replies without work",
+  stagnation: "the stop for no progress",
+  budget_exhausted: "the spent budget",
+};
+
+/** "the stop and the provider's refusal"; undefined when nothing was lifted. */
+export function liftedWords(lifted: readonly string[]): string | undefined {
+  const words = lifted.map((reason) => HOLDS[reason] ?? reason.replaceAll("_", " "));
+  if (words.length === 0) return undefined;
+  return words.length === 1 ? words[0] : `${words.slice(0, -1).join(", ")} and ${words.at(-1)}`;
+}
+
 /**
  * The skips after which continuation has ended until someone acts: the user is told once (a toast), not at every
  * idle. Waiting states (a question, sub-sessions, a cooldown) end by themselves and are not announced.

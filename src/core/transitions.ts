@@ -79,9 +79,12 @@ export function afterRealUserMessage(
   };
 }
 
-/** /resume-continuation, the CLI or the API: the stop and the takeover pause lift, and the counts start over. */
-export function afterExplicitResume(): SessionPatch {
-  return { ...FRESH_START, stoppedAt: null, stopSource: null, ...liftPause() };
+/**
+ * /resume-continuation, the CLI, the TUI or the API: the stop and the takeover pause lift, the counts start over, and
+ * an error the session's messages still show from before `now` no longer holds it.
+ */
+export function afterExplicitResume(now: number): SessionPatch {
+  return { ...FRESH_START, stoppedAt: null, stopSource: null, ...liftPause(), resumedAt: now };
 }
 
 export function liftPause(): SessionPatch {

@@ -46,6 +46,7 @@ function row(overrides: Partial<SessionState> = {}): SessionState {
     backoffUntil: null,
     consecutiveFailures: 0,
     pausedAt: null,
+    resumedAt: null,
     pauseMessageId: null,
     pauseBaseline: null,
     agent: null,
@@ -216,6 +217,7 @@ describe("decisionInput", () => {
         backoffUntil: null,
         consecutiveFailures: 0,
         pausedAt: null,
+        resumedAt: null,
         pauseMessageId: null,
         pauseLedger: null,
       });
@@ -245,6 +247,7 @@ describe("decisionInput", () => {
             backoffUntil: NOW + 6,
             consecutiveFailures: 4,
             pausedAt: NOW - 7,
+            resumedAt: NOW - 10,
             pauseMessageId: "msg_took_over",
             pauseBaseline: serializeLedger(pause),
           }),
@@ -273,6 +276,7 @@ describe("decisionInput", () => {
         backoffUntil: NOW + 6,
         consecutiveFailures: 4,
         pausedAt: NOW - 7,
+        resumedAt: NOW - 10,
         pauseMessageId: "msg_took_over",
         pauseLedger: pause,
       });
