@@ -14,6 +14,8 @@ const ON_POSTGRES = [
   "test/engine/scenarios/host-faults.test.ts",
   "test/engine/scenarios/restart.test.ts",
   "test/engine/scenarios/security.test.ts",
+  "test/engine/scenarios/gave-up.test.ts",
+  "test/engine/scenarios/resume-holds.test.ts",
 ];
 
 /**

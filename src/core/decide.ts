@@ -59,6 +59,13 @@ export interface DurableFacts {
   /** Progress baseline: the todos as of the continuations since the last real user message. */
   ledger?: ProgressLedger | null;
   backoffUntil?: number | null;
+  /**
+   * Failed attempts in a row (failed, unknown, never started). Beyond `maxRetries` the enforcer gave up: it ends only
+   * with a real user message, a resume, or a continuation's turn seen starting.
+   */
+  consecutiveFailures?: number;
+  /** The last explicit resume: a refusal the messages still show from before it no longer holds the session. */
+  resumedAt?: number | null;
   /** A real user message followed one of our continuations: the user took the wheel. */
   pausedAt?: number | null;
   pauseMessageId?: string | null;
@@ -230,7 +237,7 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
     "provider_error",
     (input) => {
       const { durable, live } = input;
-      if (live.messages?.unansweredErrorKind === "permanent")
+      if (live.messages?.unansweredErrorKind === "permanent" && !resumedSince(durable, live.messages))
         return { source: "last_assistant_message", ...errorDetail(live.messages.unansweredError) };
       return durable.lastErrorKind === "permanent" && lastTurnStillFailed(input)
         ? { lastErrorAt: durable.lastErrorAt ?? null, errorName: durable.lastErrorName ?? null }
@@ -245,6 +252,14 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
       if (streak <= config.maxRetries || !isRetryableKind(durable.lastErrorKind) || !lastTurnStillFailed(input))
         return pass;
       return { errors: streak, limit: config.maxRetries, lastErrorKind: durable.lastErrorKind ?? null };
+    },
+  ],
+  [
+    "gave_up",
+    // An idle is no reason to try again: every later one would be an attempt beyond the bound.
+    ({ durable, config }) => {
+      const failures = durable.consecutiveFailures ?? 0;
+      return failures > config.maxRetries ? { failures, limit: config.maxRetries } : pass;
     },
   ],
   [
@@ -354,6 +369,13 @@ export const GUARD_ORDER: readonly SkipReason[] = GUARDS.map(([reason]) => reaso
 function lastTurnStillFailed({ todos, live }: DecisionInput): boolean {
   if (todos === undefined) return false;
   return live.messages === undefined || live.messages.unansweredErrorKind !== undefined;
+}
+
+/** The user resumed after the message that shows the error: they were told to fix it, then resume, and did. */
+function resumedSince(durable: DurableFacts, messages: MessageFacts): boolean {
+  const { resumedAt } = durable;
+  const errorAt = messages.unansweredErrorAt;
+  return resumedAt != null && errorAt !== undefined && errorAt <= resumedAt;
 }
 
 function errorDetail(error: MessageFacts["unansweredError"]): Record<string, unknown> {

@@ -25,7 +25,9 @@ export interface SessionState {
   unproductiveReplies: number;
   todoSnapshot: string | null;
   backoffUntil: number | null;
+  consecutiveFailures: number;
   pausedAt: number | null;
+  resumedAt: number | null;
   pauseMessageId: string | null;
   pauseBaseline: string | null;
   agent: string | null;
@@ -124,7 +126,9 @@ function durableFacts(
     unproductiveReplies: row?.unproductiveReplies ?? 0,
     ledger: parseLedger(row?.todoSnapshot),
     backoffUntil: row?.backoffUntil ?? null,
+    consecutiveFailures: row?.consecutiveFailures ?? 0,
     pausedAt: row?.pausedAt ?? null,
+    resumedAt: row?.resumedAt ?? null,
     pauseMessageId: row?.pauseMessageId ?? null,
     pauseLedger: parseLedger(row?.pauseBaseline),
   };

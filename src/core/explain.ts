@@ -63,6 +63,11 @@ const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = 
     text: `stopped: ${plural(n(d, "errors"), "provider error")} in a row`,
     hint: RESUME_HINT,
   }),
+  gave_up: (d) => ({
+    standing: "stopped",
+    text: `stopped: sending failed ${plural(n(d, "failures"), "time")}`,
+    hint: RESUME_HINT,
+  }),
   error_cooldown: () => ({ standing: "waiting", text: "waiting: after a provider error" }),
   backoff: () => ({ standing: "waiting", text: "waiting: retrying the continuation" }),
   in_flight: () => ({ standing: "continuing", text: "a continuation is on its way" }),
@@ -172,6 +177,25 @@ export function explain(
     default:
       return undefined;
   }
+}
+
+/** A hold a resume lifted, in words: what the CLI prints and the TUI's toast says. */
+const HOLDS: Record<string, string> = {
+  stopped: "the stop",
+  user_took_over: "the pause after you stepped in",
+  provider_error: "the provider's refusal",
+  gave_up: "the failed sends",
+  errors_persist: "the provider errors",
+  no_progress_reply: "the replies without work",
+  stagnation: "the stop for no progress",
+  budget_exhausted: "the spent budget",
+};
+
+/** "the stop and the provider's refusal"; undefined when nothing was lifted. */
+export function liftedWords(lifted: readonly string[]): string | undefined {
+  const words = lifted.map((reason) => HOLDS[reason] ?? reason.replaceAll("_", " "));
+  if (words.length === 0) return undefined;
+  return words.length === 1 ? words[0] : `${words.slice(0, -1).join(", ")} and ${words.at(-1)}`;
 }
 
 /**

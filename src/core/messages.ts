@@ -39,6 +39,8 @@ export interface MessageFacts {
   /** The last assistant turn ended in an error of this kind and no real user message came after it. */
   unansweredErrorKind?: ErrorKind;
   unansweredError?: ErrorReport;
+  /** When the message that ended in that error was created (OpenCode's clock). */
+  unansweredErrorAt?: number;
   /** A question tool call is still waiting for the user's answer. */
   unfinishedQuestion: boolean;
   /** The last message is a finished assistant message that ends by asking the user something in plain text. */
@@ -213,6 +215,7 @@ export function inspectMessages(messages: readonly SessionMessage[], options: In
   if (lastAssistant && lastAssistantIndex > lastRealIndex && lastAssistant.error) {
     facts.unansweredErrorKind = classifyError(lastAssistant.error);
     facts.unansweredError = lastAssistant.error;
+    if (lastAssistant.createdAt !== undefined) facts.unansweredErrorAt = lastAssistant.createdAt;
   }
   if (lastAssistant) {
     facts.unfinishedQuestion = lastAssistant.parts.some(

@@ -26,6 +26,7 @@ export const SKIP_REASONS = [
   "token_limit",
   "provider_error",
   "errors_persist",
+  "gave_up",
   "error_cooldown",
   "backoff",
   "in_flight",

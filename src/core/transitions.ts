@@ -27,6 +27,9 @@ export interface SessionPatch {
   pauseMessageId?: string | null;
   pauseBaseline?: string | null;
   recheckAt?: number | null;
+  /** When the idle the owed look judges was seen (see the `sessions` schema). */
+  owedSince?: number | null;
+  resumedAt?: number | null;
   notifiedStop?: string | null;
   agent?: string | null;
   modelProvider?: string | null;
@@ -76,9 +79,12 @@ export function afterRealUserMessage(
   };
 }
 
-/** /resume-continuation, the CLI or the API: the stop and the takeover pause lift, and the counts start over. */
-export function afterExplicitResume(): SessionPatch {
-  return { ...FRESH_START, stoppedAt: null, stopSource: null, ...liftPause() };
+/**
+ * /resume-continuation, the CLI, the TUI or the API: the stop and the takeover pause lift, the counts start over, and
+ * an error the session's messages still show from before `now` no longer holds it.
+ */
+export function afterExplicitResume(now: number): SessionPatch {
+  return { ...FRESH_START, stoppedAt: null, stopSource: null, ...liftPause(), resumedAt: now };
 }
 
 export function liftPause(): SessionPatch {

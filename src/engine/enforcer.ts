@@ -256,7 +256,7 @@ export class Enforcer {
    */
   async resume(sessionId: string, source: StopSource = "api"): Promise<boolean> {
     this.requireSession("resume", sessionId);
-    const changed = await this.change("resume", sessionId, (scope, now) =>
+    const { changed } = await this.change("resume", sessionId, (scope, now) =>
       this.ctx.store.change(resumeChange(scope, source, now)),
     );
     // A command's own turn makes the session busy first; its idle is evaluated then. The API looks now (the CLI and

@@ -61,6 +61,13 @@ export const sessions = sqliteTable(
      * not been seen starting. A process that starts re-evaluates these (within the resume window).
      */
     recheckAt: integer("recheck_at"),
+    /**
+     * When the idle that the owed look (`recheck_at`) judges was seen: a continuation fired since then answered it, so a
+     * retry due long after its idle yields to one. Null: the idle is as old as `recheck_at`.
+     */
+    owedSince: integer("owed_since"),
+    /** The last explicit resume: an error the session's messages still show from before it no longer holds it. */
+    resumedAt: integer("resumed_at"),
     /** The reason continuation ended that the user was last told about (a toast once per stop, not per idle). */
     notifiedStop: text("notified_stop"),
     agent: text("agent"),

@@ -26,6 +26,8 @@ export const PATCHABLE = [
   "pauseMessageId",
   "pauseBaseline",
   "recheckAt",
+  "owedSince",
+  "resumedAt",
   "notifiedStop",
   "agent",
   "modelProvider",

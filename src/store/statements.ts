@@ -17,7 +17,10 @@ export interface Statements {
   /** Writes every column a change may set (see session-columns.ts), and `updated_at`, from `row`. */
   writeSession(row: SessionRow): void;
   /** Sessions of a scope owed a look (`recheck_at`) by `dueBy`. */
-  sessionsToRecheck(scope: Scope, dueBy: number): Array<{ sessionId: string; recheckAt: number | null }>;
+  sessionsToRecheck(
+    scope: Scope,
+    dueBy: number,
+  ): Array<{ sessionId: string; recheckAt: number | null; owedSince: number | null }>;
 
   // ── the audit log ───────────────────────────────────────────────────────────
   audit(row: AuditValues): void;

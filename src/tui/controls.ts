@@ -1,6 +1,7 @@
 // What a person can do from the TUI, each a durable state change of the same scripts every writer uses
 // (store/changes/): cancel the running countdown (the key, typing into the prompt), stop, resume. No model turn; the
 // server side obeys the row.
+import { liftedWords } from "../core/explain.js";
 import { cancelByKey } from "../store/changes/cancel-by-key.js";
 import { resume } from "../store/changes/resume.js";
 import { stop } from "../store/changes/stop.js";
@@ -20,6 +21,12 @@ export const SAID = {
   resumed: "Resumed: it goes on soon if todos are open.",
   nothingToResume: "Nothing to resume: it was not stopped or paused.",
 } as const;
+
+/** The resume's toast: what it lifted, on a line of its own, then what happens next. */
+export function resumedSaying(lifted: readonly string[]): string {
+  const what = liftedWords(lifted);
+  return what ? `Lifted ${what}.\n${SAID.resumed}` : SAID.resumed;
+}
 
 export class Controls {
   /** Sessions whose countdown is being looked up for a key: one look at a time, however fast the keys come. */
@@ -84,10 +91,10 @@ export class Controls {
     const store = sessionId && (await this.store?.get());
     if (!sessionId || !store) return this.say(SAID.noSession);
     // The enforcer looks at the session again within a lease tick, as after the CLI's resume (changes/resume.ts).
-    const changed = await this.guarded("resuming", async () =>
+    const resumed = await this.guarded("resuming", async () =>
       store.change(resume(await this.scope(store, sessionId), "tui", Date.now())),
     );
-    if (changed !== undefined) this.say(changed ? SAID.resumed : SAID.nothingToResume, "success");
+    if (resumed) this.say(resumed.changed ? resumedSaying(resumed.lifted) : SAID.nothingToResume, "success");
     await this.views.refresh(sessionId);
   }
 

@@ -123,6 +123,20 @@ describe("todo-continuation CLI", () => {
     expect(row.recheck_at !== null || looked).toBe(true);
   });
 
+  it("resume lifts a provider's refusal and says what it lifted", async () => {
+    f.store.raw.run(
+      "INSERT INTO sessions (session_id, directory, last_error_kind, last_error_at, notified_stop, created_at, updated_at) VALUES ('ses_cli_refused', '/work/project', 'permanent', ?, 'provider_error', ?, ?)",
+      Date.now(),
+      Date.now(),
+      Date.now(),
+    );
+    const resumed = await cli(["--db", f.dbPath, "resume", "ses_cli_refused"]);
+    expect(resumed).toMatchObject({ code: 0 });
+    expect(resumed.stdout).toContain("resumed ses_cli_refused: lifted the provider's refusal");
+    const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "resume", "ses_cli_refused"])).stdout) as unknown;
+    expect(json).toEqual({ sessionId: "ses_cli_refused", stopped: false, changed: false, lifted: [] });
+  });
+
   it("a stop written by the CLI holds in a running engine, before it arms and before it injects", async () => {
     // A countdown far longer than a CLI process takes to start on a loaded machine: the stop lands while it runs.
     const engine = await startEngine({ config: { countdownSeconds: 10, toast: false } });

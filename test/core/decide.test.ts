@@ -135,9 +135,16 @@ describe("decide: each guard says no with its reason", () => {
     ],
     ["stagnation", input({ durable: { ledger, stagnantContinuations: 2 } })],
     ["budget_exhausted", input({ durable: { continuations: 20 } })],
+    ["gave_up", input({ durable: { consecutiveFailures: 4 } })],
+    ["gave_up", input({ stage: "deadline", durable: { consecutiveFailures: 4 } })],
   ];
   it.each(cases)("%s", (expected, i) => {
     expect(reason(i)).toBe(expected);
+  });
+
+  it("gave_up holds only beyond maxRetries failed attempts in a row (the last retry still goes out)", () => {
+    expect(reason(input({ durable: { consecutiveFailures: 3 } }))).toBe("continue");
+    expect(reason(input({ durable: { consecutiveFailures: 2 }, config: { maxRetries: 1 } }))).toBe("gave_up");
   });
 
   it("every skip reason of the contract has a guard, in the documented order", () => {

@@ -57,7 +57,8 @@ describe("session transitions", () => {
   });
 
   it("an explicit resume lifts the stop and the pause and resets every count", () => {
-    expect(afterExplicitResume()).toMatchObject({
+    expect(afterExplicitResume(7)).toMatchObject({
+      resumedAt: 7,
       stoppedAt: null,
       pausedAt: null,
       pauseBaseline: null,

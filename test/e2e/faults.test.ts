@@ -176,6 +176,45 @@ describe("faults between the enforcer and a real OpenCode server", () => {
   }, 120_000);
 });
 
+describe("a prompt call that always fails", () => {
+  it("§1 never reaching OpenCode, an idle every 15 s for 3 minutes: maxRetries+1 calls, then skipped: gave_up at each idle", async () => {
+    const port = await freePort();
+    world = new E2E(script, false, { port });
+    await world.start();
+    proxy = new TcpProxy(port);
+    const proxyPort = await proxy.start();
+    proxy.refuseRequestsTo(/^POST \/session\/[^/]+\/prompt_async/);
+    const options = { countdownSeconds: 1, maxRetries: 3, retryBaseMs: 1000, retryMaxMs: 4000 };
+    services.push(await startService(world, `http://127.0.0.1:${proxyPort}`, options));
+
+    const id = await world.session("basic");
+    await world.prompt(id, "scenario: basic");
+    const gaveUp = await world.waitForAudit(id, "injection_failed:gave_up", 60_000);
+    expect(gaveUp.detail).toMatchObject({ attempt: 4, final: true });
+    // OpenCode going idle again and again (an abort of an idle session publishes session.idle, nothing else): each
+    // idle is judged, and held.
+    const idles = 12;
+    for (let i = 0; i < idles; i++) {
+      const before = world.trail(id).length;
+      await world.server.client.session.abort({ path: { id }, throwOnError: true });
+      await world.waitForAudit(id, "skipped:gave_up", 20_000, before);
+      await sleep(15_000);
+    }
+    expect(proxy.refused).toBe(4);
+    expect(world.injections(id).map((i) => i.status)).toEqual(["failed", "failed", "failed", "failed"]);
+    const failures = world.audit(id).filter((r) => r.event === "injection_failed");
+    expect(failures.map((r) => `${r.reason}:${String(r.detail.attempt)}`)).toEqual([
+      "retrying:1",
+      "retrying:2",
+      "retrying:3",
+      "gave_up:4",
+    ]);
+    expect(world.trail(id).filter((t) => t === "skipped:gave_up").length).toBeGreaterThanOrEqual(idles);
+    expect(world.continuationRequests("basic")).toEqual([]);
+    console.log(`e2e always failing: ${proxy.refused} prompt calls over ${idles} idles in 3 minutes`);
+  }, 300_000);
+});
+
 describe("a continuation OpenCode accepts and never starts", () => {
   it("§5 the session's agent is gone after a restart: prompt_async answers 204, no turn starts → not_started, then no retry", async () => {
     const writer = { agent: { writer: { description: "Writes code", mode: "primary", prompt: "You write code." } } };

@@ -3,7 +3,8 @@
 // grandchild, and a finished compaction. Each asserts what the model received and the rows the plugin wrote.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { E2E, sleep } from "./support/harness.js";
-import { script } from "./scenarios.js";
+import { cli } from "../support/cli.js";
+import { fixProvider, script } from "./scenarios.js";
 
 /** The default `gracePeriodMs`. */
 const GRACE_MS = 500;
@@ -153,6 +154,22 @@ describe("judgement in a real OpenCode server", () => {
     expect(world.continuationRequests("permanent")).toHaveLength(1);
     expect(world.injections(id)).toHaveLength(1);
   });
+
+  it("§5 a 401, fixed, then `todo-continuation resume`: it names the refusal it lifted and the next look continues", async () => {
+    const id = await world.session("refused-then-fixed");
+    await world.prompt(id, "scenario: refused-then-fixed");
+    await world.waitForAudit(id, "skipped:provider_error", 20_000);
+    fixProvider("refused-then-fixed");
+    const resumed = await cli(["--db", world.dbPath, "resume", id]);
+    expect(resumed.stdout).toContain(`resumed ${id}: lifted the provider's refusal`);
+    // The plugin takes the look the resume owes within a lease tick: a continuation, and the work completes.
+    await world.waitForAudit(id, "skipped:todos_complete", 30_000);
+    expect(world.continuationRequests("refused-then-fixed")).toHaveLength(2);
+    expect(world.audit(id).find((r) => r.event === "unstopped")).toMatchObject({
+      reason: "cli",
+      detail: { lifted: ["provider_error"] },
+    });
+  }, 90_000);
 
   it("§6 a busy grandchild holds the parent; when it finishes, the parent is continued", async () => {
     const parent = await world.session("gp-parent");

@@ -18,6 +18,9 @@ const continuations = (ctx: ScriptContext) => ctx.userTexts.filter((t) => t.incl
 const work = {
   toolCalls: [{ name: "bash", args: { command: "echo working on it", description: "Work on the task" } }],
 };
+/** Scenarios whose refusing provider was fixed (a new API key): the test says when. */
+const fixed = new Set<string>();
+export const fixProvider = (scenario: string) => void fixed.add(scenario);
 /** Scenarios whose provider is down for a while after their first continuation: until when. */
 const outageUntil = new Map<string, number>();
 const CHURN: Array<Array<[string, string]>> = [
@@ -106,6 +109,13 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
           ],
         };
       return { toolCalls: [todowrite(OPEN)] };
+    case "refused-then-fixed":
+    case "tui-refused":
+      // 401 to every continuation until the test fixes the provider; then the work completes.
+      if (!continuation) return { toolCalls: [todowrite(OPEN)] };
+      if (!fixed.has(scenario))
+        return { status: 401, text: "Incorrect API key provided", errorType: "invalid_request_error" };
+      return { toolCalls: [todowrite(DONE)] };
     case "transient":
     case "permanent": {
       if (!continuation) return { toolCalls: [todowrite(OPEN)] };

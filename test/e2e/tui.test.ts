@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { textOf } from "./support/scripted-model.js";
 import { TuiWorld } from "./support/tui.js";
-import { script } from "./scenarios.js";
+import { fixProvider, script } from "./scenarios.js";
 
 describe("the real OpenCode TUI", () => {
   // A countdown long enough that a loaded machine still shows it with seconds to spare before Esc lands.
@@ -104,4 +104,40 @@ describe("the real OpenCode TUI", () => {
     );
     expect(world.rows("SELECT status FROM injections")).toEqual([{ status: "sent" }]);
   });
+});
+
+describe("a provider's refusal in the real OpenCode TUI", () => {
+  const world = new TuiWorld(script, { server: { countdownSeconds: 3, leaseMs: 3000 } });
+
+  beforeAll(async () => {
+    await world.start();
+  }, 90_000);
+  afterAll(async () => {
+    await world.stop();
+  });
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => console.error(world.diagnose()));
+  });
+
+  it("a 401 stops it with a toast that says to resume; fixed, the palette's resume names the refusal and it continues", async () => {
+    await world.say("scenario: tui-refused");
+    const stopped = await world.waitScreen(
+      "the stop toast",
+      (s) => s.includes("Stopped: the provider refused"),
+      40_000,
+    );
+    expect(stopped).toMatch(/Fix it, then \/resume-continuation\./);
+    const session = world.sessionId()!;
+    expect(world.trail(session)).toContain("skipped:provider_error");
+    fixProvider("tui-refused");
+    await world.palette("Resume todo continuation");
+    await world.waitScreen("the resume's toast", (s) => s.includes("Lifted the provider's refusal."), 10_000);
+    await world.waitScreen(
+      "the panel once every todo is done",
+      (s) => s.includes("done: every todo is closed"),
+      40_000,
+    );
+    expect(world.continuationRequests()).toHaveLength(2);
+    expect(world.trail(session)).toContain("unstopped:tui");
+  }, 120_000);
 });

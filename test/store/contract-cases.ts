@@ -206,18 +206,49 @@ export const CONTRACT_CASES: ContractCase[] = [
   {
     name: "resume: lifts a stop once; the CLI's and TUI's leave the look owed, the engine's own do not",
     async run({ a, b, count }) {
-      assert.equal(await a.change(resume(S1, "cli", NOW)), false, "nothing to resume in a session never seen");
+      const nothing = { lifted: [], changed: false };
+      assert.deepEqual(await a.change(resume(S1, "cli", NOW)), nothing, "nothing to resume in a session never seen");
       await a.change(stop(S1, "command", NOW));
-      assert.equal(await b.change(resume(S1, "cli", NOW + 1)), true);
-      assert.equal(await a.change(resume(S1, "cli", NOW + 2)), false);
+      assert.deepEqual(await b.change(resume(S1, "cli", NOW + 1)), { lifted: ["stopped"], changed: true });
+      assert.deepEqual(await a.change(resume(S1, "cli", NOW + 2)), nothing);
       const row = (await a.read(q.session("ses_1")))!;
       assert.equal(row.stoppedAt, null);
       assert.equal(row.recheckAt, NOW + 1, "another process resumed: a running enforcer owes it a look");
       await a.change(changeSession(S1, NOW + 3, { stoppedAt: NOW, recheckAt: null, continuations: 4 }));
-      assert.equal(await a.change(resume(S1, "api", NOW + 4)), true);
+      assert.deepEqual(await a.change(resume(S1, "api", NOW + 4)), { lifted: ["stopped"], changed: true });
       const after = (await a.read(q.session("ses_1")))!;
       assert.deepEqual([after.stoppedAt, after.recheckAt, after.continuations], [null, null, 0]);
       assert.equal(await count("audit_events WHERE event IN ('stopped', 'unstopped')"), 3);
+    },
+  },
+  {
+    name: "resume: lifts every hold the user is told to resume from, says which, and records it",
+    async run({ a, b }) {
+      // A provider's refusal the user was told of, attempts given up, and a pause, all at once.
+      const held = {
+        lastErrorKind: "permanent",
+        lastErrorAt: NOW,
+        notifiedStop: "gave_up",
+        consecutiveFailures: 4,
+        pausedAt: NOW,
+        pauseMessageId: "msg_user",
+      };
+      await a.change(changeSession(S1, NOW, held));
+      const resumed = await b.change(resume(S1, "tui", NOW + 1));
+      assert.deepEqual(resumed, { lifted: ["user_took_over", "provider_error", "gave_up"], changed: true });
+      const row = (await a.read(q.session("ses_1")))!;
+      const columns = [row.lastErrorKind, row.notifiedStop, row.consecutiveFailures, row.pausedAt, row.resumedAt];
+      assert.deepEqual(columns, [null, null, 0, null, NOW + 1]);
+      const [unstopped] = await a.reader.all<{ reason: string; detail: string }>(
+        "SELECT reason, detail FROM audit_events WHERE session_id = ? AND event = 'unstopped'",
+        "ses_1",
+      );
+      assert.equal(unstopped?.reason, "tui");
+      const lifted = (JSON.parse(unstopped?.detail ?? "{}") as { lifted?: string[] }).lifted;
+      assert.deepEqual(lifted, ["user_took_over", "provider_error", "gave_up"]);
+      // A context that is full is not lifted by a resume (the way out is to write or compact).
+      await a.change(changeSession(S1, NOW + 2, { notifiedStop: "token_limit", tokenLimitAt: NOW + 2 }));
+      assert.deepEqual(await a.change(resume(S1, "api", NOW + 3)), { lifted: [], changed: false });
     },
   },
   {
@@ -373,9 +404,15 @@ export const CONTRACT_CASES: ContractCase[] = [
     async run({ a, trail }) {
       await a.change(skip(S1, NOW, "todos_complete", { stage: "idle" }));
       assert.equal(await a.read(q.session("ses_1")), undefined, "a skip alone writes no session row");
-      await a.change(skip(S1, NOW + 1, "todo_fetch_failed", { attempt: 1 }, { recheckAt: NOW + 5000 }));
+      const owed = { recheckAt: NOW + 5000, owedSince: NOW - 700 };
+      await a.change(skip(S1, NOW + 1, "todo_fetch_failed", { attempt: 1 }, owed));
       assert.deepEqual(await a.read(q.sessionsToRecheck({ directory: "/p" }, NOW + 5000)), [
-        { sessionId: "ses_1", recheckAt: NOW + 5000 },
+        { sessionId: "ses_1", ...owed },
+      ]);
+      // A look owed anew without an idle of its own judges one as old as itself, never the earlier look's.
+      await a.change(changeSession(S1, NOW + 2, { recheckAt: NOW + 6000 }));
+      assert.deepEqual(await a.read(q.sessionsToRecheck({ directory: "/p" }, NOW + 6000)), [
+        { sessionId: "ses_1", recheckAt: NOW + 6000, owedSince: null },
       ]);
       await a.change(expireOwedLook(S1, NOW + 2, { lateMs: 61_000 }));
       assert.deepEqual(await a.read(q.sessionsToRecheck({ directory: "/p" }, NOW + 5000)), []);

@@ -191,3 +191,14 @@ export class FakeHost implements HostPort {
     this.logs.push({ level, message, extra });
   }
 }
+
+/** A host whose session has a user's request and two open todos: what a continuation needs. */
+export function hostWithOpenTodos(sessionId: string): FakeHost {
+  const host = new FakeHost();
+  host.setTodos(sessionId, [
+    ["a", "pending"],
+    ["b", "pending"],
+  ]);
+  host.addUserMessage(sessionId, "go");
+  return host;
+}

@@ -338,6 +338,30 @@ describe("the TUI plugin", () => {
     expect(panel()[1]).toMatch(/^continuing in \ds · esc cancels$/);
   });
 
+  it("the palette's resume lifts a provider's refusal, says so, and the next look continues", async () => {
+    const { api } = await world({ leaseMs: 3000 });
+    const message = "Unauthorized: invalid api key";
+    f!.enforcer.handleEvent({
+      type: "session.error",
+      properties: { sessionID: S, error: { name: "APIError", data: { message, statusCode: 401, isRetryable: false } } },
+    });
+    f!.host.addAssistantMessage(S, { error: { name: "APIError", statusCode: 401, isRetryable: false, message } });
+    f!.enforcer.handleEvent(ev.idle(S));
+    await advance(10);
+    await settle();
+    expect(f!.rows.trail(S).at(-1)).toBe("skipped:provider_error");
+    api.run("todo-continuation.resume");
+    await advance(0);
+    expect(api.toasts.at(-1)?.message).toBe(
+      "Lifted the provider's refusal.\nResumed: it goes on soon if todos are open.",
+    );
+    await advance(1100); // a lease tick of the engine picks the resume up
+    await settle();
+    await advance(5000);
+    await settle();
+    expect(f!.host.prompts).toHaveLength(1);
+  });
+
   it("refreshes on OpenCode's events, not by polling", async () => {
     const { api, panel } = await world();
     panel();

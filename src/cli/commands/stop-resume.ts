@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { liftedWords } from "../../core/explain.js";
 import { resume } from "../../store/changes/resume.js";
 import { stop } from "../../store/changes/stop.js";
 import type { EngineStore } from "../../store/port.js";
@@ -38,13 +39,14 @@ export function registerStopResume(program: Command): void {
     .action(async (sessionId: string, _options: unknown, command: Command) => {
       const { db, json } = globals(command);
       // A running enforcer of the session's directory looks at it within a lease tick (~5 s): see changes/resume.ts.
-      const changed = await withStore(db, async (store) =>
+      const { changed, lifted } = await withStore(db, async (store) =>
         store.change(resume(await scopeOf(store, sessionId, undefined), "cli", Date.now())),
       );
-      if (json) return printJson({ sessionId, stopped: false, changed });
+      if (json) return printJson({ sessionId, stopped: false, changed, lifted });
+      const what = liftedWords(lifted);
       print(
         changed
-          ? `resumed ${sessionId}: a running enforcer looks at it again within seconds`
+          ? `resumed ${sessionId}: ${what ? `lifted ${what}` : "its loop protections start over"}; a running enforcer looks at it again within seconds`
           : `${sessionId} was not stopped, paused or held back`,
       );
     });

@@ -76,14 +76,21 @@ export class Judge {
   /**
    * A `todo_fetch_failed` skip's detail and session change: the session is owed another look after a backoff
    * (`recheck_at`, so a restart keeps it), or, after `maxRetries` failed reads in a row, none until the next idle.
+   * The owed look judges the idle seen at `idleSince` (`owed_since`): a continuation fired since then answered it.
    */
-  retryTodoRead(sessionId: string, facts: HostFacts): { detail: Record<string, unknown>; change: SessionChange } {
+  retryTodoRead(
+    sessionId: string,
+    facts: HostFacts,
+    idleSince: number,
+  ): { detail: Record<string, unknown>; change: SessionChange } {
     const memory = this.memories.get(sessionId);
     const plan = afterTodoReadFailed(memory.todoReadFailures ?? 0, this.ctx.config);
     memory.todoReadFailures = plan.retry ? plan.attempt : 0;
     return {
       detail: { ...(facts.todoError ? { error: facts.todoError } : {}), ...retryDetail(plan) },
-      change: { recheckAt: plan.retry ? this.ctx.clock.now() + plan.delayMs : null },
+      change: plan.retry
+        ? { recheckAt: this.ctx.clock.now() + plan.delayMs, owedSince: idleSince }
+        : { recheckAt: null },
     };
   }
 

@@ -135,10 +135,10 @@ export class Looks {
       if (decision.reason === "children_running" && facts.busyDescendants?.length) {
         this.waitingOn.set(sessionId, new Set(facts.busyDescendants));
         const recheckAt = ctx.clock.now() + CHILDREN_RECHECK_MS;
-        return judge.recordSkip(sessionId, decision, { trigger }, { recheckAt });
+        return judge.recordSkip(sessionId, decision, { trigger }, { recheckAt, owedSince: look.idleSince });
       }
       if (decision.reason === "todo_fetch_failed") {
-        const retry = judge.retryTodoRead(sessionId, facts);
+        const retry = judge.retryTodoRead(sessionId, facts, look.idleSince);
         return judge.recordSkip(sessionId, decision, { trigger, ...retry.detail }, retry.change);
       }
       return judge.recordSkip(sessionId, decision, { trigger }, { recheckAt: null });
@@ -183,7 +183,7 @@ export class Looks {
     const { countdowns, queue, starts } = this.p;
     const now = ctx.clock.now();
     const windowMs = ctx.config.resumeWindowSeconds * 1000;
-    for (const { sessionId, recheckAt } of await ctx.store.read(q.sessionsToRecheck(ctx.followed, now))) {
+    for (const { sessionId, recheckAt, owedSince } of await ctx.store.read(q.sessionsToRecheck(ctx.followed, now))) {
       if (
         this.evaluating.has(sessionId) ||
         starts.has(sessionId) ||
@@ -193,7 +193,7 @@ export class Looks {
         continue;
       const lateMs = now - (recheckAt ?? now);
       if (lateMs < windowMs) {
-        void this.evaluate(sessionId, trigger, recheckAt ?? undefined);
+        void this.evaluate(sessionId, trigger, owedSince ?? recheckAt ?? undefined);
         continue;
       }
       const expired = { recheck: true, lateMs, resumeWindowMs: windowMs };

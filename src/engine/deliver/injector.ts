@@ -110,7 +110,8 @@ export class Injector {
     }
     const { decision, row } = await judge.decide(sessionId, "before_prompt", facts);
     if (decision.verdict === "skip") {
-      const retry = decision.reason === "todo_fetch_failed" ? judge.retryTodoRead(sessionId, facts) : undefined;
+      const retry =
+        decision.reason === "todo_fetch_failed" ? judge.retryTodoRead(sessionId, facts, armed.row.armedAt) : undefined;
       const detail = { ...decision.detail, ...retry?.detail };
       const ended = await countdowns.end(armed, { skipped: decision.reason, detail });
       // A countdown someone else ended meanwhile (the TUI's key) is owed no second look.

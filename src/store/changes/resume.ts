@@ -1,40 +1,62 @@
-// An explicit resume (/resume-continuation, the API, the CLI, the TUI's palette): lifts the durable stop and the pause
-// after a person stepped in, and starts the loop protections over. Who resumes decides who looks at the session next:
-// the engine's API looks at once, and a command's own turn ends in an idle that is looked at; the CLI and the TUI are
-// other processes, so the look is left owed (`recheck_at`), and a running enforcer takes it within a lease tick.
-import type { StopSource } from "../../core/reasons.js";
+// An explicit resume (/resume-continuation, the API, the CLI, the TUI's palette): lifts every hold a toast or the panel
+// tells the user to resume from — the durable stop, the pause after a person stepped in, a provider's refusal still
+// shown in the session's messages, attempts given up, the loop protections' stops — and says which it lifted. Who
+// resumes decides who looks at the session next: the engine's API looks at once, and a command's own turn ends in an
+// idle that is looked at; the CLI and the TUI are other processes, so the look is left owed (`recheck_at`), and a
+// running enforcer takes it within a lease tick.
+import type { SkipReason, StopSource } from "../../core/reasons.js";
 import { afterExplicitResume } from "../../core/transitions.js";
 import { auditRow } from "../audit-row.js";
+import type { SessionRow } from "../schema.js";
 import { change, q, type Change } from "../script.js";
 import type { SessionScope } from "../types.js";
 import { patchSession } from "./session-row.js";
 
 const LOOKS_ITSELF: ReadonlySet<StopSource> = new Set(["api", "command"]);
 
-/** False when there was nothing to lift or start over. */
-export function resume(scope: SessionScope, source: StopSource, now: number): Change<boolean> {
+/** Stops a resume does not lift: the way out is another (write, or compact). */
+const NOT_LIFTED: ReadonlySet<string> = new Set(["token_limit"]);
+
+export interface Resumed {
+  /** The holds lifted, by the reason the user was shown: `stopped`, `user_took_over`, `provider_error`, `gave_up`… */
+  lifted: SkipReason[];
+  /** False when there was nothing to lift or start over. */
+  changed: boolean;
+}
+
+/** What holds the session, as far as its row tells: the stop, the pause, a refusal, the stop the user was told of. */
+function holdsOf(row: SessionRow): SkipReason[] {
+  const holds = new Set<SkipReason>();
+  if (row.stoppedAt != null) holds.add("stopped");
+  if (row.pausedAt != null) holds.add("user_took_over");
+  if (row.lastErrorKind === "permanent") holds.add("provider_error");
+  if (row.notifiedStop && !NOT_LIFTED.has(row.notifiedStop)) holds.add(row.notifiedStop as SkipReason);
+  return [...holds];
+}
+
+export function resume(scope: SessionScope, source: StopSource, now: number): Change<Resumed> {
   return change("resume", scope.sessionId, function* () {
     const row = yield* q.session(scope.sessionId);
-    if (!row) return false;
-    const stopped = row.stoppedAt != null;
-    const paused = row.pausedAt != null;
+    if (!row) return { lifted: [], changed: false };
+    const lifted = holdsOf(row);
     const counts =
       row.continuations +
       row.stagnantContinuations +
       row.unproductiveReplies +
       row.consecutiveFailures +
       row.errorStreak;
-    if (!stopped && !paused && counts === 0) return false;
+    if (lifted.length === 0 && counts === 0) return { lifted, changed: false };
     const owed = LOOKS_ITSELF.has(source) ? {} : { recheckAt: now };
-    yield* patchSession(row, { ...afterExplicitResume(), ...owed }, now);
+    yield* patchSession(row, { ...afterExplicitResume(now), ...owed }, now);
     const detail = {
-      stopped,
-      paused,
+      lifted,
+      stopped: row.stoppedAt != null,
+      paused: row.pausedAt != null,
       continuations: row.continuations,
       errors: row.errorStreak,
       failures: row.consecutiveFailures,
     };
     yield* q.audit(auditRow(now, scope, { event: "unstopped", reason: source, detail }));
-    return true;
+    return { lifted, changed: true };
   });
 }

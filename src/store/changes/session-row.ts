@@ -14,9 +14,13 @@ export function* ensureSession(scope: SessionScope, now: number): Script<Session
   return created;
 }
 
-/** Writes `row` with `update` applied; returns the row as written. */
+/**
+ * Writes `row` with `update` applied; returns the row as written. A look owed anew judges an idle as old as itself
+ * unless the update says which idle it is: an earlier look's idle never sticks to a later one.
+ */
 export function* patchSession(row: SessionRow, update: SessionUpdate, now: number): Script<SessionRow> {
-  const next = { ...row, ...update, updatedAt: now } as SessionRow;
+  const owed = "recheckAt" in update && !("owedSince" in update) ? { owedSince: null } : {};
+  const next = { ...row, ...owed, ...update, updatedAt: now } as SessionRow;
   yield* q.writeSession(next);
   return next;
 }

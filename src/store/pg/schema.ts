@@ -55,6 +55,8 @@ export const sessions = pgTable(
     pauseMessageId: text("pause_message_id"),
     pauseBaseline: text("pause_baseline"),
     recheckAt: ms("recheck_at"),
+    owedSince: ms("owed_since"),
+    resumedAt: ms("resumed_at"),
     notifiedStop: text("notified_stop"),
     agent: text("agent"),
     modelProvider: text("model_provider"),

@@ -83,7 +83,7 @@ const S = {
   ),
   toRecheck: statement(
     "to_recheck",
-    `SELECT session_id AS "sessionId", recheck_at::float8 AS "recheckAt" FROM sessions
+    `SELECT session_id AS "sessionId", recheck_at::float8 AS "recheckAt", owed_since::float8 AS "owedSince" FROM sessions
      WHERE directory = $1 AND server IS NOT DISTINCT FROM $2 AND recheck_at IS NOT NULL AND recheck_at <= $3`,
   ),
   audit: statement("audit", `INSERT INTO ${AUDIT} VALUES (${auditValues(1)})`),
@@ -232,10 +232,10 @@ export class PgStatements implements AsyncStatements {
   }
 
   async sessionsToRecheck(scope: Scope, dueBy: number) {
-    const rows = await this.run<{ sessionId: string; recheckAt: number | null }>(S.toRecheck, [
-      ...scoped(scope),
-      dueBy,
-    ]);
+    const rows = await this.run<{ sessionId: string; recheckAt: number | null; owedSince: number | null }>(
+      S.toRecheck,
+      [...scoped(scope), dueBy],
+    );
     return whole(rows, ["sessionId", "recheckAt"]);
   }
 

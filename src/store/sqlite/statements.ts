@@ -77,7 +77,7 @@ function prepareSessions(db: Db) {
       .where(eq(sessions.sessionId, p("sessionId")))
       .prepare(),
     toRecheck: db
-      .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt })
+      .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt, owedSince: sessions.owedSince })
       .from(sessions)
       .where(and(inScope(sessions), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, p("dueBy"))))
       .prepare(),

@@ -12,6 +12,9 @@ export class TcpProxy {
   /** Requests whose first line matches this lose their answer (once each); the count of answers lost so far. */
   private dropPattern: RegExp | undefined;
   dropped = 0;
+  private refusePattern: RegExp | undefined;
+  /** Requests closed before they reached OpenCode (see `refuseRequestsTo`). */
+  refused = 0;
   /** Delay of every answer except the event stream's. */
   private latencyMs = 0;
   /** Connections whose bytes are dropped from now on, both ways, while both ends think them open. */
@@ -37,6 +40,13 @@ export class TcpProxy {
         if (this.silenced.has(client)) return;
         const firstLine = chunk.toString("latin1", 0, Math.min(chunk.length, 200)).split("\r\n", 1)[0] ?? "";
         if (/^[A-Z]+ \//.test(firstLine)) {
+          if (this.refusePattern?.test(firstLine)) {
+            // Closed before a byte of it reaches OpenCode: the caller's request fails, and nothing was delivered.
+            this.refused++;
+            client.destroy();
+            upstream.destroy();
+            return;
+          }
           stream = /^GET \/(global\/)?event\b/.test(firstLine);
           if (this.dropPattern?.test(firstLine)) dropNextAnswer = true;
         }
@@ -67,6 +77,11 @@ export class TcpProxy {
   /** The answers to requests whose first line (`POST /session/…/prompt_async HTTP/1.1`) matches are lost. */
   dropAnswersTo(pattern: RegExp | undefined): void {
     this.dropPattern = pattern;
+  }
+
+  /** Requests whose first line matches are closed before they reach OpenCode. */
+  refuseRequestsTo(pattern: RegExp | undefined): void {
+    this.refusePattern = pattern;
   }
 
   /** Every answer except the event stream's arrives this much later. */

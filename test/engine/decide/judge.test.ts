@@ -252,38 +252,47 @@ describe("rememberTodos", () => {
 
 describe("retryTodoRead", () => {
   const failed: HostFacts = { todos: "fetch_failed", todoError: "todo read did not answer within 1000 ms" };
+  /** When the idle whose look failed was seen. */
+  const IDLE = Date.now() - 700;
 
   it("owes a look after a doubling backoff, through recheck_at, then gives up after maxRetries reads in a row", async () => {
     const plans = [];
-    for (let i = 0; i < MAX_RETRIES + 1; i++) plans.push(judge.retryTodoRead(S, failed));
+    for (let i = 0; i < MAX_RETRIES + 1; i++) plans.push(judge.retryTodoRead(S, failed, IDLE));
     const now = Date.now();
     expect(plans).toEqual([
-      { detail: { error: failed.todoError, attempt: 1, retryInMs: BASE_MS }, change: { recheckAt: now + BASE_MS } },
-      { detail: { error: failed.todoError, attempt: 2, retryInMs: 2 * BASE_MS }, change: { recheckAt: now + 2000 } },
+      {
+        detail: { error: failed.todoError, attempt: 1, retryInMs: BASE_MS },
+        change: { recheckAt: now + BASE_MS, owedSince: IDLE },
+      },
+      {
+        detail: { error: failed.todoError, attempt: 2, retryInMs: 2 * BASE_MS },
+        change: { recheckAt: now + 2000, owedSince: IDLE },
+      },
       { detail: { error: failed.todoError, attempt: 3, final: true }, change: { recheckAt: null } },
     ]);
     // Given up: the next idle's failed read starts a new run.
-    expect(judge.retryTodoRead(S, failed).detail).toMatchObject({ attempt: 1, retryInMs: BASE_MS });
+    expect(judge.retryTodoRead(S, failed, IDLE).detail).toMatchObject({ attempt: 1, retryInMs: BASE_MS });
   });
 
   it("a read that answered in between starts the run over", () => {
-    judge.retryTodoRead(S, failed);
+    judge.retryTodoRead(S, failed, IDLE);
     judge.rememberTodos(S, { todos: todos("pending") });
-    expect(judge.retryTodoRead(S, failed).detail).toMatchObject({ attempt: 1 });
+    expect(judge.retryTodoRead(S, failed, IDLE).detail).toMatchObject({ attempt: 1 });
   });
 
   it("with maxRetries 0, the first failure is final; without a reason, the detail names none", () => {
     build({ maxRetries: 0 });
-    expect(judge.retryTodoRead(S, { todos: "fetch_failed" })).toEqual({
+    expect(judge.retryTodoRead(S, { todos: "fetch_failed" }, IDLE)).toEqual({
       detail: { attempt: 1, final: true },
       change: { recheckAt: null },
     });
   });
 
   it("written with its skip, the owed look is in the session's row", async () => {
-    const retry = judge.retryTodoRead(S, failed);
+    const retry = judge.retryTodoRead(S, failed, IDLE);
     await judge.recordSkip(S, skip("todo_fetch_failed"), { trigger: "idle", ...retry.detail }, retry.change);
-    expect(rows.session(S)).toMatchObject({ recheck_at: Date.now() + BASE_MS });
+    // The idle it judges goes with it: a retry due long after its idle still yields to a continuation since.
+    expect(rows.session(S)).toMatchObject({ recheck_at: Date.now() + BASE_MS, owed_since: IDLE });
     expect(rows.audit(S)).toMatchObject([
       {
         event: "skipped",

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
 import { ev } from "../../support/events.js";
 import { advance } from "../../support/fake-time.js";
-import { FakeHost } from "../../support/fake-host.js";
+import { FakeHost, hostWithOpenTodos } from "../../support/fake-host.js";
 import { DIRECTORY, startEngine, tempFolder, type EngineFixture } from "../../support/engine-fixture.js";
 import { openTestDatabase } from "../../support/test-database.js";
 
@@ -36,15 +36,7 @@ afterEach(async () => {
   vi.useRealTimers();
 });
 
-function newHost() {
-  const host = new FakeHost();
-  host.setTodos(S, [
-    ["a", "pending"],
-    ["b", "pending"],
-  ]);
-  host.addUserMessage(S, "go");
-  return host;
-}
+const newHost = () => hostWithOpenTodos(S);
 
 describe("restart", () => {
   it("a deadline still ahead is resumed for the time left", async () => {
