@@ -1,7 +1,7 @@
 // What the guard chain is given, put together the same way at each of the three moments a continuation is decided
 // (the idle, the deadline, right before the prompt): the session's durable row, what this process saw of it in events,
 // and what OpenCode answered when asked. Pure.
-import type { DecisionConfig, DecisionInput, Decision, DurableFacts, LiveFacts, Stage } from "./decide.js";
+import type { DecisionConfig, DecisionInput, Decision, DurableFacts, LiveFacts, Stage } from "./decision.js";
 import type { SessionStatus } from "./events.js";
 import type { AgentChoice, MessageFacts } from "./messages.js";
 import { parseLedger, type Todo } from "./todos.js";

@@ -1,13 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  decide,
-  errorCooldownMs,
-  GUARD_ORDER,
-  stagnantStreak,
-  unproductiveStreak,
-  type DecisionInput,
-  type DurableFacts,
-} from "../../src/core/decide.js";
+import { decide, errorCooldownMs, GUARD_ORDER, stagnantStreak, unproductiveStreak } from "../../src/core/decide.js";
+import type { DecisionInput, DurableFacts } from "../../src/core/decision.js";
 import type { MessageFacts } from "../../src/core/messages.js";
 import { SKIP_REASONS } from "../../src/core/reasons.js";
 import { ledgerOf, mergeLedger, type Todo } from "../../src/core/todos.js";

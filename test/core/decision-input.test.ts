@@ -4,7 +4,7 @@
 // the one recorded; arming writes it down with the pause and the errors that ended.
 import { describe, expect, it } from "vitest";
 import { resolveConfig } from "../../src/config.js";
-import type { Decision, Stage } from "../../src/core/decide.js";
+import type { Decision, Stage } from "../../src/core/decision.js";
 import {
   agentChoice,
   armPatch,

@@ -1,7 +1,8 @@
 // One decision of the guard chain for one session: its row and what answered its idle (read now), what this process saw
 // of it, and what OpenCode answered, assembled by core/decision-input.ts and judged by core/decide.ts. A skip is
 // recorded here, with the stop notice it may owe. Called in the session's lane.
-import { decide, type Decision, type Stage } from "../../core/decide.js";
+import { decide } from "../../core/decide.js";
+import type { Decision, Stage } from "../../core/decision.js";
 import { decisionInput, type HostFacts } from "../../core/decision-input.js";
 import { explain, STOP_NOTICES } from "../../core/explain.js";
 import { retryDetail } from "../../core/injection-outcome.js";

@@ -3,51 +3,18 @@
 // drizzle's query builder spent 100–200 µs of CPU building each insert, and PostgreSQL ~100 µs parsing and planning
 // each unnamed statement, together more than running them. A countdown's row and its audit row are one statement (a
 // data-modifying WITH). Liveness is a heartbeat by the database's clock, never a host's.
-import { sql, type SQL } from "drizzle-orm";
 import { getTableColumns } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { AuditValues } from "../audit-row.js";
 import { ownerMayBeAlive } from "../owner.js";
-import { isBun } from "../runtime.js";
 import type { CountdownRow, InjectionRow, SessionRow } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
 import type { AsyncStatements, HistoryTable } from "../statements.js";
 import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "../types.js";
 import type { PgDb } from "./connection.js";
-import { DB_NOW_MS, rowsOf, whole } from "./rows.js";
+import { exec, statement, type Statement } from "./prepared.js";
+import { DB_NOW_MS, whole } from "./rows.js";
 import { countdowns, injections, sessions } from "./schema.js";
-
-interface Statement {
-  name: string;
-  text: string;
-}
-
-interface NodePgQueryable {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
-}
-
-/** `text` (placeholders $1, $2…) with `values` bound, as drizzle SQL: how Bun's client runs it. */
-function bound(text: string, values: readonly unknown[]): SQL {
-  const query = sql.empty();
-  const parts = text.split(/\$(\d+)/);
-  for (let i = 0; i < parts.length; i++) {
-    if (i % 2 === 0) query.append(sql.raw(parts[i]!));
-    else query.append(sql`${values[Number(parts[i]) - 1]}`);
-  }
-  return query;
-}
-
-/**
- * A statement's rows. Under node-postgres it runs as the named statement (a name stands for one text only); Bun's
- * client prepares what it runs by itself.
- */
-export async function exec<T>(db: PgDb, statement: Statement, values: readonly unknown[]): Promise<T[]> {
-  if (isBun) return rowsOf<T>(await db.execute(bound(statement.text, values)));
-  const client = (db as unknown as { $client: NodePgQueryable }).$client;
-  return (await client.query({ ...statement, values: values as unknown[] })).rows as T[];
-}
-
-const statement = (name: string, text: string): Statement => ({ name: `tc_${name}`, text });
 
 /** A table's columns as the rows' keys, epoch milliseconds as float8 (both drivers give int8 back as text). */
 function selectList(table: PgTable): string {

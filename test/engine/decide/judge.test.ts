@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
-import type { Stage } from "../../../src/core/decide.js";
+import type { Stage } from "../../../src/core/decision.js";
 import type { SkipReason } from "../../../src/core/reasons.js";
 import type { Todo } from "../../../src/core/todos.js";
 import type { HostFacts } from "../../../src/engine/decide/facts.js";

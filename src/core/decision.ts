@@ -1,0 +1,120 @@
+// What the guard chain reads and what it answers: one session's durable facts, what this process saw and OpenCode
+// answered, the configuration the guards use, and the verdict. Types only.
+import type { ErrorKind } from "./errors.js";
+import type { MessageFacts } from "./messages.js";
+import type { SkipReason } from "./reasons.js";
+import type { ProgressLedger, Todo, TodoSummary } from "./todos.js";
+
+export type Stage = "idle" | "deadline" | "before_prompt";
+
+export interface DecisionConfig {
+  enabled: boolean;
+  continueChildSessions: boolean;
+  errorCooldownMs: number;
+  skipAgents: readonly string[];
+  stagnationLimit: number;
+  maxContinuations: number;
+  /** Re-checks after provider errors (and retries after failed prompts) before giving up. */
+  maxRetries: number;
+  /** The longest backoff or cooldown there can be: one further away means the wall clock went back. */
+  retryMaxMs: number;
+  pauseAfterUserMessage: boolean;
+  unproductiveLimit: number;
+  continueAfterCompaction: boolean;
+}
+
+/** What the database remembers about the session. */
+export interface DurableFacts {
+  parentId?: string | null;
+  stoppedAt?: number | null;
+  /** Who stopped it (`command`, `tui`, `cli`, `api`): the way back the user is told is the way they used. */
+  stopSource?: string | null;
+  /**
+   * A person cancelled the countdown with the TUI's key since this look began (in another process, so no event told
+   * this one). Known only once asked, after OpenCode was read.
+   */
+  userCancelledAt?: number | null;
+  /**
+   * A continuation of the session fired (by any process) since the idle this look judges was seen: it answered that
+   * idle, and the session's next idle comes after it. Known only once asked, after OpenCode was read.
+   */
+  answeredBy?: { injectionId: string; firedAt: number } | null;
+  recovering: boolean;
+  lastErrorAt?: number | null;
+  lastErrorKind?: ErrorKind | string | null;
+  lastErrorName?: string | null;
+  /** Provider errors in a row (transient or other) since the last turn that ended well or the last real user message. */
+  errorStreak?: number;
+  /** The provider's retry-after of the last error, in ms from `lastErrorAt`. */
+  lastErrorRetryAfterMs?: number | null;
+  abortedAt?: number | null;
+  tokenLimitAt?: number | null;
+  continuations: number;
+  stagnantContinuations: number;
+  /** Text-only replies in a row to continuations (before the last one). */
+  unproductiveReplies?: number;
+  /** Progress baseline: the todos as of the continuations since the last real user message. */
+  ledger?: ProgressLedger | null;
+  backoffUntil?: number | null;
+  /**
+   * Failed attempts in a row (failed, unknown, never started). Beyond `maxRetries` the enforcer gave up: it ends only
+   * with a real user message, a resume, or a continuation's turn seen starting.
+   */
+  consecutiveFailures?: number;
+  /** The last explicit resume: a refusal the messages still show from before it no longer holds the session. */
+  resumedAt?: number | null;
+  /** A real user message followed one of our continuations: the user took the wheel. */
+  pausedAt?: number | null;
+  pauseMessageId?: string | null;
+  /** The todos when the user took over: progress is measured against them. */
+  pauseLedger?: ProgressLedger | null;
+}
+
+/** What this process sees right now (memory mirror of events, and the host when asked). */
+export interface LiveFacts {
+  /** Another continuation of this session is queued or in flight. */
+  inFlight?: boolean;
+  status?: "busy" | "idle" | "retry";
+  /** Busy sessions below this one (children, grandchildren…). */
+  busyChildren?: number;
+  busyDescendantIds?: readonly string[];
+  /** Questions and permission requests asked and not yet answered. */
+  pendingRequests?: number;
+  messages?: MessageFacts;
+  /** A `session.compacted` arrived and nothing real happened in the session since. */
+  compactedRecently?: boolean;
+  /** The agent a continuation would be sent with (that of the latest real message). */
+  agent?: string;
+  agentCanWrite?: boolean;
+}
+
+export interface DecisionInput {
+  stage: Stage;
+  now: number;
+  config: DecisionConfig;
+  durable: DurableFacts;
+  live: LiveFacts;
+  /** `undefined`: not fetched yet (pre-check); `"fetch_failed"`: the host could not say. */
+  todos?: readonly Todo[] | "fetch_failed";
+}
+
+/** Why a takeover pause ends: the todos moved, the list was replaced, or the user's message answered our question. */
+export type PauseLift = "progress" | "rewritten" | "answered_question";
+
+export type Decision =
+  | { verdict: "skip"; reason: SkipReason; detail: Record<string, unknown> }
+  | {
+      verdict: "continue";
+      /** Undefined when the todos were not known yet (a pre-check). */
+      summary?: TodoSummary;
+      /** Earlier continuations in a row that were followed by no status progress (stored when this one is sent). */
+      stagnantStreak: number;
+      /** Text-only replies in a row (stored when this one is sent). */
+      unproductiveStreak: number;
+      /** Not before this time: a failed prompt's backoff or a provider error's cooldown is still running. */
+      notBefore?: number;
+      waitingFor?: "backoff" | "error_cooldown";
+      pauseLifted?: PauseLift;
+      /** The last turn ended well after earlier provider errors: their count starts over. */
+      errorsResolved?: boolean;
+    };
