@@ -3,6 +3,7 @@
 // of the driver's words, hundreds of characters of them), never a password. The plugin's log, the service's log and
 // the CLI's errors all say a database failure this way.
 import { connect } from "node:net";
+import { StoreOpenError } from "./open-error.js";
 import { pgErrorCode, pgProblemOf } from "./pg/problems.js";
 import { sqliteProblemOf } from "./sqlite/problems.js";
 
@@ -111,6 +112,7 @@ export function describeDatabaseFailure(error: unknown, location?: string, seen?
     .filter(Boolean)
     .join(": ")
     .replace(/\/\/([^:/@\s]*):[^@\s/]*@/g, "//$1:***@");
-  const meaning = meaningOf(error, words, location);
+  // An open failure was described when it was made: its words already say what they mean.
+  const meaning = error instanceof StoreOpenError ? undefined : meaningOf(error, words, location);
   return clip(meaning ? `${meaning} (${words})` : words);
 }
