@@ -59,6 +59,8 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
       await world.waitScreen("the panel after Esc", (s) => s.includes("cancelled by you"), 10_000);
       await world.palette("Hide sidebar");
       await world.waitScreen("no sidebar", (s) => !s.includes("cancelled by you"), 10_000);
+      // The cancel's toast (3 s) would otherwise still be over the new session's first screen.
+      await world.waitScreen("the cancel's toast gone", (s) => !s.includes("Todo continuation"), 15_000);
       await world.say("/new");
       await world.waitScreen("a new session", (s) => !s.includes("scenario: tui-widths"), 10_000);
     }
