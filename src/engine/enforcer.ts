@@ -62,6 +62,9 @@ export class Enforcer {
   private readonly lanes: SessionLanes;
   private readonly health: StoreHealth;
   private readonly parts: EngineParts;
+  /** What a streamed chunk is answered from (handleEvent), held here to spare the hot path two loads. */
+  private readonly countdowns: EngineParts["countdowns"];
+  private readonly userMessages: EngineParts["router"]["userMessages"];
   private starting: Promise<RecoveryReport> | undefined;
   private stopping: Promise<void> | undefined;
 
@@ -92,6 +95,8 @@ export class Enforcer {
     }));
 
     const parts = (this.parts = buildParts(ctx));
+    this.countdowns = parts.countdowns;
+    this.userMessages = parts.router.userMessages;
     logEngineEvents(events, ctx.log, store.location);
     events.on("failure", ({ operation, error }) => {
       if (!this.health.report(error)) events.emit("error", { operation, error });
@@ -188,10 +193,10 @@ export class Enforcer {
     const mode = this.lifecycle.mode;
     // A streamed chunk with nothing counting down and no user message held changes nothing: answered here, in a
     // function small enough (no call, no try/catch) for the JIT to inline into OpenCode's call of the hook.
-    if (mode === "running" && this.parts.countdowns.size === 0) {
+    if (mode === "running" && this.countdowns.size === 0) {
       const type = (raw as { type?: unknown } | null)?.type;
       if (type === "message.part.delta") return;
-      if (type === "message.part.updated" && this.parts.router.userMessages.held === 0) return;
+      if (type === "message.part.updated" && this.userMessages.held === 0) return;
     }
     this.route(raw, mode);
   }
