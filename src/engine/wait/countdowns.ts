@@ -125,9 +125,11 @@ export class Countdowns {
         endedAt: null,
         endReason: null,
       };
-      // Held before anything else runs: a lease tick reading the new row meanwhile would take it for an orphan.
+      // Held before anything else runs: a lease tick reading the new row meanwhile would take it for an orphan. Not
+      // held if the store paused meanwhile: the pause dropped every countdown held here, and the row, this process's
+      // and in no one's memory, is adopted with the others when the store works again.
       const wait = { summary: request.summary, delayMs: request.delayMs, resumed: false };
-      if (written.armed) armed = this.hold(row, wait);
+      if (written.armed && ctx.lifecycle.deciding) armed = this.hold(row, wait);
     } finally {
       this.arming.delete(sessionId);
       this.writing.delete(countdown.id);
@@ -230,6 +232,8 @@ export class Countdowns {
     if (orphans.length === 0) return report;
     const leaseUntil = now + ctx.config.leaseMs;
     const taken = await adopt(ctx.store, orphans, { reason, owner: ctx.owner, leaseUntil, now, resumeWindowMs });
+    // The store paused meanwhile: the rows stay this process's and are adopted again when it works again.
+    if (!ctx.lifecycle.deciding) return report;
     for (const [i, { countdown, verdict }] of orphans.entries()) {
       if (!taken[i]) continue;
       if (verdict.action === "expire") {

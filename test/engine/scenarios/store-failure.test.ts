@@ -137,4 +137,35 @@ describe("a database that is slow under a running engine", () => {
     await vi.advanceTimersByTimeAsync(1000);
     expect(renewals).toHaveBeenCalledTimes(2);
   });
+
+  it("a countdown whose arming is answered only after the database failed is adopted once it works again", async () => {
+    f = await startEngine({ config: { countdownSeconds: 0.3, busyTimeoutMs: 50, storeProbeMs: 200, toast: false } });
+    f.host.addUserMessage(S, "go");
+    f.host.setTodos(S, [["a", "pending"]]);
+    // The arming's transaction commits, but its answer comes late (PostgreSQL shutting down as it committed).
+    const port = f.port;
+    const change = port.change.bind(port);
+    let answer!: () => void;
+    const late = new Promise<void>((resolve) => (answer = resolve));
+    let answered = false;
+    port.change = (async (script: Parameters<typeof change>[0]) => {
+      const result = await change(script);
+      if (script.name === "arm" && script.session === S) await late.then(() => (answered = true));
+      return result;
+    }) as typeof port.change;
+    f.enforcer.handleEvent(ev.idle(S));
+    await vi.waitFor(() => expect(f!.rows.countdowns(S)).toMatchObject([{ state: "armed" }]), WAIT);
+    const deadlineAt = Number(f.rows.countdowns(S)[0]!.deadline_at);
+    const locker = new Database(f.dbPath);
+    locker.exec("BEGIN EXCLUSIVE");
+    f.enforcer.handleEvent(ev.idle("ses_other"));
+    await vi.waitFor(() => expect(f!.enforcer.stats().storeProblem).toBe("locked"), WAIT);
+    answer();
+    // Answered while paused, and its deadline passed while paused.
+    await vi.waitFor(() => expect(answered && Date.now() > deadlineAt + 200).toBe(true), WAIT);
+    locker.exec("ROLLBACK");
+    locker.close();
+    await vi.waitFor(() => expect(f!.host.prompts.map((p) => p.sessionId)).toEqual([S]), WAIT);
+    expect(f.rows.countdowns(S)).toMatchObject([{ state: "fired" }]);
+  });
 });
