@@ -7,10 +7,10 @@
 // and never disagrees with the deadline by more than the time a frame takes to reach the screen.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { PALETTE } from "../../src/tui/tui-plugin.js";
-import { TuiWorld } from "./support/tui.js";
+import { TuiWorld, useTuiWorld } from "./support/tui.js";
 import { script } from "./scenarios.js";
 
 const COUNTDOWN = /continuing in (\d+)s · esc cancels/;
@@ -49,9 +49,10 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
   const world = new TuiWorld(script, { server: { countdownSeconds: 8, leaseMs: 3000 }, size });
   let session = "";
 
-  beforeAll(async () => {
-    await world.start();
-    if (hideSidebar) {
+  useTuiWorld(world, {
+    startTimeoutMs: 120_000,
+    setUp: async () => {
+      if (!hideSidebar) return;
       // As a person would: the sidebar shows in a session, its palette entry hides it, and `/new` starts afresh.
       await world.say("scenario: tui-widths");
       await world.waitScreen("the panel's countdown", (s) => /continuing in \d+s/.test(s), 30_000);
@@ -63,13 +64,7 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
       await world.waitScreen("the cancel's toast gone", (s) => !s.includes("Todo continuation"), 15_000);
       await world.say("/new");
       await world.waitScreen("a new session", (s) => !s.includes("scenario: tui-widths"), 10_000);
-    }
-  }, 120_000);
-  afterAll(async () => {
-    await world.stop();
-  });
-  beforeEach(({ onTestFailed }) => {
-    onTestFailed(() => console.error(world.diagnose()));
+    },
   });
 
   it("the countdown is beside the prompt and alone on screen; typing cancels it and nothing is sent", async () => {

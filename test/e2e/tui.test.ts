@@ -5,10 +5,10 @@
 // the transcript while the model got the checklist. tui-widths.test.ts: where no sidebar shows.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { textOf } from "./support/scripted-model.js";
-import { TuiWorld } from "./support/tui.js";
+import { TuiWorld, useTuiWorld } from "./support/tui.js";
 import { fixProvider, script } from "./scenarios.js";
 
 describe("the real OpenCode TUI", () => {
@@ -16,15 +16,7 @@ describe("the real OpenCode TUI", () => {
   const world = new TuiWorld(script, { server: { countdownSeconds: 10, leaseMs: 3000 } });
   let session = "";
 
-  beforeAll(async () => {
-    await world.start();
-  }, 90_000);
-  afterAll(async () => {
-    await world.stop();
-  });
-  beforeEach(({ onTestFailed }) => {
-    onTestFailed(() => console.error(world.diagnose()));
-  });
+  useTuiWorld(world, { startTimeoutMs: 90_000 });
 
   it("the sidebar panel shows the countdown and its key; Esc cancels it and nothing is sent", async () => {
     await world.say("scenario: tui");
@@ -109,15 +101,7 @@ describe("the real OpenCode TUI", () => {
 describe("a provider's refusal in the real OpenCode TUI", () => {
   const world = new TuiWorld(script, { server: { countdownSeconds: 3, leaseMs: 3000 } });
 
-  beforeAll(async () => {
-    await world.start();
-  }, 90_000);
-  afterAll(async () => {
-    await world.stop();
-  });
-  beforeEach(({ onTestFailed }) => {
-    onTestFailed(() => console.error(world.diagnose()));
-  });
+  useTuiWorld(world, { startTimeoutMs: 90_000 });
 
   it("a 401 stops it with a toast that says to resume; fixed, the palette's resume names the refusal and it continues", async () => {
     await world.say("scenario: tui-refused");

@@ -1,6 +1,7 @@
 // OpenCode's own TUI (`opencode --port P`: the TUI with its server in a worker) run in tmux, isolated and offline like
 // the e2e server, with the server plugin in opencode.json and the TUI plugin in tui.json. Tests type and press keys
 // with `send-keys` and assert on what `capture-pane` shows.
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -381,4 +382,21 @@ export class TuiWorld {
       // Gone meanwhile.
     }
   }
+}
+
+/**
+ * The suite's life of `world`: started before its tests (then `setUp`, if any), stopped after them, and its
+ * diagnosis printed for any test that fails.
+ */
+export function useTuiWorld(world: TuiWorld, options: { startTimeoutMs: number; setUp?: () => Promise<void> }): void {
+  beforeAll(async () => {
+    await world.start();
+    await options.setUp?.();
+  }, options.startTimeoutMs);
+  afterAll(async () => {
+    await world.stop();
+  });
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => console.error(world.diagnose()));
+  });
 }
