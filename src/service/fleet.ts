@@ -51,6 +51,12 @@ export class FleetReplica {
   readonly id = newOwnerId();
   private readonly roster: ServerRoster;
   private readonly following = new Map<string, StandaloneService>();
+  /**
+   * When each followed server became this replica's (`servers.owned_since`). A held server whose row says a later
+   * time was taken by another replica and given back while this one could not see it (starved or frozen past its
+   * lease): its follower here lived through that with a stale stream and stale countdowns, and is replaced.
+   */
+  private readonly followedSince = new Map<string, number | null>();
   /** Followers being stopped (and, for an excess server, handed back once stopped). */
   private readonly letting = new Map<string, Promise<void>>();
   /**
@@ -147,6 +153,9 @@ export class FleetReplica {
         if (!held.has(name)) void this.letGo(name, "another replica follows it now, or it was removed");
       for (const name of share.excess) void this.letGo(name, "rebalanced to a replica with fewer", true);
       for (const [name, row] of held)
+        if (this.following.has(name) && this.followedSince.get(name) !== row.ownedSince)
+          void this.letGo(name, "another replica followed it while this one was starved; following it afresh");
+      for (const [name, row] of held)
         if (!share.excess.includes(name) && !this.following.has(name) && !this.letting.has(name)) this.follow(row);
       const streaming = [...this.following].filter(([, service]) => service.streaming).map(([name]) => name);
       await this.roster.seen(this.id, streaming);
@@ -197,6 +206,7 @@ export class FleetReplica {
       silenceMs: this.o.silenceMs,
     });
     this.following.set(row.name, service);
+    this.followedSince.set(row.name, row.ownedSince);
     this.o.log("info", `taking over server ${row.name} (${row.url}, ${row.directory})`);
     // Not awaited: recovery reads OpenCode, and a slow server must not hold the round (and the heartbeat) up.
     this.track(
@@ -210,6 +220,7 @@ export class FleetReplica {
     const service = this.following.get(name);
     if (!service) return this.letting.get(name) ?? Promise.resolve();
     this.following.delete(name);
+    this.followedSince.delete(name);
     this.handBackOwed.set(name, service.scope);
     this.o.log("info", `letting server ${name} go: ${why}`);
     const started = Date.now();
