@@ -7,6 +7,7 @@
 // PAUSE_BEFORE_PROMPT_MS, STAY_MS.
 import { resolveConfig } from "../../src/config.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
+import type { HostPort } from "../../src/host/port.js";
 import { openStore } from "../../src/store/open.js";
 import { rpcHost } from "./rpc-host.js";
 
@@ -30,12 +31,20 @@ const config = {
   retryBaseMs: 200,
   busyTimeoutMs: 5000,
 };
-const enforcer = new Enforcer({
-  config,
-  store,
-  host: rpcHost(env.HOST_URL!, { pauseBeforePromptMs: Number(env.PAUSE_BEFORE_PROMPT_MS ?? 0) }),
-  directory,
-});
+const rpc = rpcHost(env.HOST_URL!, { pauseBeforePromptMs: Number(env.PAUSE_BEFORE_PROMPT_MS ?? 0) });
+const host: HostPort = {
+  ...rpc,
+  // A continuation starts a turn, as in OpenCode: without that sign each one counts as never started, and every
+  // session gives up after `maxRetries` of them, long before the kills run out.
+  async prompt(request, signal) {
+    await rpc.prompt(request, signal);
+    enforcer.handleEvent({
+      type: "session.status",
+      properties: { sessionID: request.sessionId, status: { type: "busy" } },
+    });
+  },
+};
+const enforcer = new Enforcer({ config, store, host, directory });
 const recovery = await enforcer.start();
 process.stdout.write(
   `${JSON.stringify({ ready: true, pid: process.pid, runtime: process.versions.bun ? "bun" : "node", recovery })}\n`,
