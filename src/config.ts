@@ -15,6 +15,8 @@ export interface Config {
   skipAgents: string[];
   continueChildSessions: boolean;
   stagnationLimit: number;
+  /** Continuations since the last todo progress whose turns changed files before stopping; 0: files never count. */
+  workWithoutProgressLimit: number;
   maxContinuations: number;
   /** After a real user message that follows one of our continuations, pause until progress or a resume. */
   pauseAfterUserMessage: boolean;
@@ -138,6 +140,7 @@ const SPECS: { [K in keyof Config]: OptionSpec<Config[K]> } = {
   skipAgents: spec(stringList, () => ["plan", "compaction"]),
   continueChildSessions: spec(boolean, false),
   stagnationLimit: spec(number(1, 1000, true), 3),
+  workWithoutProgressLimit: spec(number(0, 1000, true), 8),
   maxContinuations: spec(number(1, 100_000, true), 20),
   pauseAfterUserMessage: spec(boolean, true),
   unproductiveLimit: spec(number(1, 1000, true), 1),

@@ -6,8 +6,9 @@
 import { isRetryableKind } from "./errors.js";
 import type { MessageFacts } from "./messages.js";
 import type { SkipReason } from "./reasons.js";
-import type { Decision, DecisionConfig, DecisionInput, DurableFacts, PauseLift } from "./decision.js";
+import type { Decision, DecisionConfig, DecisionInput, DurableFacts, PauseLift, Progress } from "./decision.js";
 import { listRewritten, progressSince, summarize } from "./todos.js";
+import { judgeFiles } from "./work.js";
 
 type Guard = (input: DecisionInput, derived: Derived) => Record<string, unknown> | undefined;
 
@@ -15,7 +16,7 @@ type Guard = (input: DecisionInput, derived: Derived) => Record<string, unknown>
 interface Derived {
   /** `unknown` before the todos are read (a pre-check never holds a session on it). */
   pause: "none" | "unknown" | "held" | PauseLift;
-  stagnantStreak?: number;
+  streaks?: ProgressStreaks;
   unproductiveStreak?: number;
   wait?: { until: number; waitingFor: "backoff" | "error_cooldown" };
 }
@@ -60,14 +61,44 @@ function pauseOf({ durable, config, todos, live }: DecisionInput): Derived["paus
   return "held";
 }
 
+export interface ProgressStreaks {
+  /** Continuations since the last todo progress whose turns did no work, including the last one sent. */
+  stagnant: number;
+  /** Continuations since the last todo progress whose turns changed files, including the last one sent. */
+  work: number;
+  progress?: Progress;
+}
+
 /**
- * How many continuations in a row produced no status progress, including the last one sent. `undefined` while the
- * todos are unknown; 0 when there is no earlier continuation to compare with or the todos progressed since.
+ * What the last continuation's turn counted as, and the two counts since the last todo progress. Todo progress
+ * resets both; a turn that changed files adds to `work` and holds `stagnant`; any other adds to `stagnant` and holds
+ * `work`. Holding rather than resetting keeps the run bounded whatever a model mixes: at most `stagnationLimit` - 1
+ * + `workWithoutProgressLimit` continuations without a todo moving. `undefined` while the todos are unknown.
  */
-export function stagnantStreak({ durable, todos }: Pick<DecisionInput, "durable" | "todos">): number | undefined {
+export function progressStreaks({
+  durable,
+  todos,
+  live,
+  config,
+}: Pick<DecisionInput, "durable" | "todos" | "live" | "config">): ProgressStreaks | undefined {
   if (!Array.isArray(todos)) return undefined;
-  if (!durable.ledger) return 0;
-  return progressSince(durable.ledger, todos) ? 0 : durable.stagnantContinuations + 1;
+  if (!durable.ledger) return { stagnant: 0, work: 0 };
+  if (progressSince(durable.ledger, todos)) return { stagnant: 0, work: 0, progress: { counted: "todos" } };
+  const stagnant = durable.stagnantContinuations;
+  const work = durable.workContinuations ?? 0;
+  const turn = live.messages?.turnFiles;
+  const files = turn?.answers === "own" ? judgeFiles(durable.fileLedger ?? null, turn) : undefined;
+  const seen = files ? { filesChanged: files.changed, filesChurned: files.churned } : {};
+  if (files && files.changed > 0 && config.workWithoutProgressLimit > 0)
+    return { stagnant, work: work + 1, progress: { counted: "files", ...seen } };
+  return { stagnant: stagnant + 1, work, progress: { counted: "none", ...seen } };
+}
+
+/** Continuations since the last todo progress whose turns did no work (see `progressStreaks`). */
+export function stagnantStreak(
+  input: Pick<DecisionInput, "durable" | "todos" | "live" | "config">,
+): number | undefined {
+  return progressStreaks(input)?.stagnant;
 }
 
 /**
@@ -233,10 +264,22 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
   ],
   [
     "stagnation",
-    ({ config }, { stagnantStreak: streak }) =>
-      streak !== undefined && streak >= config.stagnationLimit
-        ? { unproductiveContinuations: streak, limit: config.stagnationLimit }
-        : pass,
+    ({ config }, { streaks }) => {
+      if (!streaks) return pass;
+      const { stagnant, work, progress } = streaks;
+      if (stagnant >= config.stagnationLimit)
+        return { unproductiveContinuations: stagnant, limit: config.stagnationLimit, workContinuations: work };
+      const limit = config.workWithoutProgressLimit;
+      if (limit > 0 && work >= limit)
+        return {
+          work: "files",
+          workContinuations: work,
+          limit,
+          filesChanged: progress?.filesChanged ?? 0,
+          unproductiveContinuations: stagnant,
+        };
+      return pass;
+    },
   ],
   [
     "budget_exhausted",
@@ -277,7 +320,7 @@ function errorDetail(error: MessageFacts["unansweredError"]): Record<string, unk
 export function decide(input: DecisionInput): Decision {
   const derived: Derived = {
     pause: pauseOf(input),
-    stagnantStreak: stagnantStreak(input),
+    streaks: progressStreaks(input),
     unproductiveStreak: unproductiveStreak(input),
     wait: waitOf(input),
   };
@@ -290,9 +333,11 @@ export function decide(input: DecisionInput): Decision {
   const decision: Decision = {
     verdict: "continue",
     summary: todos ? summarize(todos) : undefined,
-    stagnantStreak: derived.stagnantStreak ?? 0,
+    stagnantStreak: derived.streaks?.stagnant ?? 0,
+    workStreak: derived.streaks?.work ?? input.durable.workContinuations ?? 0,
     unproductiveStreak: derived.unproductiveStreak ?? input.durable.unproductiveReplies ?? 0,
   };
+  if (derived.streaks?.progress) decision.progress = derived.streaks.progress;
   if (derived.wait && input.stage === "idle") {
     decision.notBefore = derived.wait.until;
     decision.waitingFor = derived.wait.waitingFor;

@@ -1,10 +1,11 @@
 // What the guard chain is given, put together the same way at each of the three moments a continuation is decided
 // (the idle, the deadline, right before the prompt): the session's durable row, what this process saw of it in events,
 // and what OpenCode answered when asked. Pure.
-import type { DecisionConfig, DecisionInput, Decision, DurableFacts, LiveFacts, Stage } from "./decision.js";
+import type { DecisionConfig, DecisionInput, Decision, DurableFacts, LiveFacts, Progress, Stage } from "./decision.js";
 import type { SessionStatus } from "./events.js";
 import type { AgentChoice, MessageFacts } from "./messages.js";
 import { parseLedger, type Todo } from "./todos.js";
+import { parseFileLedger } from "./work.js";
 import { afterErrorsResolved, agentColumns, liftPause, type SessionPatch } from "./transitions.js";
 
 /** The durable columns the guards read (a `sessions` row has them all). */
@@ -22,6 +23,8 @@ export interface SessionState {
   tokenLimitAt: number | null;
   continuations: number;
   stagnantContinuations: number;
+  workContinuations: number;
+  fileLedger: string | null;
   unproductiveReplies: number;
   todoSnapshot: string | null;
   backoffUntil: number | null;
@@ -123,6 +126,8 @@ function durableFacts(
     tokenLimitAt: row?.tokenLimitAt ?? null,
     continuations: row?.continuations ?? 0,
     stagnantContinuations: row?.stagnantContinuations ?? 0,
+    workContinuations: row?.workContinuations ?? 0,
+    fileLedger: parseFileLedger(row?.fileLedger),
     unproductiveReplies: row?.unproductiveReplies ?? 0,
     ledger: parseLedger(row?.todoSnapshot),
     backoffUntil: row?.backoffUntil ?? null,
@@ -155,4 +160,13 @@ export function armPatch(decision: Extract<Decision, { verdict: "continue" }>, f
     ...(decision.errorsResolved ? afterErrorsResolved() : {}),
     recheckAt: null,
   };
+}
+
+/** What the turn before counted as, and the work count against its limit: each continuation says what it saw. */
+export function progressDetail(
+  decision: { workStreak: number; progress?: Progress },
+  limit: number,
+): Record<string, unknown> {
+  if (!decision.progress) return {};
+  return { progress: decision.progress, work: { continuations: decision.workStreak, limit } };
 }

@@ -4,6 +4,7 @@ import type { ErrorKind } from "./errors.js";
 import type { MessageFacts } from "./messages.js";
 import type { SkipReason } from "./reasons.js";
 import type { ProgressLedger, Todo, TodoSummary } from "./todos.js";
+import type { FileLedger } from "./work.js";
 
 export type Stage = "idle" | "deadline" | "before_prompt";
 
@@ -13,6 +14,8 @@ export interface DecisionConfig {
   errorCooldownMs: number;
   skipAgents: readonly string[];
   stagnationLimit: number;
+  /** Continuations since the last todo progress whose turns changed files, before stopping (0: files never count). */
+  workWithoutProgressLimit: number;
   maxContinuations: number;
   /** Re-checks after provider errors (and retries after failed prompts) before giving up. */
   maxRetries: number;
@@ -51,6 +54,10 @@ export interface DurableFacts {
   tokenLimitAt?: number | null;
   continuations: number;
   stagnantContinuations: number;
+  /** Continuations since the last todo progress whose turns changed the project's files (held, not reset, by others). */
+  workContinuations?: number;
+  /** The recent contents of the files the session's turns touched: what a turn's files are judged against. */
+  fileLedger?: FileLedger | null;
   /** Text-only replies in a row to continuations (before the last one). */
   unproductiveReplies?: number;
   /** Progress baseline: the todos as of the continuations since the last real user message. */
@@ -98,6 +105,15 @@ export interface DecisionInput {
   todos?: readonly Todo[] | "fetch_failed";
 }
 
+/** What a continuation's turn counted as: todos moved, files changed (net of rewrites and undos), or neither. */
+export interface Progress {
+  counted: "todos" | "files" | "none";
+  /** Files whose content is new; with `counted: "none"`, 0 when the turn touched files all the same. */
+  filesChanged?: number;
+  /** Files written back to the same or a recent content. */
+  filesChurned?: number;
+}
+
 /** Why a takeover pause ends: the todos moved, the list was replaced, or the user's message answered our question. */
 export type PauseLift = "progress" | "rewritten" | "answered_question";
 
@@ -107,8 +123,12 @@ export type Decision =
       verdict: "continue";
       /** Undefined when the todos were not known yet (a pre-check). */
       summary?: TodoSummary;
-      /** Earlier continuations in a row that were followed by no status progress (stored when this one is sent). */
+      /** Continuations since the last todo progress whose turns did no work (stored when this one is sent). */
       stagnantStreak: number;
+      /** Continuations since the last todo progress whose turns changed files (stored when this one is sent). */
+      workStreak: number;
+      /** What the last continuation's turn counted as; absent on the first since the user's message. */
+      progress?: Progress;
       /** Text-only replies in a row (stored when this one is sent). */
       unproductiveStreak: number;
       /** Not before this time: a failed prompt's backoff or a provider error's cooldown is still running. */

@@ -117,7 +117,10 @@ const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = 
   }),
   stagnation: (d) => ({
     standing: "stopped",
-    text: `stopped: ${plural(n(d, "unproductiveContinuations"), "time")} without progress`,
+    text:
+      d.work === "files"
+        ? `stopped: ${plural(n(d, "workContinuations"), "turn")} of work, no todo`
+        : `stopped: ${plural(n(d, "unproductiveContinuations"), "time")} without progress`,
     hint: RESUME_HINT,
   }),
   budget_exhausted: (d) => ({
@@ -140,6 +143,18 @@ const CANCELS: Record<string, string> = {
   stopped: "cancelled: stopped",
 };
 
+/** A continuation after a turn that changed files and closed no todo: the work seen, and how long it may go on. */
+function working(detail: Record<string, unknown>): Explanation | undefined {
+  const progress = detail.progress as Record<string, unknown> | undefined;
+  const work = detail.work as Record<string, unknown> | undefined;
+  if (progress?.counted !== "files" || !work) return undefined;
+  return {
+    standing: "continuing",
+    text: `working: ${plural(n(progress, "filesChanged"), "file")} changed`,
+    hint: `no todo closed yet (${n(work, "continuations") ?? "?"} of ${n(work, "limit") ?? "?"})`,
+  };
+}
+
 /** The words for one audit row; undefined for rows that change nothing a person needs to see. */
 export function explain(
   event: string,
@@ -149,11 +164,11 @@ export function explain(
   switch (event) {
     case "armed":
     case "resumed":
-      return { standing: "continuing", text: "continuing soon" };
+      return working(detail) ?? { standing: "continuing", text: "continuing soon" };
     case "fired":
     case "injected":
     case "reconciled":
-      return { standing: "continuing", text: "continued" };
+      return working(detail) ?? { standing: "continuing", text: "continued" };
     case "skipped":
       return reason ? SKIPS[reason]?.(detail) : undefined;
     case "cancelled":

@@ -5,6 +5,7 @@ import { classifyError, type ErrorKind, type ErrorReport } from "./errors.js";
 import type { MessageInfo } from "./fields.js";
 import { COMMAND_NOTE_PREFIX, findInjectionId } from "./prompt.js";
 import { detectTextQuestion } from "./text-question.js";
+import type { FileEvidence, TurnFiles } from "./work.js";
 
 export interface MessagePart {
   type: string;
@@ -12,6 +13,8 @@ export interface MessagePart {
   synthetic?: boolean;
   tool?: string;
   toolStatus?: string;
+  /** Files a completed writing tool or a `patch` part says this part touched. */
+  files?: FileEvidence[];
 }
 
 /** A message as the guards read it: its info fields and its parts. */
@@ -58,6 +61,8 @@ export interface MessageFacts {
    * question tool or a question in text). Undefined when that message is not in the window.
    */
   answersQuestion?: boolean;
+  /** The files the latest turn (the replies to the last user message) touched; absent when it touched none. */
+  turnFiles?: TurnFiles;
 }
 
 /** Tools through which agents ask the user (OpenCode's own, and the names other agents and plugins use). */
@@ -237,7 +242,32 @@ export function inspectMessages(messages: readonly SessionMessage[], options: In
     facts.replyToLastInjection = replyKind(messages.slice(lastOwnIndex + 1).filter((m) => m.role === "assistant"));
   }
   if (lastCompactionIndex >= 0) facts.compaction = compactionState(messages, lastCompactionIndex, options.ours);
+  if (lastUserIndex >= 0) {
+    const files = filesTouched(messages.slice(lastUserIndex + 1));
+    if (files.length > 0) facts.turnFiles = { answers: lastOwnIndex === lastUserIndex ? "own" : "other", files };
+  }
   return facts;
+}
+
+/** One entry per file the assistant's parts touched: the first `before`, the last `after`, changed if any says so. */
+function filesTouched(turn: readonly SessionMessage[]): FileEvidence[] {
+  const byPath = new Map<string, FileEvidence>();
+  for (const message of turn) {
+    if (message.role !== "assistant") continue;
+    for (const file of message.parts.flatMap((p) => p.files ?? [])) {
+      const seen = byPath.get(file.path);
+      if (!seen) {
+        byPath.set(file.path, { ...file });
+        continue;
+      }
+      if (seen.before === undefined && file.before !== undefined) seen.before = file.before;
+      if (file.after !== undefined) seen.after = file.after;
+      // An edit after a write: the content the write gave is no longer what the file holds.
+      else if (file.changed) delete seen.after;
+      if (file.changed !== undefined) seen.changed = (seen.changed ?? false) || file.changed;
+    }
+  }
+  return [...byPath.values()];
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ErrorKind, ErrorReport } from "./errors.js";
 import { isRetryableKind } from "./errors.js";
 import type { AgentChoice } from "./messages.js";
 import { mergeLedger, serializeLedger, type ProgressLedger, type Todo } from "./todos.js";
+import { mergeFileLedger, serializeFileLedger, type FileLedger, type TurnFiles } from "./work.js";
 
 export interface SessionPatch {
   stoppedAt?: number | null;
@@ -17,6 +18,9 @@ export interface SessionPatch {
   tokenLimitAt?: number | null;
   continuations?: number;
   stagnantContinuations?: number;
+  workContinuations?: number;
+  /** JSON of the file ledger (see core/work.ts). */
+  fileLedger?: string | null;
   unproductiveReplies?: number;
   /** JSON of the progress ledger (see core/todos.ts). */
   todoSnapshot?: string | null;
@@ -47,6 +51,8 @@ const FRESH_START: SessionPatch = {
   errorStreak: 0,
   continuations: 0,
   stagnantContinuations: 0,
+  workContinuations: 0,
+  fileLedger: null,
   unproductiveReplies: 0,
   todoSnapshot: null,
   consecutiveFailures: 0,
@@ -148,16 +154,22 @@ export function afterAssistantResumed(): SessionPatch {
  * loop counts and the progress ledger. Absolute values, so it can be stored with the injection and applied later;
  * `continuations` is incremented where it is applied.
  */
-export function continuationPatch(
-  ledger: ProgressLedger | null,
-  todos: readonly Todo[],
-  stagnantStreak: number,
-  unproductiveStreak: number,
-): SessionPatch {
+export function continuationPatch(o: {
+  ledger: ProgressLedger | null;
+  todos: readonly Todo[];
+  fileLedger: FileLedger | null;
+  /** The files the turn this continuation answers touched: the next turn is judged against them too. */
+  turnFiles: TurnFiles | undefined;
+  stagnantStreak: number;
+  workStreak: number;
+  unproductiveStreak: number;
+}): SessionPatch {
   return {
-    stagnantContinuations: stagnantStreak,
-    unproductiveReplies: unproductiveStreak,
-    todoSnapshot: serializeLedger(mergeLedger(ledger ?? { closedHigh: 0, ranks: {} }, todos)),
+    stagnantContinuations: o.stagnantStreak,
+    workContinuations: o.workStreak,
+    unproductiveReplies: o.unproductiveStreak,
+    todoSnapshot: serializeLedger(mergeLedger(o.ledger ?? { closedHigh: 0, ranks: {} }, o.todos)),
+    fileLedger: serializeFileLedger(mergeFileLedger(o.fileLedger, o.turnFiles)),
     backoffUntil: null,
     // The session is moving again: the next stop is news.
     notifiedStop: null,

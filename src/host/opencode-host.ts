@@ -7,6 +7,8 @@ import { obj, readMessageInfo, str, type Json } from "../core/fields.js";
 import type { MessagePart, SessionMessage } from "../core/messages.js";
 import { normalizeTodos, type Todo } from "../core/todos.js";
 import { agentCanWrite } from "./agent-permissions.js";
+import { partFiles } from "./turn-files.js";
+import { hashFiles } from "./workspace.js";
 import {
   HostHttpError,
   type HostAgent,
@@ -19,28 +21,29 @@ import {
 
 export const LOG_SERVICE = "todo-continuation";
 
-function part(raw: unknown): MessagePart | undefined {
+function part(raw: unknown, directory: string | undefined): MessagePart | undefined {
   const p = obj(raw);
   const type = str(p?.type);
   if (!p || !type) return undefined;
+  const files = partFiles(p, directory);
   return {
     type,
     text: typeof p.text === "string" ? p.text : undefined,
     synthetic: p.synthetic === true ? true : undefined,
     tool: str(p.tool),
     toolStatus: str(obj(p.state)?.status),
+    ...(files ? { files } : {}),
   };
 }
 
-export function normalizeMessage(raw: unknown): SessionMessage | undefined {
+/** `directory`: what a tool's relative file path is relative to (OpenCode's instance directory). */
+export function normalizeMessage(raw: unknown, directory?: string): SessionMessage | undefined {
   const item = obj(raw);
   const info = readMessageInfo(item?.info);
   if (!item || !info) return undefined;
   const { sessionId: _sessionId, ...fields } = info;
-  return {
-    ...fields,
-    parts: Array.isArray(item.parts) ? item.parts.map(part).filter((p): p is MessagePart => p !== undefined) : [],
-  };
+  const parts = Array.isArray(item.parts) ? item.parts : [];
+  return { ...fields, parts: parts.map((p) => part(p, directory)).filter((p): p is MessagePart => p !== undefined) };
 }
 
 function session(raw: unknown): HostSession | undefined {
@@ -93,7 +96,11 @@ export class OpenCodeHost implements HostPort {
       "messages read",
     );
     if (!Array.isArray(raw)) throw new Error("messages read: OpenCode answered something that is not a message list");
-    return raw.map(normalizeMessage).filter((m): m is SessionMessage => m !== undefined);
+    return raw.map((m) => normalizeMessage(m, this.directory)).filter((m): m is SessionMessage => m !== undefined);
+  }
+
+  hashFiles(paths: readonly string[], signal: AbortSignal): Promise<Record<string, string | null>> {
+    return hashFiles(paths, signal);
   }
 
   async getSession(sessionId: string, signal: AbortSignal): Promise<HostSession | undefined> {

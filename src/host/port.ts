@@ -63,6 +63,11 @@ export interface HostPort {
   /** Status of the sessions that are not idle (OpenCode omits idle ones). */
   getStatuses(signal: AbortSignal): Promise<Record<string, SessionStatus>>;
   getAgents(signal: AbortSignal): Promise<HostAgent[]>;
+  /**
+   * The files' contents now, hashed (`null`: no such file; unreadable ones absent). Optional: a host that cannot read
+   * the project's disk leaves a turn's files as its tool calls describe them.
+   */
+  hashFiles?(paths: readonly string[], signal: AbortSignal): Promise<Record<string, string | null>>;
   /** Queues the prompt and returns once OpenCode accepted it (it does not wait for the agent loop). */
   prompt(request: PromptRequest, signal: AbortSignal): Promise<void>;
   toast(request: ToastRequest): Promise<void>;

@@ -39,8 +39,15 @@ export const sessions = sqliteTable(
     tokenLimitAt: integer("token_limit_at"),
     /** Continuations delivered since the last real user message (the budget). */
     continuations: integer("continuations").notNull().default(0),
-    /** Continuations in a row after which the todos' statuses did not move. */
+    /** Continuations since the todos' statuses last moved whose turns did no work either. */
     stagnantContinuations: integer("stagnant_continuations").notNull().default(0),
+    /** Continuations since the todos' statuses last moved whose turns changed the project's files. */
+    workContinuations: integer("work_continuations").notNull().default(0),
+    /**
+     * JSON file ledger `{files: {absolute path: [content hash | null, …]}}`: the latest contents (oldest first) of the
+     * files the session's turns touched since the last real user message, what a turn's changes are judged against.
+     */
+    fileLedger: text("file_ledger"),
     /** Continuations in a row answered with text only (no tool call, no edit). */
     unproductiveReplies: integer("unproductive_replies").notNull().default(0),
     /**

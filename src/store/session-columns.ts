@@ -17,6 +17,8 @@ export const PATCHABLE = [
   "tokenLimitAt",
   "continuations",
   "stagnantContinuations",
+  "workContinuations",
+  "fileLedger",
   "unproductiveReplies",
   "todoSnapshot",
   "consecutiveFailures",

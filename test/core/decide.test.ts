@@ -34,6 +34,7 @@ function input(
       errorCooldownMs: 3000,
       skipAgents: ["plan", "compaction"],
       stagnationLimit: 3,
+      workWithoutProgressLimit: 8,
       maxContinuations: 20,
       maxRetries: 3,
       retryMaxMs: 60_000,
@@ -150,6 +151,7 @@ describe("decide: each guard says no with its reason", () => {
       verdict: "continue",
       summary: { total: 3, completed: 1, open: 2 },
       stagnantStreak: 0,
+      workStreak: 0,
       unproductiveStreak: 0,
     });
   });
@@ -199,6 +201,7 @@ describe("decide: guard order and boundaries", () => {
       verdict: "continue",
       summary: undefined,
       stagnantStreak: 0,
+      workStreak: 0,
       unproductiveStreak: 0,
     });
   });
@@ -407,18 +410,21 @@ describe("stagnation", () => {
   it("counts continuations in a row after which no todo made progress", () => {
     expect(
       stagnantStreak({
+        ...input(),
         durable: { recovering: false, continuations: 1, stagnantContinuations: 0, ledger: null },
         todos: open,
       }),
     ).toBe(0);
     expect(
       stagnantStreak({
+        ...input(),
         durable: { recovering: false, continuations: 1, stagnantContinuations: 0, ledger },
         todos: open,
       }),
     ).toBe(1);
     expect(
       stagnantStreak({
+        ...input(),
         durable: { recovering: false, continuations: 3, stagnantContinuations: 2, ledger },
         todos: open,
       }),
@@ -527,5 +533,135 @@ describe("text-only replies", () => {
     expect(decide(input({ ...after("text_only"), config: { unproductiveLimit: 2 } }))).toMatchObject({
       unproductiveStreak: 1,
     });
+  });
+});
+
+describe("work as progress", () => {
+  /** A turn that answers our continuation and wrote `files` new files (each with content never seen before). */
+  let written = 0;
+  const wrote = (files: number): MessageFacts["turnFiles"] => ({
+    answers: "own",
+    files: Array.from({ length: files }, () => ({ path: `/p/f${++written}`, before: null, after: `h${written}` })),
+  });
+  const turn = (turnFiles: MessageFacts["turnFiles"]) => ({ messages: messages({ turnFiles }) });
+
+  /**
+   * Sends continuations while the guards allow, each turn described by `turns(i)` (the todos never move): how many
+   * were sent and the refusal's detail.
+   */
+  function run(turns: (i: number) => MessageFacts["turnFiles"], config: Partial<DecisionInput["config"]> = {}) {
+    let durable: DurableFacts = { recovering: false, continuations: 0, stagnantContinuations: 0, ledger: null };
+    for (let sent = 0; sent < 100; sent++) {
+      const d = decide(input({ durable, live: turn(turns(sent)), config }));
+      if (d.verdict === "skip") return { sent, reason: d.reason, detail: d.detail };
+      durable = {
+        ...durable,
+        continuations: durable.continuations + 1,
+        stagnantContinuations: d.stagnantStreak,
+        workContinuations: d.workStreak,
+        ledger,
+      };
+    }
+    return { sent: 100 };
+  }
+
+  it("a turn that changed files adds to the work count and holds the stagnant one; todo progress resets both", () => {
+    const durable = { ledger, stagnantContinuations: 2, workContinuations: 3 };
+    expect(decide(input({ durable, live: turn(wrote(2)) }))).toMatchObject({
+      verdict: "continue",
+      stagnantStreak: 2,
+      workStreak: 4,
+      progress: { counted: "files", filesChanged: 2, filesChurned: 0 },
+    });
+    expect(decide(input({ durable: { ...durable, stagnantContinuations: 1 }, live: turn(undefined) }))).toMatchObject({
+      stagnantStreak: 2,
+      workStreak: 3,
+      progress: { counted: "none" },
+    });
+    const moved = open.map((t) => (t.content === "b" ? { ...t, status: "completed" } : t));
+    expect(decide(input({ durable, live: turn(wrote(1)), todos: moved }))).toMatchObject({
+      stagnantStreak: 0,
+      workStreak: 0,
+      progress: { counted: "todos" },
+    });
+  });
+
+  it("the first continuation since the user's message has nothing to compare with: no progress said", () => {
+    const d = decide(input({ durable: { ledger: null }, live: turn(wrote(1)) }));
+    expect(d).toMatchObject({ verdict: "continue", stagnantStreak: 0, workStreak: 0 });
+    expect(d).not.toHaveProperty("progress");
+  });
+
+  it("a steady worker: with the default 8, eight continuations are sent, the ninth is refused with what it saw", () => {
+    expect(run(() => wrote(1))).toEqual({
+      sent: 8,
+      reason: "stagnation",
+      detail: {
+        stage: "idle",
+        work: "files",
+        workContinuations: 8,
+        limit: 8,
+        filesChanged: 1,
+        unproductiveContinuations: 0,
+      },
+    });
+  });
+
+  it("files rewritten with what they had are not work: it stops as fast as a model that does nothing", () => {
+    const same = { answers: "own" as const, files: [{ path: "/p/same", after: "h" }] };
+    const sameLedger = { files: { "/p/same": ["h"] } };
+    let durable: DurableFacts = { recovering: false, continuations: 0, stagnantContinuations: 0, ledger: null };
+    let sent = 0;
+    for (; sent < 20; sent++) {
+      const d = decide(input({ durable: { ...durable, fileLedger: sameLedger }, live: turn(same) }));
+      if (d.verdict === "skip") {
+        expect(d.detail).toMatchObject({ unproductiveContinuations: 3, limit: 3, workContinuations: 0 });
+        break;
+      }
+      expect(d).not.toMatchObject({ progress: { counted: "files" } });
+      durable = { ...durable, stagnantContinuations: d.stagnantStreak, workContinuations: d.workStreak, ledger };
+    }
+    expect(sent).toBe(3);
+  });
+
+  it("a person's turn is never counted as the model's work", () => {
+    const theirs = { answers: "other" as const, files: [{ path: "/p/theirs", before: null, after: "x" }] };
+    expect(decide(input({ durable: { ledger }, live: turn(theirs) }))).toMatchObject({
+      stagnantStreak: 1,
+      workStreak: 0,
+      progress: { counted: "none" },
+    });
+  });
+
+  it("0 turns it off: changed files never hold off the stagnation limit (the behaviour before work counted)", () => {
+    expect(run(() => wrote(1), { workWithoutProgressLimit: 0 })).toMatchObject({
+      sent: 3,
+      detail: { unproductiveContinuations: 3, limit: 3 },
+    });
+  });
+
+  it("work and idleness mixed stop within stagnationLimit - 1 + workWithoutProgressLimit", () => {
+    for (const pattern of [
+      (i: number) => (i % 2 === 0 ? wrote(1) : undefined),
+      (i: number) => (i % 3 === 0 ? undefined : wrote(2)),
+      (i: number) => (i < 8 ? wrote(1) : undefined),
+    ]) {
+      const { sent, reason } = run(pattern);
+      expect(reason).toBe("stagnation");
+      expect(sent).toBeLessThanOrEqual(3 - 1 + 8);
+    }
+    expect(run((i) => (i % 2 === 0 ? wrote(1) : undefined)).sent).toBe(3 - 1 + 3);
+  });
+
+  it("messages that could not be read count as no work", () => {
+    expect(decide(input({ durable: { ledger, workContinuations: 2 }, live: {} }))).toMatchObject({
+      stagnantStreak: 1,
+      workStreak: 2,
+      progress: { counted: "none" },
+    });
+  });
+
+  it("the budget still applies to a worker", () => {
+    expect(run(() => wrote(1), { maxContinuations: 5 })).toMatchObject({ sent: 5, reason: "budget_exhausted" });
   });
 });

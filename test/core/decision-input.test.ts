@@ -41,6 +41,8 @@ function row(overrides: Partial<SessionState> = {}): SessionState {
     tokenLimitAt: null,
     continuations: 0,
     stagnantContinuations: 0,
+    workContinuations: 0,
+    fileLedger: null,
     unproductiveReplies: 0,
     todoSnapshot: null,
     backoffUntil: null,
@@ -212,6 +214,8 @@ describe("decisionInput", () => {
         tokenLimitAt: null,
         continuations: 0,
         stagnantContinuations: 0,
+        workContinuations: 0,
+        fileLedger: null,
         unproductiveReplies: 0,
         ledger: null,
         backoffUntil: null,
@@ -242,6 +246,8 @@ describe("decisionInput", () => {
             tokenLimitAt: NOW - 5,
             continuations: 7,
             stagnantContinuations: 1,
+            workContinuations: 5,
+            fileLedger: '{"files":{"/p/x":["h1",null]}}',
             unproductiveReplies: 3,
             todoSnapshot: serializeLedger(baseline),
             backoffUntil: NOW + 6,
@@ -271,6 +277,8 @@ describe("decisionInput", () => {
         tokenLimitAt: NOW - 5,
         continuations: 7,
         stagnantContinuations: 1,
+        workContinuations: 5,
+        fileLedger: { files: { "/p/x": ["h1", null] } },
         unproductiveReplies: 3,
         ledger: baseline,
         backoffUntil: NOW + 6,
@@ -342,7 +350,7 @@ describe("agentChoice", () => {
 
 describe("armPatch", () => {
   const go = (extra: Partial<Extract<Decision, { verdict: "continue" }>> = {}) =>
-    ({ verdict: "continue", stagnantStreak: 0, unproductiveStreak: 0, ...extra }) as const;
+    ({ verdict: "continue", stagnantStreak: 0, workStreak: 0, unproductiveStreak: 0, ...extra }) as const;
 
   it("always clears the owed look: the idle is decided", () => {
     expect(armPatch(go(), facts())).toStrictEqual({ recheckAt: null });
@@ -397,12 +405,14 @@ describe("armPatch", () => {
   it("never touches the loop counts or the failure count (those change when a continuation goes out)", () => {
     const latest = { messageId: "m", agent: "build", providerId: "p", modelId: "m1" };
     const patch = armPatch(
-      go({ pauseLifted: "rewritten", errorsResolved: true, stagnantStreak: 2, unproductiveStreak: 1 }),
+      go({ pauseLifted: "rewritten", errorsResolved: true, stagnantStreak: 2, workStreak: 3, unproductiveStreak: 1 }),
       facts({ messages: messages({ latestReal: latest }) }),
     );
     for (const key of [
       "continuations",
       "stagnantContinuations",
+      "workContinuations",
+      "fileLedger",
       "unproductiveReplies",
       "consecutiveFailures",
       "backoffUntil",

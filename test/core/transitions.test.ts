@@ -9,6 +9,7 @@ import {
   parsePatch,
 } from "../../src/core/transitions.js";
 import { ledgerOf, parseLedger } from "../../src/core/todos.js";
+import { parseFileLedger } from "../../src/core/work.js";
 
 describe("retry backoff", () => {
   const policy = { maxRetries: 3, retryBaseMs: 1000, retryMaxMs: 3000 };
@@ -44,6 +45,8 @@ describe("session transitions", () => {
     expect(plain).toMatchObject({
       continuations: 0,
       stagnantContinuations: 0,
+      workContinuations: 0,
+      fileLedger: null,
       unproductiveReplies: 0,
       errorStreak: 0,
       lastUserMessageAt: 5,
@@ -63,6 +66,8 @@ describe("session transitions", () => {
       pausedAt: null,
       pauseBaseline: null,
       continuations: 0,
+      workContinuations: 0,
+      fileLedger: null,
       consecutiveFailures: 0,
       errorStreak: 0,
       backoffUntil: null,
@@ -94,16 +99,21 @@ describe("session transitions", () => {
   });
 
   it("a continuation stores its counts and the merged ledger, and survives a JSON round trip", () => {
-    const patch = continuationPatch(
-      ledgerOf([{ content: "a", status: "in_progress" }]),
-      [
+    const patch = continuationPatch({
+      ledger: ledgerOf([{ content: "a", status: "in_progress" }]),
+      todos: [
         { content: "a", status: "pending" },
         { content: "b", status: "completed" },
       ],
-      2,
-      1,
-    );
+      fileLedger: { files: { "/p/x.ts": ["h1"] } },
+      turnFiles: { answers: "own", files: [{ path: "/p/x.ts", after: "h2" }] },
+      stagnantStreak: 2,
+      workStreak: 4,
+      unproductiveStreak: 1,
+    });
     expect(parseLedger(patch.todoSnapshot)).toEqual({ closedHigh: 1, ranks: { a: 1, b: 2 } });
+    expect(patch).toMatchObject({ stagnantContinuations: 2, workContinuations: 4, unproductiveReplies: 1 });
+    expect(parseFileLedger(patch.fileLedger)).toEqual({ files: { "/p/x.ts": ["h1", "h2"] } });
     expect(parsePatch(JSON.stringify(patch))).toEqual(patch);
     expect(parsePatch("not json")).toEqual({});
   });

@@ -4,6 +4,7 @@ import type { Config } from "../../config.js";
 import type { HostFacts } from "../../core/decision-input.js";
 import { inspectMessages, type InspectOptions, type SessionMessage } from "../../core/messages.js";
 import type { SessionStatus } from "../../core/events.js";
+import { withDiskHashes, type TurnFiles } from "../../core/work.js";
 import type { HostAgent, HostPort } from "../../host/port.js";
 import type { SessionRow } from "../../store/schema.js";
 import { errorMessage, withTimeout } from "../host-calls.js";
@@ -48,11 +49,13 @@ export class FactGatherer {
     };
     if (todos.status === "rejected") facts.todoError = errorMessage(todos.reason);
     else if (!Array.isArray(todos.value)) facts.todoError = "OpenCode answered something that is not a todo list";
-    if (messages.status === "fulfilled" && Array.isArray(messages.value))
+    if (messages.status === "fulfilled" && Array.isArray(messages.value)) {
       facts.messages = inspectMessages(messages.value, {
         ...options,
         ours: await this.ours(sessionId, messages.value),
       });
+      if (facts.messages.turnFiles) facts.messages.turnFiles = await this.onDisk(facts.messages.turnFiles);
+    }
     if (session.status === "fulfilled" && session.value) facts.parentId = session.value.parentId ?? null;
     if (family.status === "fulfilled") {
       facts.status = family.value.status;
@@ -109,6 +112,18 @@ export class FactGatherer {
     if (messages.status === "rejected" || !Array.isArray(messages.value)) return undefined;
     const index = messages.value.findIndex((m) => m.id === messageId);
     return index >= 0 && messages.value.slice(index + 1).some((m) => m.role === "assistant");
+  }
+
+  /**
+   * The turn's files with their contents on disk now, which beat what the tool calls said (a formatter ran after a
+   * write; an edit says no content). A disk that cannot be read in time leaves them as the tool calls said.
+   */
+  private async onDisk(turn: TurnFiles): Promise<TurnFiles> {
+    const { host } = this;
+    if (!host.hashFiles) return turn;
+    const paths = turn.files.map((f) => f.path);
+    const hashes = await withTimeout("file read", this.timeoutMs, (s) => host.hashFiles!(paths, s)).catch(() => ({}));
+    return withDiskHashes(turn, hashes);
   }
 
   /** Our own messages among these, their claims settled; a claim the database cannot check now is not ours. */

@@ -3,7 +3,7 @@
 // messages, status, sub-sessions, agents) and the guards run again on its answers: arm a countdown, or record why not.
 // The look is durable while OpenCode is read (`sessions.recheck_at`): a process that dies meanwhile is followed by one
 // that looks again.
-import { armPatch, type HostFacts } from "../../core/decision-input.js";
+import { armPatch, progressDetail, type HostFacts } from "../../core/decision-input.js";
 import { changeSession } from "../../store/changes/change-session.js";
 import { expireOwedLook } from "../../store/changes/skip.js";
 import { q } from "../../store/script.js";
@@ -152,6 +152,7 @@ export class Looks {
     };
     if (decision.waitingFor) detail.waitingFor = decision.waitingFor;
     if (decision.pauseLifted) detail.pauseLifted = decision.pauseLifted;
+    Object.assign(detail, progressDetail(decision, ctx.config.workWithoutProgressLimit));
     await countdowns.arm({
       sessionId,
       summary: decision.summary,

@@ -1,10 +1,12 @@
 // What one continuation is made of, built once the guards let it go: the injection row (recorded `pending` with the
 // claim), the prompt request (the message id we choose, the agent and model of the latest real message), the detail
 // its audit rows carry, and what the session's row becomes once it is out (core/transitions.ts).
-import { agentChoice, type HostFacts } from "../../core/decision-input.js";
+import { agentChoice, progressDetail, type HostFacts } from "../../core/decision-input.js";
 import { renderPrompt, transcriptLine } from "../../core/prompt.js";
 import { parseLedger, summarize, type Todo, type TodoSummary } from "../../core/todos.js";
 import { continuationPatch } from "../../core/transitions.js";
+import { parseFileLedger } from "../../core/work.js";
+import type { Progress } from "../../core/decision.js";
 import type { PromptRequest } from "../../host/port.js";
 import type { NewInjection } from "../../store/port.js";
 import type { SessionRow } from "../../store/schema.js";
@@ -29,7 +31,7 @@ export interface ContinuationInput {
   /** OpenCode's answers right before the prompt; the todos are known to be readable. */
   facts: HostFacts;
   row: SessionRow | undefined;
-  decision: { stagnantStreak: number; unproductiveStreak: number };
+  decision: { stagnantStreak: number; workStreak: number; unproductiveStreak: number; progress?: Progress };
   /** The session's turn signals now (see Continuation.signalsAtCall). */
   turnSignals: number;
 }
@@ -47,12 +49,15 @@ export function prepareContinuation(ctx: EngineContext, input: ContinuationInput
   const model =
     choice.providerId && choice.modelId ? { providerId: choice.providerId, modelId: choice.modelId } : undefined;
   const modelName = model ? `${model.providerId}/${model.modelId}` : null;
-  const onSent = continuationPatch(
-    parseLedger(row?.todoSnapshot),
+  const onSent = continuationPatch({
+    ledger: parseLedger(row?.todoSnapshot),
     todos,
-    decision.stagnantStreak,
-    decision.unproductiveStreak,
-  );
+    fileLedger: parseFileLedger(row?.fileLedger),
+    turnFiles: facts.messages?.turnFiles,
+    stagnantStreak: decision.stagnantStreak,
+    workStreak: decision.workStreak,
+    unproductiveStreak: decision.unproductiveStreak,
+  });
   return {
     injection: {
       id: injectionId,
@@ -91,6 +96,7 @@ export function prepareContinuation(ctx: EngineContext, input: ContinuationInput
       attempt: armed.row.attempt,
       lateMs: info.lateMs,
       resumed: info.resumed,
+      ...progressDetail(decision, config.workWithoutProgressLimit),
     },
     summary,
     signalsAtCall: input.turnSignals,

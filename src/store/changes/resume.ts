@@ -42,6 +42,7 @@ export function resume(scope: SessionScope, source: StopSource, now: number): Ch
     const counts =
       row.continuations +
       row.stagnantContinuations +
+      row.workContinuations +
       row.unproductiveReplies +
       row.consecutiveFailures +
       row.errorStreak;

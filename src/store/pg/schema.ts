@@ -46,6 +46,8 @@ export const sessions = pgTable(
     tokenLimitAt: ms("token_limit_at"),
     continuations: integer("continuations").notNull().default(0),
     stagnantContinuations: integer("stagnant_continuations").notNull().default(0),
+    workContinuations: integer("work_continuations").notNull().default(0),
+    fileLedger: text("file_ledger"),
     unproductiveReplies: integer("unproductive_replies").notNull().default(0),
     todoSnapshot: text("todo_snapshot"),
     consecutiveFailures: integer("consecutive_failures").notNull().default(0),

@@ -21,7 +21,7 @@ useDeliveryRig();
 
 /** OpenCode's own message id format: `msg_`, 12 hex digits of time and counter, 14 base62 characters. */
 const OPENCODE_MESSAGE_ID = /^msg_[0-9a-f]{12}[0-9A-Za-z]{14}$/;
-const STREAKS = { stagnantStreak: 1, unproductiveStreak: 2 };
+const STREAKS = { stagnantStreak: 1, workStreak: 3, unproductiveStreak: 2 };
 const INFO = { lateMs: 1234, resumed: true };
 
 /**
@@ -145,8 +145,10 @@ describe("the injection row", () => {
     const onSent = JSON.parse(injection.onSent!) as SessionPatch;
     expect(onSent).toEqual({
       stagnantContinuations: 1,
+      workContinuations: 3,
       unproductiveReplies: 2,
       todoSnapshot: expect.any(String),
+      fileLedger: null,
       backoffUntil: null,
       notifiedStop: null,
     });
@@ -155,6 +157,27 @@ describe("the injection row", () => {
       closedHigh: 2,
       ranks: { "write the parser": 2, "test the parser": 1, "document it": 1, "old todo": 2 },
     });
+  });
+
+  it("adds the files the turn touched to the session's file ledger, the next turn's baseline", async () => {
+    rigWithTodos();
+    const earlier = { files: { "/p/a.ts": ["h1"], "/p/b.ts": ["h2"] } };
+    const input = await inputFor({ fileLedger: JSON.stringify(earlier) });
+    const turnFiles = {
+      answers: "own" as const,
+      files: [
+        { path: "/p/a.ts", after: "h3" },
+        { path: "/p/c.ts", before: null, after: "h4" },
+      ],
+    };
+    const facts = { ...input.facts, messages: { ...input.facts.messages!, turnFiles } };
+    const { injection } = prepareContinuation(rig.ctx, { ...input, facts });
+    const onSent = JSON.parse(injection.onSent!) as SessionPatch;
+    // Most recently touched last: b.ts was not touched, so it is the first to go once the ledger is full.
+    expect(JSON.parse(onSent.fileLedger!)).toEqual({
+      files: { "/p/b.ts": ["h2"], "/p/a.ts": ["h1", "h3"], "/p/c.ts": [null, "h4"] },
+    });
+    expect(Object.keys(JSON.parse(onSent.fileLedger!).files)).toEqual(["/p/b.ts", "/p/a.ts", "/p/c.ts"]);
   });
 
   it("starts the ledger from these todos for a session with no row yet", async () => {
@@ -212,5 +235,15 @@ describe("what its audit rows say, and what the injector keeps", () => {
     });
     expect(continuation.summary).toEqual({ total: 3, completed: 1, open: 2 });
     expect(continuation.signalsAtCall).toBe(7);
+  });
+
+  it("what the turn before counted as, and the work count against its limit", async () => {
+    rigWithTodos({ workWithoutProgressLimit: 5 });
+    const progress = { counted: "files" as const, filesChanged: 2, filesChurned: 1 };
+    const continuation = prepareContinuation(
+      rig.ctx,
+      await inputFor(undefined, { decision: { ...STREAKS, progress } }),
+    );
+    expect(continuation.detail).toMatchObject({ progress, work: { continuations: 3, limit: 5 } });
   });
 });
