@@ -87,7 +87,7 @@ const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = 
   agent_skipped: (d) => ({ standing: "off", text: `not continued: agent ${String(d.agent ?? "")}`.trimEnd() }),
   no_write_permission: (d) => ({
     standing: "off",
-    text: `not continued: ${String(d.agent ?? "the agent")} is read-only`,
+    text: d.agent ? `not continued: ${String(d.agent)} is read-only` : "not continued: a read-only agent",
   }),
   todo_fetch_failed: (d) =>
     d.final === true

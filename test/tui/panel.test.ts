@@ -70,6 +70,24 @@ describe("the sidebar panel", () => {
       ["stopped: 3 times without progress", "/resume-continuation to go on", "2 of 20 continuations"],
     ],
     [
+      "a worker that changed files and closed no todo",
+      decided("injected", null, {
+        progress: { counted: "files", filesChanged: 3 },
+        work: { continuations: 3, limit: 8 },
+      }),
+      ["working: 3 files changed", "no todo closed yet (3 of 8)", "2 of 20 continuations"],
+    ],
+    [
+      "stopped after work without a todo closed",
+      decided("skipped", "stagnation", { work: "files", workContinuations: 8, limit: 8, filesChanged: 1 }),
+      ["stopped: 8 turns of work, no todo", "/resume-continuation to go on", "2 of 20 continuations"],
+    ],
+    [
+      "a continuation after a turn that closed a todo",
+      decided("injected", null, { progress: { counted: "todos" }, work: { continuations: 0, limit: 8 } }),
+      ["continued", "2 of 20 continuations"],
+    ],
+    [
       "a text-only reply",
       decided("skipped", "no_progress_reply", { textOnlyReplies: 1 }),
       ["stopped: 1 reply without work", "/resume-continuation to go on", "2 of 20 continuations"],

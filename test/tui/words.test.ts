@@ -51,6 +51,11 @@ const DETAILS: Array<Record<string, unknown>> = [
     state: "done",
     final: false,
   },
+  // A stop after turns of work, and a continuation after one.
+  { work: "files", workContinuations: 1, limit: 1, filesChanged: 1, unproductiveContinuations: 1 },
+  { work: "files", workContinuations: 1000, limit: 1000, filesChanged: 64, unproductiveContinuations: 999 },
+  { progress: { counted: "files", filesChanged: 1 }, work: { continuations: 1, limit: 1 } },
+  { progress: { counted: "files", filesChanged: 64 }, work: { continuations: 999, limit: 1000 } },
 ];
 
 type Row = [where: string, text: string, width: number];

@@ -1,7 +1,7 @@
 // A real `opencode serve` (the binary of the opencode-ai devDependency) isolated in a temp HOME/XDG, offline, with
 // the scripted model as its only provider and this plugin loaded from the working tree. Stopped by its own pid.
-import { spawn, type ChildProcess } from "node:child_process";
-import { chownSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { chownSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
@@ -46,6 +46,8 @@ export interface ServerOptions {
    * Starting fails, rather than running as root, when this process may not switch users.
    */
   user?: { uid: number; gid: number };
+  /** Make the project a git repository with one commit first: OpenCode takes snapshots only in one. */
+  git?: boolean;
 }
 
 /** `path` and everything under it, owned by `user`. */
@@ -54,6 +56,13 @@ function chownTree(path: string, user: { uid: number; gid: number }): void {
   for (const entry of readdirSync(path, { withFileTypes: true }))
     if (entry.isDirectory()) chownTree(join(path, entry.name), user);
     else chownSync(join(path, entry.name), user.uid, user.gid);
+}
+
+function initRepository(project: string): void {
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=e2e", "-c", "user.email=e2e@localhost", ...args], { cwd: project });
+  git("init", "-q");
+  git("commit", "-q", "--allow-empty", "-m", "init");
 }
 
 export function opencodeConfig(
@@ -127,6 +136,7 @@ export class OpenCodeServer {
     };
     for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
     seedConfigFolder(join(dirs.XDG_CONFIG_HOME, "opencode"));
+    if (this.options.git && !existsSync(join(this.project, ".git"))) initRepository(this.project);
     if (this.options.user) for (const dir of [root, this.project]) chownTree(dir, this.options.user);
     const plugin =
       this.options.pluginOptions === false
