@@ -53,6 +53,8 @@ export class FakeHost implements HostPort {
   autoReply = true;
   /** Called for each prompt accepted with `ok` (an engine test can play the turn that follows). */
   onAccepted: ((request: PromptRequest) => void) | undefined;
+  /** The project's files on disk (see HostPort.hashFiles); absent: a host that cannot read them. */
+  hashFiles: HostPort["hashFiles"];
   private messageSeq = 0;
 
   setTodos(sessionId: string, todos: Array<[string, string]>): void {

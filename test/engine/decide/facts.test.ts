@@ -414,3 +414,55 @@ describe("inspectOptions", () => {
     expect((await facts.gather(S, inspectOptions(config, undefined))).messages?.answersQuestion).toBeUndefined();
   });
 });
+
+describe("the files the latest turn touched", () => {
+  const turn = (...paths: string[]) => [
+    { id: "msg_1", role: "user", parts: [{ type: "text", text: "go" }] },
+    {
+      id: "msg_2",
+      role: "assistant",
+      parts: paths.map((path) => ({
+        type: "tool",
+        tool: "write",
+        toolStatus: "completed",
+        files: [{ path, after: "as-written" }],
+      })),
+    },
+  ];
+
+  it("are read from disk, and only they: the disk's content beats what the tool call said", async () => {
+    host.messages.set(S, turn("/p/a.ts", "/p/b.ts") as never);
+    const asked: string[][] = [];
+    host.hashFiles = async (paths) => {
+      asked.push([...paths]);
+      return { "/p/a.ts": "formatted" };
+    };
+    const gathered = await facts.gather(S);
+    expect(asked).toEqual([["/p/a.ts", "/p/b.ts"]]);
+    expect(gathered.messages?.turnFiles).toEqual({
+      answers: "other",
+      files: [
+        { path: "/p/a.ts", after: "formatted" },
+        { path: "/p/b.ts", after: "as-written" },
+      ],
+    });
+  });
+
+  it("a disk that does not answer within hostTimeoutMs leaves them as the tool calls said; the look goes on", async () => {
+    host.messages.set(S, turn("/p/a.ts") as never);
+    host.hashFiles = (_paths, signal) =>
+      new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted"))));
+    const gathering = watch(facts.gather(S));
+    await advance(TIMEOUT_MS);
+    expect(gathering.settled).toBe(true);
+    expect(gathering.value?.messages?.turnFiles?.files).toEqual([{ path: "/p/a.ts", after: "as-written" }]);
+  });
+
+  it("a turn that touched no file costs no disk read", async () => {
+    host.messages.set(S, turn() as never);
+    let reads = 0;
+    host.hashFiles = async () => (reads++, {});
+    expect((await facts.gather(S)).messages?.turnFiles).toBeUndefined();
+    expect(reads).toBe(0);
+  });
+});
