@@ -15,7 +15,8 @@ function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
   const scenario = scenarioOf(request);
   // Which continuation this turn answers (0: the person's first message).
   const n = ctx.userTexts.filter((t) => t.includes(HEADER)).length;
-  const closed = scenario === "steady-worker" ? Math.min(TODOS.length, Math.floor(n / 4)) : 0;
+  const closed =
+    scenario === "steady-worker" || scenario === "shell-worker" ? Math.min(TODOS.length, Math.floor(n / 4)) : 0;
   const todos = todowrite(TODOS.map((c, i): [string, string] => [c, i < closed ? "completed" : "in_progress"]));
   if (scenario === "same-content") return { toolCalls: [todos, write("same/notes.md", "unchanged\n")] };
   if (scenario === "liar" && n > 0) return { text: "All done! Everything is finished." };
@@ -25,6 +26,11 @@ function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
       TODOS.map((c, i): [string, string] => [c, (i + n) % 2 === 0 ? "in_progress" : "pending"]),
     );
     return { toolCalls: [toggled, write("churn/notes.md", "the same notes\n")] };
+  }
+  if (scenario === "shell-worker") {
+    // A new file on every turn, made by a shell command: no writing tool names it.
+    const command = `mkdir -p shell && echo "step ${n}" > shell/step-${n}.txt`;
+    return { toolCalls: [todos, { name: "bash", args: { command, description: "Write the next step" } }] };
   }
   // steady-worker and endless-worker: a new file on every turn.
   return { toolCalls: [todos, write(`${scenario}/step-${n}.txt`, `step ${n}\n`)] };
@@ -66,6 +72,9 @@ describe.each(worlds)("work as progress in a real OpenCode (snapshots $snapshots
       "files",
       "files",
     ]);
+    // OpenCode's `patch` parts exist only with snapshots on: the files a step changed, by any tool.
+    const parts = (await world.messages(id)).flatMap((m) => m.parts);
+    expect(parts.some((p) => p.type === "patch")).toBe(snapshots === "on");
     expect(continuations(id)[3]!.detail).toMatchObject({
       progress: { counted: "files", filesChanged: 1, filesChurned: 0 },
       work: { continuations: 3, limit: 8 },
@@ -89,6 +98,22 @@ describe.each(worlds)("work as progress in a real OpenCode (snapshots $snapshots
       unproductiveContinuations: 0,
     });
     expect(world.continuationRequests("endless-worker")).toHaveLength(8);
+  }, 120_000);
+
+  it("files changed by a shell command are work only where OpenCode says which (its snapshots on)", async () => {
+    const id = await world.session("shell-worker");
+    await world.prompt(id, "scenario: shell-worker");
+    if (snapshots === "on") {
+      // As the steady worker: the `patch` parts name each new file; a todo closes every fourth turn.
+      const trail = await world.waitForRest(id, "skipped:todos_complete", 90_000);
+      expect(trail).toHaveLength(8 * 3 + 1);
+      expect(progressOf(continuations(id)).slice(1, 4)).toEqual(["files", "files", "files"]);
+    } else {
+      // Nothing names the files: three continuations without progress, then the usual stop.
+      const trail = await world.waitForRest(id, "skipped:stagnation", 60_000);
+      expect(trail).toHaveLength(3 * 3 + 1);
+      expect(progressOf(continuations(id)).slice(1)).toEqual(["none", "none"]);
+    }
   }, 120_000);
 
   it("the same content written on every turn is not work: it stops within stagnationLimit + 1 continuations", async () => {
