@@ -14,8 +14,10 @@ describe("configuration", () => {
       skipAgents: ["plan", "compaction"],
       continueChildSessions: false,
       stagnationLimit: 3,
+      workWithoutProgressLimit: 8,
       maxContinuations: 20,
     });
+    expect(resolveConfig({ workWithoutProgressLimit: 0 }, {}).workWithoutProgressLimit).toBe(0);
     expect(config.prompt.startsWith("[SYSTEM REMINDER - TODO CONTINUATION]")).toBe(true);
   });
 
@@ -47,6 +49,9 @@ describe("configuration", () => {
     [{ countdownSeconds: -1 }, "countdownSeconds", "a number from 0 to 3600"],
     [{ countdownSeconds: "soon" }, "countdownSeconds", "a number"],
     [{ stagnationLimit: 1.5 }, "stagnationLimit", "an integer"],
+    [{ workWithoutProgressLimit: -1 }, "workWithoutProgressLimit", "an integer from 0 to 1000"],
+    [{ workWithoutProgressLimit: 1.5 }, "workWithoutProgressLimit", "an integer"],
+    [{ workWithoutProgressLimit: "many" }, "workWithoutProgressLimit", "an integer from 0 to 1000"],
     [{ enabled: "maybe" }, "enabled", "true or false"],
     [{ skipAgents: "plan" }, "skipAgents", undefined],
     [{ skipAgents: [1] }, "skipAgents", "an array of agent names"],
