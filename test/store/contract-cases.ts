@@ -252,6 +252,20 @@ export const CONTRACT_CASES: ContractCase[] = [
     },
   },
   {
+    name: "work counts and the file ledger: stored as written, started over by a resume",
+    async run({ a, b }) {
+      const ledger = JSON.stringify({ files: { "/p/src/é ünïcode.ts": ["h1", null, "h2"] } });
+      await a.change(changeSession(S1, NOW, { workContinuations: 5, stagnantContinuations: 1, fileLedger: ledger }));
+      const row = (await b.read(q.session("ses_1")))!;
+      assert.deepEqual([row.workContinuations, row.stagnantContinuations, row.fileLedger], [5, 1, ledger]);
+      // Turns of work alone are a count a resume starts over (a stop for work without a todo is lifted by it).
+      await a.change(changeSession(S1, NOW + 1, { stagnantContinuations: 0 }));
+      assert.deepEqual(await b.change(resume(S1, "cli", NOW + 2)), { lifted: [], changed: true });
+      const after = (await a.read(q.session("ses_1")))!;
+      assert.deepEqual([after.workContinuations, after.fileLedger], [0, null]);
+    },
+  },
+  {
     name: "claim: only the owner, only while armed, one winner among racing claims; one transaction",
     async run({ a, b, count }) {
       await a.change(arm(countdown("cd1"), {}));
