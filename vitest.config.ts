@@ -30,6 +30,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // A real PostgreSQL server for the tests that use one (started once per project, a database per test).
     globalSetup: ["test/support/pg-global-setup.ts"],
+    setupFiles: ["test/support/remove-temp-folders.ts"],
     projects: [
       { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: ALONE } },
       { extends: true, test: { name: "postgres", include: ON_POSTGRES, env: { TC_TEST_STORE: "postgres" } } },

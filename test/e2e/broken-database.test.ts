@@ -20,6 +20,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
+import { tempFolder } from "../support/temp-folders.js";
 import { openSqlite } from "../../src/store/sqlite/open.js";
 import { E2E, sleep } from "./support/harness.js";
 import { Tmpfs } from "./support/tmpfs.js";
@@ -243,7 +244,7 @@ describe("a database that breaks under a running plugin: one error, paused, Open
 });
 
 async function tmpDir(): Promise<string> {
-  return mkdtempSync(join(tmpdir(), "tc-broken-"));
+  return tempFolder("tc-broken-");
 }
 
 async function firstSession(w: E2E): Promise<string> {

@@ -1,7 +1,5 @@
 // A real engine on a real SQLite file in a temp folder, driven through a FakeHost.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { resolveConfig, type Config } from "../../src/config.js";
 import type { Clock } from "../../src/engine/clock.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
@@ -9,6 +7,7 @@ import type { OperatorStore } from "../../src/store/operator.js";
 import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import { expect, vi } from "vitest";
 import { FakeHost } from "./fake-host.js";
+import { tempFolder } from "./temp-folders.js";
 import { openTestDatabase, sqliteRows, TEST_BACKEND, type TestBackend, type TestRows } from "./test-database.js";
 
 export const DIRECTORY = "/work/project";
@@ -22,9 +21,7 @@ export interface AuditRowView {
   detail: Record<string, unknown>;
 }
 
-export function tempFolder(prefix = "tc-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+export { tempFolder };
 
 export function testConfig(dbPath: string, overrides: Partial<Config> = {}): Config {
   return { ...resolveConfig({}, {}), databasePath: dbPath, ...overrides };

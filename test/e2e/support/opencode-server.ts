@@ -133,6 +133,9 @@ export class OpenCodeServer {
       XDG_CONFIG_HOME: join(home, "config"),
       XDG_CACHE_HOME: join(home, "cache"),
       XDG_STATE_HOME: join(home, "state"),
+      // The opencode binary (Bun) unpacks a 14 MB native library into the temporary folder at every start and leaves
+      // it there: in the world's folder, it goes when the world does.
+      TMPDIR: join(root, "tmp"),
     };
     for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
     seedConfigFolder(join(dirs.XDG_CONFIG_HOME, "opencode"));

@@ -69,6 +69,8 @@ export class TuiWorld {
       XDG_CONFIG_HOME: join(home, "config"),
       XDG_CACHE_HOME: join(home, "cache"),
       XDG_STATE_HOME: join(home, "state"),
+      // OpenCode's binary unpacks a native library there at every start (see opencode-server.ts).
+      TMPDIR: join(this.root, "tmp"),
     };
     for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
     const configDir = join(dirs.XDG_CONFIG_HOME, "opencode");
