@@ -56,6 +56,11 @@ const DETAILS: Array<Record<string, unknown>> = [
   { work: "files", workContinuations: 1000, limit: 1000, filesChanged: 64, unproductiveContinuations: 999 },
   { progress: { counted: "files", filesChanged: 1 }, work: { continuations: 1, limit: 1 } },
   { progress: { counted: "files", filesChanged: 64 }, work: { continuations: 999, limit: 1000 } },
+  // The spend budgets, at their widest.
+  { budget: "session_cost", spent: 999_999.99, limit: 1_000_000 },
+  { budget: "session_cost", spent: 0.0449, limit: 0.05 },
+  { budget: "session_tokens", spent: 123_456_789, limit: 99_000_000 },
+  { budget: "daily_cost", spent: 999.99, limit: 999 },
 ];
 
 type Row = [where: string, text: string, width: number];
