@@ -48,6 +48,9 @@ export const sessions = sqliteTable(
      * files the session's turns touched since the last real user message, what a turn's changes are judged against.
      */
     fileLedger: text("file_ledger"),
+    /** What the session's continuations cost since the last real user message or resume (their bills). */
+    continuationCost: real("continuation_cost").notNull().default(0),
+    continuationTokens: integer("continuation_tokens").notNull().default(0),
     /** Continuations in a row answered with text only (no tool call, no edit). */
     unproductiveReplies: integer("unproductive_replies").notNull().default(0),
     /**
@@ -158,6 +161,60 @@ export const injections = sqliteTable(
   ],
 );
 
+export const TURN_OUTCOMES = ["completed", "error", "aborted", "interrupted", "no_turn"] as const;
+
+/**
+ * What one continuation cost: the turn it caused, every assistant message answering its message and every step of
+ * them. Written once (its first writer wins), when a look after the turn reads the session's messages.
+ */
+export const continuationBills = sqliteTable(
+  "continuation_bills",
+  {
+    injectionId: text("injection_id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    directory: text("directory").notNull(),
+    server: text("server"),
+    /** The continuation's message id: what the turn's assistant messages name as their `parentID`. */
+    messageId: text("message_id").notNull(),
+    /** When the continuation was created (`injections.created_at`): the budget window it counts in. */
+    continuedAt: integer("continued_at").notNull(),
+    /** When the bill was written: the day of the daily cap. */
+    recordedAt: integer("recorded_at").notNull(),
+    /** `completed`, `error`, `aborted`, `interrupted` (a message never completed), `no_turn` (nothing answered). */
+    outcome: text("outcome", { enum: TURN_OUTCOMES }).notNull(),
+    error: text("error"),
+    finish: text("finish"),
+    providerId: text("provider_id"),
+    modelId: text("model_id"),
+    messages: integer("messages").notNull().default(0),
+    steps: integer("steps").notNull().default(0),
+    toolCalls: integer("tool_calls").notNull().default(0),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    reasoningTokens: integer("reasoning_tokens").notNull().default(0),
+    cacheReadTokens: integer("cache_read_tokens").notNull().default(0),
+    cacheWriteTokens: integer("cache_write_tokens").notNull().default(0),
+    /** The five kinds together: what `maxContinuationTokens` counts. */
+    tokens: integer("tokens").notNull().default(0),
+    /** In the currency of the model's configured price (0 without one). */
+    cost: real("cost").notNull().default(0),
+    /** OpenCode's clock: the turn's first message created, its last completed. */
+    startedAt: integer("started_at"),
+    endedAt: integer("ended_at"),
+    /** Todos closed during the turn (1 when it moved them forward without closing any counts as progress). */
+    todosClosed: integer("todos_closed"),
+    progressed: integer("progressed"),
+  },
+  (t) => [
+    check(
+      "continuation_bills_outcome_check",
+      sql`${t.outcome} in ('completed', 'error', 'aborted', 'interrupted', 'no_turn')`,
+    ),
+    index("continuation_bills_session_idx").on(t.sessionId, t.continuedAt),
+    index("continuation_bills_recorded_idx").on(t.recordedAt),
+  ],
+);
+
 /** Every decision: armed, cancelled, skipped, fired, injected, injection_failed, expired, resumed, reconciled, stopped, unstopped. */
 export const auditEvents = sqliteTable(
   "audit_events",
@@ -199,7 +256,7 @@ export const replicas = sqliteTable("replicas", {
   directory: text("directory"),
 });
 
-export const schema = { sessions, countdowns, injections, auditEvents, replicas };
+export const schema = { sessions, countdowns, injections, auditEvents, replicas, continuationBills };
 export type Schema = typeof schema;
 export type SessionRow = typeof sessions.$inferSelect;
 export type CountdownRow = typeof countdowns.$inferSelect;

@@ -48,6 +48,8 @@ export const sessions = pgTable(
     stagnantContinuations: integer("stagnant_continuations").notNull().default(0),
     workContinuations: integer("work_continuations").notNull().default(0),
     fileLedger: text("file_ledger"),
+    continuationCost: doublePrecision("continuation_cost").notNull().default(0),
+    continuationTokens: ms("continuation_tokens").notNull().default(0),
     unproductiveReplies: integer("unproductive_replies").notNull().default(0),
     todoSnapshot: text("todo_snapshot"),
     consecutiveFailures: integer("consecutive_failures").notNull().default(0),
@@ -147,6 +149,48 @@ export const auditEvents = pgTable(
 );
 
 // ── fleet tables (PostgreSQL only) ──────────────────────────────────────────────────────────────────────────
+
+export const continuationBills = pgTable(
+  "continuation_bills",
+  {
+    injectionId: text("injection_id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    directory: text("directory").notNull(),
+    server: text("server"),
+    messageId: text("message_id").notNull(),
+    continuedAt: ms("continued_at").notNull(),
+    recordedAt: ms("recorded_at").notNull(),
+    outcome: text("outcome", { enum: ["completed", "error", "aborted", "interrupted", "no_turn"] }).notNull(),
+    error: text("error"),
+    finish: text("finish"),
+    providerId: text("provider_id"),
+    modelId: text("model_id"),
+    messages: integer("messages").notNull().default(0),
+    steps: integer("steps").notNull().default(0),
+    toolCalls: integer("tool_calls").notNull().default(0),
+    inputTokens: ms("input_tokens").notNull().default(0),
+    outputTokens: ms("output_tokens").notNull().default(0),
+    reasoningTokens: ms("reasoning_tokens").notNull().default(0),
+    cacheReadTokens: ms("cache_read_tokens").notNull().default(0),
+    cacheWriteTokens: ms("cache_write_tokens").notNull().default(0),
+    tokens: ms("tokens").notNull().default(0),
+    cost: doublePrecision("cost").notNull().default(0),
+    startedAt: ms("started_at"),
+    endedAt: ms("ended_at"),
+    todosClosed: integer("todos_closed"),
+    progressed: integer("progressed"),
+    /** The daily cap's day on a fleet: the database's clock, not a replica's. */
+    dbRecordedAt: writtenByDatabase("db_recorded_at"),
+  },
+  (t) => [
+    check(
+      "continuation_bills_outcome_check",
+      sql`${t.outcome} in ('completed', 'error', 'aborted', 'interrupted', 'no_turn')`,
+    ),
+    index("continuation_bills_session_idx").on(t.sessionId, t.continuedAt),
+    index("continuation_bills_recorded_idx").on(t.recordedAt),
+  ],
+);
 
 /**
  * One row per running process (plugin or service replica) that owns leases. Its heartbeat is the database's clock,
@@ -270,7 +314,7 @@ export const decisions = pgView("decisions", {
   FROM audit_events`),
 );
 
-export const pgSchema = { sessions, countdowns, injections, auditEvents, replicas, servers };
+export const pgSchema = { sessions, countdowns, injections, auditEvents, replicas, servers, continuationBills };
 export type PgSchema = typeof pgSchema;
 
 // The row types the engine sees are the SQLite ones; these fail to compile the day the two drift apart.
