@@ -262,6 +262,8 @@ export type SessionRow = typeof sessions.$inferSelect;
 export type CountdownRow = typeof countdowns.$inferSelect;
 export type InjectionRow = typeof injections.$inferSelect;
 export type AuditRow = typeof auditEvents.$inferSelect;
+export type BillRow = typeof continuationBills.$inferSelect;
+export type NewBill = typeof continuationBills.$inferInsert;
 
 // ── views for users' SQL (created by a migration; they must run on the sqlite3 3.40 CLI) ─────────────────────
 

@@ -4,7 +4,7 @@
 // SQLite implements them synchronously (sqlite/statements.ts), PostgreSQL asynchronously (pg/statements.ts).
 import type { AuditValues } from "./audit-row.js";
 import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "./types.js";
-import type { CountdownRow, InjectionRow, SessionRow } from "./schema.js";
+import type { CountdownRow, InjectionRow, NewBill, SessionRow } from "./schema.js";
 
 /** The tables retention deletes from, and what in each is settled history (`?` is the cutoff, epoch ms). */
 export type HistoryTable = "audit_events" | "injections" | "countdowns" | "sessions";
@@ -84,6 +84,14 @@ export interface Statements {
   /** `failed` and `unknown` injections of a session since `since`, newest first (at most 10). */
   uncertainIn(sessionId: string, since: number): InjectionRow[];
 
+  // ── what continuations cost ─────────────────────────────────────────────────
+  /** The bill of one continuation; false (and nothing written) when it has one already: the first writer's stands. */
+  insertBill(bill: NewBill): boolean;
+  /** What every continuation of the database cost since `dayStart` (the reader's clock; PostgreSQL's own: today, UTC). */
+  spentSince(dayStart: number): number;
+  /** The latest bills of a session, newest first (at most `limit`). */
+  recentBills(sessionId: string, limit: number): Array<{ cost: number; tokens: number }>;
+
   // ── who is there ────────────────────────────────────────────────────────────
   /**
    * Whether a TUI that draws the countdowns of `directory` is there now (its `replicas` heartbeat is fresh: on
@@ -129,6 +137,9 @@ export const STATEMENT_NAMES = {
   continuedSince: true,
   pendingIn: true,
   uncertainIn: true,
+  insertBill: true,
+  spentSince: true,
+  recentBills: true,
   tuiWatching: true,
   deleteHistory: true,
   countHistory: true,

@@ -12,6 +12,7 @@ import { changeSession } from "../../src/store/changes/change-session.js";
 import { claim } from "../../src/store/changes/claim.js";
 import { end } from "../../src/store/changes/end.js";
 import { prune } from "../../src/store/changes/prune.js";
+import { recordBill } from "../../src/store/changes/record-bill.js";
 import { recordOutcome, type OutcomePolicy } from "../../src/store/changes/record-outcome.js";
 import { resume } from "../../src/store/changes/resume.js";
 import { expireOwedLook, skip } from "../../src/store/changes/skip.js";
@@ -263,6 +264,52 @@ export const CONTRACT_CASES: ContractCase[] = [
       assert.deepEqual(await b.change(resume(S1, "cli", NOW + 2)), { lifted: [], changed: true });
       const after = (await a.read(q.session("ses_1")))!;
       assert.deepEqual([after.workContinuations, after.fileLedger], [0, null]);
+    },
+  },
+  {
+    name: "bills: written once whoever writes first, added to the session's spend in its window, summed for the day",
+    async run({ a, b }) {
+      const bill = (injectionId: string, continuedAt: number, cost: number, tokens: number) => ({
+        injectionId,
+        sessionId: "ses_1",
+        directory: "/p",
+        messageId: `msg_${injectionId}`,
+        continuedAt,
+        recordedAt: NOW,
+        outcome: "completed" as const,
+        modelId: "model-1",
+        messages: 2,
+        steps: 3,
+        inputTokens: tokens - 10,
+        outputTokens: 10,
+        tokens,
+        cost,
+      });
+      await a.change(changeSession(S1, NOW, { lastUserMessageAt: NOW - 100 }));
+      // Two processes bill the same turn at once: one row, counted once.
+      const racing = await Promise.all(
+        [a, b, a].map((s) => s.change(recordBill(S1, bill("i1", NOW - 50, 0.25, 1200), NOW))),
+      );
+      assert.deepEqual(racing.filter(Boolean).length, 1);
+      assert.equal(await b.change(recordBill(S1, bill("i2", NOW - 40, 0.5, 3000), NOW)), true);
+      // A continuation sent before the person's last message is history: billed, not counted in the window.
+      assert.equal(await b.change(recordBill(S1, bill("i0", NOW - 500, 7, 99), NOW)), true);
+      const row = (await a.read(q.session("ses_1")))!;
+      assert.deepEqual([row.continuationCost, row.continuationTokens], [0.75, 4200]);
+      assert.deepEqual(await a.read(q.recentBills("ses_1", 2)), [
+        { cost: 0.5, tokens: 3000 },
+        { cost: 0.25, tokens: 1200 },
+      ]);
+      assert.equal(await b.read(q.spentSince(NOW - 60_000)), 7.75);
+      const [written] = await a.reader.all<{ n: number; cost: number }>(
+        "SELECT count(*) AS n, sum(cost) AS cost FROM continuation_bills WHERE session_id = ?",
+        "ses_1",
+      );
+      assert.deepEqual([Number(written!.n), Number(written!.cost)], [3, 7.75]);
+      // A resume starts a new allowance.
+      await a.change(resume(S1, "cli", NOW + 1));
+      const resumed = (await a.read(q.session("ses_1")))!;
+      assert.deepEqual([resumed.continuationCost, resumed.continuationTokens], [0, 0]);
     },
   },
   {

@@ -2,10 +2,11 @@
 // connection. statements.ts runs them.
 import { getTableColumns } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
+import type { NewBill } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
 import { statement } from "./prepared.js";
 import { DB_NOW_MS } from "./rows.js";
-import { countdowns, injections, sessions } from "./schema.js";
+import { continuationBills, countdowns, injections, sessions } from "./schema.js";
 
 /** A table's columns as the rows' keys, epoch milliseconds as float8 (both drivers give int8 back as text). */
 function selectList(table: PgTable): string {
@@ -21,6 +22,14 @@ const AUDIT = "audit_events (at, session_id, directory, server, event, reason, d
 const auditValues = (n: number) =>
   `$${n}::bigint, $${n + 1}::text, $${n + 2}::text, $${n + 3}::text, $${n + 4}::text, $${n + 5}::text, $${n + 6}::text`;
 const FRESH = `heartbeat_at + lease_ms >= ${DB_NOW}`;
+
+/** The columns a bill names, in the order insertBill binds them (the database stamps its own clock's). */
+export const BILL_KEYS = Object.keys(getTableColumns(continuationBills)).filter((k) => k !== "dbRecordedAt") as Array<
+  keyof NewBill
+>;
+const BILL_COLUMNS = BILL_KEYS.map(
+  (key) => (getTableColumns(continuationBills) as Record<string, PgColumn>)[key]!.name,
+);
 
 export const S = {
   session: statement("session", `SELECT ${selectList(sessions)} FROM sessions WHERE session_id = $1 LIMIT 1`),
@@ -146,5 +155,24 @@ export const S = {
     "uncertain_in",
     `SELECT ${selectList(injections)} FROM injections
      WHERE session_id = $1 AND created_at >= $2 AND status IN ('failed', 'unknown') ORDER BY created_at DESC LIMIT 10`,
+  ),
+  insertBill: statement(
+    "insert_bill",
+    `INSERT INTO continuation_bills (${BILL_COLUMNS.join(", ")})
+     VALUES (${BILL_COLUMNS.map((_, i) => `$${i + 1}`).join(", ")}) ON CONFLICT DO NOTHING
+     RETURNING injection_id AS "id"`,
+  ),
+  // Today by the database's clock (UTC), so that a fleet's replicas share one day; rows from before db_recorded_at
+  // have only their writer's time.
+  spentToday: statement(
+    "spent_today",
+    `SELECT coalesce(sum(cost), 0)::float8 AS cost FROM continuation_bills
+     WHERE recorded_at >= $1::bigint - 86400000
+       AND coalesce(db_recorded_at, recorded_at) >= extract(epoch from date_trunc('day', now() AT TIME ZONE 'UTC')) * 1000`,
+  ),
+  recentBills: statement(
+    "recent_bills",
+    `SELECT cost::float8 AS cost, tokens::float8 AS tokens FROM continuation_bills
+     WHERE session_id = $1 ORDER BY continued_at DESC LIMIT $2`,
   ),
 };

@@ -5,13 +5,13 @@
 // data-modifying WITH). Liveness is a heartbeat by the database's clock, never a host's.
 import type { AuditValues } from "../audit-row.js";
 import { ownerMayBeAlive } from "../owner.js";
-import type { CountdownRow, InjectionRow, SessionRow } from "../schema.js";
+import type { CountdownRow, InjectionRow, NewBill, SessionRow } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
 import type { AsyncStatements, HistoryTable } from "../statements.js";
 import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "../types.js";
 import type { PgDb } from "./connection.js";
 import { exec, statement, type Statement } from "./prepared.js";
-import { S } from "./statement-sql.js";
+import { BILL_KEYS, S } from "./statement-sql.js";
 import { whole } from "./rows.js";
 
 const auditParams = (a: AuditValues) => [a.at, a.sessionId, a.directory, a.server, a.event, a.reason, a.detail];
@@ -194,6 +194,25 @@ export class PgStatements implements AsyncStatements {
   }
 
   /** Fresh by the database's clock: `now` (this process's) says nothing across hosts. */
+  async insertBill(bill: NewBill): Promise<boolean> {
+    const written = await this.run<{ id: string }>(
+      S.insertBill,
+      BILL_KEYS.map((k) => bill[k] ?? null),
+    );
+    return whole(written, ["id"]).length > 0;
+  }
+
+  async spentSince(dayStart: number): Promise<number> {
+    return Number((await this.run<{ cost: number }>(S.spentToday, [dayStart]))[0]?.cost ?? 0);
+  }
+
+  async recentBills(sessionId: string, limit: number): Promise<Array<{ cost: number; tokens: number }>> {
+    return (await this.run<{ cost: number; tokens: number }>(S.recentBills, [sessionId, limit])).map((r) => ({
+      cost: Number(r.cost),
+      tokens: Number(r.tokens),
+    }));
+  }
+
   async tuiWatching(directory: string): Promise<boolean> {
     return whole(await this.run<{ id: string }>(S.tuiWatching, [directory]), ["id"]).length > 0;
   }

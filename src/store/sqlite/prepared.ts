@@ -1,7 +1,7 @@
 // The statements of one SQLite connection, prepared once (drizzle builds each one's SQL a single time; the store then
 // only binds and runs). What each means is in ../statements.ts; statements.ts answers them with these.
-import { and, asc, desc, eq, gte, inArray, isNotNull, lte, sql } from "drizzle-orm";
-import { auditEvents, countdowns, injections, replicas, sessions } from "../schema.js";
+import { and, asc, desc, eq, getTableColumns, gte, inArray, isNotNull, lte, sql } from "drizzle-orm";
+import { auditEvents, continuationBills, countdowns, injections, replicas, sessions } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
 import type { Scope } from "../types.js";
 import type { Db } from "./connection.js";
@@ -219,3 +219,30 @@ export function prepareReplicas(db: Db) {
 
 export const changes = (result: unknown) => (result as { changes: number }).changes;
 export const scoped = (scope: Scope) => ({ directory: scope.directory, server: scope.server ?? null });
+
+/** Every column of a bill, bound by name: a bill names them all (null where it has no value). */
+export const BILL_KEYS = Object.keys(getTableColumns(continuationBills)) as Array<
+  keyof typeof continuationBills.$inferInsert
+>;
+
+export function prepareBills(db: Db) {
+  return {
+    insert: db
+      .insert(continuationBills)
+      .values(Object.fromEntries(BILL_KEYS.map((k) => [k, p(k)])) as Record<(typeof BILL_KEYS)[number], never>)
+      .onConflictDoNothing()
+      .prepare(),
+    spentSince: db
+      .select({ cost: sql<number>`coalesce(sum(${continuationBills.cost}), 0)` })
+      .from(continuationBills)
+      .where(gte(continuationBills.recordedAt, p("since")))
+      .prepare(),
+    recent: db
+      .select({ cost: continuationBills.cost, tokens: continuationBills.tokens })
+      .from(continuationBills)
+      .where(eq(continuationBills.sessionId, p("sessionId")))
+      .orderBy(desc(continuationBills.continuedAt))
+      .limit(p("limit"))
+      .prepare(),
+  };
+}

@@ -4,13 +4,15 @@
 // one changes it.
 import type { AuditValues } from "../audit-row.js";
 import { ownerMayBeAlive } from "../owner.js";
-import type { CountdownRow, InjectionRow, SessionRow } from "../schema.js";
+import type { CountdownRow, InjectionRow, NewBill, SessionRow } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
 import type { HistoryTable, Statements } from "../statements.js";
 import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "../types.js";
 import type { Db, RawDatabase } from "./connection.js";
 import {
+  BILL_KEYS,
   changes,
+  prepareBills,
   prepareAudit,
   prepareCountdowns,
   prepareInjections,
@@ -27,6 +29,7 @@ export class SqliteStatements implements Statements {
   private readonly c;
   private readonly i;
   private readonly r;
+  private readonly b;
 
   constructor(
     db: Db,
@@ -38,6 +41,7 @@ export class SqliteStatements implements Statements {
     this.c = prepareCountdowns(db);
     this.i = prepareInjections(db);
     this.r = prepareReplicas(db);
+    this.b = prepareBills(db);
   }
 
   session(sessionId: string): SessionRow | undefined {
@@ -139,6 +143,18 @@ export class SqliteStatements implements Statements {
 
   hasPendingInjection(sessionId: string): boolean {
     return this.i.pendingOf.get({ sessionId }) !== undefined;
+  }
+
+  insertBill(bill: NewBill): boolean {
+    return changes(this.b.insert.run(Object.fromEntries(BILL_KEYS.map((k) => [k, bill[k] ?? null])))) > 0;
+  }
+
+  spentSince(dayStart: number): number {
+    return this.b.spentSince.get({ since: dayStart })?.cost ?? 0;
+  }
+
+  recentBills(sessionId: string, limit: number): Array<{ cost: number; tokens: number }> {
+    return this.b.recent.all({ sessionId, limit });
   }
 
   tuiWatching(directory: string, now: number): boolean {
