@@ -3,6 +3,7 @@
 // part, so that a part under test is wired exactly as it runs.
 import type { EngineContext } from "./context.js";
 import { FactGatherer } from "./decide/facts.js";
+import { Billing } from "./decide/billing.js";
 import { Judge } from "./decide/judge.js";
 import { Looks } from "./decide/looks.js";
 import { StopNotices } from "./decide/stop-notices.js";
@@ -56,7 +57,7 @@ export function buildParts(ctx: EngineContext, memoryCap = MEMORY_CAP): EnginePa
   const starts = new StartWatch(ctx, facts, outcomes);
   const pinned = (id: string) => countdowns.has(id) || queue.isBusy(id) || starts.has(id);
   const memories = new SessionMemories(memoryCap, pinned);
-  const judge = new Judge(ctx, memories, queue, notices);
+  const judge = new Judge(ctx, memories, queue, notices, new Billing(ctx));
   const lookups = new Lookups(ctx);
   const reconciler = new Reconciler(ctx, lookups, outcomes, queue);
   const injected = { memories, queue, countdowns, judge, facts, lookups, reconciler, outcomes, starts, ownMessages };

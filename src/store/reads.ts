@@ -39,3 +39,22 @@ export function* unresolvedContinuation(sessionId: string): Script<InjectionRow 
   const newest = yield* q.continuedSince(sessionId, 0, Number.MAX_SAFE_INTEGER);
   return newest === undefined || newest.injectionId === latest.id ? latest : undefined;
 }
+
+/** The day of the daily cap: midnight UTC before `now` (PostgreSQL judges it by its own clock). */
+export function dayStartUtc(now: number): number {
+  return now - (now % 86_400_000);
+}
+
+/**
+ * What the spend budgets need beyond the session's row: today's spend across the database (only when a daily cap is
+ * set) and the session's latest bills (what the next continuation is estimated from).
+ */
+export function* spending(
+  sessionId: string,
+  now: number,
+  o: { daily: boolean; recent: number },
+): Script<{ today?: number; recentBills: Array<{ cost: number; tokens: number }> }> {
+  const today = o.daily ? yield* q.spentSince(dayStartUtc(now)) : undefined;
+  const recentBills = (yield* q.recentBills(sessionId, o.recent)).reverse();
+  return { today, recentBills };
+}

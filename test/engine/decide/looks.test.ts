@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
 import { FactGatherer } from "../../../src/engine/decide/facts.js";
+import { Billing } from "../../../src/engine/decide/billing.js";
 import { Judge } from "../../../src/engine/decide/judge.js";
 import { Looks, type Trigger } from "../../../src/engine/decide/looks.js";
 import { StopNotices } from "../../../src/engine/decide/stop-notices.js";
@@ -93,7 +94,7 @@ function build(overrides: Partial<Config> = {}, over: SqliteStore = store): Rig 
   const starts = new StartWatch(ctx, facts, outcomes);
   const pinned = (id: string) => countdowns.has(id) || queue.isBusy(id) || starts.has(id);
   const memories = new SessionMemories(1000, pinned);
-  const judge = new Judge(ctx, memories, queue, notices);
+  const judge = new Judge(ctx, memories, queue, notices, new Billing(ctx));
   const looks = new Looks(ctx, { memories, countdowns, judge, facts, queue, starts });
   const built = { ctx, host, config, memories, countdowns, queue, starts, looks };
   rigs.push(built);
