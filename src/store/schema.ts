@@ -310,6 +310,21 @@ export const skipReasons = sqliteView("skip_reasons", {
   FROM audit_events WHERE event = 'skipped' GROUP BY reason`,
 );
 
+/** What continuations cost, per UTC day, session and model: the bill in one line each. */
+export const continuationCosts = sqliteView("continuation_costs", {
+  day: text("day").notNull(),
+  sessionId: text("session_id").notNull(),
+  modelId: text("model_id"),
+  continuations: integer("continuations").notNull(),
+  tokens: integer("tokens").notNull(),
+  cost: real("cost").notNull(),
+  todosClosed: integer("todos_closed").notNull(),
+}).as(
+  sql`SELECT date(recorded_at / 1000, 'unixepoch') AS day, session_id, model_id, count(*) AS continuations,
+    sum(tokens) AS tokens, sum(cost) AS cost, coalesce(sum(todos_closed), 0) AS todos_closed
+  FROM continuation_bills GROUP BY day, session_id, model_id`,
+);
+
 /** Countdowns armed right now, with their owner, lease and time left. */
 export const armedCountdowns = sqliteView("armed_countdowns", {
   countdownId: text("countdown_id").notNull(),

@@ -280,6 +280,21 @@ export const skipReasons = pgView("skip_reasons", {
   FROM audit_events WHERE event = 'skipped' GROUP BY reason`),
 );
 
+export const continuationCosts = pgView("continuation_costs", {
+  day: text("day").notNull(),
+  sessionId: text("session_id").notNull(),
+  modelId: text("model_id"),
+  continuations: ms("continuations").notNull(),
+  tokens: ms("tokens").notNull(),
+  cost: doublePrecision("cost").notNull(),
+  todosClosed: ms("todos_closed").notNull(),
+}).as(
+  sql.raw(`SELECT to_char(to_timestamp(recorded_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, session_id,
+    model_id, count(*) AS continuations, sum(tokens)::bigint AS tokens, sum(cost) AS cost,
+    coalesce(sum(todos_closed), 0)::bigint AS todos_closed
+  FROM continuation_bills GROUP BY 1, session_id, model_id`),
+);
+
 export const armedCountdowns = pgView("armed_countdowns", {
   countdownId: text("countdown_id").notNull(),
   sessionId: text("session_id").notNull(),
