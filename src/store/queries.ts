@@ -232,3 +232,40 @@ export async function sessionView(reader: SqlReader, sessionId: string): Promise
       : null,
   };
 }
+
+export type CostKey = "session" | "day" | "model";
+
+export interface CostRow {
+  key: string | null;
+  continuations: number;
+  tokens: number;
+  cost: number;
+  todos_closed: number;
+}
+
+const COST_KEY: Record<CostKey, string> = { session: "session_id", day: "day", model: "model_id" };
+
+/** What continuations cost, by session, UTC day or model, from `sinceDay` (YYYY-MM-DD) on; the dearest first. */
+export async function continuationCosts(
+  reader: SqlReader,
+  filter: { by: CostKey; sinceDay?: string; session?: string },
+): Promise<CostRow[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (filter.sinceDay) (where.push("day >= ?"), params.push(filter.sinceDay));
+  if (filter.session) (where.push("session_id = ?"), params.push(filter.session));
+  const rows = await reader.all<Record<string, unknown>>(
+    `SELECT ${COST_KEY[filter.by]} AS key, sum(continuations) AS continuations, sum(tokens) AS tokens,
+       sum(cost) AS cost, sum(todos_closed) AS todos_closed
+     FROM continuation_costs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+     GROUP BY ${COST_KEY[filter.by]} ORDER BY sum(cost) DESC, ${COST_KEY[filter.by]}`,
+    ...params,
+  );
+  return rows.map((r) => ({
+    key: r.key === null || r.key === undefined ? null : String(r.key),
+    continuations: Number(r.continuations ?? 0),
+    tokens: Number(r.tokens ?? 0),
+    cost: Number(r.cost ?? 0),
+    todos_closed: Number(r.todos_closed ?? 0),
+  }));
+}

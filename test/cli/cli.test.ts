@@ -2,6 +2,8 @@
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordBill } from "../../src/store/changes/record-bill.js";
+import { openStore } from "../../src/store/open.js";
 import { cli, requireBuiltCli } from "../support/cli.js";
 import { ev } from "../support/events.js";
 import { drained, startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
@@ -292,8 +294,66 @@ describe("todo-continuation CLI", () => {
     expect(readdirSync(cwd)).toEqual(["state"]);
   });
 
+  it("cost totals what continuations cost by session, day or model, with the todos they bought", async () => {
+    const db = join(tempFolder("tc-cli-cost-"), "bills.db");
+    const store = await openStore(db, { kind: "cli" });
+    const now = Date.now();
+    const bill = (id: string, sessionId: string, modelId: string, cost: number, tokens: number, todosClosed: number) =>
+      recordBill(
+        { sessionId, directory: "/p" },
+        {
+          injectionId: id,
+          sessionId,
+          directory: "/p",
+          messageId: `msg_${id}`,
+          continuedAt: now,
+          recordedAt: now,
+          outcome: "completed",
+          modelId,
+          tokens,
+          cost,
+          todosClosed,
+        },
+        now,
+      );
+    await store.change(bill("i1", "ses_a", "model-1", 0.5, 1000, 1));
+    await store.change(bill("i2", "ses_a", "model-2", 0.25, 3000, 0));
+    await store.change(bill("i3", "ses_b", "model-1", 1, 500, 3));
+    await store.close();
+    const bySession = JSON.parse((await cli(["--db", db, "--json", "cost"])).stdout);
+    expect(bySession).toEqual([
+      { key: "ses_b", continuations: 1, tokens: 500, cost: 1, todos_closed: 3 },
+      { key: "ses_a", continuations: 2, tokens: 4000, cost: 0.75, todos_closed: 1 },
+    ]);
+    const byModel = await cli(["--db", db, "cost", "--by", "model", "--since", "1d"]);
+    expect(byModel.code).toBe(0);
+    const lines = byModel.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^MODEL\s+CONTINUATIONS\s+TOKENS\s+COST\s+TODOS CLOSED\s+COST\/TODO$/);
+    expect(lines.slice(1)).toEqual([
+      expect.stringMatching(/^model-1\s+2\s+1500\s+1\.5000\s+4\s+0\.3750$/),
+      expect.stringMatching(/^model-2\s+1\s+3000\s+0\.2500\s+0\s*$/),
+      expect.stringMatching(/^total\s+3\s+4500\s+1\.7500\s+4\s+0\.4375$/),
+    ]);
+    const byDay = JSON.parse((await cli(["--db", db, "--json", "cost", "--by", "day", "--session", "ses_a"])).stdout);
+    expect(byDay).toEqual([
+      { key: new Date(now).toISOString().slice(0, 10), continuations: 2, tokens: 4000, cost: 0.75, todos_closed: 1 },
+    ]);
+    expect((await cli(["--db", db, "cost", "--by", "week"])).code).toBe(2);
+  });
+
   it("--help on every command exits 0", async () => {
-    for (const command of ["history", "audit", "status", "stop", "resume", "migrate", "doctor", "prune", "serve"]) {
+    for (const command of [
+      "history",
+      "audit",
+      "cost",
+      "status",
+      "stop",
+      "resume",
+      "migrate",
+      "doctor",
+      "prune",
+      "serve",
+    ]) {
       const result = await cli([command, "--help"]);
       expect(result.code, command).toBe(0);
       expect(result.stdout, command).toContain(`Usage: todo-continuation ${command}`);
