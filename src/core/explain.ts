@@ -42,12 +42,12 @@ function n(detail: Record<string, unknown>, key: string): number | undefined {
 }
 
 /** An amount in the currency of the models' prices (OpenCode's are in US dollars): cents shown, at least. */
-function money(amount: number): string {
+export function money(amount: number): string {
   return `$${amount >= 1000 ? Math.round(amount) : amount.toFixed(amount < 0.1 && amount > 0 ? 3 : 2)}`;
 }
 
 /** 950, 41k, 3.2M. */
-function tokens(count: number): string {
+export function tokens(count: number): string {
   if (count >= 1e6) return `${(count / 1e6).toFixed(count >= 1e7 ? 0 : 1)}M`;
   if (count >= 1e4) return `${Math.round(count / 1e3)}k`;
   return String(Math.round(count));

@@ -157,6 +157,10 @@ export interface SessionView {
   continuations: number;
   /** The budget as of the last countdown armed (`detail.maxContinuations`), when there was one. */
   maxContinuations: number | null;
+  /** What the session's continuations cost since the last real user message or resume. */
+  spent: { cost: number; tokens: number };
+  /** The cost budget as of the last countdown armed (`detail.maxContinuationCost`), when one was set. */
+  maxCost: number | null;
   countdown: {
     id: string;
     armedAt: number;
@@ -184,7 +188,12 @@ export async function sessionView(reader: SqlReader, sessionId: string): Promise
       stop_source: string | null;
       paused_at: number | null;
       continuations: number;
-    }>("SELECT stopped_at, stop_source, paused_at, continuations FROM sessions WHERE session_id = ?", sessionId)
+      continuation_cost: number;
+      continuation_tokens: number;
+    }>(
+      "SELECT stopped_at, stop_source, paused_at, continuations, continuation_cost, continuation_tokens FROM sessions WHERE session_id = ?",
+      sessionId,
+    )
   ).map(numericRow)[0];
   const countdown = (
     await reader.all<{
@@ -210,7 +219,9 @@ export async function sessionView(reader: SqlReader, sessionId: string): Promise
       sessionId,
     )
   )[0];
-  const limit = parseDetail(budget?.detail).maxContinuations;
+  const armedWith = parseDetail(budget?.detail);
+  const limit = armedWith.maxContinuations;
+  const maxCost = armedWith.maxContinuationCost;
   return {
     sessionId,
     stoppedAt: session?.stopped_at ?? null,
@@ -218,6 +229,8 @@ export async function sessionView(reader: SqlReader, sessionId: string): Promise
     pausedAt: session?.paused_at ?? null,
     continuations: session?.continuations ?? 0,
     maxContinuations: typeof limit === "number" ? limit : null,
+    spent: { cost: Number(session?.continuation_cost ?? 0), tokens: Number(session?.continuation_tokens ?? 0) },
+    maxCost: typeof maxCost === "number" ? maxCost : null,
     countdown: countdown
       ? {
           id: countdown.id,

@@ -102,6 +102,13 @@ function drawn(): Row[] {
     view({ countdown: counting(12), continuations: 19, maxContinuations: 120 }),
     view({ continuations: 1 }),
     view({ continuations: 12 }),
+    view({
+      continuations: 19,
+      maxContinuations: 120,
+      spent: { cost: 999_999.99, tokens: 123_456_789 },
+      maxCost: 1_000_000,
+    }),
+    view({ continuations: 1, spent: { cost: 0.0049, tokens: 1 }, maxCost: 0.05 }),
     ...STOP_SOURCES.map((stopSource) => view({ stoppedAt: NOW, stopSource })),
   ];
   const rows: Row[] = [];

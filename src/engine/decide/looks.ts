@@ -150,6 +150,7 @@ export class Looks {
       continuations: row?.continuations ?? 0,
       maxContinuations: ctx.config.maxContinuations,
     };
+    if (ctx.config.maxContinuationCost > 0) detail.maxContinuationCost = ctx.config.maxContinuationCost;
     if (decision.waitingFor) detail.waitingFor = decision.waitingFor;
     if (decision.pauseLifted) detail.pauseLifted = decision.pauseLifted;
     Object.assign(detail, progressDetail(decision, ctx.config.workWithoutProgressLimit));
