@@ -77,16 +77,20 @@ export interface ProgressStreaks {
  * + `workWithoutProgressLimit` continuations without a todo moving. `undefined` while the todos are unknown.
  */
 export function progressStreaks({
+  stage,
   durable,
   todos,
   live,
   config,
-}: Pick<DecisionInput, "durable" | "todos" | "live" | "config">): ProgressStreaks | undefined {
+}: Pick<DecisionInput, "stage" | "durable" | "todos" | "live" | "config">): ProgressStreaks | undefined {
   if (!Array.isArray(todos)) return undefined;
   if (!durable.ledger) return { stagnant: 0, work: 0 };
   if (progressSince(durable.ledger, todos)) return { stagnant: 0, work: 0, progress: { counted: "todos" } };
   const stagnant = durable.stagnantContinuations;
   const work = durable.workContinuations ?? 0;
+  // The deadline reads no messages (its todos are the events'): the idle already judged this turn's files, and a
+  // count added here would stop a turn of work that the idle let through. Only todos moving since then tell.
+  if (stage === "deadline" && live.messages === undefined) return { stagnant, work };
   const turn = live.messages?.turnFiles;
   const files = turn?.answers === "own" ? judgeFiles(durable.fileLedger ?? null, turn) : undefined;
   const seen = files ? { filesChanged: files.changed, filesChurned: files.churned } : {};
@@ -97,7 +101,7 @@ export function progressStreaks({
 
 /** Continuations since the last todo progress whose turns did no work (see `progressStreaks`). */
 export function stagnantStreak(
-  input: Pick<DecisionInput, "durable" | "todos" | "live" | "config">,
+  input: Pick<DecisionInput, "stage" | "durable" | "todos" | "live" | "config">,
 ): number | undefined {
   return progressStreaks(input)?.stagnant;
 }

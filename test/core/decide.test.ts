@@ -657,6 +657,26 @@ describe("work as progress", () => {
     expect(run((i) => (i % 2 === 0 ? wrote(1) : undefined)).sent).toBe(3 - 1 + 3);
   });
 
+  it("the deadline, which reads no messages, stops no turn of work the idle let through", () => {
+    // Two turns without work, then one with: the idle continues (work 1, stagnant held at 2).
+    const durable = { ledger, stagnantContinuations: 2, workContinuations: 0 };
+    expect(decide(input({ stage: "idle", durable, live: turn(wrote(1)) }))).toMatchObject({
+      verdict: "continue",
+      stagnantStreak: 2,
+      workStreak: 1,
+    });
+    // At the deadline only the events' todos are known: nothing is added, so it holds as the idle judged.
+    expect(decide(input({ stage: "deadline", durable, live: {} }))).toMatchObject({ verdict: "continue" });
+    // Todos that moved meanwhile still count there.
+    const moved = open.map((t) => (t.content === "b" ? { ...t, status: "completed" } : t));
+    expect(decide(input({ stage: "deadline", durable, live: {}, todos: moved }))).toMatchObject({ stagnantStreak: 0 });
+    // Right before the prompt the messages are read again: a turn without work counts there.
+    expect(decide(input({ stage: "before_prompt", durable, live: turn(undefined) }))).toMatchObject({
+      verdict: "skip",
+      reason: "stagnation",
+    });
+  });
+
   it("messages that could not be read count as no work", () => {
     expect(decide(input({ durable: { ledger, workContinuations: 2 }, live: {} }))).toMatchObject({
       stagnantStreak: 1,
