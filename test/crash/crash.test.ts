@@ -16,6 +16,11 @@ const ITERATIONS = {
   PostgreSQL: Number(process.env.CRASH_ITERATIONS_PG ?? 60),
 };
 
+/** A process is killed within its first this many calls to OpenCode (about a second of its work when unloaded). */
+const KILL_WITHIN_CALLS = 80;
+/** Or after this long, if it made fewer (a process that hangs is killed all the same). */
+const KILL_AT_LATEST_MS = 15_000;
+
 describe.each(["file", "PostgreSQL"] as const)("crash points (%s)", (backend) => {
   const server = new ScriptedServer();
   let url: string;
@@ -39,7 +44,9 @@ describe.each(["file", "PostgreSQL"] as const)("crash points (%s)", (backend) =>
     for (let i = 0; i < iterations; i++) {
       const running = startProcess("node", "engine-process.ts", env);
       await running.waitFor("ready");
-      await new Promise((r) => setTimeout(r, Math.random() * 700));
+      // Killed after a random number of calls to OpenCode (about five a look, one a prompt), not a random time: on a
+      // loaded machine a time-based point lands before anything was decided, and the kills would cover nothing.
+      await server.callsFrom(running.child.pid!, Math.floor(Math.random() * KILL_WITHIN_CALLS), KILL_AT_LATEST_MS);
       running.child.kill("SIGKILL");
       await running.exited;
       found.armedAtRestart += selectFrom(db, { sqlite: "SELECT id FROM countdowns WHERE state = 'armed'" }).length;

@@ -15,6 +15,8 @@ export interface DeliveredPrompt {
 
 export class ScriptedServer {
   readonly prompts: DeliveredPrompt[] = [];
+  /** Calls answered per engine process: how far along its life a process is, whatever the machine's speed. */
+  readonly callsBy = new Map<number, number>();
   readonly messages = new Map<
     string,
     Array<{ id: string; role: string; agent?: string; parts: Array<{ type: string; text: string }> }>
@@ -53,6 +55,12 @@ export class ScriptedServer {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
+  /** Resolves once process `pid` made `count` calls, or after `timeoutMs`. */
+  async callsFrom(pid: number, count: number, timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while ((this.callsBy.get(pid) ?? 0) < count && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+  }
+
   async stop(): Promise<void> {
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
@@ -70,6 +78,7 @@ export class ScriptedServer {
   }
 
   private async handle({ method, args, pid }: { method: string; args: unknown[]; pid: number }): Promise<unknown> {
+    this.callsBy.set(pid, (this.callsBy.get(pid) ?? 0) + 1);
     const sessionId = args[0] as string;
     switch (method) {
       case "getTodos":
