@@ -291,7 +291,13 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
     "budget_exhausted",
     ({ durable, config }) =>
       durable.continuations >= config.maxContinuations
-        ? { continuations: durable.continuations, limit: config.maxContinuations }
+        ? {
+            continuations: durable.continuations,
+            limit: config.maxContinuations,
+            ...(durable.spent && durable.spent.tokens > 0
+              ? { spent: durable.spent.cost, tokens: durable.spent.tokens }
+              : {}),
+          }
         : pass,
   ],
 ];

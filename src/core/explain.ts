@@ -43,6 +43,8 @@ function n(detail: Record<string, unknown>, key: string): number | undefined {
 
 /** An amount in the currency of the models' prices (OpenCode's are in US dollars): cents shown, at least. */
 export function money(amount: number): string {
+  if (amount >= 1e6) return `$${(amount / 1e6).toFixed(1)}M`;
+  if (amount >= 1e4) return `$${Math.round(amount / 1e3)}k`;
   return `$${amount >= 1000 ? Math.round(amount) : amount.toFixed(amount < 0.1 && amount > 0 ? 3 : 2)}`;
 }
 
@@ -151,7 +153,8 @@ const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = 
   budget_exhausted: (d) => ({
     standing: "stopped",
     text: `stopped: the budget${n(d, "continuations") !== undefined ? ` of ${n(d, "continuations")}` : ""} is spent`,
-    hint: RESUME_HINT,
+    // What those continuations cost, when they were billed: the amount beside the way on.
+    hint: n(d, "spent") ? `${money(n(d, "spent")!)} spent; /resume-continuation` : RESUME_HINT,
   }),
 };
 

@@ -83,3 +83,18 @@ describe("what the stop says", () => {
     expect(explain("skipped", "cost_budget", detail)).toEqual({ standing: "stopped", text, hint });
   });
 });
+
+describe("the continuation budget's stop says what it cost", () => {
+  it("the amount beside the way on, once the continuations were billed; as before when nothing was", () => {
+    expect(explain("skipped", "budget_exhausted", { continuations: 20, limit: 20, spent: 0.42, tokens: 9000 })).toEqual(
+      {
+        standing: "stopped",
+        text: "stopped: the budget of 20 is spent",
+        hint: "$0.42 spent; /resume-continuation",
+      },
+    );
+    expect(explain("skipped", "budget_exhausted", { continuations: 20, limit: 20 })?.hint).toBe(
+      "/resume-continuation to go on",
+    );
+  });
+});

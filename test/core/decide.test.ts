@@ -213,6 +213,11 @@ describe("decide: guard order and boundaries", () => {
   it("budget: maxContinuations since the last real user message", () => {
     expect(reason(input({ durable: { continuations: 19 } }))).toBe("continue");
     expect(reason(input({ durable: { continuations: 2 }, config: { maxContinuations: 2 } }))).toBe("budget_exhausted");
+    // What they cost, once billed, rides on the stop.
+    const billed = { continuations: 2, spent: { cost: 0.42, tokens: 9000 } };
+    expect(decide(input({ durable: billed, config: { maxContinuations: 2 } }))).toMatchObject({
+      detail: { continuations: 2, limit: 2, spent: 0.42, tokens: 9000 },
+    });
   });
 });
 
