@@ -2,16 +2,14 @@
 // `write`, `edit` and `apply_patch` tool parts (their arguments and metadata), and the `patch` parts a step leaves
 // when snapshots are on (every file the step changed, `bash` included). Read from the messages a look already reads.
 import { isAbsolute, join } from "node:path";
-import { obj, str, type Json } from "../core/fields.js";
+import { num, obj, str, type Json } from "../core/fields.js";
 import type { FileEvidence } from "../core/work.js";
 import { textHash } from "./content-hash.js";
 
-const lineCount = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
-
 /** Whether a tool's added and removed line counts say the file changed; undefined when it does not say. */
 function changedByCounts(source: Json | undefined): boolean | undefined {
-  const added = lineCount(source?.additions);
-  const removed = lineCount(source?.deletions);
+  const added = num(source?.additions);
+  const removed = num(source?.deletions);
   return added === undefined && removed === undefined ? undefined : (added ?? 0) + (removed ?? 0) > 0;
 }
 

@@ -2,6 +2,7 @@
 // the invariants hold: at most one armed countdown and one continuation in flight per session, every decision
 // audited, every fired countdown with exactly one injection, memory bounded.
 import fc from "fast-check";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TodoContinuation, type TodoContinuationHooks } from "../../../src/plugin/plugin.js";
@@ -200,6 +201,8 @@ describe("hostile and malformed events into the plugin's hooks", () => {
         } finally {
           store.close();
         }
+        // Kept only when an invariant failed (300 runs a test run filled /tmp with thousands of folders).
+        rmSync(folder, { recursive: true, force: true });
         inFlight = new Map();
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 300), endOnFailure: true },
