@@ -25,6 +25,9 @@ CREATE TABLE "continuation_bills" (
 	"ended_at" bigint,
 	"todos_closed" integer,
 	"progressed" integer,
+	"files_changed" integer,
+	"session_cost" double precision,
+	"session_tokens" bigint,
 	"db_recorded_at" bigint DEFAULT (extract(epoch from clock_timestamp()) * 1000)::bigint,
 	CONSTRAINT "continuation_bills_outcome_check" CHECK ("continuation_bills"."outcome" in ('completed', 'error', 'aborted', 'interrupted', 'no_turn'))
 );
@@ -32,4 +35,9 @@ CREATE TABLE "continuation_bills" (
 ALTER TABLE "sessions" ADD COLUMN "continuation_cost" double precision DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "sessions" ADD COLUMN "continuation_tokens" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
 CREATE INDEX "continuation_bills_session_idx" ON "continuation_bills" USING btree ("session_id","continued_at");--> statement-breakpoint
-CREATE INDEX "continuation_bills_recorded_idx" ON "continuation_bills" USING btree ("recorded_at");
+CREATE INDEX "continuation_bills_recorded_idx" ON "continuation_bills" USING btree ("recorded_at");--> statement-breakpoint
+CREATE VIEW "public"."continuation_costs" AS (SELECT to_char(to_timestamp(recorded_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, session_id,
+    model_id, count(*) AS continuations, sum(tokens)::bigint AS tokens, sum(cost) AS cost,
+    coalesce(sum(todos_closed), 0)::bigint AS todos_closed, coalesce(sum(files_changed), 0)::bigint AS files_changed,
+    max(session_cost) AS session_cost
+  FROM continuation_bills GROUP BY 1, session_id, model_id);

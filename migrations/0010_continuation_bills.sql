@@ -25,10 +25,17 @@ CREATE TABLE `continuation_bills` (
 	`ended_at` integer,
 	`todos_closed` integer,
 	`progressed` integer,
+	`files_changed` integer,
+	`session_cost` real,
+	`session_tokens` integer,
 	CONSTRAINT "continuation_bills_outcome_check" CHECK("continuation_bills"."outcome" in ('completed', 'error', 'aborted', 'interrupted', 'no_turn'))
 );
 --> statement-breakpoint
 CREATE INDEX `continuation_bills_session_idx` ON `continuation_bills` (`session_id`,`continued_at`);--> statement-breakpoint
 CREATE INDEX `continuation_bills_recorded_idx` ON `continuation_bills` (`recorded_at`);--> statement-breakpoint
 ALTER TABLE `sessions` ADD `continuation_cost` real DEFAULT 0 NOT NULL;--> statement-breakpoint
-ALTER TABLE `sessions` ADD `continuation_tokens` integer DEFAULT 0 NOT NULL;
+ALTER TABLE `sessions` ADD `continuation_tokens` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+CREATE VIEW `continuation_costs` AS SELECT date(recorded_at / 1000, 'unixepoch') AS day, session_id, model_id, count(*) AS continuations,
+    sum(tokens) AS tokens, sum(cost) AS cost, coalesce(sum(todos_closed), 0) AS todos_closed,
+    coalesce(sum(files_changed), 0) AS files_changed, max(session_cost) AS session_cost
+  FROM continuation_bills GROUP BY day, session_id, model_id;

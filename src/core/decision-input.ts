@@ -7,6 +7,7 @@ import type { AgentChoice, MessageFacts } from "./messages.js";
 import { parseLedger, type Todo } from "./todos.js";
 import { parseFileLedger } from "./work.js";
 import type { Bill } from "./bill.js";
+import type { Usage } from "./fields.js";
 import { afterErrorsResolved, agentColumns, liftPause, type SessionPatch } from "./transitions.js";
 
 /** The durable columns the guards read (a `sessions` row has them all). */
@@ -65,6 +66,8 @@ export interface HostFacts {
   agents?: Array<{ name: string; canWrite?: boolean }>;
   /** The turn that answered the session's last continuation among the messages read, and its bill. */
   lastTurn?: { injectionId: string; messageId: string; bill: Bill };
+  /** The whole session's spend, as OpenCode reported it. */
+  sessionSpend?: Usage;
 }
 
 export interface DecisionContext {

@@ -51,7 +51,11 @@ export function normalizeMessage(raw: unknown, directory?: string): SessionMessa
 function session(raw: unknown): HostSession | undefined {
   const s = obj(raw);
   const id = str(s?.id);
-  return id ? { id, parentId: str(s?.parentID), directory: str(s?.directory) } : undefined;
+  if (!id) return undefined;
+  const found: HostSession = { id, parentId: str(s?.parentID), directory: str(s?.directory) };
+  const spend = readUsage(s);
+  if (spend) found.spend = spend;
+  return found;
 }
 
 /** The SDK answers `{ data, error }`; with throwOnError it throws a real Error. This keeps both paths honest. */

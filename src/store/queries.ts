@@ -254,6 +254,9 @@ export interface CostRow {
   tokens: number;
   cost: number;
   todos_closed: number;
+  files_changed: number;
+  /** By session only: the whole session's spend when its last continuation was billed (null: OpenCode did not say). */
+  session_cost?: number | null;
 }
 
 const COST_KEY: Record<CostKey, string> = { session: "session_id", day: "day", model: "model_id" };
@@ -269,16 +272,46 @@ export async function continuationCosts(
   if (filter.session) (where.push("session_id = ?"), params.push(filter.session));
   const rows = await reader.all<Record<string, unknown>>(
     `SELECT ${COST_KEY[filter.by]} AS key, sum(continuations) AS continuations, sum(tokens) AS tokens,
-       sum(cost) AS cost, sum(todos_closed) AS todos_closed
+       sum(cost) AS cost, sum(todos_closed) AS todos_closed, sum(files_changed) AS files_changed,
+       max(session_cost) AS session_cost
      FROM continuation_costs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
      GROUP BY ${COST_KEY[filter.by]} ORDER BY sum(cost) DESC, ${COST_KEY[filter.by]}`,
     ...params,
   );
+  return rows.map((r) => {
+    const row: CostRow = {
+      key: r.key === null || r.key === undefined ? null : String(r.key),
+      continuations: Number(r.continuations ?? 0),
+      tokens: Number(r.tokens ?? 0),
+      cost: Number(r.cost ?? 0),
+      todos_closed: Number(r.todos_closed ?? 0),
+      files_changed: Number(r.files_changed ?? 0),
+    };
+    if (filter.by === "session") row.session_cost = r.session_cost == null ? null : Number(r.session_cost);
+    return row;
+  });
+}
+
+export interface ModelPricing {
+  provider_id: string | null;
+  model_id: string | null;
+  continuations: number;
+  tokens: number;
+  /** False when every continuation billed to the model used tokens and cost nothing: OpenCode knows no price for it. */
+  priced: boolean;
+}
+
+/** The models continuations were billed to, and whether any of their bills cost something. */
+export async function billedModels(reader: SqlReader): Promise<ModelPricing[]> {
+  const rows = await reader.all<Record<string, unknown>>(
+    `SELECT provider_id, model_id, count(*) AS continuations, sum(tokens) AS tokens, max(cost) AS dearest
+     FROM continuation_bills GROUP BY provider_id, model_id ORDER BY provider_id, model_id`,
+  );
   return rows.map((r) => ({
-    key: r.key === null || r.key === undefined ? null : String(r.key),
+    provider_id: r.provider_id == null ? null : String(r.provider_id),
+    model_id: r.model_id == null ? null : String(r.model_id),
     continuations: Number(r.continuations ?? 0),
     tokens: Number(r.tokens ?? 0),
-    cost: Number(r.cost ?? 0),
-    todos_closed: Number(r.todos_closed ?? 0),
+    priced: Number(r.dearest ?? 0) > 0 || Number(r.tokens ?? 0) === 0,
   }));
 }

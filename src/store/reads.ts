@@ -40,6 +40,16 @@ export function* unresolvedContinuation(sessionId: string): Script<InjectionRow 
   return newest === undefined || newest.injectionId === latest.id ? latest : undefined;
 }
 
+/** What a bill is written from beyond the messages: the continuation it is for, and its session's file ledger. */
+export function* billContext(
+  injectionId: string,
+  sessionId: string,
+): Script<{ injection: InjectionRow | undefined; row: SessionRow | undefined }> {
+  const injection = yield* q.injection(injectionId);
+  const row = injection ? yield* q.session(sessionId) : undefined;
+  return { injection, row };
+}
+
 /** The day of the daily cap: midnight UTC before `now` (PostgreSQL judges it by its own clock). */
 export function dayStartUtc(now: number): number {
   return now - (now % 86_400_000);

@@ -201,9 +201,14 @@ export const continuationBills = sqliteTable(
     /** OpenCode's clock: the turn's first message created, its last completed. */
     startedAt: integer("started_at"),
     endedAt: integer("ended_at"),
-    /** Todos closed during the turn (1 when it moved them forward without closing any counts as progress). */
+    /** Todos closed during the turn, and 1 when it moved the todos forward at all (null: the todos were not read). */
     todosClosed: integer("todos_closed"),
     progressed: integer("progressed"),
+    /** Files whose content the turn made new (an undo or a rewrite of the same content is not counted). */
+    filesChanged: integer("files_changed"),
+    /** The whole session's spend as OpenCode reported it when the bill was written: what the share is taken of. */
+    sessionCost: real("session_cost"),
+    sessionTokens: integer("session_tokens"),
   },
   (t) => [
     check(
@@ -319,9 +324,12 @@ export const continuationCosts = sqliteView("continuation_costs", {
   tokens: integer("tokens").notNull(),
   cost: real("cost").notNull(),
   todosClosed: integer("todos_closed").notNull(),
+  filesChanged: integer("files_changed").notNull(),
+  sessionCost: real("session_cost"),
 }).as(
   sql`SELECT date(recorded_at / 1000, 'unixepoch') AS day, session_id, model_id, count(*) AS continuations,
-    sum(tokens) AS tokens, sum(cost) AS cost, coalesce(sum(todos_closed), 0) AS todos_closed
+    sum(tokens) AS tokens, sum(cost) AS cost, coalesce(sum(todos_closed), 0) AS todos_closed,
+    coalesce(sum(files_changed), 0) AS files_changed, max(session_cost) AS session_cost
   FROM continuation_bills GROUP BY day, session_id, model_id`,
 );
 

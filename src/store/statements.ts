@@ -7,7 +7,7 @@ import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, Sess
 import type { CountdownRow, InjectionRow, NewBill, SessionRow } from "./schema.js";
 
 /** The tables retention deletes from, and what in each is settled history (`?` is the cutoff, epoch ms). */
-export type HistoryTable = "audit_events" | "injections" | "countdowns" | "sessions";
+export type HistoryTable = "audit_events" | "injections" | "countdowns" | "sessions" | "continuation_bills";
 
 export interface Statements {
   // ── sessions ────────────────────────────────────────────────────────────────

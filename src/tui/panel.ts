@@ -43,10 +43,15 @@ function budgetLine(view: SessionView): PanelLine {
   };
 }
 
-/** "41k tokens · $0.12 of $1.00": what the continuations cost, once they cost anything. */
+/**
+ * "41k tokens · $0.12 of $1.00": what the continuations cost, once they used anything. A model without a price (a local
+ * one) costs 0 whatever it does: the line says so, and that a cost budget cannot stop it.
+ */
 function spendLine(view: SessionView): PanelLine | undefined {
   const { cost, tokens: used } = view.spent;
   if (used <= 0 && cost <= 0) return undefined;
+  if (cost <= 0)
+    return { text: `${tokens(used)} tokens · no price${view.maxCost !== null ? ", no cost cap" : ""}`, tone: "muted" };
   const budget = view.maxCost !== null ? ` of ${money(view.maxCost)}` : "";
   return { text: `${tokens(used)} tokens · ${money(cost)}${budget}`, tone: "muted" };
 }

@@ -95,7 +95,12 @@ describe("the sidebar panel", () => {
     [
       "what continuing cost, with no budget and a model without a price",
       decided("injected", null, {}, { spent: { cost: 0, tokens: 950 } }),
-      ["continued", "2 of 20 continuations", "950 tokens · $0.00"],
+      ["continued", "2 of 20 continuations", "950 tokens · no price"],
+    ],
+    [
+      "a cost budget set, and a model without a price: the budget cannot stop it",
+      decided("injected", null, {}, { spent: { cost: 0, tokens: 41_234 }, maxCost: 1 }),
+      ["continued", "2 of 20 continuations", "41k tokens · no price, no cost cap"],
     ],
     [
       "the cost budget spent",

@@ -109,6 +109,7 @@ function drawn(): Row[] {
       maxCost: 1_000_000,
     }),
     view({ continuations: 1, spent: { cost: 0.0049, tokens: 1 }, maxCost: 0.05 }),
+    view({ continuations: 1, spent: { cost: 0, tokens: 123_456_789 }, maxCost: 0.05 }),
     ...STOP_SOURCES.map((stopSource) => view({ stoppedAt: NOW, stopSource })),
   ];
   const rows: Row[] = [];

@@ -1,13 +1,16 @@
-// Bills each continuation's turn once it is over, from the messages a look already read: every assistant message
-// answering the continuation, and whether the todos moved meanwhile (against the ledger the continuation went out
-// with). Nothing on the hot path: a look reads the messages anyway, and each turn is written once (recordBill).
+// Bills each continuation's turn once it is over, from what a look already read: every assistant message answering
+// the continuation, whether the todos moved meanwhile (against the ledger the continuation went out with), the files
+// the turn made new (against the session's file ledger), and the whole session's spend, of which the bill is a share.
+// Nothing on the hot path: a look reads all this anyway, and each turn is written once (recordBill).
+import { tokenTotal } from "../../core/bill.js";
 import type { Stage } from "../../core/decision.js";
 import type { HostFacts } from "../../core/decision-input.js";
 import { isOpen, progressSince, parseLedger, type Todo } from "../../core/todos.js";
 import { parsePatch } from "../../core/transitions.js";
+import { judgeFiles, parseFileLedger } from "../../core/work.js";
 import { recordBill } from "../../store/changes/record-bill.js";
 import type { NewBill } from "../../store/schema.js";
-import { q } from "../../store/script.js";
+import { billContext } from "../../store/reads.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
 
@@ -31,12 +34,15 @@ export class Billing {
     const unfinished = turn.bill.outcome === "interrupted" || turn.bill.outcome === "no_turn";
     if (unfinished && stage !== "before_prompt") return;
     const { ctx } = this;
-    const injection = await ctx.store.read(q.injection(turn.injectionId));
+    const { injection, row } = await ctx.store.read(billContext(turn.injectionId, sessionId));
     if (!injection || injection.sessionId !== sessionId) return;
     const now = ctx.clock.now();
     const bill: NewBill = {
       ...billColumns(turn.bill),
       ...todoProgress(injection.onSent, facts.todos),
+      filesChanged: filesChanged(facts, row?.fileLedger),
+      sessionCost: facts.sessionSpend?.cost ?? null,
+      sessionTokens: facts.sessionSpend ? tokenTotal(facts.sessionSpend.tokens) : null,
       injectionId: injection.id,
       sessionId,
       directory: injection.directory,
@@ -74,6 +80,16 @@ function billColumns(
     startedAt: bill.startedAt ?? null,
     endedAt: bill.endedAt ?? null,
   };
+}
+
+/**
+ * Files the turn made new, judged against the session's file ledger before the turn went into it; known only while the
+ * latest turn read is the continuation's (a person's message since leaves it null).
+ */
+function filesChanged(facts: HostFacts, ledger: string | null | undefined): number | null {
+  if (facts.messages?.replyToLastInjection === undefined) return null;
+  const turn = facts.messages.turnFiles;
+  return turn?.answers === "own" ? judgeFiles(parseFileLedger(ledger), turn).changed : 0;
 }
 
 /** What the turn bought: todos closed since the continuation went out, and whether any moved forward. */

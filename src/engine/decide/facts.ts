@@ -61,7 +61,10 @@ export class FactGatherer {
       if (messageId && injectionId)
         facts.lastTurn = { injectionId, messageId, bill: billTurn(messages.value, messageId) };
     }
-    if (session.status === "fulfilled" && session.value) facts.parentId = session.value.parentId ?? null;
+    if (session.status === "fulfilled" && session.value) {
+      facts.parentId = session.value.parentId ?? null;
+      if (session.value.spend) facts.sessionSpend = session.value.spend;
+    }
     if (family.status === "fulfilled") {
       facts.status = family.value.status;
       facts.busyDescendants = family.value.busyDescendants;

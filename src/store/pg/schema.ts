@@ -179,6 +179,9 @@ export const continuationBills = pgTable(
     endedAt: ms("ended_at"),
     todosClosed: integer("todos_closed"),
     progressed: integer("progressed"),
+    filesChanged: integer("files_changed"),
+    sessionCost: doublePrecision("session_cost"),
+    sessionTokens: ms("session_tokens"),
     /** The daily cap's day on a fleet: the database's clock, not a replica's. */
     dbRecordedAt: writtenByDatabase("db_recorded_at"),
   },
@@ -288,10 +291,13 @@ export const continuationCosts = pgView("continuation_costs", {
   tokens: ms("tokens").notNull(),
   cost: doublePrecision("cost").notNull(),
   todosClosed: ms("todos_closed").notNull(),
+  filesChanged: ms("files_changed").notNull(),
+  sessionCost: doublePrecision("session_cost"),
 }).as(
   sql.raw(`SELECT to_char(to_timestamp(recorded_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, session_id,
     model_id, count(*) AS continuations, sum(tokens)::bigint AS tokens, sum(cost) AS cost,
-    coalesce(sum(todos_closed), 0)::bigint AS todos_closed
+    coalesce(sum(todos_closed), 0)::bigint AS todos_closed, coalesce(sum(files_changed), 0)::bigint AS files_changed,
+    max(session_cost) AS session_cost
   FROM continuation_bills GROUP BY 1, session_id, model_id`),
 );
 

@@ -25,6 +25,7 @@ const KEY: Record<HistoryTable, string> = {
   injections: "id",
   countdowns: "id",
   sessions: "session_id",
+  continuation_bills: "injection_id",
 };
 
 const scoped = (scope: Scope) => [scope.directory, scope.server ?? null];

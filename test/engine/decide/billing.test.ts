@@ -115,6 +115,51 @@ describe("billing a continuation's turn", () => {
     expect([row.continuationCost, row.continuationTokens]).toEqual([0.04, 2200]);
   });
 
+  it("says which files the turn made new (against the session's file ledger) and of what whole spend it is a share", async () => {
+    const injection = await fireContinuation(store, { sessionId: S, owner: ctx.owner, settled: "sent" }, ctx.config);
+    await store.change(
+      changeSession({ sessionId: S, directory: DIRECTORY }, Date.now(), {
+        fileLedger: JSON.stringify({ files: { "/p/undone.ts": ["h0", "h1"] } }),
+      }),
+    );
+    const messages = turn(injection, { cost: 0.02 });
+    const seen: HostFacts = {
+      ...facts(injection, messages),
+      messages: {
+        unfinishedQuestion: false,
+        ownInjectionIds: [injection.id],
+        ownMessageIds: [injection.messageId!],
+        replyToLastInjection: "worked",
+        turnFiles: {
+          answers: "own",
+          files: [
+            { path: "/p/new.ts", after: "n1" },
+            { path: "/p/undone.ts", after: "h0" },
+          ],
+        },
+      },
+      sessionSpend: usage(1.5, 40_000, 2_000),
+    };
+    await billing.record(S, seen, "idle");
+    expect(await bills()).toMatchObject([{ files_changed: 1, session_cost: 1.5, session_tokens: 42_000 }]);
+  });
+
+  it("leaves the files unknown when a person's message came after the continuation's turn", async () => {
+    const injection = await fireContinuation(store, { sessionId: S, owner: ctx.owner, settled: "sent" }, ctx.config);
+    const messages = turn(injection, { cost: 0.02 });
+    const seen: HostFacts = {
+      ...facts(injection, messages),
+      messages: {
+        unfinishedQuestion: false,
+        ownInjectionIds: [injection.id],
+        ownMessageIds: [injection.messageId!],
+        turnFiles: { answers: "other", files: [{ path: "/p/theirs.ts", after: "t1" }] },
+      },
+    };
+    await billing.record(S, seen, "idle");
+    expect(await bills()).toMatchObject([{ files_changed: null, session_cost: null, session_tokens: null }]);
+  });
+
   it("a turn still open at its first idle waits for the look right before the next prompt", async () => {
     const injection = await fireContinuation(store, { sessionId: S, owner: ctx.owner, settled: "sent" }, ctx.config);
     const open = turn(injection, { cost: 0.5, open: true });
