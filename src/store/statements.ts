@@ -91,6 +91,8 @@ export interface Statements {
   spentSince(dayStart: number): number;
   /** The latest bills of a session, newest first (at most `limit`). */
   recentBills(sessionId: string, limit: number): Array<{ cost: number; tokens: number }>;
+  /** Continuations of a scope created since `since` that went out (`sent`, `unknown`) and have no bill, oldest first. */
+  unbilledIn(scope: Scope, since: number): Array<{ injectionId: string; sessionId: string }>;
 
   // ── who is there ────────────────────────────────────────────────────────────
   /**
@@ -140,6 +142,7 @@ export const STATEMENT_NAMES = {
   insertBill: true,
   spentSince: true,
   recentBills: true,
+  unbilledIn: true,
   tuiWatching: true,
   deleteHistory: true,
   countHistory: true,

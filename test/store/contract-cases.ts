@@ -316,6 +316,44 @@ export const CONTRACT_CASES: ContractCase[] = [
     },
   },
   {
+    name: "unbilled: the scope's continuations that went out without a bill, oldest first, from a time on",
+    async run({ a, b }) {
+      const sent = { kind: "sent", latencyMs: 5, detail: {} } as const;
+      const fire = async (n: number, sessionId: string, settle: boolean) => {
+        await a.change(arm(countdown(`cd${n}`, sessionId), {}));
+        await a.change(claim(injection(`i${n}`, `cd${n}`, { sessionId, createdAt: NOW + n }), {}));
+        if (settle) await a.change(recordOutcome(injection(`i${n}`, `cd${n}`, { sessionId }), sent, NOW + 10, POLICY));
+      };
+      await fire(1, "ses_1", true);
+      await fire(2, "ses_2", true);
+      await fire(3, "ses_3", false); // still pending: its call is under way
+      await fire(4, "ses_4", true);
+      await b.change(
+        recordBill(
+          { sessionId: "ses_2", directory: "/p" },
+          {
+            injectionId: "i2",
+            sessionId: "ses_2",
+            directory: "/p",
+            messageId: "msg_i2",
+            continuedAt: NOW + 2,
+            recordedAt: NOW + 20,
+            outcome: "completed",
+          },
+          NOW + 20,
+        ),
+      );
+      assert.deepEqual(await b.read(q.unbilledIn({ directory: "/p" }, NOW)), [
+        { injectionId: "i1", sessionId: "ses_1" },
+        { injectionId: "i4", sessionId: "ses_4" },
+      ]);
+      assert.deepEqual(await a.read(q.unbilledIn({ directory: "/p" }, NOW + 2)), [
+        { injectionId: "i4", sessionId: "ses_4" },
+      ]);
+      assert.deepEqual(await a.read(q.unbilledIn({ directory: "/elsewhere" }, NOW)), []);
+    },
+  },
+  {
     name: "claim: only the owner, only while armed, one winner among racing claims; one transaction",
     async run({ a, b, count }) {
       await a.change(arm(countdown("cd1"), {}));

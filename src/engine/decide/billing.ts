@@ -1,7 +1,8 @@
 // Bills each continuation's turn once it is over, from what a look already read: every assistant message answering
 // the continuation, whether the todos moved meanwhile (against the ledger the continuation went out with), the files
 // the turn made new (against the session's file ledger), and the whole session's spend, of which the bill is a share.
-// Nothing on the hot path: a look reads all this anyway, and each turn is written once (recordBill).
+// Nothing on the hot path: a look reads all this anyway, and each turn is written once (recordBill). After a restart,
+// the turns that ended while no enforcer was there are billed from the session's messages.
 import { tokenTotal } from "../../core/bill.js";
 import type { Stage } from "../../core/decision.js";
 import type { HostFacts } from "../../core/decision-input.js";
@@ -11,31 +12,39 @@ import { judgeFiles, parseFileLedger } from "../../core/work.js";
 import { recordBill } from "../../store/changes/record-bill.js";
 import type { NewBill } from "../../store/schema.js";
 import { billContext } from "../../store/reads.js";
+import { q } from "../../store/script.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
+import type { FactGatherer } from "./facts.js";
 
 /** How far a todo has come in a ledger: 2 is closed. */
 const CLOSED = 2;
+/** How far back a restart looks for continuations left without a bill. */
+export const UNBILLED_WINDOW_MS = 24 * 3600_000;
 
 export class Billing {
   /** Turns this process billed (or found billed): not written again. */
   private readonly billed = new BoundedMap<string, true>(2000);
 
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly facts: FactGatherer,
+  ) {}
 
   /**
    * Bills the turn of the session's last continuation when the messages say it is over. A turn whose last message is
-   * still open is billed only right before the next prompt: at an errored turn's first idle its last message is not
-   * final yet, while by the next prompt a message still open means OpenCode stopped in the middle of it.
+   * still open is billed only once it surely ended: at an errored turn's first idle its last message is not final yet,
+   * while right before the next prompt (or after a restart, the session idle) a message still open means OpenCode
+   * stopped in the middle of it.
    */
-  async record(sessionId: string, facts: HostFacts, stage: Stage): Promise<void> {
+  async record(sessionId: string, facts: HostFacts, stage: Stage | "restart"): Promise<boolean> {
     const turn = facts.lastTurn;
-    if (!turn || this.billed.has(turn.injectionId)) return;
+    if (!turn || this.billed.has(turn.injectionId)) return false;
     const unfinished = turn.bill.outcome === "interrupted" || turn.bill.outcome === "no_turn";
-    if (unfinished && stage !== "before_prompt") return;
+    if (unfinished && stage !== "before_prompt" && stage !== "restart") return false;
     const { ctx } = this;
     const { injection, row } = await ctx.store.read(billContext(turn.injectionId, sessionId));
-    if (!injection || injection.sessionId !== sessionId) return;
+    if (!injection || injection.sessionId !== sessionId) return false;
     const now = ctx.clock.now();
     const bill: NewBill = {
       ...billColumns(turn.bill),
@@ -51,10 +60,34 @@ export class Billing {
       continuedAt: injection.createdAt,
       recordedAt: now,
     };
-    await ctx.store.change(
+    const written = await ctx.store.change(
       recordBill({ sessionId, directory: injection.directory, server: injection.server }, bill, now),
     );
     this.billed.set(turn.injectionId, true);
+    return written;
+  }
+
+  /**
+   * At a start: the latest continuation of each session of the scope that went out without being billed, billed now
+   * if its session is idle (a busy one is billed by the look at its idle). Only a continuation whose turn is among the
+   * messages a look reads is billed; an older one stays unbilled rather than be billed as if nothing answered it.
+   * One session at a time, in its lane: a start is not slowed by a burst of reads.
+   */
+  async recover(): Promise<number> {
+    const { ctx } = this;
+    const unbilled = await ctx.store.read(q.unbilledIn(ctx.followed, ctx.clock.now() - UNBILLED_WINDOW_MS));
+    const latest = new Map(unbilled.map((row) => [row.sessionId, row.injectionId]));
+    let billed = 0;
+    for (const [sessionId, injectionId] of latest) {
+      const written = await ctx.lanes.post(sessionId, async () => {
+        const facts = await this.facts.gather(sessionId);
+        if (facts.status === "busy" || facts.status === "retry" || facts.lastTurn?.injectionId !== injectionId)
+          return false;
+        return this.record(sessionId, facts, "restart");
+      });
+      if (written) billed++;
+    }
+    return billed;
   }
 }
 

@@ -175,4 +175,11 @@ export const S = {
     `SELECT cost::float8 AS cost, tokens::float8 AS tokens FROM continuation_bills
      WHERE session_id = $1 ORDER BY continued_at DESC LIMIT $2`,
   ),
+  unbilledIn: statement(
+    "unbilled_in",
+    `SELECT i.id AS "injectionId", i.session_id AS "sessionId" FROM injections i
+     WHERE i.directory = $1 AND i.server IS NOT DISTINCT FROM $2 AND i.status IN ('sent', 'unknown') AND i.created_at >= $3
+       AND NOT EXISTS (SELECT 1 FROM continuation_bills b WHERE b.injection_id = i.id)
+     ORDER BY i.created_at`,
+  ),
 };

@@ -207,6 +207,13 @@ export class PgStatements implements AsyncStatements {
     return Number((await this.run<{ cost: number }>(S.spentToday, [dayStart]))[0]?.cost ?? 0);
   }
 
+  async unbilledIn(scope: Scope, since: number): Promise<Array<{ injectionId: string; sessionId: string }>> {
+    return whole(
+      await this.run<{ injectionId: string; sessionId: string }>(S.unbilledIn, [...scoped(scope), since]),
+      ["injectionId", "sessionId"],
+    );
+  }
+
   async recentBills(sessionId: string, limit: number): Promise<Array<{ cost: number; tokens: number }>> {
     return (await this.run<{ cost: number; tokens: number }>(S.recentBills, [sessionId, limit])).map((r) => ({
       cost: Number(r.cost),

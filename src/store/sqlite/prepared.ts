@@ -244,5 +244,18 @@ export function prepareBills(db: Db) {
       .orderBy(desc(continuationBills.continuedAt))
       .limit(p("limit"))
       .prepare(),
+    unbilledIn: db
+      .select({ injectionId: injections.id, sessionId: injections.sessionId })
+      .from(injections)
+      .where(
+        and(
+          inScope(injections),
+          sql`${injections.status} IN ('sent', 'unknown')`,
+          gte(injections.createdAt, p("since")),
+          sql`NOT EXISTS (SELECT 1 FROM ${continuationBills} WHERE ${continuationBills.injectionId} = ${injections.id})`,
+        ),
+      )
+      .orderBy(asc(injections.createdAt))
+      .prepare(),
   };
 }

@@ -157,6 +157,10 @@ export class SqliteStatements implements Statements {
     return this.b.recent.all({ sessionId, limit });
   }
 
+  unbilledIn(scope: Scope, since: number): Array<{ injectionId: string; sessionId: string }> {
+    return this.b.unbilledIn.all({ ...scoped(scope), since });
+  }
+
   tuiWatching(directory: string, now: number): boolean {
     return this.r.tuiWatching.get({ directory, now }) !== undefined;
   }

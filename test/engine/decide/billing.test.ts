@@ -6,7 +6,10 @@ import type { Config } from "../../../src/config.js";
 import { billTurn } from "../../../src/core/bill.js";
 import type { HostFacts } from "../../../src/core/decision-input.js";
 import type { SessionMessage } from "../../../src/core/messages.js";
+import { idLine } from "../../../src/core/prompt.js";
 import { Billing } from "../../../src/engine/decide/billing.js";
+import { FactGatherer } from "../../../src/engine/decide/facts.js";
+import { OwnMessageIds } from "../../../src/engine/see/own-messages.js";
 import { Judge } from "../../../src/engine/decide/judge.js";
 import { StopNotices } from "../../../src/engine/decide/stop-notices.js";
 import { DeliveryQueue } from "../../../src/engine/deliver/queue.js";
@@ -26,12 +29,16 @@ let store: SqliteStore;
 let ctx: TestContext;
 let billing: Billing;
 let judge: Judge;
+let host: FakeHost;
+let gatherer: FactGatherer;
 
 function build(overrides: Partial<Config> = {}) {
   const config = testConfig(`${files.folder}/state.db`, overrides);
-  ctx = makeContext({ store, config, owner: liveOwner(), host: new FakeHost() });
+  host = new FakeHost();
+  ctx = makeContext({ store, config, owner: liveOwner(), host });
   const queue = new DeliveryQueue(config.maxConcurrentInjections, (error) => ctx.failed("continuation", error));
-  billing = new Billing(ctx);
+  gatherer = new FactGatherer(host, config.hostTimeoutMs, () => ctx.clock.monotonic(), new OwnMessageIds(store));
+  billing = new Billing(ctx, gatherer);
   judge = new Judge(ctx, new SessionMemories(100, () => false), queue, new StopNotices(ctx), billing);
 }
 
@@ -173,10 +180,56 @@ describe("billing a continuation's turn", () => {
     const injection = await fireContinuation(store, { sessionId: S, owner: ctx.owner, settled: "sent" }, ctx.config);
     const messages = turn(injection, { cost: 0.1 });
     const { store: elsewhere } = await files.open();
-    await new Billing({ ...ctx, store: elsewhere } as TestContext).record(S, facts(injection, messages), "idle");
+    await new Billing({ ...ctx, store: elsewhere } as TestContext, gatherer).record(
+      S,
+      facts(injection, messages),
+      "idle",
+    );
     await billing.record(S, facts(injection, messages), "idle");
     expect(await bills()).toHaveLength(1);
     expect((await store.read(q.session(S)))!.continuationCost).toBe(0.1);
+  });
+});
+
+describe("after a restart", () => {
+  /** The continuation's message as OpenCode keeps it, and the turn that answered it. */
+  function transcript(sessionId: string, injection: NewInjection, o: { cost: number; open?: boolean }): void {
+    host.addUserMessage(sessionId, `continue\n${idLine(injection.id)}`, { id: injection.messageId! });
+    for (const message of turn(injection, o).slice(1)) host.messageList(sessionId).push(message);
+  }
+
+  it("a turn that ended while no enforcer was there is billed from the session's messages, once", async () => {
+    const injection = await fireContinuation(store, { sessionId: S, owner: ctx.owner, settled: "sent" }, ctx.config);
+    transcript(S, injection, { cost: 0.3 });
+    expect(await billing.recover()).toBe(1);
+    expect(await bills()).toMatchObject([{ injection_id: injection.id, outcome: "completed", cost: 0.3, steps: 1 }]);
+    // The next start finds nothing left to bill.
+    build();
+    expect(await billing.recover()).toBe(0);
+    expect(await bills()).toHaveLength(1);
+    expect((await store.read(q.session(S)))!.continuationCost).toBe(0.3);
+  });
+
+  it("a turn a crash cut short is billed as interrupted; a session busy now is left to the look at its idle", async () => {
+    const cut = await fireContinuation(store, { sessionId: S, owner: ctx.owner, settled: "sent" }, ctx.config);
+    transcript(S, cut, { cost: 0.05, open: true });
+    const running = await fireContinuation(
+      store,
+      { sessionId: "ses_busy", owner: ctx.owner, settled: "sent" },
+      ctx.config,
+    );
+    transcript("ses_busy", running, { cost: 0.05, open: true });
+    host.statuses = { ses_busy: "busy" };
+    expect(await billing.recover()).toBe(1);
+    expect(await bills()).toMatchObject([{ injection_id: cut.id, outcome: "interrupted", cost: 0.05 }]);
+  });
+
+  it("a continuation whose message is not among those a look reads stays unbilled rather than billed as unanswered", async () => {
+    const injection = await fireContinuation(store, { sessionId: S, owner: ctx.owner, settled: "sent" }, ctx.config);
+    host.addUserMessage(S, "something else");
+    expect(await billing.recover()).toBe(0);
+    expect(await bills()).toEqual([]);
+    expect(injection.messageId).toBeDefined();
   });
 });
 

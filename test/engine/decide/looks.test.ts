@@ -94,7 +94,7 @@ function build(overrides: Partial<Config> = {}, over: SqliteStore = store): Rig 
   const starts = new StartWatch(ctx, facts, outcomes);
   const pinned = (id: string) => countdowns.has(id) || queue.isBusy(id) || starts.has(id);
   const memories = new SessionMemories(1000, pinned);
-  const judge = new Judge(ctx, memories, queue, notices, new Billing(ctx));
+  const judge = new Judge(ctx, memories, queue, notices, new Billing(ctx, facts));
   const looks = new Looks(ctx, { memories, countdowns, judge, facts, queue, starts });
   const built = { ctx, host, config, memories, countdowns, queue, starts, looks };
   rigs.push(built);
