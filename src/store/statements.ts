@@ -91,6 +91,11 @@ export interface Statements {
   spentSince(dayStart: number): number;
   /** The latest bills of a session, newest first (at most `limit`). */
   recentBills(sessionId: string, limit: number): Array<{ cost: number; tokens: number }>;
+  /**
+   * Adds a bill's cost and tokens to the session's spend in its window. Only these two columns: the row, with its
+   * ledgers, is not rewritten for two sums (recording a bill stays within 1.5× of its raw rows, see BENCHMARKS.md).
+   */
+  addSpend(sessionId: string, cost: number, tokens: number, now: number): void;
   /** Continuations of a scope created since `since` that went out (`sent`, `unknown`) and have no bill, oldest first. */
   unbilledIn(scope: Scope, since: number): Array<{ injectionId: string; sessionId: string }>;
 
@@ -142,6 +147,7 @@ export const STATEMENT_NAMES = {
   insertBill: true,
   spentSince: true,
   recentBills: true,
+  addSpend: true,
   unbilledIn: true,
   tuiWatching: true,
   deleteHistory: true,

@@ -4,7 +4,6 @@
 import { change, q, type Change } from "../script.js";
 import type { NewBill } from "../schema.js";
 import type { SessionScope } from "../types.js";
-import { patchSession } from "./session-row.js";
 
 /** The counts a bill that leaves them out has: the statements bind every column, so no default applies. */
 const NOTHING_COUNTED = {
@@ -27,14 +26,7 @@ export function recordBill(scope: SessionScope, bill: NewBill, now: number): Cha
     const row = yield* q.session(scope.sessionId);
     // A continuation sent before the window the session counts now (a person wrote since, or resumed) is history.
     if (!row || bill.continuedAt < Math.max(row.lastUserMessageAt ?? 0, row.resumedAt ?? 0)) return true;
-    yield* patchSession(
-      row,
-      {
-        continuationCost: row.continuationCost + (bill.cost ?? 0),
-        continuationTokens: row.continuationTokens + (bill.tokens ?? 0),
-      },
-      now,
-    );
+    yield* q.addSpend(scope.sessionId, bill.cost ?? 0, bill.tokens ?? 0, now);
     return true;
   });
 }

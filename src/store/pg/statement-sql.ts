@@ -43,6 +43,11 @@ export const S = {
     `UPDATE sessions SET ${PATCHABLE.map((key, i) => `${columnOf(key)} = $${i + 2}`).join(", ")},
        updated_at = $${PATCHABLE.length + 2} WHERE session_id = $1`,
   ),
+  addSpend: statement(
+    "add_spend",
+    `UPDATE sessions SET continuation_cost = continuation_cost + $2, continuation_tokens = continuation_tokens + $3,
+       updated_at = $4 WHERE session_id = $1`,
+  ),
   toRecheck: statement(
     "to_recheck",
     `SELECT session_id AS "sessionId", recheck_at::float8 AS "recheckAt", owed_since::float8 AS "owedSince" FROM sessions

@@ -55,6 +55,10 @@ export class PgStatements implements AsyncStatements {
     await this.run(S.writeSession, [row.sessionId, ...PATCHABLE.map((key) => row[key] ?? null), row.updatedAt]);
   }
 
+  async addSpend(sessionId: string, cost: number, tokens: number, now: number): Promise<void> {
+    await this.run(S.addSpend, [sessionId, cost, tokens, now]);
+  }
+
   async sessionsToRecheck(scope: Scope, dueBy: number) {
     const rows = await this.run<{ sessionId: string; recheckAt: number | null; owedSince: number | null }>(
       S.toRecheck,
@@ -208,10 +212,10 @@ export class PgStatements implements AsyncStatements {
   }
 
   async unbilledIn(scope: Scope, since: number): Promise<Array<{ injectionId: string; sessionId: string }>> {
-    return whole(
-      await this.run<{ injectionId: string; sessionId: string }>(S.unbilledIn, [...scoped(scope), since]),
-      ["injectionId", "sessionId"],
-    );
+    return whole(await this.run<{ injectionId: string; sessionId: string }>(S.unbilledIn, [...scoped(scope), since]), [
+      "injectionId",
+      "sessionId",
+    ]);
   }
 
   async recentBills(sessionId: string, limit: number): Promise<Array<{ cost: number; tokens: number }>> {

@@ -65,6 +65,15 @@ export function prepareSessions(db: Db) {
       .set({ ...set, updatedAt: ps("updatedAt") })
       .where(eq(sessions.sessionId, p("sessionId")))
       .prepare(),
+    addSpend: db
+      .update(sessions)
+      .set({
+        continuationCost: sql`${sessions.continuationCost} + ${p("cost")}`,
+        continuationTokens: sql`${sessions.continuationTokens} + ${p("tokens")}`,
+        updatedAt: ps("now"),
+      })
+      .where(eq(sessions.sessionId, p("sessionId")))
+      .prepare(),
     toRecheck: db
       .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt, owedSince: sessions.owedSince })
       .from(sessions)

@@ -58,6 +58,10 @@ export class SqliteStatements implements Statements {
     this.s.write.run(values);
   }
 
+  addSpend(sessionId: string, cost: number, tokens: number, now: number): void {
+    this.s.addSpend.run({ sessionId, cost, tokens, now });
+  }
+
   sessionsToRecheck(scope: Scope, dueBy: number) {
     return this.s.toRecheck.all({ ...scoped(scope), dueBy });
   }
