@@ -96,6 +96,8 @@ export interface Statements {
    * ledgers, is not rewritten for two sums (recording a bill stays within 1.5× of its raw rows, see BENCHMARKS.md).
    */
   addSpend(sessionId: string, cost: number, tokens: number, now: number): void;
+  /** The session's latest continuation that went out (`sent`, `unknown`), when it has no bill. */
+  unbilledOf(sessionId: string): string | undefined;
   /** Continuations of a scope created since `since` that went out (`sent`, `unknown`) and have no bill, oldest first. */
   unbilledIn(scope: Scope, since: number): Array<{ injectionId: string; sessionId: string }>;
 
@@ -148,6 +150,7 @@ export const STATEMENT_NAMES = {
   spentSince: true,
   recentBills: true,
   addSpend: true,
+  unbilledOf: true,
   unbilledIn: true,
   tuiWatching: true,
   deleteHistory: true,

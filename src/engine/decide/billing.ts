@@ -68,6 +68,23 @@ export class Billing {
   }
 
   /**
+   * A look that ended before reading OpenCode (a guard said no on what was known: the todos are done, the budget is
+   * spent, the session is stopped) still bills the session's last continuation, whose turn may be the last it gets.
+   * Read only when the database says that continuation has no bill, and tried once per process: a continuation whose
+   * turn the messages do not show (it never arrived) is not asked about at every idle.
+   */
+  async settle(sessionId: string): Promise<void> {
+    const { ctx } = this;
+    const unbilled = await ctx.store.read(q.unbilledOf(sessionId));
+    if (!unbilled || this.billed.has(unbilled)) return;
+    this.billed.set(unbilled, true);
+    const facts = await this.facts.gather(sessionId);
+    if (facts.lastTurn?.injectionId !== unbilled) return;
+    this.billed.delete(unbilled);
+    await ctx.lanes.run(sessionId, () => this.record(sessionId, facts, "idle"));
+  }
+
+  /**
    * At a start: the latest continuation of each session of the scope that went out without being billed, billed now
    * if its session is idle (a busy one is billed by the look at its idle). Only a continuation whose turn is among the
    * messages a look reads is billed; an older one stays unbilled rather than be billed as if nothing answered it.

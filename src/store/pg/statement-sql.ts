@@ -180,6 +180,12 @@ export const S = {
     `SELECT cost::float8 AS cost, tokens::float8 AS tokens FROM continuation_bills
      WHERE session_id = $1 ORDER BY continued_at DESC LIMIT $2`,
   ),
+  unbilledOf: statement(
+    "unbilled_of",
+    `SELECT latest.id FROM (SELECT id FROM injections WHERE session_id = $1 AND status IN ('sent', 'unknown')
+       ORDER BY created_at DESC LIMIT 1) latest
+     WHERE NOT EXISTS (SELECT 1 FROM continuation_bills b WHERE b.injection_id = latest.id)`,
+  ),
   unbilledIn: statement(
     "unbilled_in",
     `SELECT i.id AS "injectionId", i.session_id AS "sessionId" FROM injections i

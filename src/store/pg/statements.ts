@@ -211,6 +211,10 @@ export class PgStatements implements AsyncStatements {
     return Number((await this.run<{ cost: number }>(S.spentToday, [dayStart]))[0]?.cost ?? 0);
   }
 
+  async unbilledOf(sessionId: string): Promise<string | undefined> {
+    return whole(await this.run<{ id: string }>(S.unbilledOf, [sessionId]), ["id"])[0]?.id;
+  }
+
   async unbilledIn(scope: Scope, since: number): Promise<Array<{ injectionId: string; sessionId: string }>> {
     return whole(await this.run<{ injectionId: string; sessionId: string }>(S.unbilledIn, [...scoped(scope), since]), [
       "injectionId",

@@ -253,6 +253,15 @@ export function prepareBills(db: Db) {
       .orderBy(desc(continuationBills.continuedAt))
       .limit(p("limit"))
       .prepare(),
+    latestSent: db
+      .select({
+        id: injections.id,
+        billed: sql<number>`EXISTS (SELECT 1 FROM ${continuationBills} WHERE ${continuationBills.injectionId} = ${injections.id})`,
+      })
+      .from(injections)
+      .where(and(eq(injections.sessionId, p("sessionId")), sql`${injections.status} IN ('sent', 'unknown')`))
+      .orderBy(desc(injections.createdAt))
+      .prepare(),
     unbilledIn: db
       .select({ injectionId: injections.id, sessionId: injections.sessionId })
       .from(injections)

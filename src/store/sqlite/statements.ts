@@ -161,6 +161,11 @@ export class SqliteStatements implements Statements {
     return this.b.recent.all({ sessionId, limit });
   }
 
+  unbilledOf(sessionId: string): string | undefined {
+    const latest = this.b.latestSent.get({ sessionId });
+    return latest && !latest.billed ? latest.id : undefined;
+  }
+
   unbilledIn(scope: Scope, since: number): Array<{ injectionId: string; sessionId: string }> {
     return this.b.unbilledIn.all({ ...scoped(scope), since });
   }
