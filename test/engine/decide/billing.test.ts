@@ -251,14 +251,17 @@ describe("the budgets, with the bills", () => {
     expect((decision as unknown as { detail: { spent: number } }).detail.spent).toBeCloseTo(0.2);
   });
 
-  it("the daily cap counts every session of the database", async () => {
+  it("the daily cap counts every session of the database, whichever engine billed it", async () => {
     build({ dailyContinuationCost: 1 });
+    // Another engine (another OpenCode process) on the same file bills its own session.
+    const { store: elsewhere } = await files.open();
     const other = await fireContinuation(
-      store,
-      { sessionId: "ses_other", owner: ctx.owner, settled: "sent" },
+      elsewhere,
+      { sessionId: "ses_other", owner: "otherhost/2/other", settled: "sent" },
       ctx.config,
     );
-    await billing.record("ses_other", facts(other, turn(other, { cost: 1.2 })), "idle");
+    const otherEngine = new Billing({ ...ctx, store: elsewhere } as TestContext, gatherer);
+    await otherEngine.record("ses_other", facts(other, turn(other, { cost: 1.2 })), "idle");
     const mine = await fireContinuation(store, { sessionId: S, owner: ctx.owner, settled: "sent" }, ctx.config);
     const { decision } = await judge.decide(
       S,
