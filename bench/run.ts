@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { startProcess } from "../test/crash/processes.js";
+import { bills } from "./bills.js";
 import { fanout } from "./fanout.js";
 import { hotPath } from "./hot-path.js";
 import type { Figure } from "./lib.js";
@@ -31,6 +32,7 @@ async function inChild(runtime: "node" | "bun", script: string, env: Record<stri
 await step("hot-path", hotPath);
 await step("state-changes", stateChanges);
 await step("pg-state-changes", pgStateChanges);
+await step("bills", bills);
 await step("scheduler", async () => [...(await schedulerPrecision(1000)), ...(await schedulerPrecision(10_000))]);
 // Recovery: 20 rounds at 10k armed, 7 at 100k (a round there takes about 5 s); about a minute in all.
 await step("recovery", async () => [

@@ -1,5 +1,6 @@
 // `npm run demo`: a real OpenCode server, offline, with a scripted model that stops with open todos. Watch the
-// countdown and the continuations happen, then read the injection history and the audit trail back from SQLite.
+// countdown and the continuations happen, then read the injection history, the audit trail and what each
+// continuation cost back from SQLite. The model has a price, so OpenCode computes what each step cost.
 import Database from "better-sqlite3";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,19 +28,36 @@ const say = (text: string) => console.log(`${stamp()} ${text}`);
 
 const TASKS = ["parse the command-line flags", "write the tests", "update the README"];
 
-/** A model that does one todo per turn and then stops, as agents too often do. */
+/** What the scripted model charges, in $ per million tokens (OpenCode's `cost` of a model). */
+const PRICE = { input: 3, output: 15, cache_read: 0.3 };
+
+/**
+ * A model that does one todo per turn and then stops, as agents too often do. It reports what it used, as providers
+ * do: each turn replays a longer transcript, mostly from the cache.
+ */
 function script(_request: ModelRequest, ctx: ScriptContext): ModelReply {
   const done = ctx.userTexts.filter((t) => t.includes("[SYSTEM REMINDER - TODO CONTINUATION]")).length + 1;
-  if (ctx.afterTool) return { text: done < TASKS.length ? "I finished one step; stopping here for now." : "All done." };
+  const transcript = 9_000 + 6_000 * done;
+  if (ctx.afterTool)
+    return {
+      text: done < TASKS.length ? "I finished one step; stopping here for now." : "All done.",
+      usage: { prompt: transcript + 600, completion: 45, cached: transcript - 2_000 },
+    };
   return {
     toolCalls: [todowrite(TASKS.map((t, i) => [t, i < done ? "completed" : i === done ? "in_progress" : "pending"]))],
+    usage: { prompt: transcript, completion: 700, cached: transcript - 4_000 },
   };
 }
 
 const root = mkdtempSync(join(tmpdir(), "todo-continuation-demo-"));
 const dbPath = join(root, "todo-continuation.db");
 const model = new ScriptedModel(script);
-const server = new OpenCodeServer({ root, modelUrl: await model.start(), pluginOptions: { databasePath: dbPath } });
+const server = new OpenCodeServer({
+  root,
+  modelUrl: await model.start(),
+  pluginOptions: { databasePath: dbPath },
+  modelCost: PRICE,
+});
 
 console.log(bold("opencode-todo-continuation demo"));
 console.log(
@@ -139,6 +157,16 @@ console.log(`\n${bold("Injection history")} ${dim("(from SQLite)")}`);
 console.log(table(conn.prepare(historySql).all() as Array<Record<string, unknown>>));
 console.log(`\n${bold("Audit trail")} ${dim("(every decision, with its reason)")}`);
 console.log(table(conn.prepare(auditSql).all() as Array<Record<string, unknown>>));
+const billsSql = `SELECT injection_id AS continuation, outcome, messages, steps, input_tokens AS input,
+  cache_read_tokens AS cached, output_tokens AS output, tokens, printf('$%.4f', cost) AS cost, todos_closed, files_changed
+FROM continuation_bills WHERE session_id = '${id}' ORDER BY continued_at`;
+const totalSql = `SELECT sum(continuations) AS continuations, sum(tokens) AS tokens, printf('$%.4f', sum(cost)) AS cost,
+  printf('%.0f%%', 100.0 * sum(cost) / max(session_cost)) AS share_of_session, sum(todos_closed) AS todos_closed,
+  printf('$%.4f', sum(cost) / nullif(sum(todos_closed), 0)) AS cost_per_todo
+FROM continuation_costs WHERE session_id = '${id}'`;
+console.log(`\n${bold("What continuing cost")} ${dim("(each continuation's turn, as OpenCode priced it)")}`);
+console.log(table(conn.prepare(billsSql).all() as Array<Record<string, unknown>>));
+console.log(table(conn.prepare(totalSql).all() as Array<Record<string, unknown>>));
 conn.close();
 console.log(`\n${bold("Query it yourself:")}`);
 console.log(
@@ -147,7 +175,7 @@ console.log(
 console.log(
   `  sqlite3 -header -column ${dbPath} "SELECT event, reason, count(*) AS n FROM audit_events GROUP BY event, reason ORDER BY n DESC"`,
 );
-console.log(dim(`  (or: npx todo-continuation --db ${dbPath} history | audit | status | doctor)`));
+console.log(dim(`  (or: npx todo-continuation --db ${dbPath} history | audit | cost | status | doctor)`));
 console.log(
   `\n${bold("In OpenCode's own TUI:")} add the TUI plugin to ~/.config/opencode/tui.json for a sidebar panel with`,
 );

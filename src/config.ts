@@ -18,6 +18,12 @@ export interface Config {
   /** Continuations since the last todo progress whose turns changed files before stopping; 0: files never count. */
   workWithoutProgressLimit: number;
   maxContinuations: number;
+  /** The most continuations may cost per session since the last real user message (0: no cap). */
+  maxContinuationCost: number;
+  /** The most tokens continuations may use per session since the last real user message (0: no cap). */
+  maxContinuationTokens: number;
+  /** The most every continuation of the database may cost per UTC day (0: no cap). */
+  dailyContinuationCost: number;
   /** After a real user message that follows one of our continuations, pause until progress or a resume. */
   pauseAfterUserMessage: boolean;
   /** Continuations in a row answered with text only (no work) before stopping. */
@@ -141,6 +147,9 @@ const SPECS: { [K in keyof Config]: OptionSpec<Config[K]> } = {
   continueChildSessions: spec(boolean, false),
   stagnationLimit: spec(number(1, 1000, true), 3),
   workWithoutProgressLimit: spec(number(0, 1000, true), 8),
+  maxContinuationCost: spec(number(0, 1_000_000), 0),
+  maxContinuationTokens: spec(number(0, 1e12, true), 0),
+  dailyContinuationCost: spec(number(0, 1_000_000), 0),
   maxContinuations: spec(number(1, 100_000, true), 20),
   pauseAfterUserMessage: spec(boolean, true),
   unproductiveLimit: spec(number(1, 1000, true), 1),

@@ -4,6 +4,7 @@
 // Exit codes: 0 ok, 1 failure (explained on stderr), 2 usage error.
 import { Command, CommanderError } from "commander";
 import { registerAudit } from "./commands/audit.js";
+import { registerCost } from "./commands/cost.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerHistory } from "./commands/history.js";
 import { registerMigrate } from "./commands/migrate.js";
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerHistory(program);
   registerAudit(program);
+  registerCost(program);
   registerStatus(program);
   registerStopResume(program);
   registerMigrate(program);

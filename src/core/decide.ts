@@ -9,6 +9,7 @@ import type { SkipReason } from "./reasons.js";
 import type { Decision, DecisionConfig, DecisionInput, DurableFacts, PauseLift, Progress } from "./decision.js";
 import { listRewritten, progressSince, summarize } from "./todos.js";
 import { judgeFiles } from "./work.js";
+import { overBudget } from "./budget.js";
 
 type Guard = (input: DecisionInput, derived: Derived) => Record<string, unknown> | undefined;
 
@@ -285,11 +286,18 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
       return pass;
     },
   ],
+  ["cost_budget", ({ durable, config }) => overBudget(durable, config)],
   [
     "budget_exhausted",
     ({ durable, config }) =>
       durable.continuations >= config.maxContinuations
-        ? { continuations: durable.continuations, limit: config.maxContinuations }
+        ? {
+            continuations: durable.continuations,
+            limit: config.maxContinuations,
+            ...(durable.spent && durable.spent.tokens > 0
+              ? { spent: durable.spent.cost, tokens: durable.spent.tokens }
+              : {}),
+          }
         : pass,
   ],
 ];

@@ -6,6 +6,8 @@ import type { SessionStatus } from "./events.js";
 import type { AgentChoice, MessageFacts } from "./messages.js";
 import { parseLedger, type Todo } from "./todos.js";
 import { parseFileLedger } from "./work.js";
+import type { Bill } from "./bill.js";
+import type { Usage } from "./fields.js";
 import { afterErrorsResolved, agentColumns, liftPause, type SessionPatch } from "./transitions.js";
 
 /** The durable columns the guards read (a `sessions` row has them all). */
@@ -25,6 +27,8 @@ export interface SessionState {
   stagnantContinuations: number;
   workContinuations: number;
   fileLedger: string | null;
+  continuationCost: number;
+  continuationTokens: number;
   unproductiveReplies: number;
   todoSnapshot: string | null;
   backoffUntil: number | null;
@@ -60,6 +64,10 @@ export interface HostFacts {
   /** Busy sessions below this one: children, grandchildren and deeper. */
   busyDescendants?: string[];
   agents?: Array<{ name: string; canWrite?: boolean }>;
+  /** The turn that answered the session's last continuation among the messages read, and its bill. */
+  lastTurn?: { injectionId: string; messageId: string; bill: Bill };
+  /** The whole session's spend, as OpenCode reported it. */
+  sessionSpend?: Usage;
 }
 
 export interface DecisionContext {
@@ -76,6 +84,8 @@ export interface DecisionContext {
   userCancelledAt?: number;
   /** A continuation of the session fired (by any process) since the idle the look judges was seen, if one was. */
   answeredBy?: { injectionId: string; firedAt: number };
+  /** What the budgets need beyond the row, read only when one is set: today's spend, the latest bills. */
+  spending?: { today?: number; recentBills: ReadonlyArray<{ cost: number; tokens: number }> };
 }
 
 export function decisionInput(context: DecisionContext): DecisionInput {
@@ -108,7 +118,7 @@ function durableFacts(
   row: SessionState | undefined,
   seen: SessionSightings,
   facts: HostFacts | undefined,
-  sinceLook: Pick<DecisionContext, "userCancelledAt" | "answeredBy">,
+  sinceLook: Pick<DecisionContext, "userCancelledAt" | "answeredBy" | "spending">,
 ): DurableFacts {
   return {
     parentId: row?.parentId ?? seen.parentId ?? facts?.parentId ?? null,
@@ -128,6 +138,9 @@ function durableFacts(
     stagnantContinuations: row?.stagnantContinuations ?? 0,
     workContinuations: row?.workContinuations ?? 0,
     fileLedger: parseFileLedger(row?.fileLedger),
+    spent: { cost: row?.continuationCost ?? 0, tokens: row?.continuationTokens ?? 0 },
+    spentToday: sinceLook.spending?.today,
+    recentBills: sinceLook.spending?.recentBills,
     unproductiveReplies: row?.unproductiveReplies ?? 0,
     ledger: parseLedger(row?.todoSnapshot),
     backoffUntil: row?.backoffUntil ?? null,

@@ -17,6 +17,10 @@ export interface DecisionConfig {
   /** Continuations since the last todo progress whose turns changed files, before stopping (0: files never count). */
   workWithoutProgressLimit: number;
   maxContinuations: number;
+  /** Spend budgets (0: none): per session since the last real user message, and per day across the database. */
+  maxContinuationCost: number;
+  maxContinuationTokens: number;
+  dailyContinuationCost: number;
   /** Re-checks after provider errors (and retries after failed prompts) before giving up. */
   maxRetries: number;
   /** The longest backoff or cooldown there can be: one further away means the wall clock went back. */
@@ -58,6 +62,12 @@ export interface DurableFacts {
   workContinuations?: number;
   /** The recent contents of the files the session's turns touched: what a turn's files are judged against. */
   fileLedger?: FileLedger | null;
+  /** What this session's continuations cost since the last real user message (their bills). */
+  spent?: { cost: number; tokens: number };
+  /** What every continuation of the database cost today (UTC, on the database's clock). */
+  spentToday?: number;
+  /** The bills of this session's latest continuations, oldest first: the next one's estimate. */
+  recentBills?: ReadonlyArray<{ cost: number; tokens: number }>;
   /** Text-only replies in a row to continuations (before the last one). */
   unproductiveReplies?: number;
   /** Progress baseline: the todos as of the continuations since the last real user message. */

@@ -41,6 +41,20 @@ function n(detail: Record<string, unknown>, key: string): number | undefined {
   return typeof value === "number" ? value : undefined;
 }
 
+/** An amount in the currency of the models' prices (OpenCode's are in US dollars): cents shown, at least. */
+export function money(amount: number): string {
+  if (amount >= 1e6) return `$${(amount / 1e6).toFixed(1)}M`;
+  if (amount >= 1e4) return `$${Math.round(amount / 1e3)}k`;
+  return `$${amount >= 1000 ? Math.round(amount) : amount.toFixed(amount < 0.1 && amount > 0 ? 3 : 2)}`;
+}
+
+/** 950, 41k, 3.2M. */
+export function tokens(count: number): string {
+  if (count >= 1e6) return `${(count / 1e6).toFixed(count >= 1e7 ? 0 : 1)}M`;
+  if (count >= 1e4) return `${Math.round(count / 1e3)}k`;
+  return String(Math.round(count));
+}
+
 function plural(count: number | undefined, word: string): string {
   return count === undefined ? `${word}s` : `${count} ${word}${count === 1 ? "" : "s"}`;
 }
@@ -123,10 +137,24 @@ const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = 
         : `stopped: ${plural(n(d, "unproductiveContinuations"), "time")} without progress`,
     hint: RESUME_HINT,
   }),
+  cost_budget: (d) => {
+    const spent = n(d, "spent") ?? 0;
+    const limit = n(d, "limit") ?? 0;
+    if (d.budget === "session_tokens")
+      return { standing: "stopped", text: `stopped: ${tokens(spent)} of ${tokens(limit)} tokens`, hint: RESUME_HINT };
+    if (d.budget === "daily_cost")
+      return {
+        standing: "stopped",
+        text: `stopped: ${money(spent)} of ${money(limit)} today`,
+        hint: "raise dailyContinuationCost to go on",
+      };
+    return { standing: "stopped", text: `stopped: ${money(spent)} of ${money(limit)} spent`, hint: RESUME_HINT };
+  },
   budget_exhausted: (d) => ({
     standing: "stopped",
     text: `stopped: the budget${n(d, "continuations") !== undefined ? ` of ${n(d, "continuations")}` : ""} is spent`,
-    hint: RESUME_HINT,
+    // What those continuations cost, when they were billed: the amount beside the way on.
+    hint: n(d, "spent") ? `${money(n(d, "spent")!)} spent; /resume-continuation` : RESUME_HINT,
   }),
 };
 
@@ -204,6 +232,7 @@ const HOLDS: Record<string, string> = {
   no_progress_reply: "the replies without work",
   stagnation: "the stop for no progress",
   budget_exhausted: "the spent budget",
+  cost_budget: "the spent cost budget",
 };
 
 /** "the stop and the provider's refusal"; undefined when nothing was lifted. */
@@ -225,6 +254,7 @@ export const STOP_NOTICES: ReadonlySet<string> = new Set([
   "user_took_over",
   "no_progress_reply",
   "stagnation",
+  "cost_budget",
   "budget_exhausted",
   "gave_up",
 ]);

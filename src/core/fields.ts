@@ -41,6 +41,41 @@ export function errorFields(error: unknown, now?: number): ErrorReport {
   return report;
 }
 
+/** Tokens by kind, as OpenCode reports them for a step or a message. */
+export interface Tokens {
+  input: number;
+  output: number;
+  reasoning: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** What one step or message cost, in the currency of the model's configured price (0 without one). */
+export interface Usage {
+  cost: number;
+  tokens: Tokens;
+}
+
+/** `{cost, tokens: {input, output, reasoning, cache: {read, write}}}`; undefined when neither is there. */
+export function readUsage(raw: Json | undefined): Usage | undefined {
+  if (!raw) return undefined;
+  const tokens = obj(raw.tokens);
+  const cache = obj(tokens?.cache);
+  const cost = num(raw.cost);
+  if (cost === undefined && !tokens) return undefined;
+  const count = (value: unknown) => Math.max(0, num(value) ?? 0);
+  return {
+    cost: Math.max(0, cost ?? 0),
+    tokens: {
+      input: count(tokens?.input),
+      output: count(tokens?.output),
+      reasoning: count(tokens?.reasoning),
+      cacheRead: count(cache?.read),
+      cacheWrite: count(cache?.write),
+    },
+  };
+}
+
 /** The fields of a message's `info` (user or assistant) that the enforcer uses, wherever the message came from. */
 export interface MessageInfo {
   id: string;
@@ -58,6 +93,12 @@ export interface MessageInfo {
   summary?: true;
   /** OpenCode's deprecated per-message `tools` map switched the write or edit tool off. */
   writeDenied?: boolean;
+  /** The user message an assistant message answers. */
+  parentId?: string;
+  /** An assistant message's bill: its cost summed over its steps, but its tokens those of its last step only. */
+  usage?: Usage;
+  /** Why the model stopped (`stop`, `tool-calls`, `length`…). */
+  finish?: string;
 }
 
 export function readMessageInfo(raw: unknown): MessageInfo | undefined {
@@ -85,5 +126,17 @@ export function readMessageInfo(raw: unknown): MessageInfo | undefined {
     error: error && (error.name || error.message) ? error : undefined,
     summary: info.summary === true ? true : undefined,
     writeDenied: tools ? tools.write === false || tools.edit === false : undefined,
+    ...(role === "assistant" ? assistantFields(info) : {}),
   };
+}
+
+function assistantFields(info: Json): Pick<MessageInfo, "parentId" | "usage" | "finish"> {
+  const fields: Pick<MessageInfo, "parentId" | "usage" | "finish"> = {};
+  const parentId = idOf(info.parentID);
+  if (parentId) fields.parentId = parentId;
+  const usage = readUsage(info);
+  if (usage) fields.usage = usage;
+  const finish = str(info.finish);
+  if (finish) fields.finish = finish;
+  return fields;
 }

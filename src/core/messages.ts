@@ -2,7 +2,7 @@
 // pending question (a question tool, or a question asked in plain text), a compaction, the enforcer's own injections
 // (known by the message id it chose for each) and what the model did in reply to the last one.
 import { classifyError, type ErrorKind, type ErrorReport } from "./errors.js";
-import type { MessageInfo } from "./fields.js";
+import type { MessageInfo, Usage } from "./fields.js";
 import { COMMAND_NOTE_PREFIX, findInjectionId } from "./prompt.js";
 import { detectTextQuestion } from "./text-question.js";
 import type { FileEvidence, TurnFiles } from "./work.js";
@@ -15,6 +15,8 @@ export interface MessagePart {
   toolStatus?: string;
   /** Files a completed writing tool or a `patch` part says this part touched. */
   files?: FileEvidence[];
+  /** A `step-finish` part's bill: what that one step cost. */
+  usage?: Usage;
 }
 
 /** A message as the guards read it: its info fields and its parts. */

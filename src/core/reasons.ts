@@ -42,6 +42,7 @@ export const SKIP_REASONS = [
   "user_took_over",
   "no_progress_reply",
   "stagnation",
+  "cost_budget",
   "budget_exhausted",
 ] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];

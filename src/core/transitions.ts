@@ -21,6 +21,9 @@ export interface SessionPatch {
   workContinuations?: number;
   /** JSON of the file ledger (see core/work.ts). */
   fileLedger?: string | null;
+  /** What the session's continuations cost since the last real user message or resume. */
+  continuationCost?: number;
+  continuationTokens?: number;
   unproductiveReplies?: number;
   /** JSON of the progress ledger (see core/todos.ts). */
   todoSnapshot?: string | null;
@@ -53,6 +56,8 @@ const FRESH_START: SessionPatch = {
   stagnantContinuations: 0,
   workContinuations: 0,
   fileLedger: null,
+  continuationCost: 0,
+  continuationTokens: 0,
   unproductiveReplies: 0,
   todoSnapshot: null,
   consecutiveFailures: 0,

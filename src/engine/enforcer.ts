@@ -132,7 +132,9 @@ export class Enforcer {
     this.parts.leases.start();
     await this.step("reconciliation", () => this.parts.reconciler.reconcilePending());
     await this.step("recheck", () => this.parts.looks.recheckOwed("restart"));
+    const billed = await this.step("billing", () => this.parts.billing.recover());
     this.parts.retention.start();
+    if (billed) this.ctx.log("info", "turns billed after restart", { billed });
     if (report.rearmed + report.fired + report.expired > 0)
       this.ctx.log("info", "countdowns recovered after restart", { ...report });
     return report;

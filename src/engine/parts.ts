@@ -3,6 +3,7 @@
 // part, so that a part under test is wired exactly as it runs.
 import type { EngineContext } from "./context.js";
 import { FactGatherer } from "./decide/facts.js";
+import { Billing } from "./decide/billing.js";
 import { Judge } from "./decide/judge.js";
 import { Looks } from "./decide/looks.js";
 import { StopNotices } from "./decide/stop-notices.js";
@@ -29,6 +30,7 @@ export interface EngineParts {
   outcomes: Outcomes;
   starts: StartWatch;
   memories: SessionMemories;
+  billing: Billing;
   judge: Judge;
   lookups: Lookups;
   reconciler: Reconciler;
@@ -56,16 +58,30 @@ export function buildParts(ctx: EngineContext, memoryCap = MEMORY_CAP): EnginePa
   const starts = new StartWatch(ctx, facts, outcomes);
   const pinned = (id: string) => countdowns.has(id) || queue.isBusy(id) || starts.has(id);
   const memories = new SessionMemories(memoryCap, pinned);
-  const judge = new Judge(ctx, memories, queue, notices);
+  const billing = new Billing(ctx, facts);
+  const judge = new Judge(ctx, memories, queue, notices, billing);
   const lookups = new Lookups(ctx);
   const reconciler = new Reconciler(ctx, lookups, outcomes, queue);
   const injected = { memories, queue, countdowns, judge, facts, lookups, reconciler, outcomes, starts, ownMessages };
   const injector = new Injector(ctx, injected);
-  const looks = new Looks(ctx, { memories, countdowns, judge, facts, queue, starts });
+  const looks = new Looks(ctx, { memories, countdowns, judge, facts, billing, queue, starts });
   const router = new EventRouter(ctx, { memories, countdowns, looks, starts, ownMessages }, clock.now());
   const retention = new RetentionSchedule(ctx);
   const leases = new LeaseLoop(ctx, { countdowns, reconciler, looks });
-  const parts = { queue, countdowns, toasts, facts, notices, outcomes, starts, memories, judge, lookups, reconciler };
+  const parts = {
+    queue,
+    countdowns,
+    toasts,
+    facts,
+    notices,
+    outcomes,
+    starts,
+    memories,
+    billing,
+    judge,
+    lookups,
+    reconciler,
+  };
   return { ...parts, ownMessages, injector, looks, router, retention, leases };
 }
 

@@ -3,7 +3,7 @@
 // answer is read defensively and normalised here; nothing OpenCode-specific leaks into the engine.
 import type { OpencodeClient } from "@opencode-ai/sdk";
 import type { SessionStatus } from "../core/events.js";
-import { obj, readMessageInfo, str, type Json } from "../core/fields.js";
+import { obj, readMessageInfo, readUsage, str, type Json } from "../core/fields.js";
 import type { MessagePart, SessionMessage } from "../core/messages.js";
 import { normalizeTodos, type Todo } from "../core/todos.js";
 import { agentCanWrite } from "./agent-permissions.js";
@@ -26,6 +26,7 @@ function part(raw: unknown, directory: string | undefined): MessagePart | undefi
   const type = str(p?.type);
   if (!p || !type) return undefined;
   const files = partFiles(p, directory);
+  const usage = type === "step-finish" ? readUsage(p) : undefined;
   return {
     type,
     text: typeof p.text === "string" ? p.text : undefined,
@@ -33,6 +34,7 @@ function part(raw: unknown, directory: string | undefined): MessagePart | undefi
     tool: str(p.tool),
     toolStatus: str(obj(p.state)?.status),
     ...(files ? { files } : {}),
+    ...(usage ? { usage } : {}),
   };
 }
 
@@ -49,7 +51,11 @@ export function normalizeMessage(raw: unknown, directory?: string): SessionMessa
 function session(raw: unknown): HostSession | undefined {
   const s = obj(raw);
   const id = str(s?.id);
-  return id ? { id, parentId: str(s?.parentID), directory: str(s?.directory) } : undefined;
+  if (!id) return undefined;
+  const found: HostSession = { id, parentId: str(s?.parentID), directory: str(s?.directory) };
+  const spend = readUsage(s);
+  if (spend) found.spend = spend;
+  return found;
 }
 
 /** The SDK answers `{ data, error }`; with throwOnError it throws a real Error. This keeps both paths honest. */

@@ -1,6 +1,7 @@
 // The only way the engine reaches OpenCode. The plugin implements it over its `ctx.client`, the standalone service
 // over its own SDK client, tests over a scripted fake. Every method may fail or hang: the engine bounds each call
 // with a timeout and treats a failure as "unknown", never as "no".
+import type { Usage } from "../core/fields.js";
 import type { SessionMessage } from "../core/messages.js";
 import type { SessionStatus } from "../core/events.js";
 import type { Todo } from "../core/todos.js";
@@ -21,6 +22,8 @@ export interface HostSession {
   id: string;
   parentId?: string;
   directory?: string;
+  /** The whole session's spend so far (every step of it), when OpenCode says. */
+  spend?: Usage;
 }
 
 export interface HostAgent {

@@ -12,13 +12,14 @@ export interface PruneReport {
   countdowns: number;
   injections: number;
   sessions: number;
+  bills: number;
   batches: number;
   /** The longest single batch: how long a concurrent writer could have waited for the lock. */
   longestBatchMs: number;
   medianBatchMs: number;
 }
 
-export type PrunedTable = "auditEvents" | "countdowns" | "injections" | "sessions";
+export type PrunedTable = "auditEvents" | "countdowns" | "injections" | "sessions" | "bills";
 
 export class PruneTally {
   readonly report: PruneReport = {
@@ -26,6 +27,7 @@ export class PruneTally {
     countdowns: 0,
     injections: 0,
     sessions: 0,
+    bills: 0,
     batches: 0,
     longestBatchMs: 0,
     medianBatchMs: 0,

@@ -157,6 +157,10 @@ export interface SessionView {
   continuations: number;
   /** The budget as of the last countdown armed (`detail.maxContinuations`), when there was one. */
   maxContinuations: number | null;
+  /** What the session's continuations cost since the last real user message or resume. */
+  spent: { cost: number; tokens: number };
+  /** The cost budget as of the last countdown armed (`detail.maxContinuationCost`), when one was set. */
+  maxCost: number | null;
   countdown: {
     id: string;
     armedAt: number;
@@ -184,7 +188,12 @@ export async function sessionView(reader: SqlReader, sessionId: string): Promise
       stop_source: string | null;
       paused_at: number | null;
       continuations: number;
-    }>("SELECT stopped_at, stop_source, paused_at, continuations FROM sessions WHERE session_id = ?", sessionId)
+      continuation_cost: number;
+      continuation_tokens: number;
+    }>(
+      "SELECT stopped_at, stop_source, paused_at, continuations, continuation_cost, continuation_tokens FROM sessions WHERE session_id = ?",
+      sessionId,
+    )
   ).map(numericRow)[0];
   const countdown = (
     await reader.all<{
@@ -210,7 +219,9 @@ export async function sessionView(reader: SqlReader, sessionId: string): Promise
       sessionId,
     )
   )[0];
-  const limit = parseDetail(budget?.detail).maxContinuations;
+  const armedWith = parseDetail(budget?.detail);
+  const limit = armedWith.maxContinuations;
+  const maxCost = armedWith.maxContinuationCost;
   return {
     sessionId,
     stoppedAt: session?.stopped_at ?? null,
@@ -218,6 +229,8 @@ export async function sessionView(reader: SqlReader, sessionId: string): Promise
     pausedAt: session?.paused_at ?? null,
     continuations: session?.continuations ?? 0,
     maxContinuations: typeof limit === "number" ? limit : null,
+    spent: { cost: Number(session?.continuation_cost ?? 0), tokens: Number(session?.continuation_tokens ?? 0) },
+    maxCost: typeof maxCost === "number" ? maxCost : null,
     countdown: countdown
       ? {
           id: countdown.id,
@@ -231,4 +244,74 @@ export async function sessionView(reader: SqlReader, sessionId: string): Promise
       ? { at: last.at, event: last.event, reason: last.reason, detail: parseDetail(last.detail) }
       : null,
   };
+}
+
+export type CostKey = "session" | "day" | "model";
+
+export interface CostRow {
+  key: string | null;
+  continuations: number;
+  tokens: number;
+  cost: number;
+  todos_closed: number;
+  files_changed: number;
+  /** By session only: the whole session's spend when its last continuation was billed (null: OpenCode did not say). */
+  session_cost?: number | null;
+}
+
+const COST_KEY: Record<CostKey, string> = { session: "session_id", day: "day", model: "model_id" };
+
+/** What continuations cost, by session, UTC day or model, from `sinceDay` (YYYY-MM-DD) on; the dearest first. */
+export async function continuationCosts(
+  reader: SqlReader,
+  filter: { by: CostKey; sinceDay?: string; session?: string },
+): Promise<CostRow[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (filter.sinceDay) (where.push("day >= ?"), params.push(filter.sinceDay));
+  if (filter.session) (where.push("session_id = ?"), params.push(filter.session));
+  const rows = await reader.all<Record<string, unknown>>(
+    `SELECT ${COST_KEY[filter.by]} AS key, sum(continuations) AS continuations, sum(tokens) AS tokens,
+       sum(cost) AS cost, sum(todos_closed) AS todos_closed, sum(files_changed) AS files_changed,
+       max(session_cost) AS session_cost
+     FROM continuation_costs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+     GROUP BY ${COST_KEY[filter.by]} ORDER BY sum(cost) DESC, ${COST_KEY[filter.by]}`,
+    ...params,
+  );
+  return rows.map((r) => {
+    const row: CostRow = {
+      key: r.key === null || r.key === undefined ? null : String(r.key),
+      continuations: Number(r.continuations ?? 0),
+      tokens: Number(r.tokens ?? 0),
+      cost: Number(r.cost ?? 0),
+      todos_closed: Number(r.todos_closed ?? 0),
+      files_changed: Number(r.files_changed ?? 0),
+    };
+    if (filter.by === "session") row.session_cost = r.session_cost == null ? null : Number(r.session_cost);
+    return row;
+  });
+}
+
+export interface ModelPricing {
+  provider_id: string | null;
+  model_id: string | null;
+  continuations: number;
+  tokens: number;
+  /** False when every continuation billed to the model used tokens and cost nothing: OpenCode knows no price for it. */
+  priced: boolean;
+}
+
+/** The models continuations were billed to, and whether any of their bills cost something. */
+export async function billedModels(reader: SqlReader): Promise<ModelPricing[]> {
+  const rows = await reader.all<Record<string, unknown>>(
+    `SELECT provider_id, model_id, count(*) AS continuations, sum(tokens) AS tokens, max(cost) AS dearest
+     FROM continuation_bills GROUP BY provider_id, model_id ORDER BY provider_id, model_id`,
+  );
+  return rows.map((r) => ({
+    provider_id: r.provider_id == null ? null : String(r.provider_id),
+    model_id: r.model_id == null ? null : String(r.model_id),
+    continuations: Number(r.continuations ?? 0),
+    tokens: Number(r.tokens ?? 0),
+    priced: Number(r.dearest ?? 0) > 0 || Number(r.tokens ?? 0) === 0,
+  }));
 }

@@ -39,3 +39,32 @@ export function* unresolvedContinuation(sessionId: string): Script<InjectionRow 
   const newest = yield* q.continuedSince(sessionId, 0, Number.MAX_SAFE_INTEGER);
   return newest === undefined || newest.injectionId === latest.id ? latest : undefined;
 }
+
+/** What a bill is written from beyond the messages: the continuation it is for, and its session's file ledger. */
+export function* billContext(
+  injectionId: string,
+  sessionId: string,
+): Script<{ injection: InjectionRow | undefined; row: SessionRow | undefined }> {
+  const injection = yield* q.injection(injectionId);
+  const row = injection ? yield* q.session(sessionId) : undefined;
+  return { injection, row };
+}
+
+/** The day of the daily cap: midnight UTC before `now` (PostgreSQL judges it by its own clock). */
+export function dayStartUtc(now: number): number {
+  return now - (now % 86_400_000);
+}
+
+/**
+ * What the spend budgets need beyond the session's row: today's spend across the database (only when a daily cap is
+ * set) and the session's latest bills (what the next continuation is estimated from).
+ */
+export function* spending(
+  sessionId: string,
+  now: number,
+  o: { daily: boolean; recent: number },
+): Script<{ today?: number; recentBills: Array<{ cost: number; tokens: number }> }> {
+  const today = o.daily ? yield* q.spentSince(dayStartUtc(now)) : undefined;
+  const recentBills = (yield* q.recentBills(sessionId, o.recent)).reverse();
+  return { today, recentBills };
+}

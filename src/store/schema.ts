@@ -48,6 +48,9 @@ export const sessions = sqliteTable(
      * files the session's turns touched since the last real user message, what a turn's changes are judged against.
      */
     fileLedger: text("file_ledger"),
+    /** What the session's continuations cost since the last real user message or resume (their bills). */
+    continuationCost: real("continuation_cost").notNull().default(0),
+    continuationTokens: integer("continuation_tokens").notNull().default(0),
     /** Continuations in a row answered with text only (no tool call, no edit). */
     unproductiveReplies: integer("unproductive_replies").notNull().default(0),
     /**
@@ -158,6 +161,65 @@ export const injections = sqliteTable(
   ],
 );
 
+export const TURN_OUTCOMES = ["completed", "error", "aborted", "interrupted", "no_turn"] as const;
+
+/**
+ * What one continuation cost: the turn it caused, every assistant message answering its message and every step of
+ * them. Written once (its first writer wins), when a look after the turn reads the session's messages.
+ */
+export const continuationBills = sqliteTable(
+  "continuation_bills",
+  {
+    injectionId: text("injection_id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    directory: text("directory").notNull(),
+    server: text("server"),
+    /** The continuation's message id: what the turn's assistant messages name as their `parentID`. */
+    messageId: text("message_id").notNull(),
+    /** When the continuation was created (`injections.created_at`): the budget window it counts in. */
+    continuedAt: integer("continued_at").notNull(),
+    /** When the bill was written: the day of the daily cap. */
+    recordedAt: integer("recorded_at").notNull(),
+    /** `completed`, `error`, `aborted`, `interrupted` (a message never completed), `no_turn` (nothing answered). */
+    outcome: text("outcome", { enum: TURN_OUTCOMES }).notNull(),
+    error: text("error"),
+    finish: text("finish"),
+    providerId: text("provider_id"),
+    modelId: text("model_id"),
+    messages: integer("messages").notNull().default(0),
+    steps: integer("steps").notNull().default(0),
+    toolCalls: integer("tool_calls").notNull().default(0),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    reasoningTokens: integer("reasoning_tokens").notNull().default(0),
+    cacheReadTokens: integer("cache_read_tokens").notNull().default(0),
+    cacheWriteTokens: integer("cache_write_tokens").notNull().default(0),
+    /** The five kinds together: what `maxContinuationTokens` counts. */
+    tokens: integer("tokens").notNull().default(0),
+    /** In the currency of the model's configured price (0 without one). */
+    cost: real("cost").notNull().default(0),
+    /** OpenCode's clock: the turn's first message created, its last completed. */
+    startedAt: integer("started_at"),
+    endedAt: integer("ended_at"),
+    /** Todos closed during the turn, and 1 when it moved the todos forward at all (null: the todos were not read). */
+    todosClosed: integer("todos_closed"),
+    progressed: integer("progressed"),
+    /** Files whose content the turn made new (an undo or a rewrite of the same content is not counted). */
+    filesChanged: integer("files_changed"),
+    /** The whole session's spend as OpenCode reported it when the bill was written: what the share is taken of. */
+    sessionCost: real("session_cost"),
+    sessionTokens: integer("session_tokens"),
+  },
+  (t) => [
+    check(
+      "continuation_bills_outcome_check",
+      sql`${t.outcome} in ('completed', 'error', 'aborted', 'interrupted', 'no_turn')`,
+    ),
+    index("continuation_bills_session_idx").on(t.sessionId, t.continuedAt),
+    index("continuation_bills_recorded_idx").on(t.recordedAt),
+  ],
+);
+
 /** Every decision: armed, cancelled, skipped, fired, injected, injection_failed, expired, resumed, reconciled, stopped, unstopped. */
 export const auditEvents = sqliteTable(
   "audit_events",
@@ -199,12 +261,14 @@ export const replicas = sqliteTable("replicas", {
   directory: text("directory"),
 });
 
-export const schema = { sessions, countdowns, injections, auditEvents, replicas };
+export const schema = { sessions, countdowns, injections, auditEvents, replicas, continuationBills };
 export type Schema = typeof schema;
 export type SessionRow = typeof sessions.$inferSelect;
 export type CountdownRow = typeof countdowns.$inferSelect;
 export type InjectionRow = typeof injections.$inferSelect;
 export type AuditRow = typeof auditEvents.$inferSelect;
+export type BillRow = typeof continuationBills.$inferSelect;
+export type NewBill = typeof continuationBills.$inferInsert;
 
 // ── views for users' SQL (created by a migration; they must run on the sqlite3 3.40 CLI) ─────────────────────
 
@@ -249,6 +313,24 @@ export const skipReasons = sqliteView("skip_reasons", {
   sql`SELECT reason, count(*) AS skips, count(DISTINCT session_id) AS sessions, min(at) AS first_at, max(at) AS last_at,
     datetime(max(at) / 1000, 'unixepoch', 'localtime') AS last_local
   FROM audit_events WHERE event = 'skipped' GROUP BY reason`,
+);
+
+/** What continuations cost, per UTC day, session and model: the bill in one line each. */
+export const continuationCosts = sqliteView("continuation_costs", {
+  day: text("day").notNull(),
+  sessionId: text("session_id").notNull(),
+  modelId: text("model_id"),
+  continuations: integer("continuations").notNull(),
+  tokens: integer("tokens").notNull(),
+  cost: real("cost").notNull(),
+  todosClosed: integer("todos_closed").notNull(),
+  filesChanged: integer("files_changed").notNull(),
+  sessionCost: real("session_cost"),
+}).as(
+  sql`SELECT date(recorded_at / 1000, 'unixepoch') AS day, session_id, model_id, count(*) AS continuations,
+    sum(tokens) AS tokens, sum(cost) AS cost, coalesce(sum(todos_closed), 0) AS todos_closed,
+    coalesce(sum(files_changed), 0) AS files_changed, max(session_cost) AS session_cost
+  FROM continuation_bills GROUP BY day, session_id, model_id`,
 );
 
 /** Countdowns armed right now, with their owner, lease and time left. */

@@ -19,6 +19,8 @@ export const PATCHABLE = [
   "stagnantContinuations",
   "workContinuations",
   "fileLedger",
+  "continuationCost",
+  "continuationTokens",
   "unproductiveReplies",
   "todoSnapshot",
   "consecutiveFailures",

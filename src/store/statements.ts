@@ -4,10 +4,10 @@
 // SQLite implements them synchronously (sqlite/statements.ts), PostgreSQL asynchronously (pg/statements.ts).
 import type { AuditValues } from "./audit-row.js";
 import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "./types.js";
-import type { CountdownRow, InjectionRow, SessionRow } from "./schema.js";
+import type { CountdownRow, InjectionRow, NewBill, SessionRow } from "./schema.js";
 
 /** The tables retention deletes from, and what in each is settled history (`?` is the cutoff, epoch ms). */
-export type HistoryTable = "audit_events" | "injections" | "countdowns" | "sessions";
+export type HistoryTable = "audit_events" | "injections" | "countdowns" | "sessions" | "continuation_bills";
 
 export interface Statements {
   // ── sessions ────────────────────────────────────────────────────────────────
@@ -84,6 +84,23 @@ export interface Statements {
   /** `failed` and `unknown` injections of a session since `since`, newest first (at most 10). */
   uncertainIn(sessionId: string, since: number): InjectionRow[];
 
+  // ── what continuations cost ─────────────────────────────────────────────────
+  /** The bill of one continuation; false (and nothing written) when it has one already: the first writer's stands. */
+  insertBill(bill: NewBill): boolean;
+  /** What every continuation of the database cost since `dayStart` (the reader's clock; PostgreSQL's own: today, UTC). */
+  spentSince(dayStart: number): number;
+  /** The latest bills of a session, newest first (at most `limit`). */
+  recentBills(sessionId: string, limit: number): Array<{ cost: number; tokens: number }>;
+  /**
+   * Adds a bill's cost and tokens to the session's spend in its window. Only these two columns: the row, with its
+   * ledgers, is not rewritten for two sums (recording a bill stays within 1.5× of its raw rows, see BENCHMARKS.md).
+   */
+  addSpend(sessionId: string, cost: number, tokens: number, now: number): void;
+  /** The session's latest continuation that went out (`sent`, `unknown`), when it has no bill. */
+  unbilledOf(sessionId: string): string | undefined;
+  /** Continuations of a scope created since `since` that went out (`sent`, `unknown`) and have no bill, oldest first. */
+  unbilledIn(scope: Scope, since: number): Array<{ injectionId: string; sessionId: string }>;
+
   // ── who is there ────────────────────────────────────────────────────────────
   /**
    * Whether a TUI that draws the countdowns of `directory` is there now (its `replicas` heartbeat is fresh: on
@@ -129,6 +146,12 @@ export const STATEMENT_NAMES = {
   continuedSince: true,
   pendingIn: true,
   uncertainIn: true,
+  insertBill: true,
+  spentSince: true,
+  recentBills: true,
+  addSpend: true,
+  unbilledOf: true,
+  unbilledIn: true,
   tuiWatching: true,
   deleteHistory: true,
   countHistory: true,

@@ -1,7 +1,7 @@
 // What the TUI says of one session, from what the database holds and the time: the sidebar panel's lines, and the one
 // line beside the prompt that shows a countdown where no panel is drawn. Pure: the TUI plugin renders these; the words
 // for a decision come from core/explain.ts, like the server's stop toast.
-import { explain } from "../core/explain.js";
+import { explain, money, tokens } from "../core/explain.js";
 import type { SessionView } from "../store/queries.js";
 
 export type Tone = "title" | "normal" | "active" | "warning" | "muted";
@@ -43,10 +43,30 @@ function budgetLine(view: SessionView): PanelLine {
   };
 }
 
+/**
+ * "41k tokens · $0.12 of $1.00": what the continuations cost, once they used anything. A model without a price (a local
+ * one) costs 0 whatever it does: the line says so, and that a cost budget cannot stop it.
+ */
+function spendLine(view: SessionView): PanelLine | undefined {
+  const { cost, tokens: used } = view.spent;
+  if (used <= 0 && cost <= 0) return undefined;
+  if (cost <= 0)
+    return { text: `${tokens(used)} tokens · no price${view.maxCost !== null ? ", no cost cap" : ""}`, tone: "muted" };
+  const budget = view.maxCost !== null ? ` of ${money(view.maxCost)}` : "";
+  return { text: `${tokens(used)} tokens · ${money(cost)}${budget}`, tone: "muted" };
+}
+
 export function panelLines({ view, now, cancelKey }: PanelInput): PanelLine[] {
   const title: PanelLine = { text: PANEL_TITLE, tone: "title" };
   if ("problem" in view) return [title, { text: `unavailable: ${view.problem}`, tone: "muted" }];
-  if (view.countdown) return [title, countdownLine(view.countdown.deadlineAt, now, cancelKey), budgetLine(view)];
+  const spend = spendLine(view);
+  if (view.countdown)
+    return [
+      title,
+      countdownLine(view.countdown.deadlineAt, now, cancelKey),
+      budgetLine(view),
+      ...(spend ? [spend] : []),
+    ];
   if (view.stoppedAt !== null) {
     const stopped = explain("stopped", view.stopSource)!;
     return [title, { text: stopped.text, tone: "warning" }, { text: stopped.hint!, tone: "muted" }];
@@ -67,5 +87,6 @@ export function panelLines({ view, now, cancelKey }: PanelInput): PanelLine[] {
   const lines: PanelLine[] = [title, { text: decision.text, tone }];
   if (decision.hint) lines.push({ text: decision.hint, tone: "muted" });
   if (view.continuations > 0 || view.maxContinuations !== null) lines.push(budgetLine(view));
+  if (spend) lines.push(spend);
   return lines;
 }

@@ -2,6 +2,8 @@
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordBill } from "../../src/store/changes/record-bill.js";
+import { openStore } from "../../src/store/open.js";
 import { cli, requireBuiltCli } from "../support/cli.js";
 import { ev } from "../support/events.js";
 import { drained, startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
@@ -194,12 +196,13 @@ describe("todo-continuation CLI", () => {
     ) as { auditEvents: number };
     expect(dry.auditEvents).toBe(2500);
     const real = await cli(["--db", engine.dbPath, "--json", "prune", "--older-than", "30d", "--batch", "1000"]);
-    expect(JSON.parse(real.stdout)).toMatchObject({ auditEvents: 2500, countdowns: 0, batches: 6 });
+    // Three batches of audit rows, and one that finds nothing in each of the other four tables.
+    expect(JSON.parse(real.stdout)).toMatchObject({ auditEvents: 2500, countdowns: 0, bills: 0, batches: 7 });
     const status = JSON.parse((await cli(["--db", engine.dbPath, "--json", "status"])).stdout) as { armed: unknown[] };
     expect(status.armed).toHaveLength(1);
     const human = await cli(["--db", engine.dbPath, "prune", "--older-than", "1h"]);
     expect(human.stdout).toMatch(
-      /^deleted history before .*: 0 audit rows, 0 closed countdowns, 0 settled injections, 0 deleted sessions \(\d+ batches, median \d+\.\d ms, longest \d+\.\d ms\)/,
+      /^deleted history before .*: 0 audit rows, 0 closed countdowns, 0 settled injections, 0 deleted sessions, 0 bills \(\d+ batches, median \d+\.\d ms, longest \d+\.\d ms\)/,
     );
     await engine.destroy();
   });
@@ -292,8 +295,139 @@ describe("todo-continuation CLI", () => {
     expect(readdirSync(cwd)).toEqual(["state"]);
   });
 
+  it("cost totals what continuations cost by session, day or model, their share, the todos and files they bought", async () => {
+    const db = join(tempFolder("tc-cli-cost-"), "bills.db");
+    const store = await openStore(db, { kind: "cli" });
+    const now = Date.now();
+    const bill = (
+      id: string,
+      sessionId: string,
+      modelId: string,
+      cost: number,
+      tokens: number,
+      todosClosed: number,
+      work: { filesChanged: number; sessionCost: number },
+    ) =>
+      recordBill(
+        { sessionId, directory: "/p" },
+        {
+          injectionId: id,
+          sessionId,
+          directory: "/p",
+          messageId: `msg_${id}`,
+          continuedAt: now,
+          recordedAt: now,
+          outcome: "completed",
+          modelId,
+          tokens,
+          cost,
+          todosClosed,
+          ...work,
+        },
+        now,
+      );
+    await store.change(bill("i1", "ses_a", "model-1", 0.5, 1000, 1, { filesChanged: 2, sessionCost: 1 }));
+    await store.change(bill("i2", "ses_a", "model-2", 0.25, 3000, 0, { filesChanged: 0, sessionCost: 3 }));
+    await store.change(bill("i3", "ses_b", "model-1", 1, 500, 3, { filesChanged: 4, sessionCost: 4 }));
+    await store.close();
+    const bySession = JSON.parse((await cli(["--db", db, "--json", "cost"])).stdout);
+    // The share is of the session's whole spend when its last continuation was billed.
+    expect(bySession).toEqual([
+      {
+        key: "ses_b",
+        continuations: 1,
+        tokens: 500,
+        cost: 1,
+        todos_closed: 3,
+        files_changed: 4,
+        session_cost: 4,
+        share: 0.25,
+      },
+      {
+        key: "ses_a",
+        continuations: 2,
+        tokens: 4000,
+        cost: 0.75,
+        todos_closed: 1,
+        files_changed: 2,
+        session_cost: 3,
+        share: 0.25,
+      },
+    ]);
+    const table = (await cli(["--db", db, "cost"])).stdout.trim().split("\n");
+    expect(table[0]).toMatch(
+      /^SESSION\s+CONTINUATIONS\s+TOKENS\s+COST\s+SHARE\s+TODOS CLOSED\s+COST\/TODO\s+FILES CHANGED$/,
+    );
+    expect(table.at(-1)).toMatch(/^total\s+3\s+4500\s+1\.7500\s+25%\s+4\s+0\.4375\s+6$/);
+    const byModel = await cli(["--db", db, "cost", "--by", "model", "--since", "1d"]);
+    expect(byModel.code).toBe(0);
+    const lines = byModel.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^MODEL\s+CONTINUATIONS\s+TOKENS\s+COST\s+TODOS CLOSED\s+COST\/TODO\s+FILES CHANGED$/);
+    expect(lines.slice(1)).toEqual([
+      expect.stringMatching(/^model-1\s+2\s+1500\s+1\.5000\s+4\s+0\.3750\s+6$/),
+      expect.stringMatching(/^model-2\s+1\s+3000\s+0\.2500\s+0\s+0$/),
+      expect.stringMatching(/^total\s+3\s+4500\s+1\.7500\s+4\s+0\.4375\s+6$/),
+    ]);
+    const byDay = JSON.parse((await cli(["--db", db, "--json", "cost", "--by", "day", "--session", "ses_a"])).stdout);
+    expect(byDay).toEqual([
+      {
+        key: new Date(now).toISOString().slice(0, 10),
+        continuations: 2,
+        tokens: 4000,
+        cost: 0.75,
+        todos_closed: 1,
+        files_changed: 2,
+      },
+    ]);
+    expect((await cli(["--db", db, "cost", "--by", "week"])).code).toBe(2);
+  });
+
+  it("doctor names the models billed without a price: the cost budgets cannot apply to them", async () => {
+    const db = join(tempFolder("tc-cli-cost-"), "bills.db");
+    const store = await openStore(db, { kind: "cli" });
+    const now = Date.now();
+    const bill = (id: string, providerId: string, modelId: string, cost: number) =>
+      recordBill(
+        { sessionId: "ses_a", directory: "/p" },
+        {
+          injectionId: id,
+          sessionId: "ses_a",
+          directory: "/p",
+          messageId: `msg_${id}`,
+          continuedAt: now,
+          recordedAt: now,
+          outcome: "completed",
+          providerId,
+          modelId,
+          tokens: 700,
+          cost,
+        },
+        now,
+      );
+    await store.change(bill("i1", "cloud", "priced-1", 0.01));
+    await store.change(bill("i2", "ollama", "llama-local", 0));
+    await store.close();
+    const doctor = await cli(["--db", db, "doctor"]);
+    expect(doctor.code).toBe(0);
+    expect(doctor.stdout).toMatch(
+      /WARN\s+prices\s+no price for ollama\/llama-local: maxContinuationCost and dailyContinuationCost cannot apply/,
+    );
+    expect(doctor.stdout).not.toContain("cloud/priced-1:");
+  });
+
   it("--help on every command exits 0", async () => {
-    for (const command of ["history", "audit", "status", "stop", "resume", "migrate", "doctor", "prune", "serve"]) {
+    for (const command of [
+      "history",
+      "audit",
+      "cost",
+      "status",
+      "stop",
+      "resume",
+      "migrate",
+      "doctor",
+      "prune",
+      "serve",
+    ]) {
       const result = await cli([command, "--help"]);
       expect(result.code, command).toBe(0);
       expect(result.stdout, command).toContain(`Usage: todo-continuation ${command}`);

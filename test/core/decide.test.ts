@@ -36,6 +36,9 @@ function input(
       stagnationLimit: 3,
       workWithoutProgressLimit: 8,
       maxContinuations: 20,
+      maxContinuationCost: 0,
+      maxContinuationTokens: 0,
+      dailyContinuationCost: 0,
       maxRetries: 3,
       retryMaxMs: 60_000,
       pauseAfterUserMessage: true,
@@ -128,6 +131,7 @@ describe("decide: each guard says no with its reason", () => {
       }),
     ],
     ["stagnation", input({ durable: { ledger, stagnantContinuations: 2 } })],
+    ["cost_budget", input({ durable: { spent: { cost: 1, tokens: 10 } }, config: { maxContinuationCost: 1 } })],
     ["budget_exhausted", input({ durable: { continuations: 20 } })],
     ["gave_up", input({ durable: { consecutiveFailures: 4 } })],
     ["gave_up", input({ stage: "deadline", durable: { consecutiveFailures: 4 } })],
@@ -209,6 +213,11 @@ describe("decide: guard order and boundaries", () => {
   it("budget: maxContinuations since the last real user message", () => {
     expect(reason(input({ durable: { continuations: 19 } }))).toBe("continue");
     expect(reason(input({ durable: { continuations: 2 }, config: { maxContinuations: 2 } }))).toBe("budget_exhausted");
+    // What they cost, once billed, rides on the stop.
+    const billed = { continuations: 2, spent: { cost: 0.42, tokens: 9000 } };
+    expect(decide(input({ durable: billed, config: { maxContinuations: 2 } }))).toMatchObject({
+      detail: { continuations: 2, limit: 2, spent: 0.42, tokens: 9000 },
+    });
   });
 });
 

@@ -9,6 +9,11 @@ const OPEN: Array<[string, string]> = [
   ["update the docs", "pending"],
 ];
 const DONE: Array<[string, string]> = OPEN.map(([c]) => [c, "completed"]);
+const HALF: Array<[string, string]> = [
+  ["write the parser", "completed"],
+  ["add the tests", "completed"],
+  ["update the docs", "in_progress"],
+];
 const DROPPED: Array<[string, string]> = OPEN.map(([c, s]) => [c, s === "completed" ? s : "cancelled"]);
 
 const toolResults = (request: ModelRequest) => request.messages.filter((m) => m.role === "tool").length;
@@ -135,6 +140,13 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
       // Each message from the person leaves todos open (moved on from the last time); a continuation finishes them.
       if (continuation) return { toolCalls: [todowrite(DONE)] };
       return { toolCalls: [todowrite(CHURN[ctx.userTexts.length % 2]!)] };
+    case "tui-cost": {
+      // Each turn reports what it used (the world gives the model a price): two continuations finish the work.
+      const used = { prompt: 40_000, completion: 1_000 };
+      if (!continuation) return { toolCalls: [todowrite(OPEN)], usage: { prompt: 20_000, completion: 500 } };
+      if (continuations(ctx) === 1) return { toolCalls: [todowrite(HALF)], usage: used };
+      return { toolCalls: [todowrite(DONE)], usage: used };
+    }
     case "tui":
       // A person in the TUI: the first turn leaves todos open; later messages get words; a continuation finishes.
       if (continuation) return { toolCalls: [todowrite(DONE)] };

@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { money, tokens } from "../../src/core/explain.js";
 import { ROOT } from "../crash/processes.js";
 import { textOf } from "./support/scripted-model.js";
 import { TuiWorld, useTuiWorld } from "./support/tui.js";
@@ -123,5 +124,36 @@ describe("a provider's refusal in the real OpenCode TUI", () => {
     );
     expect(world.continuationRequests()).toHaveLength(2);
     expect(world.trail(session)).toContain("unstopped:tui");
+  }, 120_000);
+});
+
+describe("what continuing costs, in the real OpenCode TUI", () => {
+  const BUDGET = 1;
+  const world = new TuiWorld(script, {
+    server: { countdownSeconds: 2, leaseMs: 3000, maxContinuationCost: BUDGET },
+    modelCost: { input: 3, output: 15 },
+  });
+
+  useTuiWorld(world, { startTimeoutMs: 90_000 });
+
+  it("the panel says what the continuations cost against the budget, as their bills in the file say", async () => {
+    await world.say("scenario: tui-cost");
+    await world.waitScreen(
+      "the panel once every todo is done",
+      (s) => s.includes("done: every todo is closed"),
+      60_000,
+    );
+    const session = world.sessionId()!;
+    const billed = () =>
+      world.rows<{ n: number; tokens: number; cost: number }>(
+        "SELECT count(*) AS n, sum(tokens) AS tokens, sum(cost) AS cost FROM continuation_bills WHERE session_id = ?",
+        session,
+      )[0]!;
+    await world.until("both continuations billed", () => billed().n === 2 || undefined);
+    const { tokens: used, cost } = billed();
+    expect(cost).toBeGreaterThan(0.2);
+    const line = `${tokens(used)} tokens · ${money(cost)} of ${money(BUDGET)}`;
+    const shown = await world.waitScreen(`the spend line "${line}"`, (s) => s.includes(line), 10_000);
+    expect(shown).toContain("2 of 20 continuations");
   }, 120_000);
 });

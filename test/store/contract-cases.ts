@@ -12,6 +12,7 @@ import { changeSession } from "../../src/store/changes/change-session.js";
 import { claim } from "../../src/store/changes/claim.js";
 import { end } from "../../src/store/changes/end.js";
 import { prune } from "../../src/store/changes/prune.js";
+import { recordBill } from "../../src/store/changes/record-bill.js";
 import { recordOutcome, type OutcomePolicy } from "../../src/store/changes/record-outcome.js";
 import { resume } from "../../src/store/changes/resume.js";
 import { expireOwedLook, skip } from "../../src/store/changes/skip.js";
@@ -266,6 +267,93 @@ export const CONTRACT_CASES: ContractCase[] = [
     },
   },
   {
+    name: "bills: written once whoever writes first, added to the session's spend in its window, summed for the day",
+    async run({ a, b }) {
+      const bill = (injectionId: string, continuedAt: number, cost: number, tokens: number) => ({
+        injectionId,
+        sessionId: "ses_1",
+        directory: "/p",
+        messageId: `msg_${injectionId}`,
+        continuedAt,
+        recordedAt: NOW,
+        outcome: "completed" as const,
+        modelId: "model-1",
+        messages: 2,
+        steps: 3,
+        inputTokens: tokens - 10,
+        outputTokens: 10,
+        tokens,
+        cost,
+      });
+      await a.change(changeSession(S1, NOW, { lastUserMessageAt: NOW - 100 }));
+      const withWork = { ...bill("i3", NOW - 30, 0.1, 100), filesChanged: 2, sessionCost: 4.5, sessionTokens: 9000 };
+      assert.equal(await a.change(recordBill(S1, withWork, NOW)), true);
+      // Two processes bill the same turn at once: one row, counted once.
+      const racing = await Promise.all(
+        [a, b, a].map((s) => s.change(recordBill(S1, bill("i1", NOW - 50, 0.25, 1200), NOW))),
+      );
+      assert.deepEqual(racing.filter(Boolean).length, 1);
+      assert.equal(await b.change(recordBill(S1, bill("i2", NOW - 40, 0.5, 3000), NOW)), true);
+      // A continuation sent before the person's last message is history: billed, not counted in the window.
+      assert.equal(await b.change(recordBill(S1, bill("i0", NOW - 500, 7, 99), NOW)), true);
+      const row = (await a.read(q.session("ses_1")))!;
+      assert.deepEqual([row.continuationCost, row.continuationTokens], [0.85, 4300]);
+      assert.deepEqual(await a.read(q.recentBills("ses_1", 2)), [
+        { cost: 0.1, tokens: 100 },
+        { cost: 0.5, tokens: 3000 },
+      ]);
+      assert.equal(await b.read(q.spentSince(NOW - 60_000)), 7.85);
+      const [written] = await a.reader.all<Record<string, unknown>>(
+        `SELECT sum(continuations) AS n, sum(cost) AS cost, sum(files_changed) AS files, max(session_cost) AS spend
+         FROM continuation_costs WHERE session_id = ?`,
+        "ses_1",
+      );
+      assert.deepEqual([written!.n, written!.cost, written!.files, written!.spend].map(Number), [4, 7.85, 2, 4.5]);
+      // A resume starts a new allowance.
+      await a.change(resume(S1, "cli", NOW + 1));
+      const resumed = (await a.read(q.session("ses_1")))!;
+      assert.deepEqual([resumed.continuationCost, resumed.continuationTokens], [0, 0]);
+    },
+  },
+  {
+    name: "unbilled: the scope's continuations that went out without a bill, oldest first, from a time on",
+    async run({ a, b }) {
+      const sent = { kind: "sent", latencyMs: 5, detail: {} } as const;
+      const fire = async (n: number, sessionId: string, settle: boolean) => {
+        await a.change(arm(countdown(`cd${n}`, sessionId), {}));
+        await a.change(claim(injection(`i${n}`, `cd${n}`, { sessionId, createdAt: NOW + n }), {}));
+        if (settle) await a.change(recordOutcome(injection(`i${n}`, `cd${n}`, { sessionId }), sent, NOW + 10, POLICY));
+      };
+      await fire(1, "ses_1", true);
+      await fire(2, "ses_2", true);
+      await fire(3, "ses_3", false); // still pending: its call is under way
+      await fire(4, "ses_4", true);
+      await b.change(
+        recordBill(
+          { sessionId: "ses_2", directory: "/p" },
+          {
+            injectionId: "i2",
+            sessionId: "ses_2",
+            directory: "/p",
+            messageId: "msg_i2",
+            continuedAt: NOW + 2,
+            recordedAt: NOW + 20,
+            outcome: "completed",
+          },
+          NOW + 20,
+        ),
+      );
+      assert.deepEqual(await b.read(q.unbilledIn({ directory: "/p" }, NOW)), [
+        { injectionId: "i1", sessionId: "ses_1" },
+        { injectionId: "i4", sessionId: "ses_4" },
+      ]);
+      assert.deepEqual(await a.read(q.unbilledIn({ directory: "/p" }, NOW + 2)), [
+        { injectionId: "i4", sessionId: "ses_4" },
+      ]);
+      assert.deepEqual(await a.read(q.unbilledIn({ directory: "/elsewhere" }, NOW)), []);
+    },
+  },
+  {
     name: "claim: only the owner, only while armed, one winner among racing claims; one transaction",
     async run({ a, b, count }) {
       await a.change(arm(countdown("cd1"), {}));
@@ -504,11 +592,27 @@ export const CONTRACT_CASES: ContractCase[] = [
       await a.change(arm(countdown("cd2", "ses_2", { armedAt: 1000, deadlineAt: 2000 }), {}));
       await a.change(end({ id: "cd2", sessionId: "ses_2", directory: "/p" }, { expired: {} }, 1500));
       await a.change(changeSession({ sessionId: "ses_3", directory: "/p" }, 1000, { deletedAt: 1200 }));
+      const bill = (injectionId: string, recordedAt: number) => ({
+        injectionId,
+        sessionId: "ses_2",
+        directory: "/p",
+        messageId: `msg_${injectionId}`,
+        continuedAt: recordedAt - 10,
+        recordedAt,
+        outcome: "completed" as const,
+      });
+      await a.change(recordBill({ sessionId: "ses_2", directory: "/p" }, bill("i_old", 1000), 1000));
+      await a.change(recordBill({ sessionId: "ses_2", directory: "/p" }, bill("i_new", NOW), NOW));
       const dry = await prune(b, { cutoff: NOW, dryRun: true });
-      assert.deepEqual([dry.countdowns, dry.sessions, dry.auditEvents], [1, 1, 3]);
+      assert.deepEqual([dry.countdowns, dry.sessions, dry.auditEvents, dry.bills], [1, 1, 3, 1]);
       const report = await prune(b, { cutoff: NOW, batchSize: 2, pauseMs: 0 });
-      assert.deepEqual([report.countdowns, report.sessions, report.auditEvents], [1, 1, 3]);
-      assert.equal(report.batches, 5);
+      assert.deepEqual([report.countdowns, report.sessions, report.auditEvents, report.bills], [1, 1, 3, 1]);
+      assert.equal(report.batches, 6);
+      const bills = await a.reader.all<{ id: string }>("SELECT injection_id AS id FROM continuation_bills");
+      assert.deepEqual(
+        bills.map((r) => r.id),
+        ["i_new"],
+      );
       assert.ok(await a.read(q.countdown("cd1")), "armed countdowns are never history");
       assert.equal(await a.read(q.countdown("cd2")), undefined);
     },

@@ -25,7 +25,7 @@ describe("drizzle-kit migrate as users run it", () => {
         store.raw
           .all("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name")
           .map((r) => (r as { name: string }).name),
-      ).toEqual(["armed_countdowns", "decisions", "injection_history", "skip_reasons"]);
+      ).toEqual(["armed_countdowns", "continuation_costs", "decisions", "injection_history", "skip_reasons"]);
     } finally {
       store.close();
     }

@@ -13,11 +13,11 @@ import { openStore } from "../../src/store/open.js";
 import { openSqlite } from "../../src/store/sqlite/open.js";
 import { freshDatabase, pgQuery } from "../support/pg-database.js";
 
-const SHARED = ["sessions", "countdowns", "injections", "auditEvents", "replicas"] as const;
+const SHARED = ["sessions", "countdowns", "injections", "auditEvents", "replicas", "continuationBills"] as const;
 /** Tables only a fleet needs: the servers several hosts' replicas share. */
 const PG_ONLY = ["servers"];
 /** Columns only hosts with clocks of their own need: when a row was written, by the database's clock. */
-const PG_ONLY_COLUMNS = ["db_created_at", "db_at"];
+const PG_ONLY_COLUMNS = ["db_created_at", "db_at", "db_recorded_at"];
 
 /** The SQL of a `where`/`check` without dialect quoting: the same text on both sides. */
 function sqlText(chunk: unknown, dialect: { sqlToQuery(sql: never): { sql: string } }): string | null {

@@ -9,6 +9,8 @@ export function aSessionView(overrides: Partial<SessionView> = {}): SessionView 
     pausedAt: null,
     continuations: 0,
     maxContinuations: null,
+    spent: { cost: 0, tokens: 0 },
+    maxCost: null,
     countdown: null,
     lastDecision: null,
     ...overrides,

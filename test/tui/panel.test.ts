@@ -88,6 +88,36 @@ describe("the sidebar panel", () => {
       ["continued", "2 of 20 continuations"],
     ],
     [
+      "what continuing cost, against the cost budget",
+      decided("injected", null, {}, { spent: { cost: 0.12, tokens: 41_234 }, maxCost: 1 }),
+      ["continued", "2 of 20 continuations", "41k tokens · $0.12 of $1.00"],
+    ],
+    [
+      "what continuing cost, with no budget and a model without a price",
+      decided("injected", null, {}, { spent: { cost: 0, tokens: 950 } }),
+      ["continued", "2 of 20 continuations", "950 tokens · no price"],
+    ],
+    [
+      "a cost budget set, and a model without a price: the budget cannot stop it",
+      decided("injected", null, {}, { spent: { cost: 0, tokens: 41_234 }, maxCost: 1 }),
+      ["continued", "2 of 20 continuations", "41k tokens · no price, no cost cap"],
+    ],
+    [
+      "the cost budget spent",
+      decided(
+        "skipped",
+        "cost_budget",
+        { budget: "session_cost", spent: 1.02, limit: 1 },
+        { spent: { cost: 1.02, tokens: 90_000 }, maxCost: 1 },
+      ),
+      [
+        "stopped: $1.02 of $1.00 spent",
+        "/resume-continuation to go on",
+        "2 of 20 continuations",
+        "90k tokens · $1.02 of $1.00",
+      ],
+    ],
+    [
       "a text-only reply",
       decided("skipped", "no_progress_reply", { textOnlyReplies: 1 }),
       ["stopped: 1 reply without work", "/resume-continuation to go on", "2 of 20 continuations"],

@@ -56,6 +56,11 @@ const DETAILS: Array<Record<string, unknown>> = [
   { work: "files", workContinuations: 1000, limit: 1000, filesChanged: 64, unproductiveContinuations: 999 },
   { progress: { counted: "files", filesChanged: 1 }, work: { continuations: 1, limit: 1 } },
   { progress: { counted: "files", filesChanged: 64 }, work: { continuations: 999, limit: 1000 } },
+  // The spend budgets, at their widest.
+  { budget: "session_cost", spent: 999_999.99, limit: 1_000_000 },
+  { budget: "session_cost", spent: 0.0449, limit: 0.05 },
+  { budget: "session_tokens", spent: 123_456_789, limit: 99_000_000 },
+  { budget: "daily_cost", spent: 999.99, limit: 999 },
 ];
 
 type Row = [where: string, text: string, width: number];
@@ -97,6 +102,14 @@ function drawn(): Row[] {
     view({ countdown: counting(12), continuations: 19, maxContinuations: 120 }),
     view({ continuations: 1 }),
     view({ continuations: 12 }),
+    view({
+      continuations: 19,
+      maxContinuations: 120,
+      spent: { cost: 999_999.99, tokens: 123_456_789 },
+      maxCost: 1_000_000,
+    }),
+    view({ continuations: 1, spent: { cost: 0.0049, tokens: 1 }, maxCost: 0.05 }),
+    view({ continuations: 1, spent: { cost: 0, tokens: 123_456_789 }, maxCost: 0.05 }),
     ...STOP_SOURCES.map((stopSource) => view({ stoppedAt: NOW, stopSource })),
   ];
   const rows: Row[] = [];

@@ -5,9 +5,11 @@ import type { Diagnostics, OperatorStore, ReplicaState, SchemaState } from "../.
 import type { ServerState } from "../../store/roster.js";
 import {
   armedCountdowns,
+  billedModels,
   stoppedSessions,
   unsettledInjections,
   type ArmedRow,
+  type ModelPricing,
   type UnsettledRow,
 } from "../../store/queries.js";
 import { databasePath, openForReading, query, shownLocation } from "../database.js";
@@ -30,6 +32,8 @@ interface Examination {
   stopped: number;
   replicas: ReplicaState[];
   servers: ServerState[];
+  /** Empty on a database whose bills table is not there yet (a migration pending). */
+  models: ModelPricing[];
   alive: (owner: string) => boolean;
 }
 
@@ -55,6 +59,7 @@ async function examine(store: OperatorStore): Promise<Examination> {
     stopped: (await read(() => stoppedSessions(store.reader), [])).length,
     replicas: await read(() => store.replicas(), []),
     servers: await read(async () => (store.roster ? store.roster.list() : []), []),
+    models: await read(() => billedModels(store.reader).catch(() => []), []),
     alive: await read(
       () => store.liveness(),
       () => false,
@@ -139,7 +144,25 @@ function findingsOf(x: Examination, now: number): Finding[] {
         }
       : { level: "ok", check: "injections", message: "none pending or unknown" },
   );
+  const prices = priceFinding(x.models);
+  if (prices) findings.push(prices);
   return findings;
+}
+
+/** Local models report no price: their continuations cost 0, and only the token budget can stop them. */
+function priceFinding(models: ModelPricing[]): Finding | undefined {
+  if (models.length === 0) return undefined;
+  const unpriced = models.filter((m) => !m.priced);
+  if (unpriced.length === 0)
+    return { level: "ok", check: "prices", message: `${models.length} billed model(s), each priced` };
+  const names = unpriced.map((m) => `${m.provider_id ?? "?"}/${m.model_id ?? "?"}`).join(", ");
+  return {
+    level: "warn",
+    check: "prices",
+    message:
+      `no price for ${names}: maxContinuationCost and dailyContinuationCost cannot apply to its continuations ` +
+      `(maxContinuationTokens still does); a price goes in opencode.json, provider.<id>.models.<id>.cost`,
+  };
 }
 
 function printHeader(path: string, x: Examination): void {

@@ -23,7 +23,7 @@ export function registerPrune(program: Command): void {
       const verb = options.dryRun ? "would delete" : "deleted";
       print(
         `${verb} history before ${localTime(cutoff)}: ${report.auditEvents} audit rows, ${report.countdowns} closed countdowns, ` +
-          `${report.injections} settled injections, ${report.sessions} deleted sessions` +
+          `${report.injections} settled injections, ${report.sessions} deleted sessions, ${report.bills} bills` +
           (options.dryRun
             ? ""
             : ` (${report.batches} batches, median ${report.medianBatchMs.toFixed(1)} ms, longest ${report.longestBatchMs.toFixed(1)} ms)`),

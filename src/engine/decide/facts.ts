@@ -5,6 +5,7 @@ import type { HostFacts } from "../../core/decision-input.js";
 import { inspectMessages, type InspectOptions, type SessionMessage } from "../../core/messages.js";
 import type { SessionStatus } from "../../core/events.js";
 import { withDiskHashes, type TurnFiles } from "../../core/work.js";
+import { billTurn } from "../../core/bill.js";
 import type { HostAgent, HostPort } from "../../host/port.js";
 import type { SessionRow } from "../../store/schema.js";
 import { errorMessage, withTimeout } from "../host-calls.js";
@@ -55,8 +56,15 @@ export class FactGatherer {
         ours: await this.ours(sessionId, messages.value),
       });
       if (facts.messages.turnFiles) facts.messages.turnFiles = await this.onDisk(facts.messages.turnFiles);
+      const messageId = facts.messages.ownMessageIds.at(-1);
+      const injectionId = facts.messages.ownInjectionIds.at(-1);
+      if (messageId && injectionId)
+        facts.lastTurn = { injectionId, messageId, bill: billTurn(messages.value, messageId) };
     }
-    if (session.status === "fulfilled" && session.value) facts.parentId = session.value.parentId ?? null;
+    if (session.status === "fulfilled" && session.value) {
+      facts.parentId = session.value.parentId ?? null;
+      if (session.value.spend) facts.sessionSpend = session.value.spend;
+    }
     if (family.status === "fulfilled") {
       facts.status = family.value.status;
       facts.busyDescendants = family.value.busyDescendants;

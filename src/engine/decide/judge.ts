@@ -9,7 +9,9 @@ import { retryDetail } from "../../core/injection-outcome.js";
 import { afterTodoReadFailed } from "../../core/transitions.js";
 import { skip as skipChange } from "../../store/changes/skip.js";
 import type { SessionChange } from "../../store/port.js";
-import { sinceIdle } from "../../store/reads.js";
+import { sinceIdle, spending } from "../../store/reads.js";
+import { ESTIMATE_FROM } from "../../core/budget.js";
+import type { Billing } from "./billing.js";
 import type { SessionRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
 import type { DeliveryQueue } from "../deliver/queue.js";
@@ -25,6 +27,7 @@ export class Judge {
     /** Continuations queued or in flight in this process. */
     private readonly queue: DeliveryQueue,
     private readonly notices: StopNotices,
+    private readonly billing: Billing,
   ) {}
 
   /**
@@ -38,8 +41,15 @@ export class Judge {
     idleSince?: number,
   ): Promise<{ decision: Decision; row: SessionRow | undefined }> {
     const { ctx } = this;
+    // The last continuation's turn is billed first, so that the budgets count it.
+    if (facts) await this.billing.record(sessionId, facts, stage);
     const asked = ctx.clock.now();
     const { row, pending, userCancelledAt, answeredBy } = await ctx.store.read(sinceIdle(sessionId, idleSince, asked));
+    const { maxContinuationCost, maxContinuationTokens, dailyContinuationCost } = ctx.config;
+    const spent =
+      facts && (maxContinuationCost > 0 || maxContinuationTokens > 0 || dailyContinuationCost > 0)
+        ? await ctx.store.read(spending(sessionId, asked, { daily: dailyContinuationCost > 0, recent: ESTIMATE_FROM }))
+        : undefined;
     // At the deadline and before the prompt, the job asking is the one in this process's queue: only a continuation
     // recorded `pending` (by this process or another) counts then.
     const inFlight = (stage === "idle" && this.queue.isBusy(sessionId)) || pending;
@@ -62,6 +72,7 @@ export class Judge {
       inFlight,
       userCancelledAt,
       answeredBy,
+      spending: spent,
     });
     return { decision: decide(input), row };
   }

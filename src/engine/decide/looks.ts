@@ -14,6 +14,7 @@ import type { StartWatch } from "../deliver/start-watch.js";
 import type { SessionMemories } from "../see/session-memory.js";
 import type { Countdowns } from "../wait/countdowns.js";
 import { inspectOptions, type FactGatherer } from "./facts.js";
+import type { Billing } from "./billing.js";
 import type { Judge } from "./judge.js";
 
 /** What led to an evaluation: an idle event, or a look the enforcer owed the session. */
@@ -37,6 +38,7 @@ export interface LookParts {
   countdowns: Countdowns;
   judge: Judge;
   facts: FactGatherer;
+  billing: Billing;
   /** Continuations queued or in flight in this process. */
   queue: DeliveryQueue;
   starts: StartWatch;
@@ -73,7 +75,11 @@ export class Looks {
     this.unjudged.set(sessionId, true);
     const idleSince = Math.min(ctx.clock.now(), owedSince ?? Infinity);
     const started = await ctx.lanes.run(sessionId, () => this.precheck(sessionId, trigger, owedAlready));
-    if (!started) return void this.unjudged.delete(sessionId);
+    if (!started) {
+      this.unjudged.delete(sessionId);
+      if (ctx.lifecycle.deciding) await this.p.billing.settle(sessionId);
+      return;
+    }
     this.evaluating.add(sessionId);
     try {
       const facts = await this.p.facts.gather(sessionId, inspectOptions(ctx.config, started.row));
@@ -150,6 +156,7 @@ export class Looks {
       continuations: row?.continuations ?? 0,
       maxContinuations: ctx.config.maxContinuations,
     };
+    if (ctx.config.maxContinuationCost > 0) detail.maxContinuationCost = ctx.config.maxContinuationCost;
     if (decision.waitingFor) detail.waitingFor = decision.waitingFor;
     if (decision.pauseLifted) detail.pauseLifted = decision.pauseLifted;
     Object.assign(detail, progressDetail(decision, ctx.config.workWithoutProgressLimit));

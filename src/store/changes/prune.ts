@@ -1,6 +1,7 @@
 // Retention: settled history older than a cutoff goes, table by table, in small batches — each its own short
 // transaction, with a pause between them, so that a running enforcer (which writes on every decision) waits a few
-// milliseconds at most. Armed countdowns and pending injections are never history.
+// milliseconds at most. Armed countdowns and pending injections are never history. A bill goes with its continuation:
+// it is written after the continuation was created, so both are older than any cutoff the bill is.
 import type { HistoryTable } from "../statements.js";
 import { change, q } from "../script.js";
 import type { EngineStore } from "../port.js";
@@ -14,6 +15,8 @@ const SETTLED: ReadonlyArray<{ key: PrunedTable; table: HistoryTable; settled: s
   { key: "injections", table: "injections", settled: "status <> 'pending' AND created_at < ?" },
   { key: "countdowns", table: "countdowns", settled: "state <> 'armed' AND ended_at < ?" },
   { key: "sessions", table: "sessions", settled: "deleted_at IS NOT NULL AND deleted_at < ?" },
+  // After the injections: a look that comes between finds the continuation gone and does not bill its turn again.
+  { key: "bills", table: "continuation_bills", settled: "recorded_at < ?" },
 ];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

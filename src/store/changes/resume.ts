@@ -45,7 +45,9 @@ export function resume(scope: SessionScope, source: StopSource, now: number): Ch
       row.workContinuations +
       row.unproductiveReplies +
       row.consecutiveFailures +
-      row.errorStreak;
+      row.errorStreak +
+      row.continuationTokens +
+      (row.continuationCost > 0 ? 1 : 0);
     if (lifted.length === 0 && counts === 0) return { lifted, changed: false };
     const owed = LOOKS_ITSELF.has(source) ? {} : { recheckAt: now };
     yield* patchSession(row, { ...afterExplicitResume(now), ...owed }, now);

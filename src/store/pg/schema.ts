@@ -48,6 +48,8 @@ export const sessions = pgTable(
     stagnantContinuations: integer("stagnant_continuations").notNull().default(0),
     workContinuations: integer("work_continuations").notNull().default(0),
     fileLedger: text("file_ledger"),
+    continuationCost: doublePrecision("continuation_cost").notNull().default(0),
+    continuationTokens: ms("continuation_tokens").notNull().default(0),
     unproductiveReplies: integer("unproductive_replies").notNull().default(0),
     todoSnapshot: text("todo_snapshot"),
     consecutiveFailures: integer("consecutive_failures").notNull().default(0),
@@ -148,6 +150,51 @@ export const auditEvents = pgTable(
 
 // ── fleet tables (PostgreSQL only) ──────────────────────────────────────────────────────────────────────────
 
+export const continuationBills = pgTable(
+  "continuation_bills",
+  {
+    injectionId: text("injection_id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    directory: text("directory").notNull(),
+    server: text("server"),
+    messageId: text("message_id").notNull(),
+    continuedAt: ms("continued_at").notNull(),
+    recordedAt: ms("recorded_at").notNull(),
+    outcome: text("outcome", { enum: ["completed", "error", "aborted", "interrupted", "no_turn"] }).notNull(),
+    error: text("error"),
+    finish: text("finish"),
+    providerId: text("provider_id"),
+    modelId: text("model_id"),
+    messages: integer("messages").notNull().default(0),
+    steps: integer("steps").notNull().default(0),
+    toolCalls: integer("tool_calls").notNull().default(0),
+    inputTokens: ms("input_tokens").notNull().default(0),
+    outputTokens: ms("output_tokens").notNull().default(0),
+    reasoningTokens: ms("reasoning_tokens").notNull().default(0),
+    cacheReadTokens: ms("cache_read_tokens").notNull().default(0),
+    cacheWriteTokens: ms("cache_write_tokens").notNull().default(0),
+    tokens: ms("tokens").notNull().default(0),
+    cost: doublePrecision("cost").notNull().default(0),
+    startedAt: ms("started_at"),
+    endedAt: ms("ended_at"),
+    todosClosed: integer("todos_closed"),
+    progressed: integer("progressed"),
+    filesChanged: integer("files_changed"),
+    sessionCost: doublePrecision("session_cost"),
+    sessionTokens: ms("session_tokens"),
+    /** The daily cap's day on a fleet: the database's clock, not a replica's. */
+    dbRecordedAt: writtenByDatabase("db_recorded_at"),
+  },
+  (t) => [
+    check(
+      "continuation_bills_outcome_check",
+      sql`${t.outcome} in ('completed', 'error', 'aborted', 'interrupted', 'no_turn')`,
+    ),
+    index("continuation_bills_session_idx").on(t.sessionId, t.continuedAt),
+    index("continuation_bills_recorded_idx").on(t.recordedAt),
+  ],
+);
+
 /**
  * One row per running process (plugin or service replica) that owns leases. Its heartbeat is the database's clock,
  * never the host's: on another host a pid means nothing, and hosts' clocks drift. An owner is alive while its
@@ -236,6 +283,24 @@ export const skipReasons = pgView("skip_reasons", {
   FROM audit_events WHERE event = 'skipped' GROUP BY reason`),
 );
 
+export const continuationCosts = pgView("continuation_costs", {
+  day: text("day").notNull(),
+  sessionId: text("session_id").notNull(),
+  modelId: text("model_id"),
+  continuations: ms("continuations").notNull(),
+  tokens: ms("tokens").notNull(),
+  cost: doublePrecision("cost").notNull(),
+  todosClosed: ms("todos_closed").notNull(),
+  filesChanged: ms("files_changed").notNull(),
+  sessionCost: doublePrecision("session_cost"),
+}).as(
+  sql.raw(`SELECT to_char(to_timestamp(recorded_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, session_id,
+    model_id, count(*) AS continuations, sum(tokens)::bigint AS tokens, sum(cost) AS cost,
+    coalesce(sum(todos_closed), 0)::bigint AS todos_closed, coalesce(sum(files_changed), 0)::bigint AS files_changed,
+    max(session_cost) AS session_cost
+  FROM continuation_bills GROUP BY 1, session_id, model_id`),
+);
+
 export const armedCountdowns = pgView("armed_countdowns", {
   countdownId: text("countdown_id").notNull(),
   sessionId: text("session_id").notNull(),
@@ -270,7 +335,7 @@ export const decisions = pgView("decisions", {
   FROM audit_events`),
 );
 
-export const pgSchema = { sessions, countdowns, injections, auditEvents, replicas, servers };
+export const pgSchema = { sessions, countdowns, injections, auditEvents, replicas, servers, continuationBills };
 export type PgSchema = typeof pgSchema;
 
 // The row types the engine sees are the SQLite ones; these fail to compile the day the two drift apart.

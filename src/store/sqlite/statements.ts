@@ -1,237 +1,26 @@
-// The statements of store/statements.ts over one SQLite connection, prepared once and answered synchronously: the
-// store's runner drives a transaction script with them inside one BEGIN IMMEDIATE transaction. Every statement that
-// changes a countdown or an injection names the state it expects, so that of two writers only one changes it.
-import { and, asc, desc, eq, gte, inArray, isNotNull, lte, sql } from "drizzle-orm";
+// The statements of store/statements.ts over one SQLite connection, prepared once (prepared.ts) and answered
+// synchronously: the store's runner drives a transaction script with them inside one BEGIN IMMEDIATE transaction.
+// Every statement that changes a countdown or an injection names the state it expects, so that of two writers only
+// one changes it.
 import type { AuditValues } from "../audit-row.js";
 import { ownerMayBeAlive } from "../owner.js";
-import {
-  auditEvents,
-  countdowns,
-  injections,
-  replicas,
-  sessions,
-  type CountdownRow,
-  type InjectionRow,
-  type SessionRow,
-} from "../schema.js";
+import type { CountdownRow, InjectionRow, NewBill, SessionRow } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
 import type { HistoryTable, Statements } from "../statements.js";
 import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "../types.js";
 import type { Db, RawDatabase } from "./connection.js";
-
-const p = (name: string) => sql.placeholder(name);
-/** Each column bound to the parameter of the same name. */
-const placeholders = <K extends string>(...names: K[]) =>
-  Object.fromEntries(names.map((name) => [name, p(name)])) as Record<K, ReturnType<typeof p>>;
-/** `set()` takes SQL rather than bare placeholders; the value is still bound when the prepared statement runs. */
-const ps = (name: string) => sql`${sql.placeholder(name)}`;
-// SQLite re-plans a statement at every run when a bound value can change its plan: the value a partial index names,
-// and a LIMIT. So `state = 'armed'` (countdowns_one_armed_per_session) is written into the SQL, never bound, and a
-// statement read with `get()` has no LIMIT (get() steps to the first row and stops). Bound, each one added 4–7 µs of
-// CPU to every run of a 3 µs look-up.
-const isArmed = sql`${countdowns.state} = 'armed'`;
-/** A row's scope: its directory on its server (NULL, a machine's own, matches NULL). */
-const inScope = (table: typeof sessions | typeof countdowns | typeof injections) =>
-  and(eq(table.directory, p("directory")), sql`${table.server} IS ${p("server")}`);
-
-/** Rows by their primary key, and the live ones of a scope (what a process recovers and reconciles). */
-function prepareRows(db: Db) {
-  const armed = and(isArmed, inScope(countdowns));
-  const pending = and(eq(injections.status, "pending"), inScope(injections));
-  return {
-    countdown: db
-      .select()
-      .from(countdowns)
-      .where(eq(countdowns.id, p("id")))
-      .prepare(),
-    injection: db
-      .select()
-      .from(injections)
-      .where(eq(injections.id, p("id")))
-      .prepare(),
-    armedIn: db.select().from(countdowns).where(armed).orderBy(asc(countdowns.deadlineAt)).prepare(),
-    pendingIn: db.select().from(injections).where(pending).orderBy(asc(injections.createdAt)).prepare(),
-  };
-}
-
-function prepareSessions(db: Db) {
-  const set = Object.fromEntries(PATCHABLE.map((k) => [k, ps(k)]));
-  return {
-    get: db
-      .select()
-      .from(sessions)
-      .where(eq(sessions.sessionId, p("sessionId")))
-      .prepare(),
-    insert: db
-      .insert(sessions)
-      .values({
-        sessionId: p("sessionId"),
-        directory: p("directory"),
-        server: p("server"),
-        createdAt: p("now"),
-        updatedAt: p("now"),
-      })
-      .onConflictDoNothing()
-      .prepare(),
-    write: db
-      .update(sessions)
-      .set({ ...set, updatedAt: ps("updatedAt") })
-      .where(eq(sessions.sessionId, p("sessionId")))
-      .prepare(),
-    toRecheck: db
-      .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt, owedSince: sessions.owedSince })
-      .from(sessions)
-      .where(and(inScope(sessions), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, p("dueBy"))))
-      .prepare(),
-  };
-}
-
-function prepareAudit(db: Db) {
-  return {
-    insert: db
-      .insert(auditEvents)
-      .values(placeholders("at", "sessionId", "directory", "server", "event", "reason", "detail"))
-      .prepare(),
-    // Walks audit_session_idx (session, at): a handful of rows at most.
-    userCancel: db
-      .select({ at: auditEvents.at })
-      .from(auditEvents)
-      .where(
-        and(
-          eq(auditEvents.sessionId, p("sessionId")),
-          gte(auditEvents.at, p("since")),
-          eq(auditEvents.event, "cancelled"),
-          eq(auditEvents.reason, "user_key"),
-        ),
-      )
-      .orderBy(desc(auditEvents.at))
-      .prepare(),
-  };
-}
-
-function prepareCountdowns(db: Db) {
-  return {
-    armedFor: db
-      .select({ id: countdowns.id, owner: countdowns.owner, leaseUntil: countdowns.leaseUntil })
-      .from(countdowns)
-      .where(and(eq(countdowns.sessionId, p("sessionId")), isArmed))
-      .prepare(),
-    insert: db
-      .insert(countdowns)
-      .values({
-        ...placeholders("id", "sessionId", "directory", "server", "armedAt", "deadlineAt", "owner", "leaseUntil"),
-        ...placeholders("attempt", "todosOpen", "todosTotal"),
-        state: "armed",
-      })
-      .prepare(),
-    end: db
-      .update(countdowns)
-      .set({ state: ps("state"), endedAt: ps("now"), endReason: ps("reason"), leaseUntil: null })
-      .where(and(eq(countdowns.id, p("id")), isArmed))
-      .prepare(),
-    claim: db
-      .update(countdowns)
-      .set({ state: "fired", endedAt: ps("now"), endReason: null, leaseUntil: null })
-      .where(and(eq(countdowns.id, p("id")), isArmed, eq(countdowns.owner, p("owner"))))
-      .prepare(),
-    // Compare-and-swap on the owner the caller saw: of two processes adopting the same orphan, one wins.
-    takeOver: db
-      .update(countdowns)
-      .set({ owner: ps("owner"), leaseUntil: ps("leaseUntil") })
-      .where(and(eq(countdowns.id, p("id")), isArmed, sql`${countdowns.owner} IS ${p("expected")}`))
-      .prepare(),
-    renew: db
-      .update(countdowns)
-      .set({ leaseUntil: ps("leaseUntil") })
-      .where(and(eq(countdowns.owner, p("owner")), isArmed))
-      .prepare(),
-    release: db
-      .update(countdowns)
-      .set({ owner: null, leaseUntil: null })
-      .where(and(eq(countdowns.owner, p("owner")), isArmed, inScope(countdowns)))
-      .prepare(),
-  };
-}
-
-function prepareInjections(db: Db) {
-  return {
-    insert: db
-      .insert(injections)
-      .values({
-        ...placeholders("id", "sessionId", "countdownId", "directory", "server", "messageId", "createdAt", "agent"),
-        ...placeholders("model", "variant", "todosTotal", "todosOpen", "attempt", "onSent", "owner", "leaseUntil"),
-        status: "pending",
-        updatedAt: p("createdAt"),
-      })
-      .prepare(),
-    finish: db
-      .update(injections)
-      .set({ status: ps("status"), error: ps("error"), updatedAt: ps("now"), leaseUntil: null })
-      .where(and(eq(injections.id, p("id")), eq(injections.status, "pending")))
-      .prepare(),
-    confirm: db
-      .update(injections)
-      .set({ status: "sent", updatedAt: ps("now"), leaseUntil: null })
-      .where(and(eq(injections.id, p("id")), inArray(injections.status, ["failed", "unknown"])))
-      .prepare(),
-    ...prepareInjectionReads(db),
-  };
-}
-
-function prepareInjectionReads(db: Db) {
-  return {
-    pendingOf: db
-      .select({ id: injections.id })
-      .from(injections)
-      .where(and(eq(injections.sessionId, p("sessionId")), eq(injections.status, "pending")))
-      .prepare(),
-    // Walks injections_session_idx (session, created_at): the few rows since a look began.
-    firedSince: db
-      .select({ injectionId: injections.id, firedAt: injections.createdAt })
-      .from(injections)
-      .where(
-        and(
-          eq(injections.sessionId, p("sessionId")),
-          gte(injections.createdAt, p("since")),
-          inArray(injections.status, ["pending", "sent", "unknown"]),
-        ),
-      )
-      .orderBy(desc(injections.createdAt))
-      .prepare(),
-    uncertainIn: db
-      .select()
-      .from(injections)
-      .where(
-        and(
-          eq(injections.sessionId, p("sessionId")),
-          gte(injections.createdAt, p("since")),
-          inArray(injections.status, ["failed", "unknown"]),
-        ),
-      )
-      .orderBy(desc(injections.createdAt))
-      .limit(10)
-      .prepare(),
-  };
-}
-
-function prepareReplicas(db: Db) {
-  return {
-    tuiWatching: db
-      .select({ id: replicas.id })
-      .from(replicas)
-      .where(
-        and(
-          eq(replicas.kind, "tui"),
-          eq(replicas.directory, p("directory")),
-          gte(sql`${replicas.heartbeatAt} + ${replicas.leaseMs}`, p("now")),
-        ),
-      )
-      .prepare(),
-  };
-}
-
-const changes = (result: unknown) => (result as { changes: number }).changes;
-const scoped = (scope: Scope) => ({ directory: scope.directory, server: scope.server ?? null });
+import {
+  BILL_KEYS,
+  changes,
+  prepareBills,
+  prepareAudit,
+  prepareCountdowns,
+  prepareInjections,
+  prepareReplicas,
+  prepareRows,
+  prepareSessions,
+  scoped,
+} from "./prepared.js";
 
 export class SqliteStatements implements Statements {
   private readonly rows;
@@ -240,6 +29,7 @@ export class SqliteStatements implements Statements {
   private readonly c;
   private readonly i;
   private readonly r;
+  private readonly b;
 
   constructor(
     db: Db,
@@ -251,6 +41,7 @@ export class SqliteStatements implements Statements {
     this.c = prepareCountdowns(db);
     this.i = prepareInjections(db);
     this.r = prepareReplicas(db);
+    this.b = prepareBills(db);
   }
 
   session(sessionId: string): SessionRow | undefined {
@@ -265,6 +56,10 @@ export class SqliteStatements implements Statements {
     const values: Record<string, unknown> = { sessionId: row.sessionId, updatedAt: row.updatedAt };
     for (const key of PATCHABLE) values[key] = row[key] ?? null;
     this.s.write.run(values);
+  }
+
+  addSpend(sessionId: string, cost: number, tokens: number, now: number): void {
+    this.s.addSpend.run({ sessionId, cost, tokens, now });
   }
 
   sessionsToRecheck(scope: Scope, dueBy: number) {
@@ -352,6 +147,27 @@ export class SqliteStatements implements Statements {
 
   hasPendingInjection(sessionId: string): boolean {
     return this.i.pendingOf.get({ sessionId }) !== undefined;
+  }
+
+  insertBill(bill: NewBill): boolean {
+    return changes(this.b.insert.run(Object.fromEntries(BILL_KEYS.map((k) => [k, bill[k] ?? null])))) > 0;
+  }
+
+  spentSince(dayStart: number): number {
+    return this.b.spentSince.get({ since: dayStart })?.cost ?? 0;
+  }
+
+  recentBills(sessionId: string, limit: number): Array<{ cost: number; tokens: number }> {
+    return this.b.recent.all({ sessionId, limit });
+  }
+
+  unbilledOf(sessionId: string): string | undefined {
+    const latest = this.b.latestSent.get({ sessionId });
+    return latest && !latest.billed ? latest.id : undefined;
+  }
+
+  unbilledIn(scope: Scope, since: number): Array<{ injectionId: string; sessionId: string }> {
+    return this.b.unbilledIn.all({ ...scoped(scope), since });
   }
 
   tuiWatching(directory: string, now: number): boolean {

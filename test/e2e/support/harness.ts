@@ -136,6 +136,11 @@ export class E2E {
     return this.audit(sessionId).map((r) => (r.reason ? `${r.event}:${r.reason}` : r.event));
   }
 
+  /** The bills of a session's continuations (`continuation_bills`), oldest first. */
+  bills(sessionId: string): Array<Record<string, unknown> & { message_id: string; cost: number; tokens: number }> {
+    return this.select("SELECT * FROM continuation_bills WHERE session_id = ? ORDER BY continued_at", sessionId);
+  }
+
   injections(sessionId: string): Array<Record<string, unknown>> {
     return this.select("SELECT * FROM injections WHERE session_id = ? ORDER BY created_at", sessionId);
   }

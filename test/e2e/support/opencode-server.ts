@@ -48,6 +48,8 @@ export interface ServerOptions {
   user?: { uid: number; gid: number };
   /** Make the project a git repository with one commit first: OpenCode takes snapshots only in one. */
   git?: boolean;
+  /** The scripted model's price ($ per million tokens), from which OpenCode computes each step's cost. */
+  modelCost?: { input: number; output: number; cache_read?: number; cache_write?: number };
 }
 
 /** `path` and everything under it, owned by `user`. */
@@ -69,7 +71,9 @@ export function opencodeConfig(
   modelUrl: string,
   plugin: unknown[] | undefined,
   extra: Record<string, unknown> = {},
+  cost?: ServerOptions["modelCost"],
 ): string {
+  const limit = { context: 100_000, output: 4_000 };
   return JSON.stringify({
     $schema: "https://opencode.ai/config.json",
     model: "scripted/model-1",
@@ -80,7 +84,7 @@ export function opencodeConfig(
         npm: "@ai-sdk/openai-compatible",
         name: "Scripted",
         options: { baseURL: modelUrl, apiKey: "x" },
-        models: { "model-1": { name: "Scripted model", tool_call: true, limit: { context: 100_000, output: 4_000 } } },
+        models: { "model-1": { name: "Scripted model", tool_call: true, limit, ...(cost ? { cost } : {}) } },
       },
     },
     permission: { "*": "allow" },
@@ -166,7 +170,12 @@ export class OpenCodeServer {
           PATH: process.env.PATH ?? "/usr/bin:/bin",
           ...dirs,
           ...OFFLINE,
-          OPENCODE_CONFIG_CONTENT: opencodeConfig(this.options.modelUrl, plugin, this.options.config),
+          OPENCODE_CONFIG_CONTENT: opencodeConfig(
+            this.options.modelUrl,
+            plugin,
+            this.options.config,
+            this.options.modelCost,
+          ),
           ...(this.options.password ? { OPENCODE_SERVER_PASSWORD: this.options.password } : {}),
           ...this.options.env,
         },

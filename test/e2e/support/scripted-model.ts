@@ -29,6 +29,8 @@ export interface ModelReply {
   headers?: Record<string, string>;
   /** The OpenAI error `type` of an error answer (OpenCode retries "server_error" by its text alone). */
   errorType?: string;
+  /** What the provider reports it used (OpenAI `usage`, on the last chunk); 10 prompt and 5 completion tokens else. */
+  usage?: { prompt: number; completion: number; cached?: number; reasoning?: number };
 }
 
 export type Script = (request: ModelRequest, context: ScriptContext) => ModelReply | Promise<ModelReply>;
@@ -149,11 +151,7 @@ export class ScriptedModel {
         ),
       );
     });
-    res.write(
-      chunk({}, reply.toolCalls?.length ? "tool_calls" : "stop", {
-        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-      }),
-    );
+    res.write(chunk({}, reply.toolCalls?.length ? "tool_calls" : "stop", { usage: openAiUsage(reply.usage) }));
     res.write("data: [DONE]\n\n");
     res.end();
   }
@@ -179,5 +177,15 @@ export function todowrite(todos: Array<[string, string]>): { name: string; args:
   return {
     name: "todowrite",
     args: { todos: todos.map(([content, status]) => ({ content, status, priority: "medium" })) },
+  };
+}
+
+function openAiUsage(usage: ModelReply["usage"] = { prompt: 10, completion: 5 }): Record<string, unknown> {
+  return {
+    prompt_tokens: usage.prompt,
+    completion_tokens: usage.completion,
+    total_tokens: usage.prompt + usage.completion,
+    ...(usage.cached ? { prompt_tokens_details: { cached_tokens: usage.cached } } : {}),
+    ...(usage.reasoning ? { completion_tokens_details: { reasoning_tokens: usage.reasoning } } : {}),
   };
 }

@@ -38,6 +38,8 @@ export interface TuiWorldOptions {
   size?: { columns: number; rows: number };
   /** How often `waitScreen` looks at the screen: every 30 ms by default (toasts last seconds). */
   pollMs?: number;
+  /** The scripted model's price ($ per million tokens): OpenCode then computes what each step cost. */
+  modelCost?: { input: number; output: number; cache_read?: number; cache_write?: number };
 }
 
 export class TuiWorld {
@@ -97,7 +99,7 @@ export class TuiWorld {
       ...OFFLINE,
       TERM: "tmux-256color",
       LANG: "C.UTF-8",
-      OPENCODE_CONFIG_CONTENT: opencodeConfig(modelUrl, plugin),
+      OPENCODE_CONFIG_CONTENT: opencodeConfig(modelUrl, plugin, {}, this.options.modelCost),
       ...this.options.env,
     };
     // A port the system says is free now (a fixed range can collide with other tests' listening sockets).

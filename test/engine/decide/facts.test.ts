@@ -106,6 +106,12 @@ describe("gather", () => {
     expect(limits).toEqual([60]);
   });
 
+  it("carries the whole session's spend when OpenCode reports it (what a continuation's bill is a share of)", async () => {
+    const spend = { cost: 0.42, tokens: { input: 900, output: 80, reasoning: 5, cacheRead: 300, cacheWrite: 0 } };
+    host.sessions.set(S, { id: S, spend });
+    expect((await facts.gather(S)).sessionSpend).toEqual(spend);
+  });
+
   it("a session OpenCode lists as not busy is idle, and one without a parent says so (null)", async () => {
     const answer = await facts.gather(S);
     expect(answer).toMatchObject({ todos: [], status: "idle", parentId: null, busyDescendants: [] });

@@ -15,6 +15,8 @@ import type { Stage } from "../../../src/core/decision.js";
 import type { SkipReason } from "../../../src/core/reasons.js";
 import type { Todo } from "../../../src/core/todos.js";
 import type { HostFacts } from "../../../src/engine/decide/facts.js";
+import { Billing } from "../../../src/engine/decide/billing.js";
+import { FactGatherer } from "../../../src/engine/decide/facts.js";
 import { Judge, type Skip } from "../../../src/engine/decide/judge.js";
 import { StopNotices } from "../../../src/engine/decide/stop-notices.js";
 import { DeliveryQueue } from "../../../src/engine/deliver/queue.js";
@@ -67,7 +69,13 @@ function build(overrides: Partial<Config> = {}) {
   queue = new DeliveryQueue(config.maxConcurrentInjections, (error) => ctx.failed("continuation", error));
   const notices = new StopNotices(ctx);
   memories = new SessionMemories(1000, (id) => queue.isBusy(id));
-  judge = new Judge(ctx, memories, queue, notices);
+  judge = new Judge(
+    ctx,
+    memories,
+    queue,
+    notices,
+    new Billing(ctx, new FactGatherer(host, config.hostTimeoutMs, () => ctx.clock.monotonic())),
+  );
 }
 
 const todos = (...statuses: string[]): Todo[] =>

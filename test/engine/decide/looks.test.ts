@@ -13,14 +13,17 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
 import { FactGatherer } from "../../../src/engine/decide/facts.js";
+import { Billing } from "../../../src/engine/decide/billing.js";
 import { Judge } from "../../../src/engine/decide/judge.js";
 import { Looks, type Trigger } from "../../../src/engine/decide/looks.js";
 import { StopNotices } from "../../../src/engine/decide/stop-notices.js";
 import { Outcomes } from "../../../src/engine/deliver/outcomes.js";
 import { DeliveryQueue } from "../../../src/engine/deliver/queue.js";
 import { StartWatch } from "../../../src/engine/deliver/start-watch.js";
+import { OwnMessageIds } from "../../../src/engine/see/own-messages.js";
 import { SessionMemories } from "../../../src/engine/see/session-memory.js";
 import { Countdowns } from "../../../src/engine/wait/countdowns.js";
+import { idLine } from "../../../src/core/prompt.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { stop } from "../../../src/store/changes/stop.js";
 import type { SessionChange } from "../../../src/store/port.js";
@@ -87,14 +90,15 @@ function build(overrides: Partial<Config> = {}, over: SqliteStore = store): Rig 
   const ctx = makeContext({ store: over, config, owner: liveOwner(), host });
   const queue = new DeliveryQueue(config.maxConcurrentInjections, (error) => ctx.failed("continuation", error));
   const countdowns = new Countdowns(ctx);
-  const facts = new FactGatherer(host, config.hostTimeoutMs, () => ctx.clock.monotonic());
+  const facts = new FactGatherer(host, config.hostTimeoutMs, () => ctx.clock.monotonic(), new OwnMessageIds(store));
   const notices = new StopNotices(ctx);
   const outcomes = new Outcomes(ctx, countdowns, notices);
   const starts = new StartWatch(ctx, facts, outcomes);
   const pinned = (id: string) => countdowns.has(id) || queue.isBusy(id) || starts.has(id);
   const memories = new SessionMemories(1000, pinned);
-  const judge = new Judge(ctx, memories, queue, notices);
-  const looks = new Looks(ctx, { memories, countdowns, judge, facts, queue, starts });
+  const billing = new Billing(ctx, facts);
+  const judge = new Judge(ctx, memories, queue, notices, billing);
+  const looks = new Looks(ctx, { memories, countdowns, judge, facts, billing, queue, starts });
   const built = { ctx, host, config, memories, countdowns, queue, starts, looks };
   rigs.push(built);
   return built;
@@ -173,6 +177,40 @@ describe("the pre-check", () => {
     await rig.looks.evaluate(S, trigger);
     expect(lastAudit()).toMatchObject({ reason: "budget_exhausted", detail: { trigger } });
     expect(rows.session(S)).toMatchObject({ recheck_at: owed ? null : owedAt });
+  });
+
+  it("a skip before OpenCode is read still bills the session's last continuation, from one read of OpenCode", async () => {
+    const injection = await fireContinuation(
+      store,
+      { sessionId: S, owner: "elsewhere/1/x", settled: "sent" },
+      rig.config,
+    );
+    rig.host.addUserMessage(S, `continue\n${idLine(injection.id)}`, { id: injection.messageId! });
+    const usage = { cost: 0.25, tokens: { input: 900, output: 100, reasoning: 0, cacheRead: 0, cacheWrite: 0 } };
+    rig.host.addAssistantMessage(S, {
+      parentId: injection.messageId!,
+      usage,
+      parts: [{ type: "step-finish", usage }],
+    });
+    await write({ continuations: 20 });
+    await rig.looks.evaluate(S, "idle");
+    expect(lastAudit()).toMatchObject({ event: "skipped", reason: "budget_exhausted" });
+    expect(await store.reader.all("SELECT injection_id, cost, tokens FROM continuation_bills")).toEqual([
+      { injection_id: injection.id, cost: 0.25, tokens: 1000 },
+    ]);
+    const reads = rig.host.calls.messages;
+    expect(reads).toBe(1);
+    await rig.looks.evaluate(S, "idle");
+    expect(rig.host.calls.messages).toBe(reads);
+  });
+
+  it("a continuation whose turn OpenCode does not show is asked about once, not at every idle", async () => {
+    await fireContinuation(store, { sessionId: S, owner: "elsewhere/1/x", settled: "sent" }, rig.config);
+    await write({ continuations: 20 });
+    await rig.looks.evaluate(S, "idle");
+    await rig.looks.evaluate(S, "idle");
+    expect(rig.host.calls.messages).toBe(1);
+    expect(await store.reader.all("SELECT injection_id FROM continuation_bills")).toEqual([]);
   });
 
   it("its own continuation still being delivered: in_flight, and the idle is remembered for when it settles", async () => {

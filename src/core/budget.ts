@@ -1,0 +1,54 @@
+// The spend budgets: per session since the last real user message (cost and tokens, like `maxContinuations`), and per
+// day across every session of the database (a fleet shares it). A budget is spent once what was spent reaches it, and
+// a continuation is not started when what this session's recent ones cost says it would likely overrun. Pure.
+import type { DecisionConfig, DurableFacts } from "./decision.js";
+
+/** What the continuations of one session cost lately: the estimate of the next one is their median. */
+export const ESTIMATE_FROM = 5;
+
+export type BudgetName = "session_cost" | "session_tokens" | "daily_cost";
+
+function median(values: readonly number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The detail of the `cost_budget` skip: which budget, spent, its limit and window, and the estimate if it decided. */
+export function overBudget(
+  durable: Pick<DurableFacts, "spent" | "spentToday" | "recentBills">,
+  config: Pick<DecisionConfig, "maxContinuationCost" | "maxContinuationTokens" | "dailyContinuationCost">,
+): Record<string, unknown> | undefined {
+  const recent = (durable.recentBills ?? []).slice(-ESTIMATE_FROM);
+  const costEstimate = median(recent.map((b) => b.cost));
+  const budgets: Array<{ budget: BudgetName; limit: number; spent: number; estimate?: number; window: string }> = [
+    {
+      budget: "session_cost",
+      limit: config.maxContinuationCost,
+      spent: durable.spent?.cost ?? 0,
+      estimate: costEstimate,
+      window: "since_user_message",
+    },
+    {
+      budget: "session_tokens",
+      limit: config.maxContinuationTokens,
+      spent: durable.spent?.tokens ?? 0,
+      estimate: median(recent.map((b) => b.tokens)),
+      window: "since_user_message",
+    },
+    {
+      budget: "daily_cost",
+      limit: config.dailyContinuationCost,
+      spent: durable.spentToday ?? 0,
+      estimate: costEstimate,
+      window: "today",
+    },
+  ];
+  for (const { budget, limit, spent, estimate, window } of budgets) {
+    if (limit <= 0) continue;
+    if (spent >= limit) return { budget, spent, limit, window };
+    if (estimate !== undefined && spent + estimate > limit) return { budget, spent, limit, window, estimate };
+  }
+  return undefined;
+}

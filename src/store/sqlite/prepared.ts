@@ -1,0 +1,279 @@
+// The statements of one SQLite connection, prepared once (drizzle builds each one's SQL a single time; the store then
+// only binds and runs). What each means is in ../statements.ts; statements.ts answers them with these.
+import { and, asc, desc, eq, getTableColumns, gte, inArray, isNotNull, lte, sql } from "drizzle-orm";
+import { auditEvents, continuationBills, countdowns, injections, replicas, sessions } from "../schema.js";
+import { PATCHABLE } from "../session-columns.js";
+import type { Scope } from "../types.js";
+import type { Db } from "./connection.js";
+
+const p = (name: string) => sql.placeholder(name);
+/** Each column bound to the parameter of the same name. */
+const placeholders = <K extends string>(...names: K[]) =>
+  Object.fromEntries(names.map((name) => [name, p(name)])) as Record<K, ReturnType<typeof p>>;
+/** `set()` takes SQL rather than bare placeholders; the value is still bound when the prepared statement runs. */
+const ps = (name: string) => sql`${sql.placeholder(name)}`;
+// SQLite re-plans a statement at every run when a bound value can change its plan: the value a partial index names,
+// and a LIMIT. So `state = 'armed'` (countdowns_one_armed_per_session) is written into the SQL, never bound, and a
+// statement read with `get()` has no LIMIT (get() steps to the first row and stops). Bound, each one added 4–7 µs of
+// CPU to every run of a 3 µs look-up.
+const isArmed = sql`${countdowns.state} = 'armed'`;
+/** A row's scope: its directory on its server (NULL, a machine's own, matches NULL). */
+const inScope = (table: typeof sessions | typeof countdowns | typeof injections) =>
+  and(eq(table.directory, p("directory")), sql`${table.server} IS ${p("server")}`);
+
+/** Rows by their primary key, and the live ones of a scope (what a process recovers and reconciles). */
+export function prepareRows(db: Db) {
+  const armed = and(isArmed, inScope(countdowns));
+  const pending = and(eq(injections.status, "pending"), inScope(injections));
+  return {
+    countdown: db
+      .select()
+      .from(countdowns)
+      .where(eq(countdowns.id, p("id")))
+      .prepare(),
+    injection: db
+      .select()
+      .from(injections)
+      .where(eq(injections.id, p("id")))
+      .prepare(),
+    armedIn: db.select().from(countdowns).where(armed).orderBy(asc(countdowns.deadlineAt)).prepare(),
+    pendingIn: db.select().from(injections).where(pending).orderBy(asc(injections.createdAt)).prepare(),
+  };
+}
+
+export function prepareSessions(db: Db) {
+  const set = Object.fromEntries(PATCHABLE.map((k) => [k, ps(k)]));
+  return {
+    get: db
+      .select()
+      .from(sessions)
+      .where(eq(sessions.sessionId, p("sessionId")))
+      .prepare(),
+    insert: db
+      .insert(sessions)
+      .values({
+        sessionId: p("sessionId"),
+        directory: p("directory"),
+        server: p("server"),
+        createdAt: p("now"),
+        updatedAt: p("now"),
+      })
+      .onConflictDoNothing()
+      .prepare(),
+    write: db
+      .update(sessions)
+      .set({ ...set, updatedAt: ps("updatedAt") })
+      .where(eq(sessions.sessionId, p("sessionId")))
+      .prepare(),
+    addSpend: db
+      .update(sessions)
+      .set({
+        continuationCost: sql`${sessions.continuationCost} + ${p("cost")}`,
+        continuationTokens: sql`${sessions.continuationTokens} + ${p("tokens")}`,
+        updatedAt: ps("now"),
+      })
+      .where(eq(sessions.sessionId, p("sessionId")))
+      .prepare(),
+    toRecheck: db
+      .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt, owedSince: sessions.owedSince })
+      .from(sessions)
+      .where(and(inScope(sessions), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, p("dueBy"))))
+      .prepare(),
+  };
+}
+
+export function prepareAudit(db: Db) {
+  return {
+    insert: db
+      .insert(auditEvents)
+      .values(placeholders("at", "sessionId", "directory", "server", "event", "reason", "detail"))
+      .prepare(),
+    // Walks audit_session_idx (session, at): a handful of rows at most.
+    userCancel: db
+      .select({ at: auditEvents.at })
+      .from(auditEvents)
+      .where(
+        and(
+          eq(auditEvents.sessionId, p("sessionId")),
+          gte(auditEvents.at, p("since")),
+          eq(auditEvents.event, "cancelled"),
+          eq(auditEvents.reason, "user_key"),
+        ),
+      )
+      .orderBy(desc(auditEvents.at))
+      .prepare(),
+  };
+}
+
+export function prepareCountdowns(db: Db) {
+  return {
+    armedFor: db
+      .select({ id: countdowns.id, owner: countdowns.owner, leaseUntil: countdowns.leaseUntil })
+      .from(countdowns)
+      .where(and(eq(countdowns.sessionId, p("sessionId")), isArmed))
+      .prepare(),
+    insert: db
+      .insert(countdowns)
+      .values({
+        ...placeholders("id", "sessionId", "directory", "server", "armedAt", "deadlineAt", "owner", "leaseUntil"),
+        ...placeholders("attempt", "todosOpen", "todosTotal"),
+        state: "armed",
+      })
+      .prepare(),
+    end: db
+      .update(countdowns)
+      .set({ state: ps("state"), endedAt: ps("now"), endReason: ps("reason"), leaseUntil: null })
+      .where(and(eq(countdowns.id, p("id")), isArmed))
+      .prepare(),
+    claim: db
+      .update(countdowns)
+      .set({ state: "fired", endedAt: ps("now"), endReason: null, leaseUntil: null })
+      .where(and(eq(countdowns.id, p("id")), isArmed, eq(countdowns.owner, p("owner"))))
+      .prepare(),
+    // Compare-and-swap on the owner the caller saw: of two processes adopting the same orphan, one wins.
+    takeOver: db
+      .update(countdowns)
+      .set({ owner: ps("owner"), leaseUntil: ps("leaseUntil") })
+      .where(and(eq(countdowns.id, p("id")), isArmed, sql`${countdowns.owner} IS ${p("expected")}`))
+      .prepare(),
+    renew: db
+      .update(countdowns)
+      .set({ leaseUntil: ps("leaseUntil") })
+      .where(and(eq(countdowns.owner, p("owner")), isArmed))
+      .prepare(),
+    release: db
+      .update(countdowns)
+      .set({ owner: null, leaseUntil: null })
+      .where(and(eq(countdowns.owner, p("owner")), isArmed, inScope(countdowns)))
+      .prepare(),
+  };
+}
+
+export function prepareInjections(db: Db) {
+  return {
+    insert: db
+      .insert(injections)
+      .values({
+        ...placeholders("id", "sessionId", "countdownId", "directory", "server", "messageId", "createdAt", "agent"),
+        ...placeholders("model", "variant", "todosTotal", "todosOpen", "attempt", "onSent", "owner", "leaseUntil"),
+        status: "pending",
+        updatedAt: p("createdAt"),
+      })
+      .prepare(),
+    finish: db
+      .update(injections)
+      .set({ status: ps("status"), error: ps("error"), updatedAt: ps("now"), leaseUntil: null })
+      .where(and(eq(injections.id, p("id")), eq(injections.status, "pending")))
+      .prepare(),
+    confirm: db
+      .update(injections)
+      .set({ status: "sent", updatedAt: ps("now"), leaseUntil: null })
+      .where(and(eq(injections.id, p("id")), inArray(injections.status, ["failed", "unknown"])))
+      .prepare(),
+    ...prepareInjectionReads(db),
+  };
+}
+
+function prepareInjectionReads(db: Db) {
+  return {
+    pendingOf: db
+      .select({ id: injections.id })
+      .from(injections)
+      .where(and(eq(injections.sessionId, p("sessionId")), eq(injections.status, "pending")))
+      .prepare(),
+    // Walks injections_session_idx (session, created_at): the few rows since a look began.
+    firedSince: db
+      .select({ injectionId: injections.id, firedAt: injections.createdAt })
+      .from(injections)
+      .where(
+        and(
+          eq(injections.sessionId, p("sessionId")),
+          gte(injections.createdAt, p("since")),
+          inArray(injections.status, ["pending", "sent", "unknown"]),
+        ),
+      )
+      .orderBy(desc(injections.createdAt))
+      .prepare(),
+    uncertainIn: db
+      .select()
+      .from(injections)
+      .where(
+        and(
+          eq(injections.sessionId, p("sessionId")),
+          gte(injections.createdAt, p("since")),
+          inArray(injections.status, ["failed", "unknown"]),
+        ),
+      )
+      .orderBy(desc(injections.createdAt))
+      .limit(10)
+      .prepare(),
+  };
+}
+
+export function prepareReplicas(db: Db) {
+  return {
+    tuiWatching: db
+      .select({ id: replicas.id })
+      .from(replicas)
+      .where(
+        and(
+          eq(replicas.kind, "tui"),
+          eq(replicas.directory, p("directory")),
+          gte(sql`${replicas.heartbeatAt} + ${replicas.leaseMs}`, p("now")),
+        ),
+      )
+      .prepare(),
+  };
+}
+
+export const changes = (result: unknown) => (result as { changes: number }).changes;
+export const scoped = (scope: Scope) => ({ directory: scope.directory, server: scope.server ?? null });
+
+/** Every column of a bill, bound by name: a bill names them all (null where it has no value). */
+export const BILL_KEYS = Object.keys(getTableColumns(continuationBills)) as Array<
+  keyof typeof continuationBills.$inferInsert
+>;
+
+export function prepareBills(db: Db) {
+  return {
+    insert: db
+      .insert(continuationBills)
+      .values(Object.fromEntries(BILL_KEYS.map((k) => [k, p(k)])) as Record<(typeof BILL_KEYS)[number], never>)
+      .onConflictDoNothing()
+      .prepare(),
+    spentSince: db
+      .select({ cost: sql<number>`coalesce(sum(${continuationBills.cost}), 0)` })
+      .from(continuationBills)
+      .where(gte(continuationBills.recordedAt, p("since")))
+      .prepare(),
+    recent: db
+      .select({ cost: continuationBills.cost, tokens: continuationBills.tokens })
+      .from(continuationBills)
+      .where(eq(continuationBills.sessionId, p("sessionId")))
+      .orderBy(desc(continuationBills.continuedAt))
+      .limit(p("limit"))
+      .prepare(),
+    latestSent: db
+      .select({
+        id: injections.id,
+        billed: sql<number>`EXISTS (SELECT 1 FROM ${continuationBills} WHERE ${continuationBills.injectionId} = ${injections.id})`,
+      })
+      .from(injections)
+      .where(and(eq(injections.sessionId, p("sessionId")), sql`${injections.status} IN ('sent', 'unknown')`))
+      .orderBy(desc(injections.createdAt))
+      .prepare(),
+    unbilledIn: db
+      .select({ injectionId: injections.id, sessionId: injections.sessionId })
+      .from(injections)
+      .where(
+        and(
+          inScope(injections),
+          sql`${injections.status} IN ('sent', 'unknown')`,
+          gte(injections.createdAt, p("since")),
+          sql`NOT EXISTS (SELECT 1 FROM ${continuationBills} WHERE ${continuationBills.injectionId} = ${injections.id})`,
+        ),
+      )
+      .orderBy(asc(injections.createdAt))
+      .prepare(),
+  };
+}

@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import { overBudget } from "../../src/core/budget.js";
+import { explain } from "../../src/core/explain.js";
+
+const NONE = { maxContinuationCost: 0, maxContinuationTokens: 0, dailyContinuationCost: 0 };
+const bills = (...costs: number[]) => costs.map((cost) => ({ cost, tokens: Math.round(cost * 100_000) }));
+
+describe("the spend budgets", () => {
+  it("no budget set: nothing is ever over", () => {
+    expect(overBudget({ spent: { cost: 1e6, tokens: 1e12 }, spentToday: 1e6, recentBills: bills(5) }, NONE)).toBe(
+      undefined,
+    );
+  });
+
+  it("a session's cost budget is spent once what its continuations cost reaches it", () => {
+    const config = { ...NONE, maxContinuationCost: 1 };
+    expect(overBudget({ spent: { cost: 0.99, tokens: 0 } }, config)).toBeUndefined();
+    expect(overBudget({ spent: { cost: 1, tokens: 0 } }, config)).toEqual({
+      budget: "session_cost",
+      spent: 1,
+      limit: 1,
+      window: "since_user_message",
+    });
+  });
+
+  it("stops before a continuation that would likely overrun: the median of the last five", () => {
+    const config = { ...NONE, maxContinuationCost: 1 };
+    // Five recent ones cost 0.1, 0.1, 0.2, 0.9 and 0.15: the median 0.15 would take 0.9 past 1.
+    const recentBills = bills(5, 0.1, 0.1, 0.2, 0.9, 0.15);
+    expect(overBudget({ spent: { cost: 0.84, tokens: 0 }, recentBills }, config)).toBeUndefined();
+    expect(overBudget({ spent: { cost: 0.9, tokens: 0 }, recentBills }, config)).toEqual({
+      budget: "session_cost",
+      spent: 0.9,
+      limit: 1,
+      window: "since_user_message",
+      estimate: 0.15,
+    });
+  });
+
+  it("tokens count when the model has no price (cost 0): a token budget still stops it", () => {
+    const config = { ...NONE, maxContinuationCost: 1, maxContinuationTokens: 50_000 };
+    const free = [{ cost: 0, tokens: 20_000 }];
+    expect(overBudget({ spent: { cost: 0, tokens: 40_000 }, recentBills: free }, config)).toMatchObject({
+      budget: "session_tokens",
+      estimate: 20_000,
+    });
+  });
+
+  it("the daily cap counts every session of the database", () => {
+    const config = { ...NONE, dailyContinuationCost: 5 };
+    expect(overBudget({ spent: { cost: 0, tokens: 0 }, spentToday: 5.2 }, config)).toEqual({
+      budget: "daily_cost",
+      spent: 5.2,
+      limit: 5,
+      window: "today",
+    });
+  });
+});
+
+describe("what the stop says", () => {
+  it.each([
+    [
+      { budget: "session_cost", spent: 1.02, limit: 1 },
+      "stopped: $1.02 of $1.00 spent",
+      "/resume-continuation to go on",
+    ],
+    [
+      { budget: "session_cost", spent: 0.045, limit: 0.05 },
+      "stopped: $0.045 of $0.050 spent",
+      "/resume-continuation to go on",
+    ],
+    [
+      { budget: "session_tokens", spent: 412_345, limit: 400_000 },
+      "stopped: 412k of 400k tokens",
+      "/resume-continuation to go on",
+    ],
+    [
+      { budget: "daily_cost", spent: 5.2, limit: 5 },
+      "stopped: $5.20 of $5.00 today",
+      "raise dailyContinuationCost to go on",
+    ],
+  ])("%j", (detail, text, hint) => {
+    expect(explain("skipped", "cost_budget", detail)).toEqual({ standing: "stopped", text, hint });
+  });
+});
+
+describe("the continuation budget's stop says what it cost", () => {
+  it("the amount beside the way on, once the continuations were billed; as before when nothing was", () => {
+    expect(explain("skipped", "budget_exhausted", { continuations: 20, limit: 20, spent: 0.42, tokens: 9000 })).toEqual(
+      {
+        standing: "stopped",
+        text: "stopped: the budget of 20 is spent",
+        hint: "$0.42 spent; /resume-continuation",
+      },
+    );
+    expect(explain("skipped", "budget_exhausted", { continuations: 20, limit: 20 })?.hint).toBe(
+      "/resume-continuation to go on",
+    );
+  });
+});
