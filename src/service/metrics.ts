@@ -43,6 +43,8 @@ const BILL_TOKENS: Record<(typeof TOKEN_KINDS)[number], keyof NewBill> = {
   cache_write: "cacheWriteTokens",
 };
 
+/** A look reads OpenCode (bounded by hostTimeoutMs) and writes one row. */
+const DECISION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Prompt calls answer in milliseconds to tens of seconds (a provider that retries). */
 const PROMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 /** A statement or a transaction: well under a millisecond on a file, tens of milliseconds across a network. */
@@ -76,6 +78,12 @@ export class Metrics {
     ["reason"],
     CANCEL_REASONS.map((reason) => ({ reason })),
   );
+  private readonly decisionSeconds = new Histogram({
+    name: `${METRIC_PREFIX}decision_seconds`,
+    help: "How long a look took from the idle to its decision (armed, or skipped), OpenCode's answers included",
+    buckets: DECISION_BUCKETS,
+    registers: [this.registry],
+  });
   private readonly promptSeconds = new Histogram({
     name: `${METRIC_PREFIX}prompt_call_seconds`,
     help: "How long OpenCode took to accept a continuation's prompt call (injected ones)",
@@ -159,11 +167,15 @@ export class Metrics {
       this.auditEvents.inc({ event: row.event, reason });
       if (row.event === "skipped") this.skips.inc({ reason });
       else if (row.event === "cancelled") this.cancels.inc({ reason });
-      else if (row.event === "injected") {
-        this.continuations.inc({ outcome: "injected" });
-        const latencyMs = latencyOf(row.detail);
+      else if (row.event === "injected") this.continuations.inc({ outcome: "injected" });
+      else if (row.event === "injection_failed") this.continuations.inc({ outcome: reason });
+      if (row.event === "armed" || row.event === "skipped") {
+        const lookMs = millisecondsIn(row.detail, "lookMs");
+        if (lookMs !== undefined) this.decisionSeconds.observe(lookMs / 1000);
+      } else if (row.event === "injected") {
+        const latencyMs = millisecondsIn(row.detail, "latencyMs");
         if (latencyMs !== undefined) this.promptSeconds.observe(latencyMs / 1000);
-      } else if (row.event === "injection_failed") this.continuations.inc({ outcome: reason });
+      }
     }
     for (const bill of bills) {
       for (const kind of TOKEN_KINDS) this.tokens.inc({ kind }, Number(bill[BILL_TOKENS[kind]] ?? 0));
@@ -196,9 +208,10 @@ export class Metrics {
   }
 }
 
-function latencyOf(detail: string): number | undefined {
+/** A duration an audit row's detail carries, in milliseconds. */
+function millisecondsIn(detail: string, key: "lookMs" | "latencyMs"): number | undefined {
   try {
-    const value = (JSON.parse(detail) as { latencyMs?: unknown }).latencyMs;
+    const value = (JSON.parse(detail) as Record<string, unknown>)[key];
     return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
   } catch {
     return undefined;

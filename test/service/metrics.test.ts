@@ -79,8 +79,8 @@ describe("what a transaction committed", () => {
     const m = metrics();
     m.committed({
       audit: [
-        row("armed", null),
-        row("skipped", "cost_budget"),
+        row("armed", null, { lookMs: 40 }),
+        row("skipped", "cost_budget", { lookMs: 3 }),
         row("skipped", "cost_budget"),
         row("cancelled", "user_message"),
         row("injected", null, { latencyMs: 250 }),
@@ -99,6 +99,10 @@ describe("what a transaction committed", () => {
     expect(seen.get(`${METRIC_PREFIX}prompt_call_seconds_sum`)).toBe(0.25);
     expect(seen.get(`${METRIC_PREFIX}prompt_call_seconds_bucket{le="0.25"}`)).toBe(1);
     expect(seen.get(`${METRIC_PREFIX}prompt_call_seconds_bucket{le="0.1"}`)).toBe(0);
+    // Each decision's look, as its row says: 40 ms and 3 ms.
+    expect(seen.get(`${METRIC_PREFIX}decision_seconds_count`)).toBe(2);
+    expect(seen.get(`${METRIC_PREFIX}decision_seconds_bucket{le="0.005"}`)).toBe(1);
+    expect(seen.get(`${METRIC_PREFIX}decision_seconds_bucket{le="0.05"}`)).toBe(2);
   });
 
   it("a bill adds its tokens by kind and its cost", async () => {
