@@ -124,8 +124,21 @@ export class Metrics {
     "outcome",
   ]);
 
-  constructor(live: () => LiveFigures) {
+  /**
+   * `live`: the engines' figures now. `ready`: whether the process can do its work now, as `/readyz` says (the alerting
+   * rules watch it: a replica up but not ready is one that lost its database or its leases).
+   */
+  constructor(live: () => LiveFigures, ready?: () => Promise<boolean>) {
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+    if (ready)
+      new Gauge({
+        name: `${METRIC_PREFIX}ready`,
+        help: "1 while the process can do its work (its database answers; a fleet replica holds its leases), else 0",
+        registers: [this.registry],
+        async collect() {
+          this.set((await ready()) ? 1 : 0);
+        },
+      });
     this.gauge("countdowns_armed", "Countdowns armed now and held by this process", () => live().armed);
     this.gauge(
       "store_paused",

@@ -150,15 +150,27 @@ async function serveOne(
   }
   const opened = await openForWriting(config.databasePath, { busyTimeoutMs: config.busyTimeoutMs, kind: "service" });
   let service: StandaloneService | undefined;
+  let stopping = false;
+  const readiness = async (): Promise<Readiness> => {
+    if (stopping) return { ready: false, reason: "stopping" };
+    const stats = service?.enforcer.stats();
+    if (!stats) return { ready: false, reason: "starting" };
+    if (stats.mode === "paused_store")
+      return { ready: false, reason: `the database does not answer (${stats.storeProblem ?? "failing"})` };
+    return databaseAnswers(opened);
+  };
   const metrics = options.listen
-    ? new Metrics(() => {
-        const stats = service?.enforcer.stats();
-        return {
-          armed: stats?.armed ?? 0,
-          paused: stats?.mode === "paused_store" ? 1 : 0,
-          serversFollowed: service?.streaming ? 1 : 0,
-        };
-      })
+    ? new Metrics(
+        () => {
+          const stats = service?.enforcer.stats();
+          return {
+            armed: stats?.armed ?? 0,
+            paused: stats?.mode === "paused_store" ? 1 : 0,
+            serversFollowed: service?.streaming ? 1 : 0,
+          };
+        },
+        async () => (await readiness()).ready,
+      )
     : undefined;
   service = new StandaloneService({
     url,
@@ -173,20 +185,9 @@ async function serveOne(
     onReconnected: () => metrics?.reconnected(),
   });
   const running = service;
-  let stopping = false;
   const status =
     metrics && options.listen
-      ? await startStatusServer(options.listen, {
-          metrics,
-          alive: () => !stopping,
-          ready: async () => {
-            if (stopping) return { ready: false, reason: "stopping" };
-            const stats = running.enforcer.stats();
-            if (stats.mode === "paused_store")
-              return { ready: false, reason: `the database does not answer (${stats.storeProblem ?? "failing"})` };
-            return databaseAnswers(opened);
-          },
-        })
+      ? await startStatusServer(options.listen, { metrics, alive: () => !stopping, ready: readiness })
       : undefined;
   await service.start();
   log(
@@ -238,7 +239,10 @@ async function serveFleet(
   const liveness = await openForWriting(location, { busyTimeoutMs: config.busyTimeoutMs, kind: "fleet", poolSize: 2 });
   let replica: FleetReplica | undefined;
   const metrics = options.listen
-    ? new Metrics(() => replica?.figures() ?? { armed: 0, paused: 0, serversFollowed: 0 })
+    ? new Metrics(
+        () => replica?.figures() ?? { armed: 0, paused: 0, serversFollowed: 0 },
+        async () => replica?.readiness().ready ?? false,
+      )
     : undefined;
   const store = metrics ? observeStore(opened, metrics) : opened;
   replica = new FleetReplica({
