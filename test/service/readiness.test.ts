@@ -1,14 +1,17 @@
-// `serve --listen` as a supervisor sees it, on a real PostgreSQL server: the built CLI runs the service; /readyz says
-// 503 with the reason once the database stops, and 200 again once it is back, while /healthz stays 200 (the process
-// is alive, it only cannot work); the metrics count the state changes that failed meanwhile. The OpenCode server it
-// is pointed at refuses (a closed loopback port): readiness is about the database, not the stream.
+// `serve --listen` as a supervisor and a monitoring stack see it, on a real PostgreSQL server: the built CLI runs the
+// service; /readyz says 503 with the reason once the database stops, and 200 again once it is back, while /healthz
+// stays 200 (the process is alive, it only cannot work); a real Prometheus, with the shipped scrape configuration and
+// rules, scrapes it and sees the same. The OpenCode server it is pointed at refuses (a closed loopback port):
+// readiness is about the database, not the stream.
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../e2e/support/tcp-proxy.js";
 import { CLI_BIN, requireBuiltCli } from "../support/cli.js";
 import { PostgresServer } from "../support/postgres.js";
+import { PrometheusServer } from "../support/prometheus.js";
 
 let postgres: PostgresServer;
+let prometheus: PrometheusServer | undefined;
 let service: ChildProcess | undefined;
 let status = "";
 const log: string[] = [];
@@ -42,9 +45,11 @@ beforeAll(async () => {
   );
   service.stderr!.on("data", (chunk: Buffer) => log.push(chunk.toString()));
   service.once("exit", (code, signal) => log.push(`(the service exited: ${code ?? signal})\n`));
+  prometheus = await PrometheusServer.start([`127.0.0.1:${listen}`]);
 }, 120_000);
 
 afterAll(async () => {
+  await prometheus?.stop();
   if (service && service.exitCode === null) {
     const exited = new Promise((resolve) => service!.once("exit", resolve));
     service.kill("SIGTERM");
@@ -77,15 +82,29 @@ async function until(path: string, want: number, timeoutMs = 30_000): Promise<st
 describe("serve --listen on PostgreSQL", () => {
   it("/readyz follows the database: 200, 503 with the reason while it is stopped, 200 once it is back", async () => {
     expect(await until("/readyz", 200)).toBe("ready\n");
+    // Prometheus scrapes it: up, and ready.
+    const ready = (value: number) => async () => {
+      const [sample] = await prometheus!.query('todo_continuation_ready{job="todo-continuation"}');
+      return sample?.value === value ? sample : undefined;
+    };
+    await prometheus!.until("the replica ready", ready(1));
+    expect(await prometheus!.query('up{job="todo-continuation"}')).toMatchObject([{ value: 1 }]);
     postgres.stop("fast");
     const reason = await until("/readyz", 503);
     expect(reason).toMatch(/^not ready: the database does not answer/);
     expect((await get("/healthz"))?.status).toBe(200);
     const metrics = await get("/metrics");
     expect(metrics?.body).toMatch(/^todo_continuation_ready 0$/m);
+    await prometheus!.until("the replica not ready", ready(0));
+    // The alert begins (pending: it fires after 2 minutes of this).
+    const pending = await prometheus!.until("the not-ready alert", async () =>
+      (await prometheus!.alerts()).find((a) => a.labels.alertname === "TodoContinuationNotReady"),
+    );
+    expect(pending.state).toBe("pending");
     postgres.start();
     expect(await until("/readyz", 200)).toBe("ready\n");
     expect((await get("/metrics"))?.body).toMatch(/^todo_continuation_ready 1$/m);
+    await prometheus!.until("the replica ready again", ready(1));
     // One JSON object a line, the outage among them.
     const lines = log
       .join("")
