@@ -105,7 +105,6 @@ export async function hotPath(): Promise<Figure[]> {
     },
     options,
   );
-  await metricsHooks.dispose!();
   // Arm a countdown for another session, then stream again.
   event({ event: { type: "session.idle", properties: { sessionID: "ses_armed" } } });
   await sleep(200);
@@ -125,6 +124,7 @@ export async function hotPath(): Promise<Figure[]> {
     event(part);
   }
   const sqlPer100k = statements;
+  await metricsHooks.dispose!();
   await hooks.dispose!();
   store.close();
   cleanup();
