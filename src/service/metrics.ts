@@ -45,6 +45,8 @@ const BILL_TOKENS: Record<(typeof TOKEN_KINDS)[number], keyof NewBill> = {
 
 /** A look reads OpenCode (bounded by hostTimeoutMs) and writes one row. */
 const DECISION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** A timer fires within milliseconds of its deadline; a countdown adopted after a crash, within the lease. */
+const LATENESS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** Prompt calls answer in milliseconds to tens of seconds (a provider that retries). */
 const PROMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 /** A statement or a transaction: well under a millisecond on a file, tens of milliseconds across a network. */
@@ -82,6 +84,12 @@ export class Metrics {
     name: `${METRIC_PREFIX}decision_seconds`,
     help: "How long a look took from the idle to its decision (armed, or skipped), OpenCode's answers included",
     buckets: DECISION_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly fireLateness = new Histogram({
+    name: `${METRIC_PREFIX}fire_lateness_seconds`,
+    help: "How long after its deadline a countdown fired (the `fired` rows' lateMs): a timer's delay, or a restart's",
+    buckets: LATENESS_BUCKETS,
     registers: [this.registry],
   });
   private readonly promptSeconds = new Histogram({
@@ -185,6 +193,9 @@ export class Metrics {
       if (row.event === "armed" || row.event === "skipped") {
         const lookMs = millisecondsIn(row.detail, "lookMs");
         if (lookMs !== undefined) this.decisionSeconds.observe(lookMs / 1000);
+      } else if (row.event === "fired") {
+        const lateMs = millisecondsIn(row.detail, "lateMs");
+        if (lateMs !== undefined) this.fireLateness.observe(lateMs / 1000);
       } else if (row.event === "injected") {
         const latencyMs = millisecondsIn(row.detail, "latencyMs");
         if (latencyMs !== undefined) this.promptSeconds.observe(latencyMs / 1000);
@@ -222,7 +233,7 @@ export class Metrics {
 }
 
 /** A duration an audit row's detail carries, in milliseconds. */
-function millisecondsIn(detail: string, key: "lookMs" | "latencyMs"): number | undefined {
+function millisecondsIn(detail: string, key: "lookMs" | "latencyMs" | "lateMs"): number | undefined {
   try {
     const value = (JSON.parse(detail) as Record<string, unknown>)[key];
     return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
