@@ -125,9 +125,13 @@ describe("a continuation's turn cut short by a SIGKILL of OpenCode", () => {
   const released = new Promise<void>((resolve) => (release = resolve));
 
   async function crashScript(_request: ModelRequest, ctx: ScriptContext): Promise<ModelReply> {
-    const continuations = ctx.userTexts.filter((t) => t.includes(HEADER)).length;
-    if (ctx.lastUserText?.includes("finish")) return { toolCalls: [todowrite([["import the data", "completed"]])] };
-    if (continuations === 0) return { toolCalls: [todowrite([["import the data", "in_progress"]])], usage: ANSWER };
+    const lastUser = ctx.userTexts.at(-1) ?? "";
+    if (lastUser.includes("finish it"))
+      return ctx.afterTool ? { text: "Done." } : { toolCalls: [todowrite([["import the data", "completed"]])] };
+    if (!lastUser.includes(HEADER))
+      return ctx.afterTool
+        ? { text: "I will stop here for now.", usage: ANSWER }
+        : { toolCalls: [todowrite([["import the data", "in_progress"]])], usage: ANSWER };
     if (!ctx.afterTool) {
       const write = { name: "write", args: { filePath: "cost/crash.txt", content: "half done\n" } };
       return { toolCalls: [write], usage: TOOL_CALL };
@@ -162,7 +166,7 @@ describe("a continuation's turn cut short by a SIGKILL of OpenCode", () => {
     const answers = messages.filter((m) => m.info.role === "assistant" && m.info.parentID === bill.message_id);
     expect(answers).toHaveLength(2);
     expect(answers[1]!.info.time).not.toHaveProperty("completed");
-    expect(bill).toMatchObject({ outcome: "interrupted", messages: 2, steps: 1, tool_calls: 1, files_changed: null });
+    expect(bill).toMatchObject({ outcome: "interrupted", messages: 2, steps: 1, tool_calls: 1, files_changed: 1 });
     expect(bill.cost).toBe(answers.reduce((sum, m) => sum + Number(m.info.cost), 0));
     expect(bill.tokens).toBe(TOOL_CALL.prompt + TOOL_CALL.completion);
     expect(bill.cost).toBeGreaterThan(0);
