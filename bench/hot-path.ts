@@ -6,6 +6,8 @@ import { resolveConfig } from "../src/config.js";
 import { pluginHooks } from "../src/plugin/plugin.js";
 import { openSqlite } from "../src/store/sqlite/open.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
+import { Metrics } from "../src/service/metrics.js";
+import { observeStore } from "../src/service/observed-store.js";
 import { FakeHost } from "../test/support/fake-host.js";
 import { interleaved, ratioOf, runtime, scratch, sleep, type Figure, type Sampled } from "./lib.js";
 
@@ -86,6 +88,23 @@ export async function hotPath(): Promise<Figure[]> {
     },
     options,
   );
+  // The same engine on the store the service runs with `--listen`: each state change timed and counted.
+  const metricsHooks = pluginHooks(
+    { directory: "/bench-metrics", client: {} } as unknown as PluginInput,
+    config,
+    observeStore(new SqliteStore(store), new Metrics(() => ({ armed: 0, paused: 0, serversFollowed: 0 }))),
+    host as never,
+  );
+  const metricsEvent = metricsHooks.event as unknown as Hook;
+  await outOfLine(metricsEvent);
+  const withMetrics = await interleaved(
+    {
+      floor: () => noop(delta),
+      delta: () => metricsEvent(delta),
+      part: () => metricsEvent(part),
+    },
+    options,
+  );
   // Arm a countdown for another session, then stream again.
   event({ event: { type: "session.idle", properties: { sessionID: "ses_armed" } } });
   await sleep(200);
@@ -105,6 +124,7 @@ export async function hotPath(): Promise<Figure[]> {
     event(part);
   }
   const sqlPer100k = statements;
+  await metricsHooks.dispose!();
   await hooks.dispose!();
   store.close();
   cleanup();
@@ -125,6 +145,8 @@ export async function hotPath(): Promise<Figure[]> {
     { group, name: "no-op hook (floor)", ...ns(idle.floor!) },
     row("delta, nothing armed", idle.delta!, idle.floor!, 2),
     row("part.updated, nothing armed", idle.part!, idle.floor!, 2),
+    row("delta, nothing armed, the service's metrics on", withMetrics.delta!, withMetrics.floor!, 2),
+    row("part.updated, nothing armed, the service's metrics on", withMetrics.part!, withMetrics.floor!, 2),
     row("delta, countdown armed elsewhere", armed.delta!, armed.floor!),
     row("part.updated, countdown armed elsewhere", armed.part!, armed.floor!),
   ];

@@ -6,6 +6,8 @@ import { arm } from "../src/store/changes/arm.js";
 import { end } from "../src/store/changes/end.js";
 import type { NewCountdown } from "../src/store/port.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
+import { Metrics } from "../src/service/metrics.js";
+import { observeStore } from "../src/service/observed-store.js";
 import { interleaved, ratioOf, runtime, scratch, type Figure, type Sampled } from "./lib.js";
 
 /** The same rows as arming and cancelling write, raw: what a state change cannot cost less than. */
@@ -106,6 +108,8 @@ export async function stateChanges(): Promise<Figure[]> {
   const store = await openSqlite(db);
   const port = new SqliteStore(store);
   const floors = await rawFloors(db);
+  // The service's store: the same, each change timed and its audit rows counted (serve --listen).
+  const observed = observeStore(port, new Metrics(() => ({ armed: 0, paused: 0, serversFollowed: 0 })));
   let n = 0;
   const countdown = (): NewCountdown => {
     const now = Date.now();
@@ -144,6 +148,7 @@ export async function stateChanges(): Promise<Figure[]> {
       "raw INSERT": () => floors.insert(),
       "arm, raw (floor)": () => floors.arm(countdown()),
       arm: async () => void (await port.change(arm(countdown(), { trigger: "bench" }))),
+      "arm, metrics on": async () => void (await observed.change(arm(countdown(), { trigger: "bench" }))),
       "cancel, raw (floor)": () => floors.cancel(toCancelRaw[cancelsRaw++]!),
       cancel: async () =>
         void (await port.change(end(toCancel[cancels++]!, { cancelled: "user_message" }, Date.now()))),
@@ -166,6 +171,12 @@ export async function stateChanges(): Promise<Figure[]> {
     floor("one raw INSERT, autocommit (for comparison)", insert),
     floor("arm, the same rows raw in one transaction (floor)", results["arm, raw (floor)"]!),
     measured("arm a countdown", results.arm!, results["arm, raw (floor)"]!, "raw arm"),
+    measured(
+      "arm a countdown, the service's metrics on",
+      results["arm, metrics on"]!,
+      results["arm, raw (floor)"]!,
+      "raw arm",
+    ),
     floor("cancel, the same rows raw in one transaction (floor)", results["cancel, raw (floor)"]!),
     measured("cancel a countdown", results.cancel!, results["cancel, raw (floor)"]!, "raw cancel"),
   ];

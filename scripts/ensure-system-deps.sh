@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # npm test's pretest step: the Debian packages the tests need that npm cannot install. PostgreSQL's server binaries
 # (the store, engine and fleet tests start a real server), psql (README's queries on PostgreSQL), the sqlite3 CLI
-# (README's queries on SQLite) and tmux (OpenCode's TUI is driven in it). Installed with apt when running as root;
+# (README's queries on SQLite), tmux (OpenCode's TUI is driven in it) and Prometheus with promtool (the service's
+# metrics and alerting rules are checked by the real thing). Installed with apt when running as root;
 # otherwise this stops at once with the one command to run.
 set -euo pipefail
 missing=()
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && command -v psql >/dev/null 2>&1 || missing+=(postgresql)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing the tests' system packages: ${missing[*]}" >&2

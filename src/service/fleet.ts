@@ -11,7 +11,9 @@ import { releaseLeases } from "../store/changes/adopt.js";
 import type { OperatorStore } from "../store/operator.js";
 import type { Scope } from "../store/port.js";
 import type { ServerRoster, ServerRow } from "../store/roster.js";
+import type { LiveFigures } from "./metrics.js";
 import { StandaloneService } from "./standalone.js";
+import type { Readiness } from "./status-server.js";
 
 type Log = (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
 
@@ -39,6 +41,10 @@ export interface FleetOptions {
   silenceMs?: number;
   /** How long a starting replica waits for others starting with it before its first share (ms). */
   settleMs?: number;
+  /** Called when this replica takes a server over (the metrics count it). */
+  onTakeover?: () => void;
+  /** Called when a followed server's event stream connects again after it dropped. */
+  onReconnected?: () => void;
 }
 
 export interface FleetStats {
@@ -70,6 +76,8 @@ export class FleetReplica {
   private round: Promise<void> | undefined;
   private replicas = 0;
   private lastRoundAt = 0;
+  /** When a round last worked from start to end: the heartbeat and the leases are this fresh. */
+  private lastGoodRoundAt = 0;
   private failing = false;
   private stopping: Promise<void> | undefined;
 
@@ -109,6 +117,32 @@ export class FleetReplica {
 
   stats(): FleetStats {
     return { id: this.id, following: [...this.following.keys()].sort(), replicas: this.replicas };
+  }
+
+  /** The followers' engines now, for the metrics: countdowns held, engines paused, servers followed. */
+  figures(): LiveFigures {
+    let armed = 0;
+    let paused = 0;
+    for (const service of this.following.values()) {
+      const stats = service.enforcer.stats();
+      armed += stats.armed;
+      if (stats.mode === "paused_store") paused++;
+    }
+    return { armed, paused, serversFollowed: this.following.size };
+  }
+
+  /**
+   * Ready while its last round (heartbeat and share) worked within the lease: then it holds the servers it follows,
+   * or has none to hold yet. Not ready while starting, failing or stopping.
+   */
+  readiness(now = Date.now()): Readiness {
+    if (this.stopping) return { ready: false, reason: "stopping" };
+    if (this.lastGoodRoundAt === 0) return { ready: false, reason: "starting: no round has worked yet" };
+    if (this.failing) return { ready: false, reason: "the database does not answer: its rounds fail" };
+    const age = now - this.lastGoodRoundAt;
+    if (age > this.o.config.leaseMs)
+      return { ready: false, reason: `no round has worked for ${age} ms (lease ${this.o.config.leaseMs} ms)` };
+    return { ready: true };
   }
 
   private async doStop(): Promise<void> {
@@ -162,6 +196,7 @@ export class FleetReplica {
       await this.handBackCountdowns();
       if (this.failing) this.o.log("info", "the fleet's database answers again");
       this.failing = false;
+      this.lastGoodRoundAt = Date.now();
       const tookMs = Date.now() - started;
       if (tookMs > leaseMs / 3) this.o.log("warn", `fleet round took ${tookMs} ms (lease ${leaseMs} ms)`);
     } catch (error) {
@@ -197,14 +232,16 @@ export class FleetReplica {
       password,
       config: this.o.config,
       store: this.o.store,
-      log: (level, message, extra) => this.o.log(level, `[${row.name}] ${message}`, extra),
+      log: (level, message, extra) => this.o.log(level, message, { ...extra, server: row.name }),
       server: row.name,
       owner: this.id,
       catchUpSince: since,
       reconnectBaseMs: this.o.reconnectBaseMs,
       reconnectMaxMs: this.o.reconnectMaxMs,
       silenceMs: this.o.silenceMs,
+      onReconnected: this.o.onReconnected,
     });
+    this.o.onTakeover?.();
     this.following.set(row.name, service);
     this.followedSince.set(row.name, row.ownedSince);
     this.o.log("info", `taking over server ${row.name} (${row.url}, ${row.directory})`);

@@ -31,6 +31,8 @@ export interface ServiceOptions {
   silenceMs?: number;
   /** The server's name in the rows, when one database serves several (a fleet); absent: the machine's own. */
   server?: string | null;
+  /** Called when the event stream connects again after it dropped (the metrics count it). */
+  onReconnected?: () => void;
   /** The owner id of the countdowns armed here, when a fleet replica shares one among its servers. */
   owner?: string;
   /**
@@ -189,6 +191,7 @@ export class StandaloneService {
         await this.catchUp(this.o.catchUpSince, "while no replica followed this server");
       return;
     }
+    this.o.onReconnected?.();
     const after = outageSince === undefined ? "" : ` after ${Math.round((Date.now() - outageSince) / 1000)} s`;
     this.o.log("info", `reconnected to the event stream${after}`);
     await this.catchUp(this.lastEventAt - 5000, "while disconnected");

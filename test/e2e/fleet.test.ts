@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { freshDatabase } from "../support/pg-database.js";
 import { PostgresServer } from "../support/postgres.js";
+import { PrometheusServer } from "../support/prometheus.js";
 import { HEADER, sleep } from "./support/harness.js";
 import { OpenCodeServer } from "./support/opencode-server.js";
 import { ScriptedModel, textOf, todowrite, type ModelRequest, type ScriptContext } from "./support/scripted-model.js";
@@ -72,6 +73,8 @@ interface Replica {
   child: ChildProcess;
   log: string;
   exited: Promise<number | null>;
+  /** Its `--listen` address (host:port), the target Prometheus scrapes, when the test watches the metrics. */
+  target?: string;
 }
 
 interface ServerLease {
@@ -95,6 +98,10 @@ class Fleet {
   readonly replicas: Replica[] = [];
   readonly sessions: Session[] = [];
   url = "";
+  /** A real Prometheus scraping the replicas (the package's scrape configuration and rules), when asked for. */
+  prometheus: PrometheusServer | undefined;
+  /** The --listen addresses still to give to replicas started from now on (Prometheus knows them all from the start). */
+  private readonly targets: string[] = [];
   /** Read asynchronously: the scripted model answers OpenCode from this process, and a synchronous client (psql)
    * polled in a loop would starve it, and with it every OpenCode server. */
   private pool: pg.Pool | undefined;
@@ -109,8 +116,11 @@ class Fleet {
     ).rows as T[];
   }
 
-  /** Starts the servers and replicas on a fresh database of the run's PostgreSQL, or on `url`. */
-  async start(servers: number, replicas: number, url?: string): Promise<void> {
+  /**
+   * Starts the servers and replicas on a fresh database of the run's PostgreSQL, or on `url`. `metrics`: how many
+   * replicas (those started now and later) serve their metrics, scraped by a real Prometheus.
+   */
+  async start(servers: number, replicas: number, url?: string, metrics = 0): Promise<void> {
     if (!existsSync(BIN)) throw new Error("the CLI is not built: run `npm run build` (npm test does)");
     this.url = url ?? (await freshDatabase("fleet"));
     this.pool = new pg.Pool({ connectionString: this.url, max: 2 });
@@ -136,7 +146,10 @@ class Fleet {
           `pod-${i}`,
         ]),
       );
+    for (let i = 0; i < metrics; i++) this.targets.push(`127.0.0.1:${await freePort()}`);
+    const scraped = [...this.targets];
     for (let i = 0; i < replicas; i++) this.startReplica();
+    if (metrics > 0) this.prometheus = await PrometheusServer.start(scraped);
     await waitFor(
       "every server followed, by every replica",
       async () => {
@@ -153,13 +166,16 @@ class Fleet {
   }
 
   startReplica(): Replica {
-    const child = spawn(process.execPath, [BIN, "serve", "--db", this.url, "--options", OPTIONS], {
+    const target = this.targets.shift();
+    const listen = target ? ["--listen", target] : [];
+    const child = spawn(process.execPath, [BIN, "serve", "--db", this.url, "--options", OPTIONS, ...listen], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const replica: Replica = {
       child,
       log: "",
       exited: new Promise((resolve) => child.once("exit", (code) => resolve(code))),
+      target,
     };
     const append = (chunk: Buffer) => {
       replica.log += chunk.toString();
@@ -378,6 +394,7 @@ class Fleet {
   }
 
   async stop(): Promise<void> {
+    await this.prometheus?.stop();
     for (const r of this.replicas) {
       r.child.kill("SIGCONT");
       r.child.kill("SIGKILL");
@@ -387,6 +404,58 @@ class Fleet {
     await this.pool?.end();
     rmSync(this.root, { recursive: true, force: true });
   }
+}
+
+/**
+ * What Prometheus saw agrees with SQL: the continuations its scrapes counted, plus those the killed replica sent after
+ * its last scrape (written before the kill, by it: its claims), are the `injected` rows; the killed replica is down
+ * and its alert fires. Each instance's counter is read at its highest (the killed replica's series ends with it).
+ */
+async function expectMetricsAgree(fleet: Fleet, victim: Replica, victimId: string, killedAt: number): Promise<void> {
+  const prometheus = fleet.prometheus!;
+  const instance = victim.target!;
+  const [down] = await prometheus.until("the killed replica down", async () => {
+    const up = await prometheus.query(`up{job="todo-continuation",instance="${instance}"}`);
+    return up[0]?.value === 0 ? up : undefined;
+  });
+  expect(down).toMatchObject({ value: 0 });
+  const [lastScrape] = await prometheus.query(
+    `max_over_time(timestamp(todo_continuation_ready{instance="${instance}"})[1h:1s])`,
+  );
+  const lastScrapeMs = Math.round(lastScrape!.value * 1000);
+  const [afterLastScrape] = await fleet.all<{ n: string }>(
+    `SELECT count(*) AS n FROM audit_events a JOIN injections i ON i.id = a.detail::json->>'injectionId'
+     WHERE a.event = 'injected' AND i.owner = ? AND a.at > ? AND a.at <= ?`,
+    victimId,
+    lastScrapeMs,
+    killedAt,
+  );
+  const [injected] = await fleet.all<{ n: string }>("SELECT count(*) AS n FROM audit_events WHERE event = 'injected'");
+  const sql = Number(injected!.n);
+  const unscraped = Number(afterLastScrape!.n);
+  // The live replicas' last scrapes come within a second or two of the end: waited for, not slept.
+  const counted = await prometheus.until("Prometheus's total to reach the rows", async () => {
+    const [total] = await prometheus.query(
+      'sum(max_over_time(todo_continuation_continuations_total{job="todo-continuation",outcome="injected"}[1h]))',
+    );
+    return total && total.value + unscraped === sql ? total.value : undefined;
+  });
+  const firing = await prometheus.until(
+    "the killed replica's alert firing",
+    async () =>
+      (await prometheus.alerts()).find(
+        (a) =>
+          a.labels.alertname === "TodoContinuationReplicaDown" &&
+          a.labels.instance === instance &&
+          a.state === "firing",
+      ),
+    150_000,
+  );
+  expect(firing.labels.severity).toBe("page");
+  console.log(
+    `fleet metrics: Prometheus counted ${counted} continuations, the killed replica sent ${unscraped} after its last ` +
+      `scrape, ${sql} injected rows; ${instance} down and TodoContinuationReplicaDown firing`,
+  );
 }
 
 describe("a fleet of service replicas following OpenCode servers on one PostgreSQL database", () => {
@@ -403,7 +472,8 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
     { timeout: 900_000 },
     async () => {
       fleet = new Fleet();
-      await fleet.start(4, 3);
+      // Four replicas serve their metrics (the three now, the one started after the kill) to a real Prometheus.
+      await fleet.start(4, 3, undefined, 4);
       await fleet.createSessions(50);
       const started = Date.now();
       const prompting = fleet.promptInWaves(10);
@@ -460,6 +530,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
       expect(await fleet.adoptedFrom(killedId)).toBeGreaterThanOrEqual(1);
       // Taken over within the lease plus one round (and some slack for a loaded 2-core machine's scheduling).
       expect(takeoverMs).toBeLessThanOrEqual(LEASE_MS + TICK_MS + 1500);
+      await expectMetricsAgree(fleet, victim, killedId, killedAt);
     },
   );
 

@@ -1,17 +1,26 @@
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import { ConfigError, resolveConfig, type Config } from "../../config.js";
-import type { LogLevel } from "../../host/port.js";
 import { FleetReplica } from "../../service/fleet.js";
+import { LOG_FORMATS, serviceLog, type Log, type LogFormat } from "../../service/log.js";
+import { Metrics } from "../../service/metrics.js";
+import { observeStore } from "../../service/observed-store.js";
 import { safeUrl, StandaloneService } from "../../service/standalone.js";
+import {
+  parseListen,
+  startStatusServer,
+  type Listen,
+  type Readiness,
+  type StatusServer,
+} from "../../service/status-server.js";
+import { describeDatabaseFailure } from "../../store/failure.js";
 import { isPostgresUrl } from "../../store/location.js";
+import type { EngineStore } from "../../store/port.js";
 import { databasePath, openForWriting } from "../database.js";
 import { UsageError } from "../errors.js";
 import { globals } from "../output.js";
 
-function logLine(level: LogLevel, message: string, extra?: Record<string, unknown>): void {
-  const details = extra && Object.keys(extra).length ? ` ${JSON.stringify(extra)}` : "";
-  process.stderr.write(`${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${message}${details}\n`);
-}
+/** How long `/readyz` waits for the database's answer before it says the database does not answer. */
+const READY_PROBE_MS = 2000;
 
 interface ServeOptions {
   url?: string;
@@ -21,6 +30,8 @@ interface ServeOptions {
   password?: string;
   options?: string;
   silenceTimeout?: string;
+  listen?: Listen;
+  logFormat: LogFormat;
 }
 
 /** OpenCode sends a heartbeat every 10 s; a shorter limit would replace healthy streams. */
@@ -55,15 +66,29 @@ function configOf(options: ServeOptions, location: string | undefined): Config {
   }
 }
 
+function listenArg(value: string): Listen {
+  try {
+    return parseListen(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+function logFormatArg(value: string): LogFormat {
+  if (!(LOG_FORMATS as readonly string[]).includes(value))
+    throw new InvalidArgumentError(`one of ${LOG_FORMATS.join(", ")}.`);
+  return value as LogFormat;
+}
+
 /** Runs until SIGINT or SIGTERM, then stops (handing leases back) and closes the database. */
-function untilSignalled(stop: () => Promise<void>, close: () => Promise<void>): Promise<void> {
+function untilSignalled(log: Log, stop: () => Promise<void>, close: () => Promise<void>): Promise<void> {
   return new Promise<void>((resolve) => {
     const onSignal = (signal: string) => {
-      logLine("info", `${signal}: stopping, releasing leases`);
+      log("info", `${signal}: stopping, releasing leases`);
       void stop()
         .then(close)
         .then(resolve, (error: unknown) => {
-          logLine("error", `while stopping: ${(error as Error).message}`);
+          log("error", `while stopping: ${(error as Error).message}`);
           resolve();
         });
     };
@@ -89,59 +114,167 @@ export function registerServe(program: Command): void {
       "--silence-timeout <seconds>",
       "replace an event stream that sent nothing for this long, heartbeats included (default 30)",
     )
+    .option(
+      "--listen <[host]:port>",
+      "serve /healthz, /livez, /readyz and /metrics (Prometheus) there; loopback unless a host is given",
+      listenArg,
+    )
+    .option(
+      "--log-format <format>",
+      `the log on stderr: ${LOG_FORMATS.join(" or ")}`,
+      logFormatArg,
+      "text" as LogFormat,
+    )
     .action(async (options: ServeOptions, command: Command) => {
       const { db } = globals(command);
       const config = configOf(options, db === undefined ? undefined : databasePath(db));
-      const location = config.databasePath;
       const silenceMs = silenceMsOf(options);
-      if (options.url === undefined) return serveFleet(location, config, silenceMs);
-      try {
-        new URL(options.url);
-      } catch {
-        throw new UsageError(`--url must be a URL such as http://127.0.0.1:4096, got "${options.url}"`);
-      }
-      const store = await openForWriting(location, { busyTimeoutMs: config.busyTimeoutMs, kind: "service" });
-      const service = new StandaloneService({
-        url: options.url,
-        directory: options.directory,
-        username: options.username ?? process.env.OPENCODE_SERVER_USERNAME,
-        password: options.password ?? process.env.OPENCODE_SERVER_PASSWORD,
-        config,
-        store,
-        log: logLine,
-        server: options.name ?? null,
-        silenceMs,
-      });
-      await service.start();
-      logLine(
-        "info",
-        `todo-continuation service running against ${safeUrl(options.url)} (database ${store.location}); Ctrl-C stops it`,
-      );
-      await untilSignalled(
-        () => service.stop(),
-        () => store.close(),
-      );
+      const log = serviceLog(options.logFormat);
+      if (options.url === undefined) return serveFleet(config, silenceMs, options, log);
+      return serveOne(options.url, config, silenceMs, options, log);
     });
 }
 
-async function serveFleet(location: string, config: Config, silenceMs: number | undefined): Promise<void> {
+/** The standalone service: one OpenCode server followed by this process. */
+async function serveOne(
+  url: string,
+  config: Config,
+  silenceMs: number | undefined,
+  options: ServeOptions,
+  log: Log,
+): Promise<void> {
+  try {
+    new URL(url);
+  } catch {
+    throw new UsageError(`--url must be a URL such as http://127.0.0.1:4096, got "${url}"`);
+  }
+  const opened = await openForWriting(config.databasePath, { busyTimeoutMs: config.busyTimeoutMs, kind: "service" });
+  let service: StandaloneService | undefined;
+  let stopping = false;
+  const readiness = async (): Promise<Readiness> => {
+    if (stopping) return { ready: false, reason: "stopping" };
+    const stats = service?.enforcer.stats();
+    if (!stats) return { ready: false, reason: "starting" };
+    if (stats.mode === "paused_store")
+      return { ready: false, reason: `the database does not answer (${stats.storeProblem ?? "failing"})` };
+    return databaseAnswers(opened);
+  };
+  const metrics = options.listen
+    ? new Metrics(
+        () => {
+          const stats = service?.enforcer.stats();
+          return {
+            armed: stats?.armed ?? 0,
+            paused: stats?.mode === "paused_store" ? 1 : 0,
+            serversFollowed: service?.streaming ? 1 : 0,
+          };
+        },
+        async () => (await readiness()).ready,
+      )
+    : undefined;
+  service = new StandaloneService({
+    url,
+    directory: options.directory,
+    username: options.username ?? process.env.OPENCODE_SERVER_USERNAME,
+    password: options.password ?? process.env.OPENCODE_SERVER_PASSWORD,
+    config,
+    store: metrics ? observeStore(opened, metrics) : opened,
+    log,
+    server: options.name ?? null,
+    silenceMs,
+    onReconnected: () => metrics?.reconnected(),
+  });
+  const running = service;
+  const status =
+    metrics && options.listen
+      ? await startStatusServer(options.listen, { metrics, alive: () => !stopping, ready: readiness })
+      : undefined;
+  await service.start();
+  log(
+    "info",
+    `todo-continuation service running against ${safeUrl(url)} (database ${opened.location})` +
+      `${status ? `, status and metrics on ${status.url}` : ""}; Ctrl-C stops it`,
+  );
+  await untilSignalled(
+    log,
+    async () => {
+      stopping = true;
+      await running.stop();
+    },
+    async () => {
+      await status?.close();
+      await opened.close();
+    },
+  );
+}
+
+/** Ready when the database commits a write within READY_PROBE_MS. */
+async function databaseAnswers(store: EngineStore): Promise<Readiness> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${READY_PROBE_MS} ms`)), READY_PROBE_MS);
+  });
+  try {
+    await Promise.race([store.probe(), late]);
+    return { ready: true };
+  } catch (error) {
+    return { ready: false, reason: `the database does not answer: ${describeDatabaseFailure(error)}` };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function serveFleet(
+  config: Config,
+  silenceMs: number | undefined,
+  options: ServeOptions,
+  log: Log,
+): Promise<void> {
+  const location = config.databasePath;
   if (!isPostgresUrl(location))
     throw new UsageError(
       "serve needs --url <OpenCode server>, or a postgres:// database (--db) whose servers a fleet shares",
     );
-  const store = await openForWriting(location, { busyTimeoutMs: config.busyTimeoutMs, kind: "fleet" });
+  const opened = await openForWriting(location, { busyTimeoutMs: config.busyTimeoutMs, kind: "fleet" });
   const liveness = await openForWriting(location, { busyTimeoutMs: config.busyTimeoutMs, kind: "fleet", poolSize: 2 });
-  const replica = new FleetReplica({ store, liveness, config, log: logLine, silenceMs });
+  let replica: FleetReplica | undefined;
+  const metrics = options.listen
+    ? new Metrics(
+        () => replica?.figures() ?? { armed: 0, paused: 0, serversFollowed: 0 },
+        async () => replica?.readiness().ready ?? false,
+      )
+    : undefined;
+  const store = metrics ? observeStore(opened, metrics) : opened;
+  replica = new FleetReplica({
+    store,
+    liveness,
+    config,
+    log,
+    silenceMs,
+    onTakeover: () => metrics?.tookOver(),
+    onReconnected: () => metrics?.reconnected(),
+  });
+  const running = replica;
+  let status: StatusServer | undefined;
+  if (metrics && options.listen)
+    status = await startStatusServer(options.listen, {
+      metrics,
+      alive: () => running.readiness().reason !== "stopping",
+      ready: async () => running.readiness(),
+    });
   await replica.start();
   const { following, replicas } = replica.stats();
-  logLine(
+  log(
     "info",
-    `fleet replica ${replica.id} running (database ${store.location}, ${replicas} replica(s) alive, following ${following.length ? following.join(", ") : "none yet"}); Ctrl-C stops it`,
+    `fleet replica ${replica.id} running (database ${opened.location}, ${replicas} replica(s) alive, following ${following.length ? following.join(", ") : "none yet"})` +
+      `${status ? `, status and metrics on ${status.url}` : ""}; Ctrl-C stops it`,
   );
   await untilSignalled(
-    () => replica.stop(),
+    log,
+    () => running.stop(),
     async () => {
-      await store.close();
+      await status?.close();
+      await opened.close();
       await liveness.close();
     },
   );

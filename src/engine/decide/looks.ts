@@ -31,6 +31,8 @@ const CHILDREN_RECHECK_MS = 60_000;
 interface LookStart {
   idleSince: number;
   activity: number;
+  /** The look's start on the monotonic clock: each decision's audit row says how long it took (`lookMs`). */
+  startedAt: number;
 }
 
 export interface LookParts {
@@ -74,7 +76,8 @@ export class Looks {
     const owedAlready = trigger === "recheck" || trigger === "restart" || trigger === "resume";
     this.unjudged.set(sessionId, true);
     const idleSince = Math.min(ctx.clock.now(), owedSince ?? Infinity);
-    const started = await ctx.lanes.run(sessionId, () => this.precheck(sessionId, trigger, owedAlready));
+    const startedAt = ctx.clock.monotonic();
+    const started = await ctx.lanes.run(sessionId, () => this.precheck(sessionId, trigger, owedAlready, startedAt));
     if (!started) {
       this.unjudged.delete(sessionId);
       if (ctx.lifecycle.deciding) await this.p.billing.settle(sessionId);
@@ -83,7 +86,7 @@ export class Looks {
     this.evaluating.add(sessionId);
     try {
       const facts = await this.p.facts.gather(sessionId, inspectOptions(ctx.config, started.row));
-      await ctx.lanes.run(sessionId, () => this.judge(sessionId, trigger, facts, { ...started, idleSince }));
+      await ctx.lanes.run(sessionId, () => this.judge(sessionId, trigger, facts, { ...started, idleSince, startedAt }));
       // Judged, or let go because the enforcer is stopping (its successor looks by `recheck_at`). Not on a throw.
       this.unjudged.delete(sessionId);
     } finally {
@@ -104,7 +107,7 @@ export class Looks {
   }
 
   /** The guards on what is known without OpenCode. Undefined when they said no (recorded). */
-  private async precheck(sessionId: string, trigger: Trigger, owedAlready: boolean) {
+  private async precheck(sessionId: string, trigger: Trigger, owedAlready: boolean, startedAt: number) {
     const { ctx } = this;
     if (!ctx.lifecycle.deciding) return undefined;
     const memory = this.p.memories.get(sessionId);
@@ -112,7 +115,8 @@ export class Looks {
     if (decision.verdict === "skip") {
       // Our own continuation is still being delivered (its answer looked up): this idle is looked at once it settles.
       if (decision.reason === "in_flight" && this.p.queue.isBusy(sessionId)) memory.idleWhileInjecting = true;
-      await this.p.judge.recordSkip(sessionId, decision, { trigger }, owedAlready ? { recheckAt: null } : undefined);
+      const extra = { trigger, lookMs: this.tookMs(startedAt) };
+      await this.p.judge.recordSkip(sessionId, decision, extra, owedAlready ? { recheckAt: null } : undefined);
       return undefined;
     }
     // Durable from here: if this process dies while it reads OpenCode, the next one looks again.
@@ -129,7 +133,7 @@ export class Looks {
     const memory = this.p.memories.get(sessionId);
     if (memory.activity !== look.activity || memory.status === "busy") {
       const busy = { verdict: "skip", reason: "busy", detail: { stage: "idle", during: "fetch" } } as const;
-      return judge.recordSkip(sessionId, busy, { trigger }, { recheckAt: null });
+      return judge.recordSkip(sessionId, busy, { trigger, lookMs: this.tookMs(look.startedAt) }, { recheckAt: null });
     }
     // A re-evaluation follows missed events: what OpenCode says now beats what this process last saw.
     if (trigger !== "idle" && facts.status) memory.status = facts.status;
@@ -137,22 +141,24 @@ export class Looks {
     judge.rememberTodos(sessionId, facts);
     if (await starts.unstartedContinuation(sessionId, facts, countdowns.has(sessionId))) return;
     const { decision, row } = await judge.decide(sessionId, "idle", facts, look.idleSince);
+    const lookMs = this.tookMs(look.startedAt);
     if (decision.verdict === "skip") {
       if (decision.reason === "children_running" && facts.busyDescendants?.length) {
         this.waitingOn.set(sessionId, new Set(facts.busyDescendants));
         const recheckAt = ctx.clock.now() + CHILDREN_RECHECK_MS;
-        return judge.recordSkip(sessionId, decision, { trigger }, { recheckAt, owedSince: look.idleSince });
+        return judge.recordSkip(sessionId, decision, { trigger, lookMs }, { recheckAt, owedSince: look.idleSince });
       }
       if (decision.reason === "todo_fetch_failed") {
         const retry = judge.retryTodoRead(sessionId, facts, look.idleSince);
-        return judge.recordSkip(sessionId, decision, { trigger, ...retry.detail }, retry.change);
+        return judge.recordSkip(sessionId, decision, { trigger, lookMs, ...retry.detail }, retry.change);
       }
-      return judge.recordSkip(sessionId, decision, { trigger }, { recheckAt: null });
+      return judge.recordSkip(sessionId, decision, { trigger, lookMs }, { recheckAt: null });
     }
     const delayMs = Math.max(ctx.config.countdownSeconds * 1000, (decision.notBefore ?? 0) - ctx.clock.now());
     // The budget travels with the decision, so a reader of the audit (the TUI panel) can say "2 of 20".
     const detail: Record<string, unknown> = {
       trigger,
+      lookMs,
       continuations: row?.continuations ?? 0,
       maxContinuations: ctx.config.maxContinuations,
     };
@@ -169,6 +175,11 @@ export class Looks {
       sessionPatch: armPatch(decision, facts),
       answeredSince: look.idleSince,
     });
+  }
+
+  /** Milliseconds since `startedAt` (monotonic), whole. */
+  private tookMs(startedAt: number): number {
+    return Math.round(this.ctx.clock.monotonic() - startedAt);
   }
 
   /** The session's parent, as an event or OpenCode said: remembered, and written once it changes. */

@@ -311,7 +311,8 @@ export class Countdowns {
 
   private due(armed: Armed): void {
     if (!this.isCurrent(armed)) return;
-    const lateMs = armed.resumed ? Math.max(0, this.ctx.clock.now() - armed.row.deadlineAt) : 0;
+    // How late the timer (or, for a countdown resumed after a restart, the restart) made it: the `fired` row says so.
+    const lateMs = Math.max(0, this.ctx.clock.now() - armed.row.deadlineAt);
     this.ctx.events.emit("countdown_due", { armed, info: { lateMs, resumed: armed.resumed } });
   }
 }
