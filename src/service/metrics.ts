@@ -8,6 +8,7 @@ import {
   AUDIT_VOCABULARY,
   CANCEL_REASONS,
   INJECTION_FAILURE_REASONS,
+  RESUME_REASONS,
   SKIP_REASONS,
 } from "../core/reasons.js";
 import type { AuditValues } from "../store/audit-row.js";
@@ -88,7 +89,10 @@ export class Metrics {
   });
   private readonly fireLateness = new Histogram({
     name: `${METRIC_PREFIX}fire_lateness_seconds`,
-    help: "How long after its deadline a countdown fired (the `fired` rows' lateMs): a timer's delay, or a restart's",
+    help:
+      "How long after its deadline a countdown fired (the `fired` rows' lateMs), by how it came to this process: " +
+      "armed here (resumed empty), or adopted after a restart, a replica's lost lease, or a database outage",
+    labelNames: ["resumed"],
     buckets: LATENESS_BUCKETS,
     registers: [this.registry],
   });
@@ -138,6 +142,7 @@ export class Metrics {
    */
   constructor(live: () => LiveFigures, ready?: () => Promise<boolean>) {
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+    for (const resumed of ["", ...RESUME_REASONS]) this.fireLateness.zero({ resumed });
     if (ready)
       new Gauge({
         name: `${METRIC_PREFIX}ready`,
@@ -191,13 +196,14 @@ export class Metrics {
       else if (row.event === "injected") this.continuations.inc({ outcome: "injected" });
       else if (row.event === "injection_failed") this.continuations.inc({ outcome: reason });
       if (row.event === "armed" || row.event === "skipped") {
-        const lookMs = millisecondsIn(row.detail, "lookMs");
+        const lookMs = millisecondsIn(detailOf(row), "lookMs");
         if (lookMs !== undefined) this.decisionSeconds.observe(lookMs / 1000);
       } else if (row.event === "fired") {
-        const lateMs = millisecondsIn(row.detail, "lateMs");
-        if (lateMs !== undefined) this.fireLateness.observe(lateMs / 1000);
+        const detail = detailOf(row);
+        const lateMs = millisecondsIn(detail, "lateMs");
+        if (lateMs !== undefined) this.fireLateness.observe({ resumed: resumedIn(detail) }, lateMs / 1000);
       } else if (row.event === "injected") {
-        const latencyMs = millisecondsIn(row.detail, "latencyMs");
+        const latencyMs = millisecondsIn(detailOf(row), "latencyMs");
         if (latencyMs !== undefined) this.promptSeconds.observe(latencyMs / 1000);
       }
     }
@@ -233,11 +239,23 @@ export class Metrics {
 }
 
 /** A duration an audit row's detail carries, in milliseconds. */
-function millisecondsIn(detail: string, key: "lookMs" | "latencyMs" | "lateMs"): number | undefined {
+/** A row's detail as an object; an unreadable one is empty (the row was written, its figures are not counted). */
+function detailOf(row: AuditValues): Record<string, unknown> {
   try {
-    const value = (JSON.parse(detail) as Record<string, unknown>)[key];
-    return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+    const detail: unknown = JSON.parse(row.detail);
+    return detail && typeof detail === "object" ? (detail as Record<string, unknown>) : {};
   } catch {
-    return undefined;
+    return {};
   }
+}
+
+function millisecondsIn(detail: Record<string, unknown>, key: "lookMs" | "latencyMs" | "lateMs"): number | undefined {
+  const value = detail[key];
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/** How a fired countdown came to this process: one of the resume reasons, or empty when it was armed here. */
+function resumedIn(detail: Record<string, unknown>): string {
+  const resumed = detail.resumed;
+  return (RESUME_REASONS as readonly unknown[]).includes(resumed) ? (resumed as string) : "";
 }

@@ -458,6 +458,54 @@ async function expectMetricsAgree(fleet: Fleet, victim: Replica, victimId: strin
   );
 }
 
+/** The run's histogram quantile, over every replica's whole series (the killed one's up to its last scrape). */
+function lateness(q: number, resumed: '=""' | '!=""'): string {
+  return (
+    `histogram_quantile(${q}, sum by (le) (max_over_time(` +
+    `todo_continuation_fire_lateness_seconds_bucket{job="todo-continuation",resumed${resumed}}[1h])))`
+  );
+}
+
+/**
+ * BENCHMARKS.md's fleet figures, read from what Prometheus scraped: continuations per second (over the run, and the
+ * busiest 10 s), how late fires were (own countdowns, and those adopted from the killed replica); and, from the rows
+ * (a scrape a second is too coarse to time it), the time from the kill until another replica fired the killed one's
+ * countdowns. Reported, not asserted: a figure of this machine's speed, not of correctness.
+ */
+async function reportFleetFigures(fleet: Fleet, victimId: string, killedAt: number, runMs: number): Promise<void> {
+  const prometheus = fleet.prometheus!;
+  const one = async (expr: string) => (await prometheus.query(expr))[0]?.value ?? Number.NaN;
+  const total = await one(
+    'sum(max_over_time(todo_continuation_continuations_total{job="todo-continuation",outcome="injected"}[1h]))',
+  );
+  const peak = await one(
+    'max_over_time(sum(rate(todo_continuation_continuations_total{job="todo-continuation",outcome="injected"}[10s]))[1h:1s])',
+  );
+  const [p50, p99, adoptedP50, adoptedP99] = await Promise.all([
+    one(lateness(0.5, '=""')),
+    one(lateness(0.99, '=""')),
+    one(lateness(0.5, '!=""')),
+    one(lateness(0.99, '!=""')),
+  ]);
+  const [adopted] = await fleet.all<{ n: string; adopted: string; first: string; last: string; fired: string }>(
+    `SELECT count(*) AS n, max(r.at) AS adopted, min(f.at) AS first, max(f.at) AS last, count(f.id) AS fired
+       FROM audit_events r LEFT JOIN audit_events f
+         ON f.event = 'fired' AND f.detail::json->>'countdownId' = r.detail::json->>'countdownId'
+      WHERE r.event = 'resumed' AND r.detail::json->>'previousOwner' = ?`,
+    victimId,
+  );
+  const sinceKill = (at: string | null) => (at === null ? "none" : `${Number(at) - killedAt} ms`);
+  const ms = (seconds: number) => `${Math.round(seconds * 1000)} ms`;
+  console.log(
+    `fleet figures (Prometheus): ${total} continuations in ${(runMs / 1000).toFixed(1)} s = ` +
+      `${(total / (runMs / 1000)).toFixed(2)}/s, busiest 10 s ${peak.toFixed(2)}/s; fire lateness p50 ${ms(p50)}, ` +
+      `p99 ${ms(p99)}; adopted ones (every replica's) p50 ${ms(adoptedP50)}, p99 ${ms(adoptedP99)}; ` +
+      `(rows, after the kill) the killed replica's ${adopted!.n} countdown(s) adopted by ${sinceKill(adopted!.adopted)}, ` +
+      `${adopted!.fired} of them fired from ${sinceKill(adopted!.first)} to ${sinceKill(adopted!.last)} ` +
+      `(lease ${LEASE_MS} ms)`,
+  );
+}
+
 describe("a fleet of service replicas following OpenCode servers on one PostgreSQL database", () => {
   let fleet: Fleet | undefined;
   afterEach(async (context) => {
@@ -531,6 +579,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
       // Taken over within the lease plus one round (and some slack for a loaded 2-core machine's scheduling).
       expect(takeoverMs).toBeLessThanOrEqual(LEASE_MS + TICK_MS + 1500);
       await expectMetricsAgree(fleet, victim, killedId, killedAt);
+      await reportFleetFigures(fleet, killedId, killedAt, finishedMs);
     },
   );
 

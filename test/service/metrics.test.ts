@@ -81,6 +81,7 @@ describe("what a transaction committed", () => {
       audit: [
         row("armed", null, { lookMs: 40 }),
         row("fired", null, { lateMs: 7 }),
+        row("fired", null, { lateMs: 3400, resumed: "lease_expired" }),
         row("skipped", "cost_budget", { lookMs: 3 }),
         row("skipped", "cost_budget"),
         row("cancelled", "user_message"),
@@ -100,8 +101,11 @@ describe("what a transaction committed", () => {
     expect(seen.get(`${METRIC_PREFIX}prompt_call_seconds_sum`)).toBe(0.25);
     expect(seen.get(`${METRIC_PREFIX}prompt_call_seconds_bucket{le="0.25"}`)).toBe(1);
     expect(seen.get(`${METRIC_PREFIX}prompt_call_seconds_bucket{le="0.1"}`)).toBe(0);
-    expect(seen.get(`${METRIC_PREFIX}fire_lateness_seconds_bucket{le="0.005"}`)).toBe(0);
-    expect(seen.get(`${METRIC_PREFIX}fire_lateness_seconds_bucket{le="0.01"}`)).toBe(1);
+    expect(seen.get(`${METRIC_PREFIX}fire_lateness_seconds_bucket{le="0.005",resumed=""}`)).toBe(0);
+    expect(seen.get(`${METRIC_PREFIX}fire_lateness_seconds_bucket{le="0.01",resumed=""}`)).toBe(1);
+    expect(seen.get(`${METRIC_PREFIX}fire_lateness_seconds_bucket{le="2.5",resumed="lease_expired"}`)).toBe(0);
+    expect(seen.get(`${METRIC_PREFIX}fire_lateness_seconds_bucket{le="5",resumed="lease_expired"}`)).toBe(1);
+    expect(seen.get(`${METRIC_PREFIX}fire_lateness_seconds_count{resumed="restart"}`)).toBe(0);
     // Each decision's look, as its row says: 40 ms and 3 ms.
     expect(seen.get(`${METRIC_PREFIX}decision_seconds_count`)).toBe(2);
     expect(seen.get(`${METRIC_PREFIX}decision_seconds_bucket{le="0.005"}`)).toBe(1);
