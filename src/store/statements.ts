@@ -51,14 +51,15 @@ export interface Statements {
    */
   claimCountdown(id: string, owner: string, now: number): boolean;
   /**
-   * Takes armed countdowns over from the owner each was seen with (compare-and-swap); the ids taken. Rows another
-   * process is taking over at this moment are skipped, not waited for.
+   * Takes over those of `ids` still armed and held by `expected` (compare-and-swap, in one statement); the ids taken.
+   * Rows another process is taking over at this moment are skipped, not waited for.
    */
-  takeOver(
-    candidates: ReadonlyArray<{ id: string; owner: string | null }>,
-    owner: string,
-    leaseUntil: number,
-  ): string[];
+  takeOver(ids: readonly string[], expected: string | null, owner: string, leaseUntil: number): string[];
+  /**
+   * Those of `ids` still armed and held by `expected` → expired with `reason` (compare-and-swap, in one statement);
+   * the ids expired. Their audit rows are the caller's to write.
+   */
+  expireOrphans(ids: readonly string[], expected: string | null, reason: string, now: number): string[];
   renewLeases(owner: string, leaseUntil: number): number;
   /** Clears the owner of its armed countdowns in a scope, for a successor to adopt at once. */
   releaseLeases(owner: string, scope: Scope): number;
@@ -136,6 +137,7 @@ export const STATEMENT_NAMES = {
   endCountdown: true,
   claimCountdown: true,
   takeOver: true,
+  expireOrphans: true,
   renewLeases: true,
   releaseLeases: true,
   injection: true,

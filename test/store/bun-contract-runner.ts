@@ -15,7 +15,9 @@ async function attempt(backend: string, name: string, run: () => Promise<void>):
     await run();
     results.push({ backend, name, ok: true });
   } catch (error) {
-    const text = error instanceof Error ? `${error.message}\n${error.stack}` : String(error);
+    // drizzle wraps the driver's error ("Failed query: …"): its cause is what the database said.
+    const cause = error instanceof Error && error.cause ? `\ncause: ${String(error.cause)}` : "";
+    const text = error instanceof Error ? `${error.message}${cause}\n${error.stack}` : String(error);
     results.push({ backend, name, ok: false, error: text });
   }
 }

@@ -490,6 +490,56 @@ export const CONTRACT_CASES: ContractCase[] = [
     },
   },
   {
+    name: "adopt: a batch of orphans seen with several owners, kept and expired, each taken and audited once in order",
+    async run({ a, b, count }) {
+      const owners = ["gone-host/7/dead", "gone-host/9/dead", "gone-host/8/dead"];
+      for (let i = 0; i < 6; i++)
+        await a.change(arm(countdown(`cd${i}`, `ses_${i}`, { owner: owners[i % 3]!, leaseUntil: NOW - 1 }), {}));
+      const rows = await Promise.all([0, 1, 2, 3, 4, 5].map(async (i) => (await a.read(q.countdown(`cd${i}`)))!));
+      const orphans: Orphan[] = rows.map((row, i) => ({
+        countdown: row,
+        verdict: i % 2 === 0 ? { action: "fire", lateMs: 10 } : { action: "expire", lateMs: 120_000 },
+      }));
+      // One orphan was seen with an owner it no longer has: not taken, not audited.
+      orphans[5] = { ...orphans[5]!, countdown: { ...orphans[5]!.countdown, owner: "someone-else/1/x" } };
+      const adoption = (owner: string) =>
+        ({ reason: "restart", owner, leaseUntil: NOW + 5000, now: NOW, resumeWindowMs: 60_000 }) as const;
+      const [x, y] = await Promise.all([
+        a.change(adoptChunk(orphans, adoption(ME))),
+        b.change(adoptChunk(orphans, adoption(OTHER))),
+      ]);
+      assert.deepEqual(
+        x.map((taken, i) => taken || y[i]),
+        [true, true, true, true, true, false],
+      );
+      const audited = await a.reader.all<{ event: string; detail: string }>(
+        "SELECT event, detail FROM audit_events WHERE event IN ('resumed', 'expired') ORDER BY id",
+      );
+      assert.deepEqual(
+        audited.map((r) => [r.event, (JSON.parse(r.detail) as { countdownId: string }).countdownId]).sort(),
+        [
+          ["expired", "cd1"],
+          ["expired", "cd3"],
+          ["resumed", "cd0"],
+          ["resumed", "cd2"],
+          ["resumed", "cd4"],
+        ],
+      );
+      // Each writer's rows in the orphans' order.
+      for (const writer of [x, y]) {
+        const mine = audited
+          .map((r) => (JSON.parse(r.detail) as { countdownId: string }).countdownId)
+          .filter((id) => writer[Number(id.slice(2))]);
+        assert.deepEqual(mine, [...mine].sort());
+      }
+      assert.equal(await count("countdowns WHERE state = 'expired'"), 2);
+      assert.equal(await count("countdowns WHERE state = 'armed' AND owner IN ('" + ME + "', '" + OTHER + "')"), 3);
+      assert.equal((await a.read(q.countdown("cd5")))?.owner, "gone-host/8/dead");
+      const kept = rows.filter((_, i) => i % 2 === 0).map((r) => r.id);
+      for (const id of kept) assert.equal((await a.read(q.countdown(id)))?.leaseUntil, NOW + 5000);
+    },
+  },
+  {
     name: "change-session: a change computed from the row is serialized per session across processes",
     async run({ a, b }) {
       const scope = { sessionId: "ses_count", directory: "/p" };

@@ -4,12 +4,12 @@
 // adopting the same orphan one wins. Done in chunks, each its own transaction, so that a hundred thousand orphans never
 // hold the database (or the event loop) for long.
 import type { ResumeAction } from "../../core/resume.js";
-import type { ResumeReason } from "../../core/reasons.js";
+import { EXPIRE_REASON, type ResumeReason } from "../../core/reasons.js";
 import { auditRow, type AuditValues } from "../audit-row.js";
 import type { CountdownRow } from "../schema.js";
 import { change, q, type Change } from "../script.js";
 import type { EngineStore } from "../port.js";
-import { endArmed } from "./end.js";
+import { entryOf } from "./end.js";
 
 /** An armed countdown found without a live owner, and what the misfire policy says of it. */
 export interface Orphan {
@@ -43,24 +43,41 @@ export async function adopt(store: EngineStore, orphans: Orphan[], adoption: Ado
 
 export function adoptChunk(orphans: Orphan[], a: Adoption): Change<boolean[]> {
   return change("adopt", undefined, function* () {
-    const candidates = orphans.map(({ countdown }) => ({ id: countdown.id, owner: countdown.owner }));
-    const taken = new Set(yield* q.takeOver(candidates, a.owner, a.leaseUntil));
-    const resumed: AuditValues[] = [];
+    const taken = new Set<string>();
+    for (const [expected, group] of byOwner(orphans)) {
+      const kept = group.filter(({ verdict }) => verdict.action !== "expire").map(({ countdown }) => countdown.id);
+      const stale = group.filter(({ verdict }) => verdict.action === "expire").map(({ countdown }) => countdown.id);
+      if (kept.length > 0) for (const id of yield* q.takeOver(kept, expected, a.owner, a.leaseUntil)) taken.add(id);
+      if (stale.length > 0)
+        for (const id of yield* q.expireOrphans(stale, expected, EXPIRE_REASON, a.now)) taken.add(id);
+    }
+    const rows: AuditValues[] = [];
     for (const { countdown, verdict } of orphans) {
       if (!taken.has(countdown.id)) continue;
       const detail = { previousOwner: countdown.owner, deadlineAt: countdown.deadlineAt };
       if (verdict.action === "expire") {
         const expired = { ...detail, lateMs: verdict.lateMs, resumeWindowMs: a.resumeWindowMs };
-        yield* endArmed(countdown, { expired }, a.now);
+        rows.push(auditRow(a.now, countdown, entryOf({ expired }).entry, countdown.id));
         continue;
       }
       const timing = verdict.action === "rearm" ? { remainingMs: verdict.remainingMs } : { lateMs: verdict.lateMs };
       const entry = { event: "resumed", reason: a.reason, detail: { ...detail, ...timing } } as const;
-      resumed.push(auditRow(a.now, countdown, entry, countdown.id));
+      rows.push(auditRow(a.now, countdown, entry, countdown.id));
     }
-    if (resumed.length > 0) yield* q.auditMany(resumed);
+    if (rows.length > 0) yield* q.auditMany(rows);
     return orphans.map(({ countdown }) => taken.has(countdown.id));
   });
+}
+
+/** The orphans by the owner each was seen with: one statement per owner (a handful: none, the gone ones). */
+function byOwner(orphans: Orphan[]): Map<string | null, Orphan[]> {
+  const groups = new Map<string | null, Orphan[]>();
+  for (const orphan of orphans) {
+    const group = groups.get(orphan.countdown.owner);
+    if (group) group.push(orphan);
+    else groups.set(orphan.countdown.owner, [orphan]);
+  }
+  return groups;
 }
 
 /** This owner's armed countdowns stay its own for another lease. */

@@ -13,7 +13,7 @@ export type CountdownEnd =
   | { skipped: SkipReason; detail?: Record<string, unknown> }
   | { expired: Record<string, unknown> };
 
-function entryOf(end: CountdownEnd): { state: "cancelled" | "expired"; entry: AuditEntry } {
+export function entryOf(end: CountdownEnd): { state: "cancelled" | "expired"; entry: AuditEntry } {
   if ("cancelled" in end)
     return { state: "cancelled", entry: { event: "cancelled", reason: end.cancelled, detail: end.detail } };
   if ("skipped" in end)

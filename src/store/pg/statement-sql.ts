@@ -54,6 +54,13 @@ export const S = {
      WHERE directory = $1 AND server IS NOT DISTINCT FROM $2 AND recheck_at IS NOT NULL AND recheck_at <= $3`,
   ),
   audit: statement("audit", `INSERT INTO ${AUDIT} VALUES (${auditValues(1)})`),
+  // Many rows in one round trip, as one JSON array (AuditValues each), in their order.
+  auditMany: statement(
+    "audit_many",
+    `INSERT INTO ${AUDIT}
+     SELECT (r->>'at')::bigint, r->>'sessionId', r->>'directory', r->>'server', r->>'event', r->>'reason', r->>'detail'
+     FROM jsonb_array_elements($1::text::jsonb) WITH ORDINALITY AS e(r, n) ORDER BY n`,
+  ),
   // Since a look began, by the database's clock ($2: how long ago it began, by the reader's). A row written before
   // db_at existed has only its writer's time.
   userCancel: statement(
@@ -101,12 +108,24 @@ export const S = {
      RETURNING id`,
   ),
   // Rows another replica is taking over right now are skipped, not waited for: it will take them.
+  // The ids as one JSON array: a recovery takes thousands of countdowns over, and a round trip each cost more than
+  // the work itself. Bound as text (Bun's client would send a string bound as jsonb as a JSON string).
   takeOver: statement(
     "take_over",
     `WITH free AS (
-       SELECT id FROM countdowns WHERE id = $1 AND state = 'armed' AND owner IS NOT DISTINCT FROM $2
+       SELECT id FROM countdowns
+       WHERE id IN (SELECT jsonb_array_elements_text($1::text::jsonb)) AND state = 'armed' AND owner IS NOT DISTINCT FROM $2
        FOR UPDATE SKIP LOCKED)
      UPDATE countdowns SET owner = $3, lease_until = $4 FROM free WHERE countdowns.id = free.id RETURNING countdowns.id`,
+  ),
+  expireOrphans: statement(
+    "expire_orphans",
+    `WITH gone AS (
+       SELECT id FROM countdowns
+       WHERE id IN (SELECT jsonb_array_elements_text($1::text::jsonb)) AND state = 'armed' AND owner IS NOT DISTINCT FROM $2
+       FOR UPDATE SKIP LOCKED)
+     UPDATE countdowns SET state = 'expired', ended_at = $4, end_reason = $3, lease_until = NULL
+     FROM gone WHERE countdowns.id = gone.id RETURNING countdowns.id`,
   ),
   renew: statement(
     "renew",

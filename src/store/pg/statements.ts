@@ -72,7 +72,8 @@ export class PgStatements implements AsyncStatements {
   }
 
   async auditMany(rows: AuditValues[]): Promise<void> {
-    for (const row of rows) await this.run(S.audit, auditParams(row));
+    if (rows.length === 1) await this.run(S.audit, auditParams(rows[0]!));
+    else if (rows.length > 1) await this.run(S.auditMany, [JSON.stringify(rows)]);
   }
 
   async userCancelledSince(sessionId: string, since: number, now: number): Promise<number | undefined> {
@@ -136,16 +137,18 @@ export class PgStatements implements AsyncStatements {
   }
 
   async takeOver(
-    candidates: ReadonlyArray<{ id: string; owner: string | null }>,
+    ids: readonly string[],
+    expected: string | null,
     owner: string,
     leaseUntil: number,
   ): Promise<string[]> {
-    const taken: string[] = [];
-    for (const candidate of candidates) {
-      const rows = await this.run<{ id: string }>(S.takeOver, [candidate.id, candidate.owner, owner, leaseUntil]);
-      if (whole(rows, ["id"]).length > 0) taken.push(candidate.id);
-    }
-    return taken;
+    const rows = await this.run<{ id: string }>(S.takeOver, [JSON.stringify(ids), expected, owner, leaseUntil]);
+    return whole(rows, ["id"]).map(({ id }) => id);
+  }
+
+  async expireOrphans(ids: readonly string[], expected: string | null, reason: string, now: number): Promise<string[]> {
+    const rows = await this.run<{ id: string }>(S.expireOrphans, [JSON.stringify(ids), expected, reason, now]);
+    return whole(rows, ["id"]).map(({ id }) => id);
   }
 
   async renewLeases(owner: string, leaseUntil: number): Promise<number> {

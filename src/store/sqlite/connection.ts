@@ -12,6 +12,8 @@ export interface RawDatabase {
   immediate<T>(work: () => T): T;
   all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[];
   run(sql: string, ...params: unknown[]): { changes: number };
+  /** A statement prepared once, for one that runs thousands of times in a row (a recovery's audit rows). */
+  prepare(sql: string): { run(...params: unknown[]): void };
   close(): void;
 }
 

@@ -59,6 +59,10 @@ async function openRaw(
       immediate: <T>(work: () => T) => transaction.immediate(work) as T,
       all: <T>(sql: string, ...params: unknown[]) => client.query(sql).all(...(params as never[])) as T[],
       run: (sql, ...params) => ({ changes: client.query(sql).run(...(params as never[])).changes }),
+      prepare: (sql) => {
+        const statement = client.prepare(sql);
+        return { run: (...params) => void statement.run(...(params as never[])) };
+      },
       close: () => client.close(),
     };
     return { raw, db: drizzle(client, { schema }) as unknown as Db, driver: "bun:sqlite" };
@@ -82,6 +86,10 @@ async function openRaw(
     immediate: <T>(work: () => T) => transaction.immediate(work) as T,
     all: <T>(sql: string, ...params: unknown[]) => client.prepare(sql).all(...params) as T[],
     run: (sql, ...params) => ({ changes: client.prepare(sql).run(...params).changes }),
+    prepare: (sql) => {
+      const statement = client.prepare(sql);
+      return { run: (...params) => void statement.run(...params) };
+    },
     close: () => client.close(),
   };
   return { raw, db: drizzle(client, { schema }) as unknown as Db, driver: "better-sqlite3" };

@@ -10,8 +10,11 @@ import type { HistoryTable, Statements } from "../statements.js";
 import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "../types.js";
 import type { Db, RawDatabase } from "./connection.js";
 import {
+  ARMED_IN,
   BILL_KEYS,
   changes,
+  EXPIRE_ORPHANS,
+  INSERT_AUDIT_ROW,
   prepareBills,
   prepareAudit,
   prepareCountdowns,
@@ -20,6 +23,7 @@ import {
   prepareRows,
   prepareSessions,
   scoped,
+  TAKE_OVER,
 } from "./prepared.js";
 
 export class SqliteStatements implements Statements {
@@ -30,6 +34,7 @@ export class SqliteStatements implements Statements {
   private readonly i;
   private readonly r;
   private readonly b;
+  private readonly insertAudit;
 
   constructor(
     db: Db,
@@ -42,6 +47,7 @@ export class SqliteStatements implements Statements {
     this.i = prepareInjections(db);
     this.r = prepareReplicas(db);
     this.b = prepareBills(db);
+    this.insertAudit = raw.prepare(INSERT_AUDIT_ROW);
   }
 
   session(sessionId: string): SessionRow | undefined {
@@ -71,7 +77,8 @@ export class SqliteStatements implements Statements {
   }
 
   auditMany(rows: AuditValues[]): void {
-    for (const row of rows) this.a.insert.run({ ...row });
+    for (const { at, sessionId, directory, server, event, reason, detail } of rows)
+      this.insertAudit.run(at, sessionId, directory, server, event, reason, detail);
   }
 
   // One file, one host, one clock: the times every writer stamped compare as they are.
@@ -88,7 +95,8 @@ export class SqliteStatements implements Statements {
   }
 
   armedIn(scope: Scope): CountdownRow[] {
-    return this.rows.armedIn.all(scoped(scope));
+    const { directory, server } = scoped(scope);
+    return this.raw.all<CountdownRow>(ARMED_IN, directory, server);
   }
 
   /** Alive unless certainly gone (same host, no such pid), and only while its lease has not run out. */
@@ -111,14 +119,14 @@ export class SqliteStatements implements Statements {
     return changes(this.c.claim.run({ id, owner, now })) > 0;
   }
 
-  takeOver(
-    candidates: ReadonlyArray<{ id: string; owner: string | null }>,
-    owner: string,
-    leaseUntil: number,
-  ): string[] {
-    return candidates
-      .filter(({ id, owner: expected }) => changes(this.c.takeOver.run({ id, expected, owner, leaseUntil })) > 0)
-      .map(({ id }) => id);
+  takeOver(ids: readonly string[], expected: string | null, owner: string, leaseUntil: number): string[] {
+    const taken = this.raw.all<{ id: string }>(TAKE_OVER, owner, leaseUntil, expected, JSON.stringify(ids));
+    return taken.map(({ id }) => id);
+  }
+
+  expireOrphans(ids: readonly string[], expected: string | null, reason: string, now: number): string[] {
+    const expired = this.raw.all<{ id: string }>(EXPIRE_ORPHANS, now, reason, expected, JSON.stringify(ids));
+    return expired.map(({ id }) => id);
   }
 
   renewLeases(owner: string, leaseUntil: number): number {
