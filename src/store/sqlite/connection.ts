@@ -13,7 +13,7 @@ export interface RawDatabase {
   all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[];
   run(sql: string, ...params: unknown[]): { changes: number };
   /** A statement prepared once, for one that runs thousands of times in a row (a recovery's audit rows). */
-  prepare(sql: string): { run(...params: unknown[]): void };
+  prepare(sql: string): { run(...params: unknown[]): { changes: number } };
   close(): void;
 }
 

@@ -61,7 +61,7 @@ async function openRaw(
       run: (sql, ...params) => ({ changes: client.query(sql).run(...(params as never[])).changes }),
       prepare: (sql) => {
         const statement = client.prepare(sql);
-        return { run: (...params) => void statement.run(...(params as never[])) };
+        return { run: (...params) => ({ changes: statement.run(...(params as never[])).changes }) };
       },
       close: () => client.close(),
     };
@@ -88,7 +88,7 @@ async function openRaw(
     run: (sql, ...params) => ({ changes: client.prepare(sql).run(...params).changes }),
     prepare: (sql) => {
       const statement = client.prepare(sql);
-      return { run: (...params) => void statement.run(...params) };
+      return { run: (...params) => ({ changes: statement.run(...params).changes }) };
     },
     close: () => client.close(),
   };

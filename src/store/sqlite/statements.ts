@@ -15,6 +15,7 @@ import {
   changes,
   EXPIRE_ORPHANS,
   INSERT_AUDIT_ROW,
+  INSERT_BILL,
   prepareBills,
   prepareAudit,
   prepareCountdowns,
@@ -35,6 +36,7 @@ export class SqliteStatements implements Statements {
   private readonly r;
   private readonly b;
   private readonly insertAudit;
+  private readonly insertBillRow;
 
   constructor(
     db: Db,
@@ -48,6 +50,7 @@ export class SqliteStatements implements Statements {
     this.r = prepareReplicas(db);
     this.b = prepareBills(db);
     this.insertAudit = raw.prepare(INSERT_AUDIT_ROW);
+    this.insertBillRow = raw.prepare(INSERT_BILL);
   }
 
   session(sessionId: string): SessionRow | undefined {
@@ -158,7 +161,7 @@ export class SqliteStatements implements Statements {
   }
 
   insertBill(bill: NewBill): boolean {
-    return changes(this.b.insert.run(Object.fromEntries(BILL_KEYS.map((k) => [k, bill[k] ?? null])))) > 0;
+    return this.insertBillRow.run(...BILL_KEYS.map((k) => bill[k] ?? null)).changes > 0;
   }
 
   spentSince(dayStart: number): number {
