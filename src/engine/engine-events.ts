@@ -2,6 +2,7 @@
 // closed list of events with typed payloads. A part that must hand something to a part built after it emits one of
 // these; the composition root (enforcer.ts) says who listens. A listener that throws is ignored: reporting must never
 // be what breaks the engine or its host.
+import type { ResumeReason } from "../core/reasons.js";
 import type { TodoSummary } from "../core/todos.js";
 import type { LogLevel } from "../host/port.js";
 import type { StoreProblem } from "../store/port.js";
@@ -14,15 +15,15 @@ export interface Armed {
   readonly summary?: TodoSummary;
   /** When it is due, on the monotonic clock. */
   readonly dueMono: number;
-  /** Picked up after a restart or from another owner. */
-  readonly resumed: boolean;
+  /** How it came to this process when it was picked up after a restart, from another owner or after an outage. */
+  readonly resumed: ResumeReason | null;
 }
 
 /** What is known of a countdown when it comes due. */
 export interface DueInfo {
   /** How late it fires relative to its stored deadline (0 for one this process armed and waited for). */
   lateMs: number;
-  resumed: boolean;
+  resumed: ResumeReason | null;
 }
 
 export interface EngineEvents {

@@ -151,7 +151,7 @@ describe("logEngineEvents", () => {
     events.emit("failure", { operation: "x", error: new Error("reported, not logged here") });
     events.emit("look_again", { sessionId: "s" });
     events.emit("countdown_armed", { armed: {} as Armed });
-    events.emit("countdown_due", { armed: {} as Armed, info: { lateMs: 0, resumed: false } });
+    events.emit("countdown_due", { armed: {} as Armed, info: { lateMs: 0, resumed: null } });
     expect(lines).toEqual([]);
     events.emit("error", { operation: "y", error: new Error("e") });
     expect(lines).toHaveLength(1);

@@ -128,7 +128,7 @@ export class Countdowns {
       // Held before anything else runs: a lease tick reading the new row meanwhile would take it for an orphan. Not
       // held if the store paused meanwhile: the pause dropped every countdown held here, and the row, this process's
       // and in no one's memory, is adopted with the others when the store works again.
-      const wait = { summary: request.summary, delayMs: request.delayMs, resumed: false };
+      const wait = { summary: request.summary, delayMs: request.delayMs, resumed: null };
       if (written.armed && ctx.lifecycle.deciding) armed = this.hold(row, wait);
     } finally {
       this.arming.delete(sessionId);
@@ -248,7 +248,7 @@ export class Countdowns {
       // Overdue: due on the next tick of the timer, after the adoption is committed (firing reads and writes the same
       // rows) and without holding up whoever awaits the recovery.
       const delayMs = verdict.action === "rearm" ? verdict.remainingMs : 0;
-      const wait = { summary, delayMs, resumed: true };
+      const wait = { summary, delayMs, resumed: reason };
       // A newer countdown held here wins, unless its row was ended elsewhere meanwhile: then the adopted row is the
       // session's armed one, and leaving it unheld would have it adopted again on every tick.
       const newer = this.bySession.get(row.sessionId);
@@ -280,7 +280,7 @@ export class Countdowns {
   /** Holds `row` and waits for it; a newer countdown of the session already held here wins (undefined). */
   private hold(
     row: CountdownRow,
-    wait: { summary?: TodoSummary; delayMs: number; resumed: boolean },
+    wait: { summary?: TodoSummary; delayMs: number; resumed: ResumeReason | null },
   ): Armed | undefined {
     const current = this.bySession.get(row.sessionId);
     if (current && current.row.id !== row.id) {

@@ -22,7 +22,7 @@ useDeliveryRig();
 /** OpenCode's own message id format: `msg_`, 12 hex digits of time and counter, 14 base62 characters. */
 const OPENCODE_MESSAGE_ID = /^msg_[0-9a-f]{12}[0-9A-Za-z]{14}$/;
 const STREAKS = { stagnantStreak: 1, workStreak: 3, unproductiveStreak: 2 };
-const INFO = { lateMs: 1234, resumed: true };
+const INFO = { lateMs: 1234, resumed: "lease_expired" as const };
 
 /**
  * What the injector hands over right before the prompt: a countdown of S armed here (attempt 2), OpenCode's answers
@@ -231,7 +231,7 @@ describe("what its audit rows say, and what the injector keeps", () => {
       todosTotal: 3,
       attempt: 2,
       lateMs: 1234,
-      resumed: true,
+      resumed: "lease_expired",
     });
     expect(continuation.summary).toEqual({ total: 3, completed: 1, open: 2 });
     expect(continuation.signalsAtCall).toBe(7);

@@ -72,7 +72,7 @@ describe("restart", () => {
     const resumed = second.rows.audit(S).find((r) => r.event === "resumed");
     expect(resumed?.detail.lateMs).toBe(21_000);
     expect(second.rows.audit(S).find((r) => r.event === "fired")).toMatchObject({
-      detail: { lateMs: 21_000, resumed: true },
+      detail: { lateMs: 21_000, resumed: "restart" },
     });
     await advance(60_000);
     await second.enforcer.settled();

@@ -147,7 +147,7 @@ describe("arm", () => {
     await advance(1999);
     expect(due).toEqual([]);
     await advance(1);
-    expect(due).toEqual([{ armed, info: { lateMs: 0, resumed: false } }]);
+    expect(due).toEqual([{ armed, info: { lateMs: 0, resumed: null } }]);
     // Coming due is not firing: the row stays armed until the injector claims it.
     expect(rows.countdowns(S)).toMatchObject([{ state: "armed" }]);
   });
@@ -440,11 +440,11 @@ describe("recover", () => {
       reason: "restart",
       detail: { previousOwner: previous, deadlineAt: planted.deadlineAt, remainingMs: 4000 },
     });
-    expect(countdowns.get(S)).toMatchObject({ resumed: true, summary: { open: 2, total: 5, completed: 0 } });
+    expect(countdowns.get(S)).toMatchObject({ resumed: "restart", summary: { open: 2, total: 5, completed: 0 } });
     await advance(3999);
     expect(due).toEqual([]);
     await advance(1);
-    expect(due).toMatchObject([{ armed: { row: { id: planted.id } }, info: { lateMs: 0, resumed: true } }]);
+    expect(due).toMatchObject([{ armed: { row: { id: planted.id } }, info: { lateMs: 0, resumed: "restart" } }]);
   });
 
   it("a live owner's countdown is left to it until its lease runs out, then taken over", async () => {
@@ -467,7 +467,7 @@ describe("recover", () => {
     expect(due).toEqual([]);
     expect(rows.audit(S).at(-1)).toMatchObject({ event: "resumed", detail: { lateMs: 30_000 } });
     await advance(0);
-    expect(due).toMatchObject([{ armed: { row: { id: planted.id } }, info: { lateMs: 30_000, resumed: true } }]);
+    expect(due).toMatchObject([{ armed: { row: { id: planted.id } }, info: { lateMs: 30_000, resumed: "restart" } }]);
   });
 
   it("the resume window is resumeWindowSeconds: late by one ms less fires, late by exactly the window expires", async () => {
