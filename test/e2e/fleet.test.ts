@@ -468,9 +468,10 @@ function lateness(q: number, resumed: '=""' | '!=""'): string {
 
 /**
  * BENCHMARKS.md's fleet figures, read from what Prometheus scraped: continuations per second (over the run, and the
- * busiest 10 s), how late fires were (own countdowns, and those adopted from the killed replica); and, from the rows
- * (a scrape a second is too coarse to time it), the time from the kill until another replica fired the killed one's
- * countdowns. Reported, not asserted: a figure of this machine's speed, not of correctness.
+ * busiest 10 s), how late fires were (countdowns armed by the replica that fired them, and adopted ones); and, from the
+ * rows (a scrape a second is too coarse to time it), the time from the kill until another replica adopted the killed
+ * one's countdowns, its timer fired them, and their `fired` rows were written. Reported, not asserted: a figure of this
+ * machine's speed, not of correctness.
  */
 async function reportFleetFigures(fleet: Fleet, victimId: string, killedAt: number, runMs: number): Promise<void> {
   const prometheus = fleet.prometheus!;
@@ -487,8 +488,19 @@ async function reportFleetFigures(fleet: Fleet, victimId: string, killedAt: numb
     one(lateness(0.5, '!=""')),
     one(lateness(0.99, '!=""')),
   ]);
-  const [adopted] = await fleet.all<{ n: string; adopted: string; first: string; last: string; fired: string }>(
-    `SELECT count(*) AS n, max(r.at) AS adopted, min(f.at) AS first, max(f.at) AS last, count(f.id) AS fired
+  // When the adopter's timer fired each (its deadline plus how late it fired), and when its `fired` row was written:
+  // after the guards were checked again against OpenCode, right before the prompt call.
+  const [adopted] = await fleet.all<{
+    n: string;
+    adopted: string;
+    due: string;
+    first: string;
+    last: string;
+    fired: string;
+  }>(
+    `SELECT count(*) AS n, max(r.at) AS adopted, max((r.detail::json->>'deadlineAt')::bigint
+              + (f.detail::json->>'lateMs')::bigint) AS due,
+            min(f.at) AS first, max(f.at) AS last, count(f.id) AS fired
        FROM audit_events r LEFT JOIN audit_events f
          ON f.event = 'fired' AND f.detail::json->>'countdownId' = r.detail::json->>'countdownId'
       WHERE r.event = 'resumed' AND r.detail::json->>'previousOwner' = ?`,
@@ -501,8 +513,8 @@ async function reportFleetFigures(fleet: Fleet, victimId: string, killedAt: numb
       `${(total / (runMs / 1000)).toFixed(2)}/s, busiest 10 s ${peak.toFixed(2)}/s; fire lateness p50 ${ms(p50)}, ` +
       `p99 ${ms(p99)}; adopted ones (every replica's) p50 ${ms(adoptedP50)}, p99 ${ms(adoptedP99)}; ` +
       `(rows, after the kill) the killed replica's ${adopted!.n} countdown(s) adopted by ${sinceKill(adopted!.adopted)}, ` +
-      `${adopted!.fired} of them fired from ${sinceKill(adopted!.first)} to ${sinceKill(adopted!.last)} ` +
-      `(lease ${LEASE_MS} ms)`,
+      `all due on the adopter's timer by ${sinceKill(adopted!.due)}; ${adopted!.fired} fired (guards checked again, ` +
+      `claimed) from ${sinceKill(adopted!.first)} to ${sinceKill(adopted!.last)} (lease ${LEASE_MS} ms)`,
   );
 }
 
