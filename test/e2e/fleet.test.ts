@@ -490,16 +490,17 @@ async function reportFleetFigures(fleet: Fleet, victimId: string, killedAt: numb
   ]);
   // When the adopter's timer fired each (its deadline plus how late it fired), and when its `fired` row was written:
   // after the guards were checked again against OpenCode, right before the prompt call.
+  const due = "(r.detail::json->>'deadlineAt')::bigint + (f.detail::json->>'lateMs')::bigint";
   const [adopted] = await fleet.all<{
     n: string;
     adopted: string;
-    due: string;
+    firstDue: string;
+    lastDue: string;
     first: string;
     last: string;
     fired: string;
   }>(
-    `SELECT count(*) AS n, max(r.at) AS adopted, max((r.detail::json->>'deadlineAt')::bigint
-              + (f.detail::json->>'lateMs')::bigint) AS due,
+    `SELECT count(*) AS n, max(r.at) AS adopted, min(${due}) AS "firstDue", max(${due}) AS "lastDue",
             min(f.at) AS first, max(f.at) AS last, count(f.id) AS fired
        FROM audit_events r LEFT JOIN audit_events f
          ON f.event = 'fired' AND f.detail::json->>'countdownId' = r.detail::json->>'countdownId'
@@ -513,7 +514,8 @@ async function reportFleetFigures(fleet: Fleet, victimId: string, killedAt: numb
       `${(total / (runMs / 1000)).toFixed(2)}/s, busiest 10 s ${peak.toFixed(2)}/s; fire lateness p50 ${ms(p50)}, ` +
       `p99 ${ms(p99)}; adopted ones (every replica's) p50 ${ms(adoptedP50)}, p99 ${ms(adoptedP99)}; ` +
       `(rows, after the kill) the killed replica's ${adopted!.n} countdown(s) adopted by ${sinceKill(adopted!.adopted)}, ` +
-      `all due on the adopter's timer by ${sinceKill(adopted!.due)}; ${adopted!.fired} fired (guards checked again, ` +
+      `due on the adopter's timer from ${sinceKill(adopted!.firstDue)} to ${sinceKill(adopted!.lastDue)}; ` +
+      `${adopted!.fired} fired (guards checked again, ` +
       `claimed) from ${sinceKill(adopted!.first)} to ${sinceKill(adopted!.last)} (lease ${LEASE_MS} ms)`,
   );
 }
