@@ -23,6 +23,7 @@ const inScope = (table: typeof sessions | typeof countdowns | typeof injections)
 
 /** Rows by their primary key, and the live ones of a scope (what a process recovers and reconciles). */
 export function prepareRows(db: Db) {
+  const armed = and(isArmed, inScope(countdowns));
   const pending = and(eq(injections.status, "pending"), inScope(injections));
   return {
     countdown: db
@@ -35,6 +36,7 @@ export function prepareRows(db: Db) {
       .from(injections)
       .where(eq(injections.id, p("id")))
       .prepare(),
+    armedIn: db.select().from(countdowns).where(armed).orderBy(asc(countdowns.deadlineAt)).prepare(),
     pendingIn: db.select().from(injections).where(pending).orderBy(asc(injections.createdAt)).prepare(),
   };
 }
@@ -82,10 +84,6 @@ export function prepareSessions(db: Db) {
 
 export function prepareAudit(db: Db) {
   return {
-    insert: db
-      .insert(auditEvents)
-      .values(placeholders("at", "sessionId", "directory", "server", "event", "reason", "detail"))
-      .prepare(),
     // Walks audit_session_idx (session, at): a handful of rows at most.
     userCancel: db
       .select({ at: auditEvents.at })
@@ -221,20 +219,14 @@ export function prepareReplicas(db: Db) {
 
 // A recovery takes thousands of countdowns over: in one statement, their ids as one JSON array, rather than a
 // statement run per row, which cost more than the work itself.
-/**
- * The armed countdowns of a scope (bound: directory, server), each column under its row key. Read raw: every column
- * is plain text or integer, so the rows are what drizzle would map, without mapping 10,000 of them one by one.
- */
-export const ARMED_IN = `SELECT ${Object.entries(getTableColumns(countdowns))
-  .map(([key, column]) => `${column.name} AS "${key}"`)
-  .join(", ")} FROM countdowns WHERE state = 'armed' AND directory = ? AND server IS ? ORDER BY deadline_at`;
 /** Bound: the owner, its lease, the owner expected, the ids (JSON); the ids taken. */
 export const TAKE_OVER = `UPDATE countdowns SET owner = ?, lease_until = ?
   WHERE state = 'armed' AND owner IS ? AND id IN (SELECT value FROM json_each(?)) RETURNING id`;
 /** Bound: the time, the reason, the owner expected, the ids (JSON); the ids expired. */
 export const EXPIRE_ORPHANS = `UPDATE countdowns SET state = 'expired', ended_at = ?, end_reason = ?, lease_until = NULL
   WHERE state = 'armed' AND owner IS ? AND id IN (SELECT value FROM json_each(?)) RETURNING id`;
-/** One audit row (bound in AuditValues' order), prepared on the driver itself: a recovery writes thousands in a row. */
+/** One audit row (bound in AuditValues' order), prepared on the driver itself: every state change writes one or more,
+ * a recovery thousands in a row. */
 export const INSERT_AUDIT_ROW = `INSERT INTO audit_events (at, session_id, directory, server, event, reason, detail)
   VALUES (?, ?, ?, ?, ?, ?, ?)`;
 

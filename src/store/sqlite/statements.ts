@@ -10,7 +10,6 @@ import type { HistoryTable, Statements } from "../statements.js";
 import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "../types.js";
 import type { Db, RawDatabase } from "./connection.js";
 import {
-  ARMED_IN,
   BILL_KEYS,
   changes,
   EXPIRE_ORPHANS,
@@ -75,13 +74,12 @@ export class SqliteStatements implements Statements {
     return this.s.toRecheck.all({ ...scoped(scope), dueBy });
   }
 
-  audit(row: AuditValues): void {
-    this.a.insert.run({ ...row });
+  audit({ at, sessionId, directory, server, event, reason, detail }: AuditValues): void {
+    this.insertAudit.run(at, sessionId, directory, server, event, reason, detail);
   }
 
   auditMany(rows: AuditValues[]): void {
-    for (const { at, sessionId, directory, server, event, reason, detail } of rows)
-      this.insertAudit.run(at, sessionId, directory, server, event, reason, detail);
+    for (const row of rows) this.audit(row);
   }
 
   // One file, one host, one clock: the times every writer stamped compare as they are.
@@ -98,8 +96,7 @@ export class SqliteStatements implements Statements {
   }
 
   armedIn(scope: Scope): CountdownRow[] {
-    const { directory, server } = scoped(scope);
-    return this.raw.all<CountdownRow>(ARMED_IN, directory, server);
+    return this.rows.armedIn.all(scoped(scope));
   }
 
   /** Alive unless certainly gone (same host, no such pid), and only while its lease has not run out. */
@@ -109,12 +106,12 @@ export class SqliteStatements implements Statements {
 
   insertCountdown(countdown: NewCountdown, armed: AuditValues): void {
     this.c.insert.run({ ...countdown, server: countdown.server ?? null });
-    this.a.insert.run({ ...armed });
+    this.audit(armed);
   }
 
   endCountdown(id: string, state: "cancelled" | "expired", reason: string, now: number, audit: AuditValues): boolean {
     if (changes(this.c.end.run({ id, state, now, reason })) === 0) return false;
-    this.a.insert.run({ ...audit });
+    this.audit(audit);
     return true;
   }
 
