@@ -238,7 +238,6 @@ export class Metrics {
   }
 }
 
-/** A duration an audit row's detail carries, in milliseconds. */
 /** A row's detail as an object; an unreadable one is empty (the row was written, its figures are not counted). */
 function detailOf(row: AuditValues): Record<string, unknown> {
   try {
@@ -249,6 +248,7 @@ function detailOf(row: AuditValues): Record<string, unknown> {
   }
 }
 
+/** A duration an audit row's detail carries, in milliseconds. */
 function millisecondsIn(detail: Record<string, unknown>, key: "lookMs" | "latencyMs" | "lateMs"): number | undefined {
   const value = detail[key];
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;

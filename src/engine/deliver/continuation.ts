@@ -28,6 +28,11 @@ export interface Continuation {
 export interface ContinuationInput {
   armed: Armed;
   info: DueInfo;
+  /**
+   * From due to claim: how long the attempt waited in the queue (behind the session's earlier ones and the global
+   * cap), and how long the guards took once it ran (the reads of OpenCode among them).
+   */
+  checked: { queuedMs: number; checkMs: number };
   /** OpenCode's answers right before the prompt; the todos are known to be readable. */
   facts: HostFacts;
   row: SessionRow | undefined;
@@ -37,7 +42,7 @@ export interface ContinuationInput {
 }
 
 export function prepareContinuation(ctx: EngineContext, input: ContinuationInput): Continuation {
-  const { armed, info, facts, row, decision } = input;
+  const { armed, info, checked, facts, row, decision } = input;
   const { config } = ctx;
   const { sessionId } = armed.row;
   const todos = facts.todos as Todo[];
@@ -96,6 +101,7 @@ export function prepareContinuation(ctx: EngineContext, input: ContinuationInput
       attempt: armed.row.attempt,
       lateMs: info.lateMs,
       resumed: info.resumed,
+      ...checked,
       ...progressDetail(decision, config.workWithoutProgressLimit),
     },
     summary,

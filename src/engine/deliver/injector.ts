@@ -57,17 +57,21 @@ export class Injector {
 
   /** A countdown is due: its attempt runs after the session's earlier ones, within the global cap. */
   due(armed: Armed, info: DueInfo): void {
-    this.p.queue.add(armed.row.sessionId, () => this.attempt(armed, info));
+    const dueAt = this.ctx.clock.monotonic();
+    this.p.queue.add(armed.row.sessionId, () => this.attempt(armed, info, dueAt));
   }
 
-  private async attempt(armed: Armed, info: DueInfo): Promise<void> {
+  /** `dueAt`: when the countdown came due (monotonic); the `fired` row says how long it queued and was checked. */
+  private async attempt(armed: Armed, info: DueInfo, dueAt: number): Promise<void> {
     const { ctx } = this;
     const { sessionId } = armed.row;
+    const startedAt = ctx.clock.monotonic();
     try {
       const row = await ctx.lanes.run(sessionId, () => this.atDeadline(armed, info));
       if (row === undefined) return;
       const facts = await this.p.facts.gather(sessionId, inspectOptions(ctx.config, row));
-      const continuation = await ctx.lanes.run(sessionId, () => this.beforePrompt(armed, info, facts));
+      const timing = { queuedMs: Math.round(startedAt - dueAt), startedAt };
+      const continuation = await ctx.lanes.run(sessionId, () => this.beforePrompt(armed, info, facts, timing));
       if (continuation) await this.deliver(continuation);
     } finally {
       const memory = this.p.memories.peek(sessionId);
@@ -94,7 +98,12 @@ export class Injector {
   }
 
   /** The guards right before the prompt, on OpenCode's answers; then the claim. The continuation when it goes out. */
-  private async beforePrompt(armed: Armed, info: DueInfo, facts: HostFacts): Promise<Continuation | undefined> {
+  private async beforePrompt(
+    armed: Armed,
+    info: DueInfo,
+    facts: HostFacts,
+    timing: { queuedMs: number; startedAt: number },
+  ): Promise<Continuation | undefined> {
     const { ctx } = this;
     const { countdowns, judge } = this.p;
     const { sessionId } = armed.row;
@@ -123,7 +132,8 @@ export class Injector {
       if (unresolved) return this.waitToLook(armed, unresolved);
     }
     const turnSignals = this.p.memories.get(sessionId).turnSignals;
-    const continuation = prepareContinuation(ctx, { armed, info, facts, row, decision, turnSignals });
+    const checked = { queuedMs: timing.queuedMs, checkMs: Math.round(ctx.clock.monotonic() - timing.startedAt) };
+    const continuation = prepareContinuation(ctx, { armed, info, checked, facts, row, decision, turnSignals });
     this.p.ownMessages.choose(continuation.request.messageId, continuation.injection.id);
     if (!(await countdowns.claim(armed, continuation.injection, continuation.detail))) {
       ctx.log("debug", "countdown no longer ours at the prompt call", { sessionId, countdownId: armed.row.id });

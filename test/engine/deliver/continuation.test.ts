@@ -23,6 +23,7 @@ useDeliveryRig();
 const OPENCODE_MESSAGE_ID = /^msg_[0-9a-f]{12}[0-9A-Za-z]{14}$/;
 const STREAKS = { stagnantStreak: 1, workStreak: 3, unproductiveStreak: 2 };
 const INFO = { lateMs: 1234, resumed: "lease_expired" as const };
+const CHECKED = { queuedMs: 420, checkMs: 87 };
 
 /**
  * What the injector hands over right before the prompt: a countdown of S armed here (attempt 2), OpenCode's answers
@@ -36,7 +37,7 @@ async function inputFor(
   const armed = await rig.countdowns.arm({ sessionId: S, attempt: 2, delayMs: 60_000, detail: {} });
   const facts = await rig.facts.gather(S);
   const row = await store.read(q.session(S));
-  return { armed: armed!, info: INFO, facts, row, decision: STREAKS, turnSignals: 7, ...extra };
+  return { armed: armed!, info: INFO, checked: CHECKED, facts, row, decision: STREAKS, turnSignals: 7, ...extra };
 }
 
 function rigWithTodos(overrides: Partial<Config> = {}) {
@@ -219,7 +220,7 @@ describe("the prompt request", () => {
 });
 
 describe("what its audit rows say, and what the injector keeps", () => {
-  it("the countdown, agent, model, todos, attempt, how late and whether resumed; the summary and the turn signals at the call", async () => {
+  it("the countdown, agent, model, todos, attempt, how late, whether resumed, how long it queued and was checked; the summary and the turn signals at the call", async () => {
     rigWithTodos();
     const input = await inputFor(undefined);
     const continuation = prepareContinuation(rig.ctx, input);
@@ -232,6 +233,8 @@ describe("what its audit rows say, and what the injector keeps", () => {
       attempt: 2,
       lateMs: 1234,
       resumed: "lease_expired",
+      queuedMs: 420,
+      checkMs: 87,
     });
     expect(continuation.summary).toEqual({ total: 3, completed: 1, open: 2 });
     expect(continuation.signalsAtCall).toBe(7);

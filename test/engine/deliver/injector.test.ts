@@ -205,3 +205,21 @@ describe("an earlier continuation found in the session before the next goes out"
     expect(rig.looks).toEqual([S]);
   });
 });
+
+describe("what the fired row says of the attempt", () => {
+  it("how long it queued behind the cap and how long the guards' reads took, from due to claim", async () => {
+    build({ maxConcurrentInjections: 1 });
+    const other = "ses_delivery_other";
+    rig.host.addUserMessage(other, "build the other thing");
+    rig.host.setTodos(other, [["c", "pending"]]);
+    rig.host.todoDelayMs = 400;
+    await rig.countdowns.arm({ sessionId: S, attempt: 0, delayMs: 0, detail: {} });
+    await rig.countdowns.arm({ sessionId: other, attempt: 0, delayMs: 0, detail: {} });
+    await pass(1000);
+    const fired = (sessionId: string) => rows.audit(sessionId).find((r) => r.event === "fired")?.detail;
+    // The first ran at once; the second waited for the whole first attempt (its read and its prompt call).
+    expect(fired(S)).toMatchObject({ queuedMs: 0, checkMs: 400 });
+    expect(fired(other)).toMatchObject({ checkMs: 400 });
+    expect(fired(other)?.queuedMs).toBeGreaterThanOrEqual(400);
+  });
+});
