@@ -15,6 +15,14 @@ import type { LiveFigures } from "./metrics.js";
 import { StandaloneService } from "./standalone.js";
 import type { Readiness } from "./status-server.js";
 
+/**
+ * How many leases a server just taken over stays with this replica before it may be handed to a newcomer: long enough
+ * for its follower to fire the countdowns it adopted and catch up, instead of handing them on half done.
+ */
+const SETTLE_LEASES = 2;
+/** Past a lease's end by the database's clock: the lease is "fresh" up to and including its last millisecond. */
+const LAPSE_MARGIN_MS = 5;
+
 type Log = (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
 
 export interface FleetOptions {
@@ -73,6 +81,8 @@ export class FleetReplica {
   private readonly handBackOwed = new Map<string, Scope>();
   private readonly tasks = new Set<Promise<unknown>>();
   private timer: ReturnType<typeof setInterval> | undefined;
+  /** A round at the moment another replica's lease runs out, when that comes before the next regular round. */
+  private atLapse: ReturnType<typeof setTimeout> | undefined;
   private round: Promise<void> | undefined;
   private replicas = 0;
   private lastRoundAt = 0;
@@ -97,7 +107,7 @@ export class FleetReplica {
    */
   async start(): Promise<void> {
     registerOwner(this.id);
-    const period = Math.max(100, Math.floor(this.o.config.leaseMs / 3));
+    const { period } = this;
     try {
       await this.liveness.heartbeat(this.id, this.o.config.leaseMs);
       await new Promise((resolve) => setTimeout(resolve, Math.min(period, this.o.settleMs ?? 2000)));
@@ -147,6 +157,7 @@ export class FleetReplica {
 
   private async doStop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    clearTimeout(this.atLapse);
     await this.round;
     const names = [...this.following.keys()];
     await Promise.all(names.map((name) => this.letGo(name, "this replica is stopping")));
@@ -161,6 +172,11 @@ export class FleetReplica {
       );
     }
     unregisterOwner(this.id);
+  }
+
+  /** How often a round runs: a third of the lease, so that a live replica renews its lease twice before it ends. */
+  private get period(): number {
+    return Math.max(100, Math.floor(this.o.config.leaseMs / 3));
   }
 
   /** One round; a round still running when the next is due is not doubled. */
@@ -180,8 +196,9 @@ export class FleetReplica {
     if (lateMs > leaseMs / 3) this.o.log("warn", `fleet round ${lateMs} ms late (lease ${leaseMs} ms)`);
     try {
       await this.liveness.heartbeat(this.id, this.o.config.leaseMs);
-      const share = await this.roster.share(this.id);
+      const share = await this.roster.share(this.id, SETTLE_LEASES * leaseMs);
       this.replicas = share.replicas;
+      this.roundAtLapse(share.nextLapseInMs);
       const held = new Map(share.held.map((row) => [row.name, row]));
       for (const name of this.following.keys())
         if (!held.has(name)) void this.letGo(name, "another replica follows it now, or it was removed");
@@ -206,6 +223,19 @@ export class FleetReplica {
         this.o.log("warn", `fleet round failed (retrying every round): ${describeDatabaseFailure(error)}`);
       this.failing = true;
     }
+  }
+
+  /**
+   * A live replica renews its lease every round, so one whose lease runs out before this replica's next round has
+   * missed two: most likely dead. Looking again the moment it runs out, instead of up to a round later, is what lets
+   * its servers and countdowns be taken over within the lease.
+   */
+  private roundAtLapse(lapseInMs: number | null): void {
+    clearTimeout(this.atLapse);
+    this.atLapse = undefined;
+    if (lapseInMs === null || lapseInMs >= this.period) return;
+    this.atLapse = setTimeout(() => void this.tick(), Math.max(0, lapseInMs) + LAPSE_MARGIN_MS);
+    this.atLapse.unref?.();
   }
 
   /** The countdowns of servers let go, handed back (owner cleared) for their new follower to adopt at once. */

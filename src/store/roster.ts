@@ -43,6 +43,11 @@ export interface Share {
   excess: string[];
   /** Fleet replicas alive now, this one included. */
   replicas: number;
+  /**
+   * How long until the first other live replica's lease runs out unless it renews it, by the database's clock (null
+   * when this replica is alone): a replica that died is found out then, not at the next round.
+   */
+  nextLapseInMs: number | null;
 }
 
 export class ServerExistsError extends Error {
@@ -62,9 +67,11 @@ export interface ServerRoster {
   /**
    * One round of sharing for `replica` (whose heartbeat the caller has just written): every live fleet replica's
    * share is the same within one, a server whose owner is no longer alive is free, and this replica takes free
-   * servers up to its share. Servers beyond its share are named in `excess`, not released here.
+   * servers up to its share. Servers beyond its share are named in `excess`, not released here. A server it took
+   * less than `settleMs` ago is not named (its follower is busy with what the previous one left: adopted countdowns
+   * firing late, sessions to catch up on): another goes instead, or it goes at a later round.
    */
-  share(replica: string): Promise<Share>;
+  share(replica: string, settleMs?: number): Promise<Share>;
   /** Hands servers back (if still this replica's), so that a replica with fewer takes them at its next round. */
   handBack(replica: string, names: string[]): Promise<void>;
   /** Records that this replica has the event streams of `names` now: a successor catches up from here. */

@@ -115,6 +115,43 @@ describe("the servers a fleet shares (PostgreSQL)", () => {
     ]);
   });
 
+  it("names as excess none it took over less than the settling time ago: an older one goes instead, or none yet", async () => {
+    const { url, store, roster, round } = await fleet(4);
+    for (const replica of ["r-a", "r-b"]) await store.heartbeat(replica, LEASE_MS);
+    for (const replica of ["r-a", "r-b"]) await round(replica);
+    const first = (await roster.list()).filter((s) => s.owner === "r-a").map((s) => s.name);
+    // r-a has held its first two for a minute; r-b dies and r-a takes the other two over now.
+    await pgQuery(url, "UPDATE servers SET owned_since = owned_since - 60000 WHERE owner = 'r-a'");
+    await pgQuery(url, "UPDATE replicas SET heartbeat_at = heartbeat_at - $1 WHERE id = 'r-b'", [LEASE_MS + 1]);
+    expect((await round("r-a")).held).toHaveLength(4);
+    await store.heartbeat("r-c", LEASE_MS);
+    await store.heartbeat("r-a", LEASE_MS);
+    // A newcomer: r-a is two over its share. Without settling the two just taken over would go (the newest first).
+    const settling = await roster.share("r-a", 10_000);
+    expect([...settling.excess].sort()).toEqual([...first].sort());
+    expect((await roster.share("r-a")).excess.filter((name) => first.includes(name))).toEqual([]);
+    // Had it taken them all over just now, none would go yet.
+    await pgQuery(url, "UPDATE servers SET owned_since = owned_since + 60000 WHERE name = ANY($1)", [first]);
+    expect((await roster.share("r-a", 10_000)).excess).toEqual([]);
+  });
+
+  it("says when the first other live replica's lease runs out by the database's clock, and nothing when alone", async () => {
+    const { url, store, round } = await fleet(2);
+    await store.heartbeat("r-a", LEASE_MS);
+    expect((await round("r-a")).nextLapseInMs).toBeNull();
+    for (const replica of ["r-b", "r-c"]) await store.heartbeat(replica, LEASE_MS);
+    // r-b last renewed its lease 12 s ago: it runs out in 3 s; r-c's in 15 s.
+    await pgQuery(url, "UPDATE replicas SET heartbeat_at = heartbeat_at - 12000 WHERE id = 'r-b'");
+    const share = await round("r-a");
+    expect(share.nextLapseInMs).toBeGreaterThan(2_000);
+    expect(share.nextLapseInMs).toBeLessThanOrEqual(3_000);
+    // Its own lease is not another's: r-b, seen from itself, waits for r-a's or r-c's (about 15 s).
+    expect((await round("r-b")).nextLapseInMs).toBeGreaterThan(12_000);
+    // Once r-b's lease has run out it is no longer live, and r-c's is the next.
+    await pgQuery(url, "UPDATE replicas SET heartbeat_at = heartbeat_at - 20000 WHERE id = 'r-b'");
+    expect((await round("r-a")).nextLapseInMs).toBeGreaterThan(12_000);
+  });
+
   it("records until when a follower had each stream, only for the servers it holds", async () => {
     const { roster, round } = await fleet(2);
     const share = await round("r-a");

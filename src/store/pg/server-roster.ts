@@ -73,19 +73,30 @@ export class PgServerRoster implements ServerRoster {
    * One round of sharing for `replica` (whose heartbeat the caller has just written): every live fleet replica's
    * share is the same within one (the first ones by id take the remainder), a server whose owner is no longer alive
    * is free, and this replica takes free servers up to its share. Servers beyond its share are named in `excess`,
-   * not released here: the caller stops following them first.
+   * not released here: the caller stops following them first. One it took less than `settleMs` ago is not named.
    */
-  async share(replica: string): Promise<Share> {
+  async share(replica: string, settleMs = 0): Promise<Share> {
     return this.connection.transaction(async (tx) => {
       // Locks every server row: two replicas sharing at once take turns, and the second sees what the first took.
-      const all = whole(await tx.select().from(servers).orderBy(asc(servers.name)).for("update"), SERVER);
-      const live = (
-        await tx
-          .select({ id: replicas.id })
-          .from(replicas)
-          .where(and(eq(replicas.kind, "fleet"), fresh))
-          .orderBy(asc(replicas.id))
-      ).map((r) => r.id);
+      const rows = await tx
+        .select({ server: servers, heldForMs: sql<string | null>`${dbNow} - ${servers.ownedSince}` })
+        .from(servers)
+        .orderBy(asc(servers.name))
+        .for("update");
+      const all = whole(
+        rows.map((r) => r.server),
+        SERVER,
+      );
+      const settling = new Set(
+        rows.filter((r) => r.heldForMs !== null && Number(r.heldForMs) < settleMs).map((r) => r.server.name),
+      );
+      const peers = await tx
+        .select({ id: replicas.id, lapseInMs: sql<string>`${replicas.heartbeatAt} + ${replicas.leaseMs} - ${dbNow}` })
+        .from(replicas)
+        .where(and(eq(replicas.kind, "fleet"), fresh))
+        .orderBy(asc(replicas.id));
+      const live = peers.map((r) => r.id);
+      const lapses = peers.filter((r) => r.id !== replica).map((r) => Number(r.lapseInMs));
       if (!live.includes(replica)) live.push(replica);
       live.sort();
       const owners = new Set(
@@ -121,13 +132,15 @@ export class PgServerRoster implements ServerRoster {
           )
           .returning();
         held.push(...taken);
+        for (const s of taken) settling.add(s.name);
       }
-      // The most recently taken go first: the longest-held keep their followers.
-      const excess = [...held]
+      // The most recently taken go first (the longest-held keep their followers), but not one still settling.
+      const excess = held
+        .filter((s) => !settling.has(s.name))
         .sort((a, b) => (b.ownedSince ?? 0) - (a.ownedSince ?? 0) || b.name.localeCompare(a.name))
         .slice(0, Math.max(0, held.length - quota))
         .map((s) => s.name);
-      return { held, excess, replicas: live.length };
+      return { held, excess, replicas: live.length, nextLapseInMs: lapses.length > 0 ? Math.min(...lapses) : null };
     });
   }
 
