@@ -5,12 +5,16 @@
 // one owner id.
 import { setTimeout as sleep } from "node:timers/promises";
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
+import PQueue from "p-queue";
 import type { Config } from "../config.js";
 import { Enforcer } from "../engine/enforcer.js";
 import { errorMessage, withCause } from "../engine/host-calls.js";
 import type { LogLevel } from "../host/port.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
 import type { EngineStore, Scope } from "../store/port.js";
+
+/** Sessions a catch-up looks at, at once. */
+const CATCH_UP_LOOKS_AT_ONCE = 2;
 
 export interface ServiceOptions {
   url: string;
@@ -208,7 +212,11 @@ export class StandaloneService {
       const sessions = (result.data as Array<{ id: string; time?: { updated?: number } }>).filter(
         (s) => (s.time?.updated ?? 0) >= since,
       );
-      for (const session of sessions) void this.enforcer.reevaluate(session.id);
+      // The latest first, a few at a time: each look reads the server several times, and a server just taken over
+      // also answers the reads that check the countdowns adopted from the replica that died.
+      sessions.sort((a, b) => (b.time?.updated ?? 0) - (a.time?.updated ?? 0));
+      const looks = new PQueue({ concurrency: CATCH_UP_LOOKS_AT_ONCE });
+      for (const session of sessions) void looks.add(() => this.enforcer.reevaluate(session.id)).catch(() => undefined);
       if (sessions.length > 0) this.o.log("info", `re-evaluating ${sessions.length} session(s) that changed ${when}`);
     } catch (error) {
       this.o.log("warn", `could not list sessions after reconnecting: ${errorMessage(error)}`);
