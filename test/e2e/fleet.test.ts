@@ -488,35 +488,54 @@ async function reportFleetFigures(fleet: Fleet, victimId: string, killedAt: numb
     one(lateness(0.5, '!=""')),
     one(lateness(0.99, '!=""')),
   ]);
-  // When the adopter's timer fired each (its deadline plus how late it fired), and when its `fired` row was written:
-  // after the guards were checked again against OpenCode, right before the prompt call.
-  const due = "(r.detail::json->>'deadlineAt')::bigint + (f.detail::json->>'lateMs')::bigint";
-  const [adopted] = await fleet.all<{
-    n: string;
+  // Each countdown adopted from the killed replica, and how it ended: for a fired one, when the adopter's timer made it
+  // due (its deadline plus how late), how long it queued, how long the guards' second look took, and its `fired` row.
+  const adopted = await fleet.all<{
     adopted: string;
-    firstDue: string;
-    lastDue: string;
-    first: string;
-    last: string;
-    fired: string;
+    ended: string | null;
+    due: string | null;
+    queued: string | null;
+    check: string | null;
+    at: string | null;
   }>(
-    `SELECT count(*) AS n, max(r.at) AS adopted, min(${due}) AS "firstDue", max(${due}) AS "lastDue",
-            min(f.at) AS first, max(f.at) AS last, count(f.id) AS fired
-       FROM audit_events r LEFT JOIN audit_events f
-         ON f.event = 'fired' AND f.detail::json->>'countdownId' = r.detail::json->>'countdownId'
+    `SELECT r.at AS adopted, e.event AS ended,
+            (r.detail::json->>'deadlineAt')::bigint + (e.detail::json->>'lateMs')::bigint AS due,
+            e.detail::json->>'queuedMs' AS queued, e.detail::json->>'checkMs' AS "check", e.at AS at
+       FROM audit_events r LEFT JOIN audit_events e
+         ON e.event IN ('fired', 'skipped', 'cancelled', 'expired')
+        AND e.detail::json->>'countdownId' = r.detail::json->>'countdownId'
       WHERE r.event = 'resumed' AND r.detail::json->>'previousOwner' = ?`,
     victimId,
   );
-  const sinceKill = (at: string | null) => (at === null ? "none" : `${Number(at) - killedAt} ms`);
+  const fired = adopted.filter((row) => row.ended === "fired");
+  // Every fire's queue and check, and every look's time, for comparison: how slowly OpenCode answered all along.
+  const everyFire = await fleet.all<{ queued: string; check: string }>(
+    `SELECT detail::json->>'queuedMs' AS queued, detail::json->>'checkMs' AS "check" FROM audit_events WHERE event = 'fired'`,
+  );
+  const looks = await fleet.all<{ look: string }>(
+    `SELECT detail::json->>'lookMs' AS look FROM audit_events WHERE event = 'armed' AND detail::json->>'lookMs' IS NOT NULL`,
+  );
+  const spread = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    if (sorted.length === 0) return "none";
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+    return `${sorted[0]}/${at(0.5)}/${sorted.at(-1)} ms`;
+  };
+  const sinceKill = (rows: typeof adopted, key: "adopted" | "due" | "at") =>
+    spread(rows.filter((row) => row[key] !== null).map((row) => Number(row[key]) - killedAt));
+  const endings = new Map<string, number>();
+  for (const row of adopted) endings.set(row.ended ?? "open", (endings.get(row.ended ?? "open") ?? 0) + 1);
+  const ended = [...endings].map(([how, count]) => `${how} ${count}`);
   const ms = (seconds: number) => `${Math.round(seconds * 1000)} ms`;
   console.log(
     `fleet figures (Prometheus): ${total} continuations in ${(runMs / 1000).toFixed(1)} s = ` +
       `${(total / (runMs / 1000)).toFixed(2)}/s, busiest 10 s ${peak.toFixed(2)}/s; fire lateness p50 ${ms(p50)}, ` +
       `p99 ${ms(p99)}; adopted ones (every replica's) p50 ${ms(adoptedP50)}, p99 ${ms(adoptedP99)}; ` +
-      `(rows, after the kill) the killed replica's ${adopted!.n} countdown(s) adopted by ${sinceKill(adopted!.adopted)}, ` +
-      `due on the adopter's timer from ${sinceKill(adopted!.firstDue)} to ${sinceKill(adopted!.lastDue)}; ` +
-      `${adopted!.fired} fired (guards checked again, ` +
-      `claimed) from ${sinceKill(adopted!.first)} to ${sinceKill(adopted!.last)} (lease ${LEASE_MS} ms)`,
+      `(rows, min/median/max after the kill, lease ${LEASE_MS} ms) the killed replica's ${adopted.length} countdown(s) ` +
+      `adopted ${sinceKill(adopted, "adopted")}, ended ${ended.join(", ")}; the fired ones due ${sinceKill(fired, "due")}, ` +
+      `queued ${spread(fired.map((row) => Number(row.queued)))}, checked ${spread(fired.map((row) => Number(row.check)))}, ` +
+      `fired ${sinceKill(fired, "at")}; every fire queued ${spread(everyFire.map((row) => Number(row.queued)))}, ` +
+      `checked ${spread(everyFire.map((row) => Number(row.check)))}; every arm's look ${spread(looks.map((row) => Number(row.look)))}`,
   );
 }
 
@@ -525,6 +544,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
   afterEach(async (context) => {
     if (context.task.result?.state === "fail" && fleet?.url)
       console.error(`fleet test failed: replica logs and rows kept in ${await fleet.keep()}`);
+    else if (process.env.TC_KEEP_FLEET && fleet?.url) console.log(`fleet kept in ${await fleet.keep()}`);
     await fleet?.stop();
     fleet = undefined;
   });
