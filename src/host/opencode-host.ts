@@ -197,7 +197,8 @@ export class OpenCodeHost implements HostPort {
           title: request.title,
           message: request.message,
           variant: request.variant,
-          duration: request.durationMs,
+          // OpenCode answers 400 to a duration that is not a whole number of milliseconds.
+          duration: request.durationMs === undefined ? undefined : Math.max(1, Math.round(request.durationMs)),
         },
         throwOnError: true,
       }),

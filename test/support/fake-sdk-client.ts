@@ -87,6 +87,15 @@ export function fakeSdkClient(host: FakeHost) {
       log: (o: Opts) =>
         ok(async () => host.log((o.body as { level: "info" }).level, String((o.body as { message: string }).message))),
     },
-    tui: { showToast: (o: Opts) => ok(async () => host.toast(o.body as never)) },
+    tui: {
+      showToast: (o: Opts) =>
+        ok(async () => {
+          // As OpenCode 1.18.33 validates it: a duration that is not a whole number of milliseconds is a 400.
+          const duration = o.body?.duration;
+          if (duration !== undefined && !Number.isInteger(duration))
+            throw new Error(`400 Bad Request: Expected an integer, got ${String(duration)} at ["duration"]`);
+          return host.toast(o.body as never);
+        }),
+    },
   };
 }
