@@ -70,8 +70,9 @@ export class Injector {
       const row = await ctx.lanes.run(sessionId, () => this.atDeadline(armed, info));
       if (row === undefined) return;
       const facts = await this.p.facts.gather(sessionId, inspectOptions(ctx.config, row));
-      const timing = { queuedMs: Math.round(startedAt - dueAt), startedAt };
-      const continuation = await ctx.lanes.run(sessionId, () => this.beforePrompt(armed, info, facts, timing));
+      const continuation = await ctx.lanes.run(sessionId, () =>
+        this.beforePrompt(armed, info, facts, { dueAt, startedAt }),
+      );
       if (continuation) await this.deliver(continuation);
     } finally {
       const memory = this.p.memories.peek(sessionId);
@@ -102,7 +103,7 @@ export class Injector {
     armed: Armed,
     info: DueInfo,
     facts: HostFacts,
-    timing: { queuedMs: number; startedAt: number },
+    timing: { dueAt: number; startedAt: number },
   ): Promise<Continuation | undefined> {
     const { ctx } = this;
     const { countdowns, judge } = this.p;
@@ -132,7 +133,10 @@ export class Injector {
       if (unresolved) return this.waitToLook(armed, unresolved);
     }
     const turnSignals = this.p.memories.get(sessionId).turnSignals;
-    const checked = { queuedMs: timing.queuedMs, checkMs: Math.round(ctx.clock.monotonic() - timing.startedAt) };
+    const checked = {
+      queuedMs: Math.round(timing.startedAt - timing.dueAt),
+      checkMs: Math.round(ctx.clock.monotonic() - timing.startedAt),
+    };
     const continuation = prepareContinuation(ctx, { armed, info, checked, facts, row, decision, turnSignals });
     this.p.ownMessages.choose(continuation.request.messageId, continuation.injection.id);
     if (!(await countdowns.claim(armed, continuation.injection, continuation.detail))) {
