@@ -57,6 +57,12 @@ export function startProcess(runtime: "node" | "bun", script: string, env: Recor
     for (const w of waiters.splice(0)) w();
   });
   child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  // Its output is complete only once its streams have closed: "exit" can come before the last lines are read.
+  let closed = false;
+  child.on("close", () => {
+    closed = true;
+    for (const w of waiters.splice(0)) w();
+  });
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   const find = (key: string) => {
     for (const line of lines) {
@@ -87,14 +93,13 @@ export function startProcess(runtime: "node" | "bun", script: string, env: Recor
             resolve(found);
             return;
           }
-          if (child.exitCode !== null) {
+          if (closed) {
             clearTimeout(timer);
             reject(new Error(`process exited (${child.exitCode}) before "${key}"; stderr: ${err.slice(-2000)}`));
             return;
           }
           waiters.push(check);
         };
-        child.on("exit", () => check());
         check();
       }),
   };

@@ -114,5 +114,5 @@ const kill = (app: string) =>
   void sql.close({ timeout: 0.001 });
 }
 await admin.end();
-process.stdout.write(`${JSON.stringify({ runtime: `bun ${process.versions.bun}`, results })}\n`);
-process.exit(0);
+// Exits once the line is written: an exit right after the write can cut a piped line short.
+process.stdout.write(`${JSON.stringify({ runtime: `bun ${process.versions.bun}`, results })}\n`, () => process.exit(0));

@@ -43,5 +43,5 @@ for (const c of CONTRACT_CASES) {
 }
 await admin.close();
 
-process.stdout.write(`${JSON.stringify({ runtime: `bun ${process.versions.bun}`, results })}\n`);
-process.exit(0);
+// Exits once the line is written: an exit right after the write can cut a piped line short.
+process.stdout.write(`${JSON.stringify({ runtime: `bun ${process.versions.bun}`, results })}\n`, () => process.exit(0));

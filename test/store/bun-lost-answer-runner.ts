@@ -54,5 +54,5 @@ async function load(): Promise<Record<string, unknown>> {
 }
 
 const result = process.env.MODE === "load" ? await load() : await loseOneAnswer(url, clientTimeoutMs);
-process.stdout.write(`${JSON.stringify({ runtime: `bun ${process.versions.bun}`, result })}\n`);
-process.exit(0);
+// Exits once the line is written: an exit right after the write can cut a piped line short.
+process.stdout.write(`${JSON.stringify({ runtime: `bun ${process.versions.bun}`, result })}\n`, () => process.exit(0));
