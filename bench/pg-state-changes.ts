@@ -6,7 +6,7 @@ import { arm } from "../src/store/changes/arm.js";
 import { end } from "../src/store/changes/end.js";
 import type { NewCountdown } from "../src/store/port.js";
 import { openStore } from "../src/store/open.js";
-import { PostgresServer } from "../test/support/postgres.js";
+import { PostgresServer, query } from "../test/support/postgres.js";
 import { interleaved, ratioOf, type Figure, type Sampled } from "./lib.js";
 
 const SQL = {
@@ -103,7 +103,7 @@ export async function pgStateChanges(): Promise<Figure[]> {
     );
     await client.end();
     await store.close();
-    const version = server.psql(server.url(), "SHOW server_version").trim();
+    const [{ server_version: version }] = (await query(server.url(), "SHOW server_version")).rows;
     const group = `state changes (PostgreSQL ${version}, loopback, fsync on)`;
     const us = (m: Sampled) => ({ median: m.median / 1000, low: m.p25 / 1000, high: m.p75 / 1000, unit: "µs" });
     const insert = results["raw INSERT"]!;

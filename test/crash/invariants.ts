@@ -2,12 +2,12 @@
 import Database from "better-sqlite3";
 import pg from "pg";
 import { isPostgresUrl } from "../../src/store/open.js";
-import { psqlRows } from "../support/test-database.js";
+import { pgRows } from "../support/test-database.js";
 import type { DeliveredPrompt } from "./scripted-server.js";
 
 /** Rows of a SQLite file or a PostgreSQL database (a URL), read once the processes are done. */
 export function selectFrom<T>(location: string, sql: { sqlite: string; postgres?: string }): T[] {
-  if (isPostgresUrl(location)) return psqlRows(location).all<T>(sql.postgres ?? sql.sqlite);
+  if (isPostgresUrl(location)) return pgRows(location).all<T>(sql.postgres ?? sql.sqlite);
   const db = new Database(location, { readonly: true });
   try {
     return db.prepare(sql.sqlite).all() as T[];
@@ -18,7 +18,7 @@ export function selectFrom<T>(location: string, sql: { sqlite: string; postgres?
 
 /**
  * The same, read without blocking this process: the scripted host the engines call runs here too, and a synchronous
- * psql polled in a loop starves it (arming 20 sessions then took longer than their 3 s countdowns).
+ * read polled in a loop starves it (arming 20 sessions then took longer than their 3 s countdowns).
  */
 export async function selectFromWithoutBlocking<T>(location: string, sql: { sqlite: string }): Promise<T[]> {
   if (!isPostgresUrl(location)) return selectFrom<T>(location, sql);

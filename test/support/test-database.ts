@@ -1,8 +1,7 @@
 // Where an engine test keeps its data: a SQLite file in the test's folder, or (with TC_TEST_STORE=postgres) a database
 // of its own on the run's PostgreSQL server, named in the folder so that a second engine on the same folder (a
-// restart) finds the same data. Tests read rows synchronously, as they always have: on PostgreSQL through psql, the
-// client users query with.
-import { execFileSync } from "node:child_process";
+// restart) finds the same data. Tests read rows synchronously, as they always have: on PostgreSQL through a client
+// kept on a worker thread (sync-query.ts).
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inject } from "vitest";
@@ -10,6 +9,7 @@ import type { OperatorStore } from "../../src/store/operator.js";
 import { openStore } from "../../src/store/open.js";
 import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { querySync } from "./sync-query.js";
 
 export type TestBackend = "sqlite" | "postgres";
 
@@ -46,23 +46,16 @@ function portable(sql: string): string {
     );
 }
 
-/** psql's answer is one JSON value: a crash test's whole audit table passes execFileSync's default 1 MB buffer. */
-const PSQL_MAX_OUTPUT = 256 * 1024 * 1024;
-
-export function psqlRows(url: string): TestRows {
-  const psql = (statement: string) =>
-    execFileSync("psql", [url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", statement], {
-      encoding: "utf8",
-      maxBuffer: PSQL_MAX_OUTPUT,
-    });
+/** Rows of a PostgreSQL database, typed as JSON types them (numbers, not bigint strings), like the SQLite rows. */
+export function pgRows(url: string): TestRows {
   return {
     all<T>(sql: string, ...params: unknown[]): T[] {
       const query = portable(inline(sql, params));
-      const out = psql(`SELECT coalesce(json_agg(t), '[]'::json) FROM (${query}) t`).trim();
-      return JSON.parse(out) as T[];
+      const [row] = querySync<{ rows: T[] }>(url, `SELECT coalesce(json_agg(t), '[]'::json) AS rows FROM (${query}) t`);
+      return row!.rows;
     },
     run(sql: string, ...params: unknown[]): void {
-      psql(inline(sql, params));
+      querySync(url, inline(sql, params));
     },
   };
 }
@@ -80,8 +73,7 @@ export function databaseOf(folder: string, backend: TestBackend = TEST_BACKEND):
   const marker = join(folder, "pg-url");
   if (existsSync(marker)) return readFileSync(marker, "utf8").trim();
   const name = `eng_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = `postgres://postgres@127.0.0.1:${inject("pgPort")}/postgres`;
-  execFileSync("psql", [admin, "-X", "-q", "-c", `CREATE DATABASE ${name}`]);
+  querySync(`postgres://postgres@127.0.0.1:${inject("pgPort")}/postgres`, `CREATE DATABASE ${name}`);
   const url = `postgres://postgres@127.0.0.1:${inject("pgPort")}/${name}`;
   writeFileSync(marker, url);
   return url;
@@ -107,7 +99,7 @@ export async function openTestDatabase(
   const opened = await openStore(location, { busyTimeoutMs, clientTimeoutMs: 0 });
   const file = opened instanceof SqliteStore ? opened.connection : undefined;
   const { store, quiet } = counted(opened);
-  return { location, store, quiet, rows: file ? sqliteRows(file) : psqlRows(location), file };
+  return { location, store, quiet, rows: file ? sqliteRows(file) : pgRows(location), file };
 }
 
 /** The store with every promise it hands out counted, so that a test can wait for the database to have answered. */

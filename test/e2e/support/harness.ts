@@ -2,7 +2,7 @@
 // file. Tests wait on rows of that file (what the plugin decided) and on what the model received.
 import Database from "better-sqlite3";
 import { isPostgresUrl } from "../../../src/store/open.js";
-import { psqlRows } from "../../support/test-database.js";
+import { pgRows } from "../../support/test-database.js";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -116,9 +116,9 @@ export class E2E {
     return this.db;
   }
 
-  /** Rows of the plugin's database: its SQLite file, or its PostgreSQL database (through psql). */
+  /** Rows of the plugin's database: its SQLite file, or its PostgreSQL database. */
   private select<T>(sql: string, ...params: unknown[]): T[] {
-    if (isPostgresUrl(this.dbPath)) return psqlRows(this.dbPath).all<T>(sql, ...params);
+    if (isPostgresUrl(this.dbPath)) return pgRows(this.dbPath).all<T>(sql, ...params);
     return (this.database()
       ?.prepare(sql)
       .all(...params) ?? []) as T[];
