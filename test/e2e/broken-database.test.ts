@@ -1,13 +1,11 @@
-// The plugin's database broken in every way a file can break, inside a real OpenCode: the plugin says so in one
-// clear line of OpenCode's log, never throws into a hook, and OpenCode keeps working (with in-memory enforcement when
-// the file cannot even be opened; paused, then resumed, when it breaks under a running plugin). The CLI reports
-// each case clearly too.
+// The plugin's database broken in every way a file can break without a disk of its own, inside a real OpenCode: the
+// plugin says so in one clear line of OpenCode's log, never throws into a hook, and OpenCode keeps working (with
+// in-memory enforcement when the file cannot even be opened; paused, then resumed, when it breaks under a running
+// plugin). The CLI reports each case clearly too. A disk that turns read-only or fills up: broken-disk.mounts.test.ts.
 import Database from "better-sqlite3";
-import { execFile, execFileSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -15,91 +13,39 @@ import {
   truncateSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
-import { ROOT } from "../crash/processes.js";
+import { basename, dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { opencodeBinary, ROOT } from "../crash/processes.js";
+import { otherAccount, reachableCheckout, reachableCopy } from "../support/other-account.js";
 import { tempFolder } from "../support/temp-folders.js";
 import { openSqlite } from "../../src/store/sqlite/open.js";
+import { cli, databaseLines, expectOpenedInMemory, runBasic, runCli, worldWith } from "./support/broken-database.js";
 import { E2E, sleep } from "./support/harness.js";
-import { Tmpfs } from "./support/tmpfs.js";
 import { script } from "./scenarios.js";
 
-const exec = promisify(execFile);
 /** `storeProbeMs` of the locked-file test. */
 const PROBE_MS = 1000;
 let world: E2E | undefined;
-let disk: Tmpfs | undefined;
-const folders: string[] = [];
 
 afterEach(async () => {
   await world?.stop();
   world = undefined;
-  disk?.dispose();
-  disk = undefined;
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
-type CliRun = { code: number; stderr: string; stdout: string };
-
-function cli(...args: string[]): Promise<CliRun> {
-  return runCli(args, {});
-}
-
-/** The CLI run as `user`: what file permissions stop for them, they stop for it. */
-function cliAs(user: { uid: number; gid: number }, ...args: string[]): Promise<CliRun> {
-  return runCli(args, user);
-}
-
-async function runCli(args: string[], user: { uid?: number; gid?: number }): Promise<CliRun> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [join(ROOT, "dist", "cli", "main.js"), ...args], user);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
-/** The plugin's own log lines about its database. */
-function databaseLines(w: E2E): string[] {
-  return w.server
-    .output()
-    .split("\n")
-    .filter((l) => /todo-continuation(: cannot open| paused| resumed)/.test(l));
-}
-
 async function startWith(databasePath: string, options: Record<string, unknown> = {}): Promise<E2E> {
-  world = new E2E(script, { databasePath, ...options });
+  world = worldWith(databasePath, options);
   await world.start();
   return world;
 }
 
-/** A session whose model stops with open todos, then finishes them when reminded. */
-async function runBasic(w: E2E, name = "basic"): Promise<string> {
-  const id = await w.session(name);
-  await w.prompt(id, `scenario: ${name}`);
-  await w.waitFor("the model's turn", () => w.requestsFor(name).length >= 2, 20_000);
-  return id;
-}
-
 describe("a database that cannot be opened: one error, in-memory enforcement, OpenCode unharmed", () => {
   it.each([
-    ["a read-only file", "read-only"],
-    ["a read-only folder", "read-only|cannot create"],
     ["a file of garbage bytes", "not a valid SQLite database"],
     ["a truncated file", "not a valid SQLite database|malformed|damaged"],
   ])("%s", async (kind, expected) => {
-    disk = new Tmpfs(4096);
-    const dir = join(disk.path, "data");
-    const db = join(dir, "todo-continuation.db");
-    if (kind === "a read-only file") {
-      (await openSqlite(db)).close();
-      disk.readonly();
-    } else if (kind === "a read-only folder") {
-      disk.readonly();
-    } else if (kind === "a file of garbage bytes") {
+    const db = join(await tmpDir(), "data", "todo-continuation.db");
+    if (kind === "a file of garbage bytes") {
       (await openSqlite(db)).close();
       writeFileSync(db, Buffer.alloc(200_000, 0x42));
     } else {
@@ -112,55 +58,50 @@ describe("a database that cannot be opened: one error, in-memory enforcement, Op
       store.close();
       truncateSync(db, 8192);
     }
-    const w = await startWith(db, { countdownSeconds: 1 });
-    const id = await runBasic(w);
-    // In-memory enforcement still continues the session.
-    await w.waitFor("the continuation", () => w.continuationRequests("basic").length === 1, 20_000);
-    const lines = databaseLines(w);
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(expected));
-    expect(lines[0]).toContain("Continuing with an in-memory database");
-    expect(await w.todos(id)).toHaveLength(3);
-    const doctor = await cli("--db", db, "doctor");
-    const stop = await cli("--db", db, "stop", "ses_x");
-    expect([doctor.code, stop.code]).toContain(1);
-    expect(`${doctor.stderr}${stop.stderr}`).toMatch(
-      /read-only|no database|not a valid SQLite database|damaged|malformed|cannot create/,
-    );
+    await expectOpenedInMemory(await startWith(db, { countdownSeconds: 1 }), db, expected);
   });
 });
 
-/** The unprivileged user OpenCode runs as in the permission cases: for root, a file's permissions stop no write. */
-function unprivilegedUser(): { uid: number; gid: number } {
-  const id = (flag: string) => Number(execFileSync("id", [flag, "nobody"], { encoding: "utf8" }).trim());
-  return { uid: id("-u"), gid: id("-g") };
-}
+describe("a database its user may not write (file permissions)", () => {
+  // For root a file's permissions stop nothing: OpenCode (and the CLI) then run as an unprivileged account, from
+  // copies it can reach wherever this checkout is. As any other user they run as that user, from the checkout.
+  const account = otherAccount();
+  const user = account ? { uid: account.uid, gid: account.gid } : undefined;
+  let checkout: ReturnType<typeof reachableCheckout>;
+  let binary: string;
 
-describe("a database its user may not write (file permissions, OpenCode running as an unprivileged user)", () => {
+  beforeAll(() => {
+    checkout = reachableCheckout(ROOT);
+    const opencode = opencodeBinary();
+    // Named by size and time: the copy is kept across runs, and must change with the binary.
+    const { size, mtimeMs } = statSync(opencode);
+    binary = join(reachableCopy(dirname(opencode), `opencode-${size}-${Math.round(mtimeMs)}`), basename(opencode));
+  }, 120_000);
+  afterAll(() => checkout?.dispose());
+
   it.each([
     ["a read-only file", /attempt to write a readonly database|read-only|readonly/],
     ["a read-only folder", /unable to open|cannot create|permission denied|read-only|readonly/i],
   ])(
     "%s",
     async (kind, expected) => {
-      const user = unprivilegedUser();
-      const dir = mkdtempSync(join(tmpdir(), "tc-perm-"));
-      folders.push(dir);
+      const dir = await tmpDir();
       const db = join(dir, "todo-continuation.db");
       if (kind === "a read-only file") {
-        // root's file, readable by all; the folder is the user's, so only the file's permission stands in the way.
+        // A file readable by all, in a folder the user owns: only the file's permission stands in the way.
         (await openSqlite(db)).close();
         chmodSync(db, 0o444);
-        chownSync(dir, user.uid, user.gid);
+        if (user) chownSync(dir, user.uid, user.gid);
       } else {
-        // root's folder, which others may enter but not write in.
+        // A folder the user may enter but not write in.
         chmodSync(dir, 0o555);
       }
       const before = kind === "a read-only file" ? readFileSync(db) : undefined;
-      world = new E2E(script, { databasePath: db, countdownSeconds: 1 }, { user });
+      const pluginSpec = pathToFileURL(join(checkout.root, "src", "index.ts")).href;
+      world = new E2E(script, { databasePath: db, countdownSeconds: 1 }, { user, binary, pluginSpec });
       await world.start();
       // The process under test is really the unprivileged user's (spawning fails, rather than run as root, if not).
-      expect(statSync(`/proc/${world.server.pid}`).uid).toBe(user.uid);
+      expect(statSync(`/proc/${world.server.pid}`).uid).toBe(user?.uid ?? process.getuid!());
       const id = await runBasic(world);
       await world.waitFor("the continuation", () => world!.continuationRequests("basic").length === 1, 20_000);
       const lines = databaseLines(world);
@@ -170,7 +111,7 @@ describe("a database its user may not write (file permissions, OpenCode running 
       expect(await world.todos(id)).toHaveLength(3);
       if (before) expect(readFileSync(db).equals(before)).toBe(true);
       else expect(readdirSync(dir)).toEqual([]);
-      const stop = await cliAs(user, "--db", db, "stop", "ses_x");
+      const stop = await runCli(["--db", db, "stop", "ses_x"], user, checkout.root);
       expect(stop.code).toBe(1);
       expect(stop.stderr).toMatch(expected);
     },
@@ -203,23 +144,6 @@ describe("a database that breaks under a running plugin: one error, paused, Open
     console.log(`locked: paused ${Date.now() - started} ms after the lock, resumed after release`);
     // Working again: the stagnation scenario runs to its end.
     await w.waitForAudit(await firstSession(w), "skipped:stagnation", 60_000);
-  });
-
-  it("a disk that fills up", async () => {
-    disk = new Tmpfs(1024);
-    const w = await startWith(join(disk.path, "state.db"), { countdownSeconds: 1, storeProbeMs: 1000 });
-    const first = await runBasic(w);
-    await w.waitForAudit(first, "skipped:todos_complete", 20_000);
-    const ballast = disk.fill();
-    await runBasic(w, "stagnation");
-    await w.waitFor("the pause", () => databaseLines(w).some((l) => l.includes("paused")), 30_000);
-    expect(databaseLines(w)[0]).toMatch(/paused: the database .* cannot grow \(the disk is full\)/);
-    const cliStop = await cli("--db", w.dbPath, "stop", "ses_x");
-    expect(cliStop.code).toBe(1);
-    expect(cliStop.stderr).toMatch(/full/);
-    rmSync(ballast);
-    await w.waitFor("the resume", () => databaseLines(w).some((l) => l.includes("resumed")), 20_000);
-    expect(databaseLines(w)).toHaveLength(2);
   });
 
   it("deleted while OpenCode has it open", async () => {

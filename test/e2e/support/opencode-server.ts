@@ -46,6 +46,8 @@ export interface ServerOptions {
    * Starting fails, rather than running as root, when this process may not switch users.
    */
   user?: { uid: number; gid: number };
+  /** The opencode binary to run (default: the opencode-ai devDependency's); `user` must be able to run it. */
+  binary?: string;
   /** Make the project a git repository with one commit first: OpenCode takes snapshots only in one. */
   git?: boolean;
   /** The scripted model's price ($ per million tokens), from which OpenCode computes each step's cost. */
@@ -151,7 +153,7 @@ export class OpenCodeServer {
         : [[this.options.pluginSpec ?? pathToFileURL(PLUGIN_ENTRY).href, this.options.pluginOptions]];
     this.log = "";
     this.child = spawn(
-      opencodeBinary(),
+      this.options.binary ?? opencodeBinary(),
       [
         "serve",
         "--hostname",

@@ -1,5 +1,6 @@
-// A small tmpfs of its own for a test: a disk that fills up, or that can be made read-only. Needs mount rights
-// (root with CAP_SYS_ADMIN, as on this project's CI machine); it says so clearly when it cannot.
+// A small tmpfs of its own for a test: a disk that fills up, or that can be made read-only. Needs mount rights, which
+// `npm run test:mounts` gives any user: it runs these tests in a user and mount namespace of their own
+// (scripts/in-namespace.sh), where the mount is theirs alone. It says so clearly when it cannot mount.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,17 +14,18 @@ export class Tmpfs {
       execFileSync("mount", ["-t", "tmpfs", "-o", `size=${sizeKb}k,mode=0755`, "tmpfs", this.path], { stdio: "pipe" });
     } catch (error) {
       throw new Error(
-        `these tests mount a small tmpfs and need the right to (root with CAP_SYS_ADMIN): ${(error as Error).message}`,
+        "these tests mount a small tmpfs and need the right to: run them with `npm run test:mounts`, which gives them a " +
+          `namespace of their own (npm test does) — ${(error as Error).message}`,
       );
     }
   }
 
   readonly(): void {
-    execFileSync("mount", ["-o", "remount,ro", this.path], { stdio: "pipe" });
+    execFileSync("mount", ["-t", "tmpfs", "-o", "remount,ro", "tmpfs", this.path], { stdio: "pipe" });
   }
 
   writable(): void {
-    execFileSync("mount", ["-o", "remount,rw", this.path], { stdio: "pipe" });
+    execFileSync("mount", ["-t", "tmpfs", "-o", "remount,rw", "tmpfs", this.path], { stdio: "pipe" });
   }
 
   /** Fills what is left of the file system with a ballast file; returns its path (remove it to free the space). */
