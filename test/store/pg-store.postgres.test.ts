@@ -1,6 +1,6 @@
 // What only PostgreSQL has to promise: the claim fenced by heartbeats on the database's clock, liveness across hosts,
-// a server that is read-only, hangs, ends connections or queues a burst, Bun's pool never mixing transactions, and
-// migrations applied once by racing processes. What every backend promises is in contract-cases.ts.
+// a server that is read-only, hangs, ends connections or queues a burst, and migrations applied once by racing
+// processes (Bun's pool never mixing transactions: pg-isolation.bun.test.ts). What every backend promises is in contract-cases.ts.
 import { createServer, type AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
@@ -16,7 +16,6 @@ import { IncompleteAnswerError, whole } from "../../src/store/pg/rows.js";
 import { q } from "../../src/store/script.js";
 import { newRows } from "../support/new-rows.js";
 import { freshDatabase, pgQuery, sharedServerUrl } from "../support/pg-database.js";
-import { startProcess } from "../crash/processes.js";
 
 const NOW = Date.now();
 const ME = "host-a/1/aaaa";
@@ -262,20 +261,6 @@ describe("PostgreSQL only", () => {
         await admin.end();
         await store.close();
       }
-    },
-  );
-
-  it.each(["node", "bun"] as const)(
-    "under %s, a plain statement never runs inside a transaction, nor two transactions on one connection",
-    { timeout: 60_000 },
-    async (runtime) => {
-      // Bun 1.3.14's pool ran half of them inside another call's transaction (oven-sh/bun#32004) until transactions
-      // got connections of their own.
-      const process = startProcess(runtime, "../store/pg-isolation-process.ts", { DB: await freshDatabase("iso") });
-      const found = await process.waitFor("runtime", 45_000);
-      expect(found).toMatchObject({ runtime, plainInsideTransaction: 0, sharedTransactions: 0, failed: 0 });
-      expect(found.transactions).toBeGreaterThan(100);
-      expect(found.plain).toBeGreaterThan(100);
     },
   );
 

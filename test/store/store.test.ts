@@ -1,6 +1,6 @@
+// The store's cases (store-cases.ts) under Node, on better-sqlite3; store.bun.test.ts runs them under OpenCode's Bun.
 import { rmSync } from "node:fs";
-import { describe, expect, it } from "vitest";
-import { startProcess } from "../crash/processes.js";
+import { describe, it } from "vitest";
 import { caseFolder, STORE_CASES } from "./store-cases.js";
 
 describe("store under Node (better-sqlite3)", () => {
@@ -11,18 +11,5 @@ describe("store under Node (better-sqlite3)", () => {
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
-  });
-});
-
-describe("store under OpenCode's Bun (bun:sqlite)", () => {
-  it("passes the same cases", { timeout: 60_000 }, async () => {
-    const bun = startProcess("bun", "../store/bun-runner.ts", {});
-    const line = (await bun.waitFor("results", 50_000)) as {
-      runtime: string;
-      results: Array<{ name: string; ok: boolean; error?: string }>;
-    };
-    expect(line.runtime).toMatch(/^bun 1\./);
-    expect(line.results.filter((r) => !r.ok)).toEqual([]);
-    expect(line.results.map((r) => r.name)).toEqual(STORE_CASES.map((c) => c.name));
   });
 });

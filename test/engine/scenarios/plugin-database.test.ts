@@ -1,16 +1,17 @@
 // Where the real plugin function puts its database, and what its log line (OpenCode's app.log) says when that
 // database cannot be used: `~` is the home folder, a relative path is the project directory's, another database's
 // URL or a malformed one is a configuration error that keeps the enforcer off, and an unreachable server is said in
-// one short line that names why — never the SQL, its parameters or a password.
+// one short line that names why — never the SQL, its parameters or a password (inside OpenCode's Bun too:
+// plugin-database.bun.test.ts).
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TodoContinuation, type TodoContinuationHooks } from "../../../src/plugin/plugin.js";
-import { startProcess } from "../../crash/processes.js";
 import { ev } from "../../support/events.js";
 import { tempFolder } from "../../support/engine-fixture.js";
 import { FakeHost } from "../../support/fake-host.js";
 import { fakeSdkClient } from "../../support/fake-sdk-client.js";
+import { expectShortLineSayingWhy } from "./unreachable-server-line.js";
 
 let hooks: TodoContinuationHooks | undefined;
 const savedHome = process.env.HOME;
@@ -78,26 +79,7 @@ describe("the plugin's database path", () => {
   });
 });
 
-function expectShortLineSayingWhy(logs: FakeHost["logs"]): void {
-  const paused = logs.filter((l) => l.message.includes("paused"));
-  expect(paused).toHaveLength(1);
-  const line = paused[0]!.message;
-  expect(line).toMatch(/nothing answers at 127\.0\.0\.1:1 \(.*ECONNREFUSED.*\)/);
-  expect(line.length).toBeLessThan(300);
-  expect(line).not.toMatch(/select|insert|update|params|Failed query/i);
-  expect(JSON.stringify(logs)).not.toContain("s3cret");
-}
-
 describe("a PostgreSQL server that nothing answers for", () => {
-  it("is said in one short line naming why inside OpenCode's Bun, whose client says only 'Connection closed'", async () => {
-    const bun = startProcess("bun", "../engine/scenarios/plugin-database-runner.ts", {
-      DATABASE_URL: "postgres://u:s3cret@127.0.0.1:1/db",
-    });
-    const line = (await bun.waitFor("logs", 30_000)) as { runtime: string; logs: FakeHost["logs"] };
-    expect(line.runtime).toBe("bun");
-    expectShortLineSayingWhy(line.logs);
-  });
-
   it("is said in one short line naming why under Node, without SQL, parameters or password", async () => {
     const host = await plugin(tempFolder(), {
       databasePath: "postgres://u:s3cret@127.0.0.1:1/db",
