@@ -5,7 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 
 export interface Account {
   name: string;
@@ -36,11 +36,9 @@ export function otherAccount(): Account | undefined {
   return RUNNING_AS_ROOT ? accountOf(ACCOUNT_NAME) : undefined;
 }
 
-/** Every folder on the way to `path` and the tree under it readable (and its folders enterable) by everyone. */
+/** The tree under `path` readable, and its folders enterable, by everyone (its parents are the shared root's). */
 function openToAll(path: string): void {
   execFileSync("chmod", ["-R", "a+rX", path]);
-  for (let dir = dirname(path); dir !== dirname(dir) && dir.startsWith(tmpdir()); dir = dirname(dir))
-    chmodSync(dir, 0o755);
 }
 
 /** The folder shared copies live in: the temporary folder is open to every account. */
