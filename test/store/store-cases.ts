@@ -2,7 +2,7 @@
 // is not a database), written once and run under both runtimes: vitest runs these under Node with better-sqlite3, and
 // bun-runner.ts runs them under OpenCode's Bun with bun:sqlite. What every backend promises is in contract-cases.ts.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { arm } from "../../src/store/changes/arm.js";
@@ -48,6 +48,19 @@ export const STORE_CASES: StoreCase[] = [
         assert.equal(store.raw.all<{ timeout: number }>("PRAGMA busy_timeout")[0]!.timeout, 5000);
         assert.equal(store.raw.all<{ foreign_keys: number }>("PRAGMA foreign_keys")[0]!.foreign_keys, 1);
       });
+    },
+  },
+  {
+    name: "makes an existing file owner-only, and never gives its owner more than they had",
+    async run(folder) {
+      const path = join(folder, "nested", "dir", "state.db");
+      await withStore(folder, () => undefined);
+      chmodSync(path, 0o644);
+      await withStore(folder, (store) => assert.equal(statSync(store.path).mode & 0o777, 0o600));
+      // Read-only for its owner: opened (root may write it), or refused as read-only, but never made writable.
+      chmodSync(path, 0o444);
+      await withStore(folder, () => undefined).catch((error: Error) => assert.match(error.message, /read-only/));
+      assert.equal(statSync(path).mode & 0o777, 0o400);
     },
   },
   {

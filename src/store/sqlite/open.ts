@@ -1,7 +1,7 @@
 // Opens the database file with the driver of the running runtime (bun:sqlite inside OpenCode, better-sqlite3 under
 // Node), makes the file owner-only, sets the PRAGMAs both drivers need, and migrates under a write lock so that two
 // processes opening a fresh file at once cannot both create the tables.
-import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync } from "node:fs";
+import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { applyMigrations } from "./migrate.js";
@@ -36,7 +36,9 @@ function prepareFile(path: string): void {
   // -shm files the database file's permissions.
   if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
   try {
-    chmodSync(path, 0o600);
+    // Owner-only, and never more than the owner allowed: a file its owner made read-only stays read-only (and the open
+    // says so) rather than being made writable behind their back.
+    chmodSync(path, statSync(path).mode & 0o700);
   } catch {
     // A file owned by someone else keeps its mode; opening it still works if we may read and write it.
   }
