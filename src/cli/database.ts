@@ -1,6 +1,7 @@
 // Opening the database for a command: read-only for the commands that only look, read-write (and migrated) for the
 // ones that change something; a file path or a postgres:// URL alike. Every failure becomes one clear line.
-import { existsSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
+import { join } from "node:path";
 import { defaultDatabasePath } from "../store/default-path.js";
 import { isPostgresUrl, LocationError, redactUrl, resolveLocation } from "../store/location.js";
 import type { OperatorStore } from "../store/operator.js";
@@ -37,15 +38,44 @@ export function shownLocation(location: string): string {
   return isPostgresUrl(location) ? redactUrl(location) : location;
 }
 
+/**
+ * What stands between this process and a database file, said plainly before SQLite would say "disk I/O error" or
+ * "unable to open database file": a folder where the file should be, a path this user may not follow or read.
+ * `missing` when there is no file there (and nothing else is wrong).
+ */
+function fileProblem(location: string): string | "missing" | undefined {
+  try {
+    if (statSync(location).isDirectory())
+      return `${location} is a folder, not a database file: name the file (e.g. --db ${join(location, "todo-continuation.db")})`;
+    accessSync(location, constants.R_OK);
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return "missing";
+    if (code === "EACCES" || code === "EPERM")
+      return `this user (${process.getuid?.() ?? "?"}) may not read ${location}: permission denied on the file or a folder on its way`;
+    if (code === "ENOTDIR") return `${location} is not a path to a file: a part of it is a file, not a folder`;
+    return `cannot look at ${location}: ${(error as Error).message}`;
+  }
+}
+
 export async function openForReading(location: string): Promise<OperatorStore> {
-  if (!isPostgresUrl(location) && !existsSync(location))
-    throw new CliError(
-      `no database at ${location} (the plugin creates it on its first event; set --db or TODO_CONTINUATION_DB to look elsewhere)`,
-    );
+  if (!isPostgresUrl(location)) {
+    const problem = fileProblem(location);
+    if (problem === "missing")
+      throw new CliError(
+        `no database at ${location} (the plugin creates it on its first event; set --db or TODO_CONTINUATION_DB to look elsewhere)`,
+      );
+    if (problem) throw new CliError(problem);
+  }
   return opened(location, { readonly: true, kind: "cli" });
 }
 
 export function openForWriting(location: string, options: OpenStoreOptions = {}): Promise<OperatorStore> {
+  if (!isPostgresUrl(location)) {
+    const problem = fileProblem(location);
+    if (problem && problem !== "missing") throw new CliError(problem);
+  }
   return opened(location, { kind: "cli", ...options });
 }
 
@@ -62,6 +92,8 @@ export async function query<T>(run: () => T | Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
+    // A usage error found while looking (an unknown session) keeps its exit code.
+    if (error instanceof UsageError) throw error;
     throw cliErrorOf(error);
   }
 }

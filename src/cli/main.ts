@@ -2,6 +2,7 @@
 // `todo-continuation`: history, audit, status, stop/resume, migrate, doctor, prune, the standalone service and the
 // servers a fleet of them follows.
 // Exit codes: 0 ok, 1 failure (explained on stderr), 2 usage error.
+import { createRequire } from "node:module";
 import { Command, CommanderError } from "commander";
 import { registerAudit } from "./commands/audit.js";
 import { registerCost } from "./commands/cost.js";
@@ -14,17 +15,32 @@ import { registerServers } from "./commands/servers.js";
 import { registerStatus } from "./commands/status.js";
 import { registerStopResume } from "./commands/stop-resume.js";
 import { CliError, UsageError } from "./errors.js";
+import { examples } from "./output.js";
+
+/** The package's version: package.json is two folders up from src/cli/ and from dist/cli/ alike. */
+const VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
 
 export function buildProgram(): Command {
   const program = new Command("todo-continuation")
     .description("Look into and control the durable todo-continuation enforcer of OpenCode.")
+    .version(VERSION, "--version", "print the version")
+    // Every command's help lists --db and --json too: they work after any command.
+    .configureHelp({ showGlobalOptions: true })
     .option(
       "--db <path>",
       "the SQLite file or a postgres:// URL (default: $TODO_CONTINUATION_DB, else $XDG_DATA_HOME/opencode/todo-continuation.db)",
     )
     .option("--json", "print JSON for scripts instead of tables")
     .showHelpAfterError("(run with --help for usage)")
-    .exitOverride();
+    .exitOverride()
+    .addHelpText(
+      "after",
+      examples(
+        "todo-continuation status",
+        "todo-continuation audit --session ses_4f2a… --limit 20",
+        "todo-continuation --db postgres://tc@db.internal/tc history --json",
+      ),
+    );
   registerHistory(program);
   registerAudit(program);
   registerCost(program);

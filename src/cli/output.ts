@@ -15,6 +15,30 @@ export function print(text: string): void {
   process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
 }
 
+/** A help text's closing lines: commands to copy, one per line. */
+export function examples(...commands: string[]): string {
+  return `\nExample${commands.length > 1 ? "s" : ""}:\n${commands.map((c) => `  $ ${c}`).join("\n")}`;
+}
+
+const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * A document for scripts with every key in snake_case, as the database's columns (and the rows other commands print)
+ * are named. Until version 0.3 each renamed key is also printed under the camelCase name version 0.1 gave it (the
+ * CHANGELOG says so), so that scripts have a release to move.
+ */
+export function snakeCased(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeCased);
+  if (value === null || typeof value !== "object" || value.constructor !== Object) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    const converted = snakeCased(inner);
+    out[snake(key)] = converted;
+    if (snake(key) !== key) out[key] = converted;
+  }
+  return out;
+}
+
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }

@@ -81,6 +81,17 @@ export async function auditTrail(
   );
 }
 
+/** Whether the database has seen the session: a row of its own, or any decision about it. */
+export async function sessionSeen(reader: SqlReader, sessionId: string): Promise<boolean> {
+  const rows = await reader.all(
+    `SELECT 1 AS seen FROM sessions WHERE session_id = ?
+     UNION ALL SELECT 1 AS seen FROM (SELECT 1 FROM audit_events WHERE session_id = ? LIMIT 1) AS decided`,
+    sessionId,
+    sessionId,
+  );
+  return rows.length > 0;
+}
+
 export interface ArmedRow {
   countdown_id: string;
   session_id: string;

@@ -136,7 +136,7 @@ describe("todo-continuation CLI", () => {
     expect(resumed).toMatchObject({ code: 0 });
     expect(resumed.stdout).toContain("resumed ses_cli_refused: lifted the provider's refusal");
     const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "resume", "ses_cli_refused"])).stdout) as unknown;
-    expect(json).toEqual({ sessionId: "ses_cli_refused", stopped: false, changed: false, lifted: [] });
+    expect(json).toMatchObject({ session_id: "ses_cli_refused", stopped: false, changed: false, lifted: [] });
   });
 
   it("a stop written by the CLI holds in a running engine, before it arms and before it injects", async () => {
@@ -145,7 +145,10 @@ describe("todo-continuation CLI", () => {
     try {
       engine.host.addUserMessage("ses_live", "go");
       engine.host.setTodos("ses_live", [["x", "pending"]]);
-      expect((await cli(["--db", engine.dbPath, "stop", "ses_live", "--directory", "/work/project"])).code).toBe(0);
+      // Not seen yet (its first idle comes next): --force says so.
+      expect(
+        (await cli(["--db", engine.dbPath, "stop", "ses_live", "--force", "--directory", "/work/project"])).code,
+      ).toBe(0);
       engine.enforcer.handleEvent(ev.idle("ses_live"));
       await engine.enforcer.settled();
       expect(engine.rows.trail("ses_live")).toEqual(["stopped:cli", "skipped:stopped"]);
@@ -193,11 +196,11 @@ describe("todo-continuation CLI", () => {
     await engine.close();
     const dry = JSON.parse(
       (await cli(["--db", engine.dbPath, "--json", "prune", "--older-than", "30d", "--dry-run"])).stdout,
-    ) as { auditEvents: number };
-    expect(dry.auditEvents).toBe(2500);
+    ) as { audit_events: number };
+    expect(dry.audit_events).toBe(2500);
     const real = await cli(["--db", engine.dbPath, "--json", "prune", "--older-than", "30d", "--batch", "1000"]);
     // Three batches of audit rows, and one that finds nothing in each of the other four tables.
-    expect(JSON.parse(real.stdout)).toMatchObject({ auditEvents: 2500, countdowns: 0, bills: 0, batches: 7 });
+    expect(JSON.parse(real.stdout)).toMatchObject({ audit_events: 2500, countdowns: 0, bills: 0, batches: 7 });
     const status = JSON.parse((await cli(["--db", engine.dbPath, "--json", "status"])).stdout) as { armed: unknown[] };
     expect(status.armed).toHaveLength(1);
     const human = await cli(["--db", engine.dbPath, "prune", "--older-than", "1h"]);

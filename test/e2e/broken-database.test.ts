@@ -111,7 +111,7 @@ describe("a database its user may not write (file permissions)", () => {
       expect(await world.todos(id)).toHaveLength(3);
       if (before) expect(readFileSync(db).equals(before)).toBe(true);
       else expect(readdirSync(dir)).toEqual([]);
-      const stop = await runCli(["--db", db, "stop", "ses_x"], user, checkout.root);
+      const stop = await runCli(["--db", db, "stop", "ses_x", "--force"], user, checkout.root);
       expect(stop.code).toBe(1);
       expect(stop.stderr).toMatch(expected);
     },

@@ -47,7 +47,7 @@ describe("a disk that fills up under a running plugin: one error, paused, OpenCo
     await runBasic(w, "stagnation");
     await w.waitFor("the pause", () => databaseLines(w).some((l) => l.includes("paused")), 30_000);
     expect(databaseLines(w)[0]).toMatch(/paused: the database .* cannot grow \(the disk is full\)/);
-    const cliStop = await cli("--db", w.dbPath, "stop", "ses_x");
+    const cliStop = await cli("--db", w.dbPath, "stop", "ses_x", "--force");
     expect(cliStop.code).toBe(1);
     expect(cliStop.stderr).toMatch(/full/);
     rmSync(ballast);

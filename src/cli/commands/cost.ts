@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from "commander";
 import { continuationCosts, type CostKey, type CostRow } from "../../store/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { table } from "../format.js";
-import { durationArg, globals, print, printJson } from "../output.js";
+import { durationArg, examples, globals, print, printJson } from "../output.js";
 
 const KEYS: readonly CostKey[] = ["session", "day", "model"];
 const DAY_MS = 86_400_000;
@@ -14,6 +14,10 @@ const money = (n: number) => n.toFixed(n > 0 && n < 0.01 ? 6 : 4);
 export function registerCost(program: Command): void {
   program
     .command("cost")
+    .addHelpText(
+      "after",
+      examples("todo-continuation cost --by day --since 7d", "todo-continuation cost --session ses_4f2a… --json"),
+    )
     .description("what continuations cost: tokens, money and the todos they closed, by session, day or model")
     .option("--by <key>", `group by ${KEYS.join(", ")}`, (v) => {
       if (!(KEYS as readonly string[]).includes(v)) throw new InvalidArgumentError(`one of ${KEYS.join(", ")}.`);

@@ -14,7 +14,7 @@ import {
 } from "../../store/queries.js";
 import { databasePath, openForReading, query, shownLocation } from "../database.js";
 import { duration, localTime, table, untilOrLate, type Column } from "../format.js";
-import { globals, print, printJson } from "../output.js";
+import { examples, globals, print, printJson, snakeCased } from "../output.js";
 import { leaseState } from "./status.js";
 
 interface Finding {
@@ -222,6 +222,10 @@ function printTables(x: Examination, findings: Finding[], now: number): void {
 export function registerDoctor(program: Command): void {
   program
     .command("doctor")
+    .addHelpText(
+      "after",
+      examples("todo-continuation doctor", "todo-continuation --db postgres://tc@db.internal/tc doctor --json"),
+    )
     .description(
       "check the database: file, schema version, integrity, leases, unsettled continuations (exit 1 on a problem)",
     )
@@ -237,21 +241,23 @@ export function registerDoctor(program: Command): void {
         findings = findingsOf(x, now);
         const { diagnostics: d } = x;
         if (json)
-          printJson({
-            path,
-            driver: d.driver,
-            ...(d.serverVersion !== undefined
-              ? { serverVersion: d.serverVersion, replicas: x.replicas, servers: x.servers }
-              : { replicas: x.replicas }),
-            bytes: d.bytes ?? 0,
-            walBytes: d.walBytes ?? 0,
-            schema: x.schema,
-            integrity: d.integrity,
-            armed: x.armed,
-            unsettled: x.unsettled,
-            stoppedSessions: x.stopped,
-            findings,
-          });
+          printJson(
+            snakeCased({
+              path,
+              driver: d.driver,
+              ...(d.serverVersion !== undefined
+                ? { serverVersion: d.serverVersion, replicas: x.replicas, servers: x.servers }
+                : { replicas: x.replicas }),
+              bytes: d.bytes ?? 0,
+              walBytes: d.walBytes ?? 0,
+              schema: x.schema,
+              integrity: d.integrity,
+              armed: x.armed,
+              unsettled: x.unsettled,
+              stoppedSessions: x.stopped,
+              findings,
+            }),
+          );
         else {
           printHeader(path, x);
           printTables(x, findings, now);

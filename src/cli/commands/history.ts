@@ -2,11 +2,15 @@ import type { Command } from "commander";
 import { injectionHistory } from "../../store/queries.js";
 import { openForReading, databasePath, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";
-import { globals, positiveIntegerArg, print, printJson } from "../output.js";
+import { examples, globals, positiveIntegerArg, print, printJson } from "../output.js";
 
 export function registerHistory(program: Command): void {
   program
     .command("history")
+    .addHelpText(
+      "after",
+      examples("todo-continuation history --limit 10", "todo-continuation history --session ses_4f2a… --json"),
+    )
     .description("continuation prompts sent (or tried), newest last")
     .option("--session <id>", "only this session")
     .option("--limit <n>", "how many of the newest to show", (v) => positiveIntegerArg("--limit", v), 50)

@@ -2,11 +2,15 @@ import type { Command } from "commander";
 import { prune } from "../../store/changes/prune.js";
 import { withStore } from "../database.js";
 import { localTime } from "../format.js";
-import { durationArg, globals, positiveIntegerArg, print, printJson } from "../output.js";
+import { durationArg, examples, globals, positiveIntegerArg, print, printJson, snakeCased } from "../output.js";
 
 export function registerPrune(program: Command): void {
   program
     .command("prune")
+    .addHelpText(
+      "after",
+      examples("todo-continuation prune --older-than 30d --dry-run", "todo-continuation prune --older-than 90d"),
+    )
     .description("delete settled history older than a duration, in small batches (safe while OpenCode runs)")
     .requiredOption("--older-than <duration>", "e.g. 30d, 12h, 90m", (v) =>
       durationArg("--older-than", v, "30d, 12h or 90m"),
@@ -19,7 +23,7 @@ export function registerPrune(program: Command): void {
       const report = await withStore(db, (store) =>
         prune(store, { cutoff, batchSize: options.batch, dryRun: options.dryRun }),
       );
-      if (json) return printJson({ cutoff, dryRun: options.dryRun === true, ...report });
+      if (json) return printJson(snakeCased({ cutoff, dryRun: options.dryRun === true, ...report }));
       const verb = options.dryRun ? "would delete" : "deleted";
       print(
         `${verb} history before ${localTime(cutoff)}: ${report.auditEvents} audit rows, ${report.countdowns} closed countdowns, ` +

@@ -5,7 +5,7 @@ import { ServerExistsError, type ServerRoster } from "../../store/roster.js";
 import { databasePath, openForReading, openForWriting, query } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
 import { duration, localTime, table } from "../format.js";
-import { globals, print, printJson } from "../output.js";
+import { examples, globals, print, printJson, snakeCased } from "../output.js";
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,99}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -48,6 +48,7 @@ function serverUrl(text: string): URL {
 export function registerServers(program: Command): void {
   const servers = program
     .command("servers")
+    .addHelpText("after", examples("todo-continuation --db postgres://tc@db.internal/tc servers list"))
     .description("the OpenCode servers a fleet of `serve --db postgres://…` replicas follows");
   registerAdd(servers);
   registerList(servers);
@@ -57,6 +58,12 @@ export function registerServers(program: Command): void {
 function registerAdd(servers: Command): void {
   servers
     .command("add")
+    .addHelpText(
+      "after",
+      examples(
+        "todo-continuation --db postgres://tc@db.internal/tc servers add --url http://pod-a:4096 --directory /workspace --name pod-a",
+      ),
+    )
     .description("list a server for the fleet; a replica takes it over within a round")
     .requiredOption("--url <url>", "the OpenCode server, e.g. http://10.0.0.7:4096")
     .requiredOption("--directory <dir>", "the project directory whose sessions to follow (as OpenCode sees it)")
@@ -94,7 +101,7 @@ function registerAdd(servers: Command): void {
             throw error;
           }
         });
-        if (json) return printJson(row);
+        if (json) return printJson(snakeCased(row));
         print(`added ${row.name}: ${row.url} (${row.directory}); a fleet replica takes it over within a round`);
       },
     );
@@ -103,11 +110,12 @@ function registerAdd(servers: Command): void {
 function registerList(servers: Command): void {
   servers
     .command("list")
+    .addHelpText("after", examples("todo-continuation --db postgres://tc@db.internal/tc servers list --json"))
     .description("the listed servers, who follows each and how fresh its event stream is")
     .action(async (_options: unknown, command: Command) => {
       const { db, json } = globals(command);
       const rows = await withRoster(db, false, (roster) => roster.list());
-      if (json) return printJson(rows);
+      if (json) return printJson(snakeCased(rows));
       if (rows.length === 0) return print("no servers listed (add one with `todo-continuation servers add`)");
       print(
         table(
@@ -132,12 +140,13 @@ function registerList(servers: Command): void {
 function registerRemove(servers: Command): void {
   servers
     .command("remove")
+    .addHelpText("after", examples("todo-continuation --db postgres://tc@db.internal/tc servers remove pod-a"))
     .description("stop following a server; its follower lets it go within a round (its history stays)")
     .argument("<name>", "the server's name, as `servers list` shows it")
     .action(async (name: string, _options: unknown, command: Command) => {
       const { db, json } = globals(command);
       const removed = await withRoster(db, true, (roster) => roster.remove(name));
-      if (json) return printJson({ name, removed });
+      if (json) return printJson(snakeCased({ name, removed }));
       if (!removed) throw new CliError(`no server named "${name}" (see \`todo-continuation servers list\`)`);
       print(`removed ${name}; its follower lets it go within a round`);
     });

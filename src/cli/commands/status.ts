@@ -9,7 +9,7 @@ import {
 } from "../../store/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { duration, localTime, table, untilOrLate, type Column } from "../format.js";
-import { globals, print, printJson } from "../output.js";
+import { examples, globals, print, printJson } from "../output.js";
 
 /** Whether an owner is alive: a live pid on this host (SQLite), or a fresh heartbeat by the database's clock. */
 export type Liveness = (owner: string) => boolean;
@@ -33,6 +33,7 @@ function section<R>(title: string, rows: R[], columns: Column<R>[]): string {
 export function registerStatus(program: Command): void {
   program
     .command("status")
+    .addHelpText("after", examples("todo-continuation status", "todo-continuation status --json"))
     .description("countdowns armed now, stopped and paused sessions, and continuations not settled")
     .action(async (_options: unknown, command: Command) => {
       const { db, json } = globals(command);

@@ -2,10 +2,13 @@ import type { Command } from "commander";
 import { liftedWords } from "../../core/explain.js";
 import { resume } from "../../store/changes/resume.js";
 import { stop } from "../../store/changes/stop.js";
+import type { OperatorStore } from "../../store/operator.js";
 import type { EngineStore } from "../../store/port.js";
+import { sessionSeen } from "../../store/queries.js";
 import { q } from "../../store/script.js";
-import { withStore } from "../database.js";
-import { globals, print, printJson } from "../output.js";
+import { databasePath, shownLocation, withStore } from "../database.js";
+import { UsageError } from "../errors.js";
+import { examples, globals, print, printJson, snakeCased } from "../output.js";
 
 /** The session's own scope when the database knows it; else the given or current directory. */
 async function scopeOf(store: EngineStore, sessionId: string, directory: string | undefined) {
@@ -13,18 +16,46 @@ async function scopeOf(store: EngineStore, sessionId: string, directory: string 
   return { sessionId, directory: known?.directory ?? directory ?? process.cwd(), server: known?.server ?? null };
 }
 
+/**
+ * A session id the database has never seen is most likely a typo: refused (exit 2) rather than recorded, unless the
+ * person says they mean a session not seen yet.
+ */
+async function requireSeen(
+  store: OperatorStore,
+  db: string | undefined,
+  sessionId: string,
+  force: string,
+): Promise<void> {
+  if (await sessionSeen(store.reader, sessionId)) return;
+  throw new UsageError(
+    `no session ${sessionId} in ${shownLocation(databasePath(db))}: nothing was ever recorded for it. ` +
+      `\`todo-continuation status\` lists the sessions held now (\`history\` and \`audit\` the ones seen before)${force}`,
+  );
+}
+
 export function registerStopResume(program: Command): void {
   program
     .command("stop")
+    .addHelpText(
+      "after",
+      examples(
+        "todo-continuation stop ses_4f2a…",
+        "todo-continuation stop ses_4f2a… --force --directory ~/project   # a session not seen yet",
+      ),
+    )
     .description("set the durable stop on a session: no continuation (also after restarts) until resumed")
     .argument("<sessionID>", "the OpenCode session id (ses_…)")
-    .option("--directory <dir>", "the project directory, for a session the database has not seen yet")
-    .action(async (sessionId: string, options: { directory?: string }, command: Command) => {
+    .option("--force", "stop a session the database has not seen yet (its first idle is then held)")
+    .option("--directory <dir>", "with --force: the project directory of that session (default: this one)")
+    .action(async (sessionId: string, options: { directory?: string; force?: boolean }, command: Command) => {
       const { db, json } = globals(command);
-      const { changed, cancelled } = await withStore(db, async (store) =>
-        store.change(stop(await scopeOf(store, sessionId, options.directory), "cli", Date.now())),
-      );
-      if (json) return printJson({ sessionId, stopped: true, changed, cancelledCountdown: cancelled?.id ?? null });
+      const { changed, cancelled } = await withStore(db, async (store) => {
+        if (!options.force)
+          await requireSeen(store, db, sessionId, "; to stop a session before its first idle, add --force");
+        return store.change(stop(await scopeOf(store, sessionId, options.directory), "cli", Date.now()));
+      });
+      if (json)
+        return printJson(snakeCased({ sessionId, stopped: true, changed, cancelledCountdown: cancelled?.id ?? null }));
       print(
         changed
           ? `stopped ${sessionId}${cancelled ? " (its armed countdown was cancelled)" : ""}; lift it with \`todo-continuation resume ${sessionId}\` or /resume-continuation`
@@ -34,15 +65,17 @@ export function registerStopResume(program: Command): void {
 
   program
     .command("resume")
+    .addHelpText("after", examples("todo-continuation resume ses_4f2a…"))
     .description("lift the durable stop or the pause of a session and start its loop protections over")
     .argument("<sessionID>", "the OpenCode session id (ses_…)")
     .action(async (sessionId: string, _options: unknown, command: Command) => {
       const { db, json } = globals(command);
       // A running enforcer of the session's directory looks at it within a lease tick (~5 s): see changes/resume.ts.
-      const { changed, lifted } = await withStore(db, async (store) =>
-        store.change(resume(await scopeOf(store, sessionId, undefined), "cli", Date.now())),
-      );
-      if (json) return printJson({ sessionId, stopped: false, changed, lifted });
+      const { changed, lifted } = await withStore(db, async (store) => {
+        await requireSeen(store, db, sessionId, "");
+        return store.change(resume(await scopeOf(store, sessionId, undefined), "cli", Date.now()));
+      });
+      if (json) return printJson(snakeCased({ sessionId, stopped: false, changed, lifted }));
       const what = liftedWords(lifted);
       print(
         changed

@@ -64,7 +64,7 @@ export async function expectOpenedInMemory(w: E2E, db: string, expected: string)
   expect(lines[0]).toContain("Continuing with an in-memory database");
   expect(await w.todos(id)).toHaveLength(3);
   const doctor = await cli("--db", db, "doctor");
-  const stop = await cli("--db", db, "stop", "ses_x");
+  const stop = await cli("--db", db, "stop", "ses_x", "--force");
   expect([doctor.code, stop.code]).toContain(1);
   expect(`${doctor.stderr}${stop.stderr}`).toMatch(
     /read-only|no database|not a valid SQLite database|damaged|malformed|cannot create/,
