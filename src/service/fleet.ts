@@ -143,7 +143,8 @@ export class FleetReplica {
 
   /**
    * Ready while its last round (heartbeat and share) worked within the lease: then it holds the servers it follows,
-   * or has none to hold yet. Not ready while starting, failing or stopping.
+   * or has none to hold yet; and while one at least of the servers it follows answers. Not ready while starting,
+   * failing or stopping.
    */
   readiness(now = Date.now()): Readiness {
     if (this.stopping) return { ready: false, reason: "stopping" };
@@ -152,6 +153,16 @@ export class FleetReplica {
     const age = now - this.lastGoodRoundAt;
     if (age > this.o.config.leaseMs)
       return { ready: false, reason: `no round has worked for ${age} ms (lease ${this.o.config.leaseMs} ms)` };
+    // Following servers none of which answers, it can continue nothing; following none (others hold them all) is fine.
+    const followed = [...this.following.values()];
+    if (followed.length > 0 && !followed.some((service) => service.streaming)) {
+      const [first] = followed;
+      const why = first!.streamProblem ?? "connecting to its event stream";
+      return {
+        ready: false,
+        reason: `none of the ${followed.length} OpenCode server(s) it follows answers (${first!.shownUrl}: ${why})`,
+      };
+    }
     return { ready: true };
   }
 

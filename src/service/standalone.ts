@@ -72,6 +72,8 @@ export class StandaloneService {
   private lastEventAt = 0;
   private connections = 0;
   private connected = false;
+  /** Why the event stream is not connected, once a try has failed (cleared when it connects). */
+  private problem: string | undefined;
   private loop: Promise<void> | undefined;
 
   constructor(private readonly o: ServiceOptions) {
@@ -101,6 +103,16 @@ export class StandaloneService {
   /** Whether the event stream is connected now (a fleet records until when it was). */
   get streaming(): boolean {
     return this.connected;
+  }
+
+  /** What keeps the event stream from connecting now; undefined while connected or before the first try ended. */
+  get streamProblem(): string | undefined {
+    return this.connected ? undefined : this.problem;
+  }
+
+  /** The server followed, as a message may name it (no credentials). */
+  get shownUrl(): string {
+    return safeUrl(this.o.url);
   }
 
   async start(): Promise<void> {
@@ -156,6 +168,7 @@ export class StandaloneService {
             heardAt = Date.now();
             if (!connected) {
               connected = this.connected = true;
+              this.problem = undefined;
               await this.onConnected(outageSince); // before lastEventAt moves: it catches up from there
               outageSince = undefined;
               delay = baseDelay;
@@ -177,6 +190,7 @@ export class StandaloneService {
         failure = connected
           ? `no event from the server for ${silenceMs} ms (it sends one every 10 s)`
           : `the event stream did not answer within ${connectMs} ms`;
+      this.problem = failure;
       // One line when an outage begins and one when it ends, not one per attempt.
       if (outageSince === undefined) {
         outageSince = Date.now();

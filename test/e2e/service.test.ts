@@ -19,6 +19,12 @@ describe("the standalone service against a real OpenCode server without the plug
   let proxy: TcpProxy;
   let service: ChildProcess;
   let serviceLog = "";
+  /** The service's status server (`--listen`): what a supervisor asks. */
+  let status = "";
+  const readyz = async () => {
+    const res = await fetch(`${status}/readyz`, { signal: AbortSignal.timeout(5000) });
+    return { status: res.status, body: await res.text() };
+  };
   /** A failed wait says what the service logged up to the failure. */
   const withServiceLog = async <T>(wait: Promise<T>): Promise<T> => {
     try {
@@ -35,6 +41,7 @@ describe("the standalone service against a real OpenCode server without the plug
     await world.start();
     proxy = new TcpProxy(port);
     const proxyPort = await proxy.start();
+    status = `http://127.0.0.1:${await freePort()}`;
     service = spawn(
       process.execPath,
       [
@@ -50,6 +57,8 @@ describe("the standalone service against a real OpenCode server without the plug
         '{"countdownSeconds":1,"leaseMs":3000}',
         "--silence-timeout",
         String(SILENCE_S),
+        "--listen",
+        status.slice("http://".length),
       ],
       { env: { ...process.env, OPENCODE_SERVER_PASSWORD: PASSWORD }, stdio: ["ignore", "pipe", "pipe"] },
     );
@@ -82,6 +91,7 @@ describe("the standalone service against a real OpenCode server without the plug
     "reconnects after the server is killed and restarted, and continues the next idle",
     { timeout: 120_000 },
     async () => {
+      expect(await readyz()).toEqual({ status: 200, body: "ready\n" });
       const outages = serviceLog.split("; reconnecting (retrying every").length;
       await world.crashServer();
       // The service has seen the server go (its one line for an outage) before the server comes back.
@@ -92,6 +102,10 @@ describe("the standalone service against a real OpenCode server without the plug
           20_000,
         ),
       );
+      // Not ready while it can reach no OpenCode, and it says why.
+      const down = await readyz();
+      expect(down.status).toBe(503);
+      expect(down.body).toMatch(/^not ready: OpenCode does not answer at http:\/\/127\.0\.0\.1:\d+ \(.+\)\n$/);
       const started = Date.now();
       await world.startServer();
       const restartMs = Date.now() - started;
@@ -99,6 +113,7 @@ describe("the standalone service against a real OpenCode server without the plug
         world.waitFor("the service to reconnect", () => serviceLog.includes("reconnected to the event stream"), 60_000),
       );
       console.log(`server restarted in ${restartMs} ms; ${serviceLog.match(/reconnected to the event stream.*/)?.[0]}`);
+      expect(await readyz()).toEqual({ status: 200, body: "ready\n" });
       const id = await world.session("restart");
       await world.prompt(id, "scenario: restart");
       await world.waitForAudit(id, "injected", 20_000);

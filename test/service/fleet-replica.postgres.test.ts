@@ -1,5 +1,6 @@
 // A fleet replica on a real PostgreSQL database, following servers that refuse connections (a loopback port nobody
-// listens on): what is under test is when it takes a dead replica's servers over, not what it does with them.
+// listens on): what is under test is when it takes a dead replica's servers over, not what it does with them, and
+// what it tells a supervisor while none of them answers.
 import { afterEach, describe, expect, it } from "vitest";
 import { resolveConfig } from "../../src/config.js";
 import { FleetReplica } from "../../src/service/fleet.js";
@@ -60,5 +61,23 @@ describe("a fleet replica", () => {
     expect(Number(row!.taken_after_lapse)).toBeGreaterThan(0);
     expect(Number(row!.taken_after_lapse)).toBeLessThan(LEASE_MS / 3 / 2);
     expect(replica.stats().following).toEqual(["pod-0", "pod-1"]);
+  });
+
+  it("is ready while it follows no server, and not ready, saying why, while none of those it follows answers", async () => {
+    const url = await freshDatabase("replica_ready");
+    const store = await openStore(url, { kind: "fleet" });
+    opened.push(store);
+    const config = resolveConfig({ leaseMs: 3000, hostTimeoutMs: 1000, databasePath: url }, {});
+    const replica = new FleetReplica({ store, config, log: () => undefined, settleMs: 0 });
+    running.push(replica);
+    await replica.start();
+    expect(replica.readiness()).toEqual({ ready: true });
+    const refused = `http://127.0.0.1:${await freePort()}`;
+    await store.roster!.add({ name: "pod-0", url: refused, directory: "/workspace" });
+    const reason = await waitFor("the replica to follow the server and find it refusing", async () => {
+      const { ready, reason } = replica.readiness();
+      return !ready && reason?.includes("event stream unavailable") ? reason : undefined;
+    });
+    expect(reason).toContain(`none of the 1 OpenCode server(s) it follows answers (${refused}`);
   });
 });

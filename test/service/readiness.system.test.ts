@@ -1,9 +1,14 @@
 // `serve --listen` as a supervisor and a monitoring stack see it, on a real PostgreSQL server: the built CLI runs the
 // service; /readyz says 503 with the reason once the database stops, and 200 again once it is back, while /healthz
 // stays 200 (the process is alive, it only cannot work); a real Prometheus, with the shipped scrape configuration and
-// rules, scrapes it and sees the same. The OpenCode server it is pointed at refuses (a closed loopback port):
-// readiness is about the database, not the stream.
+// rules, scrapes it and sees the same. It follows a real OpenCode server (without the plugin): readiness also needs
+// OpenCode to answer (test/e2e/service.test.ts says 503 while it does not).
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { OpenCodeServer } from "../e2e/support/opencode-server.js";
+import { ScriptedModel } from "../e2e/support/scripted-model.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../e2e/support/tcp-proxy.js";
 import { CLI_BIN, requireBuiltCli } from "../support/cli.js";
@@ -12,6 +17,9 @@ import { PrometheusServer } from "../support/prometheus.js";
 
 let postgres: PostgresServer;
 let prometheus: PrometheusServer | undefined;
+const model = new ScriptedModel(() => ({ text: "ok" }));
+const root = mkdtempSync(join(tmpdir(), "tc-ready-"));
+let opencode: OpenCodeServer | undefined;
 let service: ChildProcess | undefined;
 let status = "";
 const log: string[] = [];
@@ -21,7 +29,8 @@ beforeAll(async () => {
   postgres = await PostgresServer.start();
   const db = await postgres.createDatabase("tc_ready");
   const listen = await freePort();
-  const refusing = await freePort();
+  opencode = new OpenCodeServer({ root, modelUrl: await model.start(), pluginOptions: false });
+  await opencode.start();
   status = `http://127.0.0.1:${listen}`;
   service = spawn(
     process.execPath,
@@ -31,9 +40,9 @@ beforeAll(async () => {
       db,
       "serve",
       "--url",
-      `http://127.0.0.1:${refusing}`,
+      opencode.url,
       "--directory",
-      "/srv/project",
+      opencode.project,
       "--listen",
       `127.0.0.1:${listen}`,
       "--log-format",
@@ -56,6 +65,9 @@ afterAll(async () => {
     await exited;
   }
   await postgres?.destroy();
+  await opencode?.stop();
+  await model.stop();
+  rmSync(root, { recursive: true, force: true });
 });
 
 async function get(path: string): Promise<{ status: number; body: string } | undefined> {

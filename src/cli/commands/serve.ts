@@ -17,7 +17,7 @@ import { isPostgresUrl } from "../../store/location.js";
 import type { EngineStore } from "../../store/port.js";
 import { databasePath, openForWriting } from "../database.js";
 import { UsageError } from "../errors.js";
-import { globals } from "../output.js";
+import { examples, globals } from "../output.js";
 
 /** How long `/readyz` waits for the database's answer before it says the database does not answer. */
 const READY_PROBE_MS = 2000;
@@ -100,6 +100,13 @@ function untilSignalled(log: Log, stop: () => Promise<void>, close: () => Promis
 export function registerServe(program: Command): void {
   program
     .command("serve")
+    .addHelpText(
+      "after",
+      examples(
+        "todo-continuation serve --url http://127.0.0.1:4096",
+        "todo-continuation serve --db postgres://tc@db.internal/tc --listen 127.0.0.1:9464 --log-format json",
+      ),
+    )
     .description(
       "enforce from outside OpenCode: follow a running `opencode serve` over HTTP (--url), or, on PostgreSQL without --url, " +
         "be one replica of a fleet that shares the servers listed by `todo-continuation servers add`",
@@ -154,9 +161,14 @@ async function serveOne(
   const readiness = async (): Promise<Readiness> => {
     if (stopping) return { ready: false, reason: "stopping" };
     const stats = service?.enforcer.stats();
-    if (!stats) return { ready: false, reason: "starting" };
+    if (!service || !stats) return { ready: false, reason: "starting" };
     if (stats.mode === "paused_store")
       return { ready: false, reason: `the database does not answer (${stats.storeProblem ?? "failing"})` };
+    if (!service.streaming)
+      return {
+        ready: false,
+        reason: `OpenCode does not answer at ${service.shownUrl} (${service.streamProblem ?? "connecting to its event stream"})`,
+      };
     return databaseAnswers(opened);
   };
   const metrics = options.listen
