@@ -72,14 +72,19 @@ export class Looks {
 
   private async look(sessionId: string, trigger: Trigger, owedSince?: number): Promise<void> {
     const { ctx } = this;
-    if (!ctx.lifecycle.deciding) return;
+    if (!ctx.lifecycle.deciding) {
+      // Asked for while the database is paused (a catch-up after a takeover, a sub-session's end): owed until it works.
+      if (this.pausedForStore()) this.unjudged.set(sessionId, true);
+      return;
+    }
     const owedAlready = trigger === "recheck" || trigger === "restart" || trigger === "resume";
     this.unjudged.set(sessionId, true);
     const idleSince = Math.min(ctx.clock.now(), owedSince ?? Infinity);
     const startedAt = ctx.clock.monotonic();
     const started = await ctx.lanes.run(sessionId, () => this.precheck(sessionId, trigger, owedAlready, startedAt));
     if (!started) {
-      this.unjudged.delete(sessionId);
+      // Judged (a skip recorded), unless the database paused before the guards ran: then it stays owed.
+      if (!this.pausedForStore()) this.unjudged.delete(sessionId);
       if (ctx.lifecycle.deciding) await this.p.billing.settle(sessionId);
       return;
     }
@@ -87,11 +92,16 @@ export class Looks {
     try {
       const facts = await this.p.facts.gather(sessionId, inspectOptions(ctx.config, started.row));
       await ctx.lanes.run(sessionId, () => this.judge(sessionId, trigger, facts, { ...started, idleSince, startedAt }));
-      // Judged, or let go because the enforcer is stopping (its successor looks by `recheck_at`). Not on a throw.
-      this.unjudged.delete(sessionId);
+      // Judged, or let go because the enforcer is stopping (its successor looks by `recheck_at`). Not on a throw, nor
+      // when the database paused the judgement: then it stays owed.
+      if (!this.pausedForStore()) this.unjudged.delete(sessionId);
     } finally {
       this.evaluating.delete(sessionId);
     }
+  }
+
+  private pausedForStore(): boolean {
+    return this.ctx.lifecycle.mode === "paused_store";
   }
 
   /** An idle seen while the database is paused: looked at once it works again. */

@@ -444,6 +444,28 @@ describe("idles the database kept from being judged", () => {
     expect(lastAudit()).toMatchObject({ event: "armed", detail: { trigger: "reevaluate" } });
   });
 
+  it("a look asked for while the store is paused (a catch-up after a takeover) is looked at once it works again", async () => {
+    rig.ctx.lifecycle.enter("paused_store");
+    await rig.looks.evaluate(S, "reevaluate");
+    expect(rig.host.calls.todos).toBe(0);
+    expect(rows.audit(S)).toEqual([]);
+    rig.ctx.lifecycle.enter("running");
+    rig.looks.lookAgainAtUnjudged();
+    await settle();
+    expect(lastAudit()).toMatchObject({ event: "armed", detail: { trigger: "reevaluate" } });
+  });
+
+  it("a look the store's pause cut short before its guards ran is looked at once it works again", async () => {
+    const paused = rig.looks.evaluate(S, "idle");
+    rig.ctx.lifecycle.enter("paused_store");
+    await paused;
+    expect(rows.audit(S)).toEqual([]);
+    rig.ctx.lifecycle.enter("running");
+    rig.looks.lookAgainAtUnjudged();
+    await settle();
+    expect(lastAudit()).toMatchObject({ event: "armed", detail: { trigger: "reevaluate" } });
+  });
+
   it("a look that broke off on a failed write is looked at again, once", async () => {
     failChangeOnce(store, "change-session", new Error("disk I/O error"));
     await rig.looks.evaluate(S, "idle");
