@@ -3,6 +3,7 @@
 // processes (Bun's pool never mixing transactions: pg-isolation.bun.test.ts). What every backend promises is in contract-cases.ts.
 import { createServer, type AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { arm } from "../../src/store/changes/arm.js";
 import { changeSession } from "../../src/store/changes/change-session.js";
@@ -11,6 +12,7 @@ import { openStore } from "../../src/store/open.js";
 import { StoreOpenError } from "../../src/store/open-error.js";
 import { openPg } from "../../src/store/pg/open.js";
 import { PgStore } from "../../src/store/pg/pg-store.js";
+import { SESSION_LOCK_SPACE } from "../../src/store/pg/pools.js";
 import { pgProblemOf } from "../../src/store/pg/problems.js";
 import { IncompleteAnswerError, whole } from "../../src/store/pg/rows.js";
 import { q } from "../../src/store/script.js";
@@ -263,6 +265,47 @@ describe("PostgreSQL only", () => {
       }
     },
   );
+
+  it("a change PostgreSQL aborts to break a deadlock with another transaction is run again, and lands", async () => {
+    const url = await freshDatabase("deadlock");
+    const store = await openStore(url);
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      const scope = { sessionId: "ses_deadlock", directory: "/work", server: null };
+      await store.change(changeSession(scope, NOW, { recheckAt: NOW }));
+      // Another transaction holds the session's row; it waits long before it looks for a deadlock, so that the
+      // change's transaction is the one PostgreSQL aborts to break it.
+      await other.query("BEGIN");
+      await other.query("SET LOCAL deadlock_timeout = '60s'");
+      await other.query("SELECT 1 FROM sessions WHERE session_id = 'ses_deadlock' FOR UPDATE");
+      // The change takes the session's lock, then waits for the row.
+      const changing = store.change(changeSession(scope, NOW + 1, { recheckAt: NOW + 1 }));
+      const waiting = async () =>
+        (
+          await pgQuery<{ n: string }>(
+            url,
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+          )
+        )[0]!.n !== "0";
+      for (let tries = 0; !(await waiting()); tries++) {
+        if (tries > 200) throw new Error("the change never waited for the row");
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      // Now the other transaction asks for the session's lock: a deadlock. Granted once the change is aborted.
+      await other.query(`SELECT pg_advisory_xact_lock(${SESSION_LOCK_SPACE}, hashtext('ses_deadlock'))`);
+      await other.query("COMMIT");
+      expect(await changing).toMatchObject({ recheckAt: NOW + 1 });
+      const [row] = await pgQuery<{ recheck_at: string }>(
+        url,
+        "SELECT recheck_at FROM sessions WHERE session_id = 'ses_deadlock'",
+      );
+      expect(Number(row!.recheck_at)).toBe(NOW + 1);
+    } finally {
+      await other.end();
+      await store.close();
+    }
+  });
 
   it("applies migrations once when eight processes open a fresh database at once", async () => {
     const url = await freshDatabase("migr");

@@ -14,7 +14,7 @@ import { isBun } from "../runtime.js";
 import type { StoreProblem } from "../types.js";
 import type { PgConnection } from "./connection.js";
 import { pgSchemaState, replicaStates, serverVersion } from "./diagnostics.js";
-import { pgProblemOf } from "./problems.js";
+import { abortedByConflict, pgProblemOf } from "./problems.js";
 import { bindPlaceholders, DB_NOW_MS, whole } from "./rows.js";
 import { replicas } from "./schema.js";
 import { PgServerRoster } from "./server-roster.js";
@@ -26,6 +26,9 @@ export interface PgStoreOptions {
 }
 
 const dbNow = sql.raw(DB_NOW_MS);
+
+/** Tries of a change PostgreSQL keeps aborting as one side of a deadlock. */
+const CONFLICT_ATTEMPTS = 3;
 
 export class PgStore implements OperatorStore {
   readonly dialect = "postgresql" as const;
@@ -58,11 +61,22 @@ export class PgStore implements OperatorStore {
     return runAsync(script, this.plain);
   }
 
-  change<T>(change: Change<T>): Promise<T> {
-    return this.connection.transaction(
-      (tx) => runAsync(change.script(), new PgStatements(tx, this.liveOwners)),
-      change.session,
-    );
+  /**
+   * Runs the change's script in one transaction under its session's lock. One that PostgreSQL aborted to break a
+   * deadlock with another replica's (changes of several sessions, a row another transaction holds) is run again: it
+   * rolled back whole, and a script only reads and writes rows. Only a conflict that persists pauses the enforcer.
+   */
+  async change<T>(change: Change<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.connection.transaction(
+          (tx) => runAsync(change.script(), new PgStatements(tx, this.liveOwners)),
+          change.session,
+        );
+      } catch (error) {
+        if (attempt >= CONFLICT_ATTEMPTS || !abortedByConflict(error)) throw error;
+      }
+    }
   }
 
   // ── liveness across hosts ─────────────────────────────────────────────────

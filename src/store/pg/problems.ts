@@ -42,6 +42,15 @@ function causedBy(error: unknown, kinds: ReadonlyArray<new (...args: never[]) =>
   return false;
 }
 
+/**
+ * A transaction PostgreSQL aborted to break a deadlock or a serialization conflict with another: it rolled back whole,
+ * and running it again is what the server asks of its client.
+ */
+export function abortedByConflict(error: unknown): boolean {
+  const code = pgErrorCode(error);
+  return code === "40P01" || code === "40001";
+}
+
 export function pgProblemOf(error: unknown): StoreProblem | undefined {
   if (causedBy(error, [IncompleteAnswerError, AnswerTimeoutError])) return "unavailable";
   const code = pgErrorCode(error);
