@@ -53,6 +53,7 @@ describe("help and version", () => {
   it.each(COMMANDS)("%s --help lists --db and --json and shows an example", async (command) => {
     const help = await cli([...command.split(" "), "--help"]);
     expect(help.code).toBe(0);
+    expect(help.stdout).toContain(`Usage: todo-continuation ${command}`);
     expect(help.stdout).toMatch(/Global Options:[\s\S]*--db <path>[\s\S]*--json/);
     expect(help.stdout).toMatch(/Examples?:\n {2}\$ todo-continuation /);
   });
