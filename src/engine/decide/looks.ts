@@ -81,20 +81,24 @@ export class Looks {
     this.unjudged.set(sessionId, true);
     const idleSince = Math.min(ctx.clock.now(), owedSince ?? Infinity);
     const startedAt = ctx.clock.monotonic();
-    const started = await ctx.lanes.run(sessionId, () => this.precheck(sessionId, trigger, owedAlready, startedAt));
+    // Whether a stage got to decide: one the database's pause kept from deciding leaves the idle owed.
+    const decided = { precheck: false, judge: false };
+    const started = await ctx.lanes.run(sessionId, () =>
+      this.precheck(sessionId, trigger, owedAlready, startedAt, decided),
+    );
     if (!started) {
-      // Judged (a skip recorded), unless the database paused before the guards ran: then it stays owed.
-      if (!this.pausedForStore()) this.unjudged.delete(sessionId);
+      if (decided.precheck || !this.pausedForStore()) this.unjudged.delete(sessionId);
       if (ctx.lifecycle.deciding) await this.p.billing.settle(sessionId);
       return;
     }
     this.evaluating.add(sessionId);
     try {
       const facts = await this.p.facts.gather(sessionId, inspectOptions(ctx.config, started.row));
-      await ctx.lanes.run(sessionId, () => this.judge(sessionId, trigger, facts, { ...started, idleSince, startedAt }));
-      // Judged, or let go because the enforcer is stopping (its successor looks by `recheck_at`). Not on a throw, nor
-      // when the database paused the judgement: then it stays owed.
-      if (!this.pausedForStore()) this.unjudged.delete(sessionId);
+      await ctx.lanes.run(sessionId, () =>
+        this.judge(sessionId, trigger, facts, { ...started, idleSince, startedAt }, decided),
+      );
+      // Judged, or let go because the enforcer is stopping (its successor looks by `recheck_at`). Not on a throw.
+      if (decided.judge || !this.pausedForStore()) this.unjudged.delete(sessionId);
     } finally {
       this.evaluating.delete(sessionId);
     }
@@ -117,9 +121,16 @@ export class Looks {
   }
 
   /** The guards on what is known without OpenCode. Undefined when they said no (recorded). */
-  private async precheck(sessionId: string, trigger: Trigger, owedAlready: boolean, startedAt: number) {
+  private async precheck(
+    sessionId: string,
+    trigger: Trigger,
+    owedAlready: boolean,
+    startedAt: number,
+    decided: { precheck: boolean },
+  ) {
     const { ctx } = this;
     if (!ctx.lifecycle.deciding) return undefined;
+    decided.precheck = true;
     const memory = this.p.memories.get(sessionId);
     const { decision, row } = await this.p.judge.decide(sessionId, "idle");
     if (decision.verdict === "skip") {
@@ -136,10 +147,17 @@ export class Looks {
   }
 
   /** The guards on OpenCode's answers: arm, or record why not. */
-  private async judge(sessionId: string, trigger: Trigger, facts: HostFacts, look: LookStart): Promise<void> {
+  private async judge(
+    sessionId: string,
+    trigger: Trigger,
+    facts: HostFacts,
+    look: LookStart,
+    decided: { judge: boolean },
+  ): Promise<void> {
     const { ctx } = this;
     const { countdowns, judge, starts } = this.p;
     if (!ctx.lifecycle.deciding) return;
+    decided.judge = true;
     const memory = this.p.memories.get(sessionId);
     if (memory.activity !== look.activity || memory.status === "busy") {
       const busy = { verdict: "skip", reason: "busy", detail: { stage: "idle", during: "fetch" } } as const;
