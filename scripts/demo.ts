@@ -182,6 +182,6 @@ console.log(
 console.log(
   `  the countdown (Esc cancels it, nothing is sent), the budget and why it stopped; stop/resume in the palette (ctrl+p):`,
 );
-console.log(`  { "plugin": ["opencode-todo-continuation"] }          ${dim('(README "In the TUI")')}`);
+console.log(`  { "plugin": ["opencode-todo-continuation"] }          ${dim("(docs/tui.md)")}`);
 console.log(dim(`\nThe folder ${root} is left in place for you to look at.`));
 process.exit(0);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # npm run test:system's first step: the programs its suites need that npm cannot install. tmux (OpenCode's TUI is
 # driven in it), Prometheus with promtool (the service's metrics and alerting rules are checked by the real thing), the
-# sqlite3 CLI and psql (the README's queries run with the clients users query with). Everything else, PostgreSQL's
-# server and OpenCode included, comes from npm. Installed with apt when running as root on Debian or Ubuntu; otherwise
+# sqlite3 CLI and psql (the queries of docs/database.md run with the clients users query with). Everything else,
+# PostgreSQL's server and OpenCode included, comes from npm. Installed with apt when running as root on Debian or Ubuntu; otherwise
 # this stops at once, naming what is missing and the command that installs it.
 set -euo pipefail
 missing=()

@@ -1,6 +1,6 @@
 // The shape of src/ that keeps it easy to live in, checked on every run: no import circle (type-only imports
 // included), no file over 400 lines, no function over 80, every engine module with a test file named after it, and
-// the folders importing only what the layout allows (README "Layout").
+// the folders importing only what the layout allows (docs/architecture.md "Layout").
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";

@@ -1,4 +1,4 @@
-// The README's PostgreSQL queries run, as written, on a real server against the same history as the SQLite ones, and
+// docs/database.md's PostgreSQL queries run, as written, on a real server against the same history as the SQLite ones, and
 // return the same rows.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineFixture } from "../support/engine-fixture.js";

@@ -1,4 +1,4 @@
-// The README's queries with the clients users query with: the sqlite3 CLI of this machine (Debian's 3.40, older than
+// docs/database.md's queries with the clients users query with: the sqlite3 CLI of this machine (Debian's 3.40, older than
 // the SQLite the package bundles) on a real file, and psql on a real server.
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// The SQL the README hands users runs, as written, on a real database file the engine wrote, through the SQLite the
+// The SQL docs/database.md hands users runs, as written, on a real database file the engine wrote, through the SQLite the
 // package bundles (the sqlite3 CLI users query with is readme-queries.system.test.ts's).
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

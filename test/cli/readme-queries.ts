@@ -1,5 +1,6 @@
-// The SQL the README hands users, and the history it is run against: one continuation, then a stagnation stop, and one
-// countdown left armed, written by the engine. Each database's suite runs the queries its own way.
+// The SQL the docs hand users (docs/database.md), and the history it is run against: one continuation, then a
+// stagnation stop, and one countdown left armed, written by the engine. Each database's suite runs the queries its own
+// way.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
@@ -8,10 +9,10 @@ import { ev } from "../support/events.js";
 import { drained, startEngine, type EngineFixture } from "../support/engine-fixture.js";
 import type { TestBackend } from "../support/test-database.js";
 
-/** The README's queries for one dialect: its ```sql blocks (SQLite) or its ```postgresql ones. */
+/** The ready queries of docs/database.md for one dialect: its ```sql blocks (SQLite) or its ```postgresql ones. */
 export function readmeQueries(fence = "sql"): string[] {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("### Query it yourself"), readme.indexOf("### Retention"));
+  const readme = readFileSync(join(ROOT, "docs", "database.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Query it yourself"), readme.indexOf("## Retention"));
   const blocks = section.matchAll(new RegExp("```" + fence + "\\n([\\s\\S]*?)```", "g"));
   const sql = [...blocks].map((m) => m[1]!).join("\n");
   return sql

@@ -1,5 +1,5 @@
 // The error classifier on the payloads OpenCode 1.18.33 really publishes (captured from a real `opencode serve`
-// with a scripted provider failing in each way; see README "How it decides").
+// with a scripted provider failing in each way; see docs/how-it-decides.md).
 import { describe, expect, it } from "vitest";
 import { classifyError, retryAfterMs } from "../../src/core/errors.js";
 import { errorFields } from "../../src/core/fields.js";

@@ -52,7 +52,7 @@ describe("todos", () => {
   });
 });
 
-describe("progress (README: How it decides)", () => {
+describe("progress (docs/how-it-decides.md)", () => {
   const baseline = ledgerOf(todos(["a", "pending"], ["b", "in_progress"], ["c", "completed"]));
 
   // [what happened, the todos now, progress?]

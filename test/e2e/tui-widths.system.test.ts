@@ -71,7 +71,7 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
     await world.say("scenario: tui-widths");
     const counting = await world.waitScreen("the countdown beside the prompt", (s) => COUNTDOWN.test(s), 30_000);
     session = world.sessionId()!;
-    // The captured screen for README "In the TUI".
+    // The captured screen for docs/tui.md.
     mkdirSync(join(ROOT, ".tmp"), { recursive: true });
     writeFileSync(join(ROOT, ".tmp", `tui-countdown-${size.columns}x${size.rows}.txt`), counting);
     expect(counting.match(/continuing in/g)).toHaveLength(1);

@@ -32,7 +32,7 @@ describe("the real OpenCode TUI", () => {
     // One countdown on screen: the panel's (nothing beside the prompt, and the server's toasts give way to it).
     expect(counting.match(/continuing in/g)).toHaveLength(1);
     expect(counting).not.toContain("Resuming in");
-    // The captured screen for README "In the TUI".
+    // The captured screen for docs/tui.md (and the README).
     mkdirSync(join(ROOT, ".tmp"), { recursive: true });
     writeFileSync(join(ROOT, ".tmp", "tui-countdown.txt"), counting);
     world.keys("Escape");
