@@ -1,7 +1,7 @@
 // A real Prometheus watches a fleet (the package's shipped scrape configuration and alerting rules): through a replica
 // killed mid-run, what its scrapes counted agrees with the rows, the dead replica is down and its alert fires. The
 // fleet's own guarantees under the same kill, at a larger size, are fleet.test.ts's; this run also reports the
-// figures BENCHMARKS.md takes from Prometheus.
+// figures docs/performance-history.md takes from Prometheus.
 import { afterEach, describe, expect, it } from "vitest";
 import { adoptionFigures, Fleet, waitFor, type Replica } from "./support/fleet.js";
 
@@ -106,11 +106,11 @@ function lateness(q: number, resumed: '=""' | '!=""'): string {
 }
 
 /**
- * BENCHMARKS.md's fleet figures, read from what Prometheus scraped: continuations per second (over the run, and the
- * busiest 10 s), how late fires were (countdowns armed by the replica that fired them, and adopted ones); and, from the
- * rows (a scrape a second is too coarse to time it), the time from the kill until another replica adopted the killed
- * one's countdowns, its timer fired them, and their `fired` rows were written. Reported, not asserted: a figure of this
- * machine's speed, not of correctness.
+ * The fleet figures of docs/performance-history.md, read from what Prometheus scraped: continuations per second (over
+ * the run, and the busiest 10 s), how late fires were (countdowns armed by the replica that fired them, and adopted
+ * ones); and, from the rows (a scrape a second is too coarse to time it), the time from the kill until another
+ * replica adopted the killed one's countdowns, its timer fired them, and their `fired` rows were written. Reported,
+ * not asserted: a figure of this machine's speed, not of correctness.
  */
 async function reportPrometheusFigures(fleet: Fleet, victimId: string, killedAt: number, runMs: number): Promise<void> {
   const prometheus = fleet.prometheus!;
