@@ -42,7 +42,7 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    setupFiles: ["test/support/remove-temp-folders.ts"],
+    setupFiles: ["test/support/isolated-home.ts", "test/support/remove-temp-folders.ts"],
     sequence: { sequencer: (await import("./test/support/longest-first.js")).LongestFirst },
     projects: [
       {

@@ -1,6 +1,6 @@
 // 5. Fan-out: 1,000 sessions due at the same instant, through a scripted host whose prompt takes 20 ms: total time,
 // the peak of prompt calls in flight (bounded by maxConcurrentInjections), and duplicates (must be none).
-import { resolveConfig } from "../src/config.js";
+import { resolveConfig } from "../src/config/resolve.js";
 import { Enforcer } from "../src/engine/enforcer.js";
 import { openSqlite } from "../src/store/sqlite/open.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";

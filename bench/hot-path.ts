@@ -2,7 +2,7 @@
 // armed and with one armed for another session, against a no-op hook called the same way (the floor), measured
 // interleaved with it (see lib.ts `interleaved`); and the SQL statements those events run (goal: none).
 import type { PluginInput } from "@opencode-ai/plugin";
-import { resolveConfig } from "../src/config.js";
+import { resolveConfig } from "../src/config/resolve.js";
 import { pluginHooks } from "../src/plugin/plugin.js";
 import { openSqlite } from "../src/store/sqlite/open.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";

@@ -1,6 +1,6 @@
 // 6. Memory: heap and RSS after 100,000 sessions have each gone through a full lifecycle (idle, countdown, fire,
 // prompt, sent), and after pruning all that history. Run with --expose-gc (bench/run.ts does).
-import { resolveConfig } from "../src/config.js";
+import { resolveConfig } from "../src/config/resolve.js";
 import { Enforcer } from "../src/engine/enforcer.js";
 import { openSqlite } from "../src/store/sqlite/open.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";

@@ -4,7 +4,7 @@
 // in an order that rotates from round to round, each run on a fresh copy of the same populated file (not timed).
 import { closeSync, copyFileSync, fsyncSync, openSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { resolveConfig } from "../src/config.js";
+import { resolveConfig } from "../src/config/resolve.js";
 import { Enforcer } from "../src/engine/enforcer.js";
 import { openSqlite } from "../src/store/sqlite/open.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";

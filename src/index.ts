@@ -4,7 +4,7 @@
 import { TodoContinuation } from "./plugin/plugin.js";
 
 export type { TodoContinuationApi, TodoContinuationHooks } from "./plugin/plugin.js";
-export type { Config } from "./config.js";
+export type { Config } from "./config/resolve.js";
 
 export default TodoContinuation;
 export { TodoContinuation, TodoContinuation as createTodoContinuation };

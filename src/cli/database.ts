@@ -2,6 +2,7 @@
 // ones that change something; a file path or a postgres:// URL alike. Every failure becomes one clear line.
 import { accessSync, constants, statSync } from "node:fs";
 import { join } from "node:path";
+import { resolveConfiguration } from "../config/resolve.js";
 import { defaultDatabasePath } from "../store/default-path.js";
 import { isPostgresUrl, LocationError, redactUrl, resolveLocation } from "../store/location.js";
 import type { OperatorStore } from "../store/operator.js";
@@ -12,8 +13,9 @@ import { pgProblemOf } from "../store/pg/problems.js";
 import { CliError, UsageError } from "./errors.js";
 
 /**
- * The database a command works on: --db, else $TODO_CONTINUATION_DB, else the default file; `~` is the home folder and
- * a relative path is the current directory's. A location that names nothing usable is a usage error.
+ * The database a command works on: --db, else $TODO_CONTINUATION_DB, else the databasePath of the configuration files
+ * the plugin reads in the current directory (the project's, then the user's), else the default file; `~` is the home
+ * folder and a relative path is the current directory's. A location that names nothing usable is a usage error.
  */
 export function databasePath(option: string | undefined): string {
   if (option !== undefined && option.trim() === "")
@@ -24,13 +26,22 @@ export function databasePath(option: string | undefined): string {
       ? ["--db", option]
       : fromEnv && fromEnv.trim() !== ""
         ? ["TODO_CONTINUATION_DB", fromEnv]
-        : ["the default location", defaultDatabasePath()];
+        : fileDatabasePath();
   try {
     return resolveLocation(given, { directory: process.cwd() });
   } catch (error) {
     if (error instanceof LocationError) throw new UsageError(`${source}: ${error.message}`);
     throw error;
   }
+}
+
+/** The databasePath a configuration file gives, with the file's path as its source; else the default location. */
+function fileDatabasePath(): [string, string] {
+  const { sources, merged } = resolveConfiguration({ env: { ...process.env, TODO_CONTINUATION_DB: "" }, files: true });
+  const source = sources.databasePath;
+  return source.startsWith("/")
+    ? [`databasePath in ${source}`, merged.databasePath]
+    : ["the default location", defaultDatabasePath()];
 }
 
 /** The database as a message may name it: a file path, or a URL without its password. */
@@ -64,7 +75,7 @@ export async function openForReading(location: string): Promise<OperatorStore> {
     const problem = fileProblem(location);
     if (problem === "missing")
       throw new CliError(
-        `no database at ${location} (the plugin creates it on its first event; set --db or TODO_CONTINUATION_DB to look elsewhere)`,
+        `no database at ${location}: no plugin has written it yet (\`todo-continuation doctor\` says whether the plugin runs, and where its database is; --db or TODO_CONTINUATION_DB look elsewhere)`,
       );
     if (problem) throw new CliError(problem);
   }

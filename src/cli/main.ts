@@ -2,7 +2,6 @@
 // `todo-continuation`: history, audit, status, stop/resume, migrate, doctor, prune, the standalone service and the
 // servers a fleet of them follows.
 // Exit codes: 0 ok, 1 failure (explained on stderr), 2 usage error.
-import { createRequire } from "node:module";
 import { Command, CommanderError } from "commander";
 import { registerAudit } from "./commands/audit.js";
 import { registerCost } from "./commands/cost.js";
@@ -16,14 +15,12 @@ import { registerStatus } from "./commands/status.js";
 import { registerStopResume } from "./commands/stop-resume.js";
 import { CliError, UsageError } from "./errors.js";
 import { examples } from "./output.js";
-
-/** The package's version: package.json is two folders up from src/cli/ and from dist/cli/ alike. */
-const VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
+import { PACKAGE_VERSION } from "../package-version.js";
 
 export function buildProgram(): Command {
   const program = new Command("todo-continuation")
     .description("Look into and control the durable todo-continuation enforcer of OpenCode.")
-    .version(VERSION, "--version", "print the version")
+    .version(PACKAGE_VERSION, "--version", "print the version")
     // Every command's help lists --db and --json too: they work after any command.
     .configureHelp({ showGlobalOptions: true })
     .option(

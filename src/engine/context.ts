@@ -1,7 +1,7 @@
 // What every part of the engine shares: the configuration, the clock, the store and OpenCode, the one timer queue, the
 // session lanes, the lifecycle, the engine's events, and the three ways to report (log, a failure, a background job).
 // Parts that share session memory, countdowns or a queue are handed them by the composition root (enforcer.ts).
-import type { Config } from "../config.js";
+import type { Config } from "../config/resolve.js";
 import type { HostPort, LogLevel } from "../host/port.js";
 import { changeSession } from "../store/changes/change-session.js";
 import type { EngineStore, Scope, SessionChange, SessionScope } from "../store/port.js";

@@ -4,7 +4,7 @@
 //   see/event-router → decide/looks → decide/judge (core/decide) → wait/countdowns.arm → wait/timer-queue
 //   → countdown_due → deliver/injector → wait/countdowns.claim → the host's prompt → deliver/outcomes
 import { RESUME_REASON, STORE_RECOVERED_REASON, type StopSource } from "../core/reasons.js";
-import type { Config } from "../config.js";
+import type { Config } from "../config/resolve.js";
 import type { HostPort } from "../host/port.js";
 import { resume as resumeChange } from "../store/changes/resume.js";
 import { stop as stopChange } from "../store/changes/stop.js";

@@ -2,7 +2,8 @@
 // never awaits the client during init (that deadlocks OpenCode), and starts the engine's recovery after init.
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { hostname } from "node:os";
-import { ConfigError, resolveConfig, type Config } from "../config.js";
+import { resolveConfiguration, type Config } from "../config/resolve.js";
+import { Announcer } from "./announcer.js";
 import { Enforcer } from "../engine/enforcer.js";
 import { describeDatabaseFailure } from "../store/failure.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
@@ -32,7 +33,7 @@ const OFF: TodoContinuationApi = {
   dispose: async () => undefined,
 };
 
-async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<EngineStore | undefined> {
+async function openOrFallBack(config: Config, announcer: Announcer): Promise<EngineStore | undefined> {
   const options = { busyTimeoutMs: config.busyTimeoutMs };
   try {
     return await openStore(config.databasePath, { ...options, kind: "plugin", lazy: true });
@@ -41,15 +42,11 @@ async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<Engin
     // a configuration to fix. A memory of our own would continue sessions that the fleet's other processes also
     // continue, so on PostgreSQL the enforcer stays off instead.
     if (isPostgresUrl(config.databasePath)) {
-      host.log("error", `todo-continuation is off: ${describeDatabaseFailure(error)}`, {
-        databasePath: redactUrl(config.databasePath),
-      });
+      announcer.off([describeDatabaseFailure(error)], "its database refused it");
       return undefined;
     }
-    host.log(
-      "error",
-      `todo-continuation: ${describeDatabaseFailure(error)}. Continuing with an in-memory database: enforcement works, but nothing survives a restart of OpenCode.`,
-      { databasePath: redactUrl(config.databasePath) },
+    announcer.inMemory(
+      `${describeDatabaseFailure(error)}. Continuing with an in-memory database: enforcement works, but nothing survives a restart of OpenCode.`,
     );
     return await openStore(":memory:", options);
   }
@@ -57,31 +54,57 @@ async function openOrFallBack(config: Config, host: OpenCodeHost): Promise<Engin
 
 /**
  * The plugin function OpenCode calls with its context and the options of the plugin entry. It is also the factory
- * of the programmatic API: the returned object holds the hooks and the API methods.
+ * of the programmatic API: the returned object holds the hooks and the API methods. A configuration with a problem
+ * keeps the enforcer off (a limit or an agent list it cannot read could make it continue what the person meant to
+ * hold back) and says so: in OpenCode's log, in `doctor`, in the TUI, and in a toast at the first idle.
  */
 export async function TodoContinuation(
   input: PluginInput,
   options?: Record<string, unknown>,
 ): Promise<TodoContinuationHooks> {
   const host = new OpenCodeHost(input.client, input.directory);
-  let config: Config;
-  try {
-    config = resolveConfig(options ?? {}, process.env, input.directory);
-  } catch (error) {
-    const text = error instanceof ConfigError ? error.message : describeDatabaseFailure(error);
-    host.log(
-      "error",
-      `todo-continuation is off: ${text}`,
-      error instanceof ConfigError ? { key: error.key } : undefined,
+  const announcer = new Announcer(host, input.directory);
+  const resolution = resolveConfiguration({ options: options ?? {}, directory: input.directory, files: true });
+  announcer.configured(resolution);
+  const config = resolution.config;
+  if (!config) {
+    announcer.off(
+      resolution.problems.map((problem) => `invalid configuration: ${problem.text}`),
+      "invalid configuration",
     );
-    return { ...OFF };
+    return announced({ ...OFF }, announcer);
   }
 
   // Said once, resolved: a relative path or `~` in the options lands where this line says.
   host.log("info", `todo-continuation: database ${redactUrl(config.databasePath)}`);
-  const store = await openOrFallBack(config, host);
-  if (!store) return { ...OFF };
-  return pluginHooks(input, config, store, host);
+  const store = await openOrFallBack(config, announcer);
+  if (!store) return announced({ ...OFF }, announcer);
+  return announced(pluginHooks(input, config, store, host), announcer);
+}
+
+/** The hooks with the announcer's share: it sees OpenCode's config and the events up to the first idle. */
+function announced(hooks: TodoContinuationApi & Partial<Hooks>, announcer: Announcer): TodoContinuationHooks {
+  const config = hooks.config;
+  const event = hooks.event;
+  return {
+    ...hooks,
+    config: (async (cfg: Parameters<NonNullable<Hooks["config"]>>[0]) => {
+      try {
+        announcer.opencodeConfig(cfg as { plugin?: unknown });
+      } catch {
+        // Seeing another enforcer is a courtesy: it never stands in the way of the commands' registration.
+      }
+      await config?.(cfg);
+    }) as Hooks["config"],
+    event: ((input: { event: unknown }) => {
+      void event?.(input as Parameters<NonNullable<Hooks["event"]>>[0]);
+      try {
+        announcer.event(input?.event);
+      } catch {
+        // A toast is never worth an exception in OpenCode's event loop.
+      }
+    }) as Hooks["event"],
+  } as TodoContinuationHooks;
 }
 
 /** The hooks over an open store: what the plugin function returns once its configuration and file are settled. */

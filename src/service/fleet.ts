@@ -3,7 +3,7 @@
 // servers, follows each one it holds with a StandaloneService, lets go of those it lost or holds beyond its share, and
 // records until when it had each server's event stream. A replica that dies stops its heartbeat; once its lease has
 // run out the others share its servers again, adopt its countdowns and catch up on the sessions that changed meanwhile.
-import type { Config } from "../config.js";
+import type { Config } from "../config/resolve.js";
 import { describeDatabaseFailure } from "../store/failure.js";
 import type { LogLevel } from "../host/port.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
 import PQueue from "p-queue";
-import type { Config } from "../config.js";
+import type { Config } from "../config/resolve.js";
 import { Enforcer } from "../engine/enforcer.js";
 import { errorMessage, withCause } from "../engine/host-calls.js";
 import type { LogLevel } from "../host/port.js";

@@ -1,7 +1,9 @@
-// The TUI plugin's options (the object after its spec in tui.json) and the environment → settings, with the same
-// clear errors as the server plugin's options. The database path resolves like the server plugin's, so both find
-// the same file by default.
-import { ConfigError, databaseLocation } from "../config.js";
+// The TUI plugin's settings. Sources, highest first: TODO_CONTINUATION_DB, the object after its entry in tui.json, the
+// `tui` section (and `databasePath`) of the project's and the user's todo-continuation.json(c), the defaults. Checked
+// with the same schema and the same errors as the server plugin's options, so both find the same database.
+import { checkValues, asObject, ConfigError, databaseLocation, resolveConfiguration } from "../config/resolve.js";
+import type { ConfigProblem } from "../config/resolve.js";
+import { ENFORCER_OPTIONS, TUI_OPTIONS } from "../config/options.js";
 import { defaultDatabasePath } from "../store/default-path.js";
 
 export interface TuiOptions {
@@ -12,37 +14,44 @@ export interface TuiOptions {
   cancelOnTyping: boolean;
 }
 
-const KEYS = ["databasePath", "cancelKey", "cancelOnTyping"] as const;
-const KEY_PATTERN =
-  /^(<leader>)?((ctrl|alt|shift|meta|super)\+)*([a-z0-9]|f\d{1,2}|escape|tab|space|return|backspace|delete|home|end|pageup|pagedown|up|down|left|right|[-.,;/\\[\]'`=])$/;
+const SOURCE = "tui.json";
 
-/** `directory` is the project's: a relative `databasePath` resolves against it, as the server plugin's does. */
+/**
+ * `directory` is the project's: a relative `databasePath` resolves against it, as the server plugin's does. With
+ * `files`, the configuration files are read too; a problem in them that is not the TUI's is the server plugin's to
+ * report (its status file), so it does not stop the TUI here.
+ */
 export function resolveTuiOptions(
   options: unknown = {},
   env: NodeJS.ProcessEnv = process.env,
   directory: string = process.cwd(),
+  files = false,
 ): TuiOptions {
-  if (options === null || options === undefined) options = {};
-  if (typeof options !== "object" || Array.isArray(options))
-    throw new ConfigError("options", options, "an object of options");
-  const given = options as Record<string, unknown>;
-  for (const key of Object.keys(given)) {
-    if (!(KEYS as readonly string[]).includes(key))
-      throw new ConfigError(key, given[key], `a known option (${KEYS.join(", ")})`);
-  }
+  const problems: ConfigProblem[] = [];
+  const given = checkValues(
+    SOURCE,
+    asObject(SOURCE, options, problems),
+    { ...TUI_OPTIONS, databasePath: ENFORCER_OPTIONS.databasePath },
+    problems,
+  );
+  const fromFiles = files
+    ? resolveConfiguration({ env: { ...env, TODO_CONTINUATION_DB: "" }, directory, files })
+    : undefined;
+  if (fromFiles) problems.push(...fromFiles.problems.filter((p) => p.key.startsWith("tui.")));
+  if (problems.length > 0) throw new ConfigError(problems);
+
   const fromEnv = env.TODO_CONTINUATION_DB;
-  const key = fromEnv && fromEnv !== "" ? "TODO_CONTINUATION_DB" : "databasePath";
-  const location = key === "databasePath" ? (given.databasePath ?? defaultDatabasePath(env)) : fromEnv;
-  if (typeof location !== "string" || location.trim() === "")
-    throw new ConfigError(key, location, "a non-empty string");
-  const databasePath = databaseLocation(key, location, env, directory);
-  const cancelKey = given.cancelKey ?? "escape";
-  if (typeof cancelKey !== "string" || !KEY_PATTERN.test(cancelKey.trim().toLowerCase())) {
-    throw new ConfigError("cancelKey", cancelKey, 'an OpenCode key such as "escape", "ctrl+y" or "<leader>k"');
-  }
-  const cancelOnTyping = given.cancelOnTyping ?? true;
-  if (typeof cancelOnTyping !== "boolean") throw new ConfigError("cancelOnTyping", cancelOnTyping, "true or false");
-  return { databasePath, cancelKey: cancelKey.trim().toLowerCase(), cancelOnTyping };
+  const fileDatabase = fromFiles?.sources.databasePath.startsWith("/") ? fromFiles.merged.databasePath : undefined;
+  const [key, location] = fromEnv
+    ? ["TODO_CONTINUATION_DB", fromEnv]
+    : ["databasePath", (given.databasePath as string | undefined) ?? fileDatabase ?? defaultDatabasePath(env)];
+  const tuiValue = <T>(name: keyof typeof TUI_OPTIONS): T =>
+    (given[name] ?? fromFiles?.tui[name]?.value ?? TUI_OPTIONS[name].default) as T;
+  return {
+    databasePath: databaseLocation(key, location, env, directory),
+    cancelKey: tuiValue<string>("cancelKey").trim().toLowerCase(),
+    cancelOnTyping: tuiValue<boolean>("cancelOnTyping"),
+  };
 }
 
 /** How a key is named to the user in the panel. */

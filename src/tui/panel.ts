@@ -17,6 +17,8 @@ export interface PanelInput {
   now: number;
   /** How the cancel key is named to the user: "esc", "ctrl+y". */
   cancelKey: string;
+  /** What the plugins have to say about themselves ("off: invalid configuration"), shown under the title. */
+  notice?: string;
 }
 
 export const PANEL_TITLE = "Todo continuation";
@@ -56,7 +58,18 @@ function spendLine(view: SessionView): PanelLine | undefined {
   return { text: `${tokens(used)} tokens · ${money(cost)}${budget}`, tone: "muted" };
 }
 
-export function panelLines({ view, now, cancelKey }: PanelInput): PanelLine[] {
+export function panelLines(input: PanelInput): PanelLine[] {
+  const lines = sessionLines(input);
+  if (!input.notice) return lines;
+  return [
+    lines[0]!,
+    { text: input.notice, tone: "warning" },
+    { text: "todo-continuation doctor says why", tone: "muted" },
+    ...lines.slice(1),
+  ];
+}
+
+function sessionLines({ view, now, cancelKey }: PanelInput): PanelLine[] {
   const title: PanelLine = { text: PANEL_TITLE, tone: "title" };
   if ("problem" in view) return [title, { text: `unavailable: ${view.problem}`, tone: "muted" }];
   const spend = spendLine(view);

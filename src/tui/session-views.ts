@@ -17,6 +17,8 @@ export class SessionViews {
   readonly views = new Map<string, SessionView>();
   /** Why the database cannot be read or written right now, if it cannot (one line in the panel). */
   problem: string | undefined;
+  /** What the plugins say about themselves (off, in memory, another enforcer): a line of its own in the panel. */
+  notice: string | undefined;
   readonly version: () => number;
   readonly now: () => number;
   /** How many sidebar panels are on screen (OpenCode hides the sidebar at 120 columns or less, or when asked). */
@@ -44,6 +46,12 @@ export class SessionViews {
   report(problem: string | undefined): void {
     if (problem === this.problem) return;
     this.problem = problem;
+    this.setVersion(this.version() + 1);
+  }
+
+  announce(notice: string | undefined): void {
+    if (notice === this.notice) return;
+    this.notice = notice;
     this.setVersion(this.version() + 1);
   }
 

@@ -8,6 +8,7 @@ import type { PanelRenderer, TuiApi, TuiKeyEvent } from "./host-api.js";
 import { Controls } from "./controls.js";
 import { keyLabel, resolveTuiOptions, type TuiOptions } from "./options.js";
 import { panelLines, promptLine, type PanelInput } from "./panel.js";
+import { PluginNews } from "./plugin-news.js";
 import { SessionViews } from "./session-views.js";
 import { oneLine, TuiStore } from "./tui-store.js";
 
@@ -109,7 +110,7 @@ function registerSlots({ api, renderer, views, cancelKey }: Parts): void {
     views.version();
     if (!views.views.has(sessionId) && !views.problem) queueMicrotask(() => void views.refresh(sessionId));
     const view = views.problem ? { problem: views.problem } : views.views.get(sessionId);
-    return view && { view, now: views.now(), cancelKey: keyLabel(cancelKey) };
+    return view && { view, now: views.now(), cancelKey: keyLabel(cancelKey), notice: views.notice };
   };
   api.slots.register({
     order: 450,
@@ -138,13 +139,16 @@ export function createTuiPlugin(renderer: PanelRenderer) {
     let options: TuiOptions | undefined;
     let problem: string | undefined;
     try {
-      options = resolveTuiOptions(rawOptions ?? {}, process.env, api.state.path.directory);
+      options = resolveTuiOptions(rawOptions ?? {}, process.env, api.state.path.directory, true);
     } catch (error) {
       problem = oneLine(error);
     }
     let views: SessionViews | undefined;
     const store = options && new TuiStore(options.databasePath, api.state.path.directory, (p) => views?.report(p));
     views = new SessionViews(renderer, store, problem);
+    const news = new PluginNews(api, views, api.state.path.directory);
+    if (problem) news.ownProblem(problem);
+    news.start();
     const parts: Parts = {
       api,
       renderer,
@@ -158,7 +162,12 @@ export function createTuiPlugin(renderer: PanelRenderer) {
       registerCommands(parts);
       watchKeys(parts);
       for (const type of REFRESH_ON)
-        unsubscribes.push(api.event.on(type, (event) => views.refreshSoon(sessionOf(event.properties))));
+        unsubscribes.push(
+          api.event.on(type, (event) => {
+            news.look();
+            views.refreshSoon(sessionOf(event.properties));
+          }),
+        );
       registerSlots(parts);
     } catch (error) {
       views.report(`the TUI refused a registration: ${oneLine(error)}`);
@@ -167,6 +176,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
     const dispose = () =>
       (disposing ??= (async () => {
         views.dispose();
+        news.dispose();
         for (const unsubscribe of unsubscribes) unsubscribe();
         await store?.dispose();
       })());

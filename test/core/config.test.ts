@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, resolveConfig } from "../../src/config.js";
+import { ConfigError, resolveConfig } from "../../src/config/resolve.js";
 
 describe("configuration", () => {
   it("has the contract's defaults", () => {

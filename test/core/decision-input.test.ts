@@ -3,7 +3,7 @@
 // working), and OpenCode's answers. The agent a continuation goes out with is that of the latest real message, else
 // the one recorded; arming writes it down with the pause and the errors that ended.
 import { describe, expect, it } from "vitest";
-import { resolveConfig } from "../../src/config.js";
+import { resolveConfig } from "../../src/config/resolve.js";
 import type { Decision, Stage } from "../../src/core/decision.js";
 import {
   agentChoice,

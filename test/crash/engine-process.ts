@@ -5,7 +5,7 @@
 // Then it waits until nothing is armed or pending in its scope and prints {"done":true}.
 // Env: DB, HOST_URL, SESSIONS, SESSION_PREFIX, ROUNDS, DIRECTORY, LEASE_MS, IDLE_EVERY_MS, COUNTDOWN_SECONDS,
 // PAUSE_BEFORE_PROMPT_MS, STAY_MS.
-import { resolveConfig } from "../../src/config.js";
+import { resolveConfig } from "../../src/config/resolve.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
 import type { HostPort } from "../../src/host/port.js";
 import { openStore } from "../../src/store/open.js";

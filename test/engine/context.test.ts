@@ -7,7 +7,7 @@
 // Built here from the real parts over a real SQLite file, with a clock the test moves by hand.
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config.js";
+import type { Config } from "../../src/config/resolve.js";
 import type { Clock } from "../../src/engine/clock.js";
 import { createContext, type ContextParts, type EngineContext } from "../../src/engine/context.js";
 import { EngineEmitter } from "../../src/engine/engine-events.js";

@@ -1,7 +1,7 @@
 // The engine on a real SQLite file with a scripted host and fake timers: every behaviour issue 2 lists, each
 // asserted on what the host received and on the rows left in the database.
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import type { Config } from "../../src/config.js";
+import type { Config } from "../../src/config/resolve.js";
 import { ev } from "../support/events.js";
 import { startEngine, type EngineFixture } from "../support/engine-fixture.js";
 import { advance, settle as settleEngine, useFakeTime } from "../support/fake-time.js";

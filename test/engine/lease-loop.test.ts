@@ -8,7 +8,7 @@
 // test/engine/scenarios/store-failure.test.ts.
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config.js";
+import type { Config } from "../../src/config/resolve.js";
 import type { DeliveryQueue } from "../../src/engine/deliver/queue.js";
 import { buildParts } from "../../src/engine/parts.js";
 import type { LeaseLoop } from "../../src/engine/lease-loop.js";

@@ -2,7 +2,7 @@
 // listens on): what is under test is when it takes a dead replica's servers over, not what it does with them, and
 // what it tells a supervisor while none of them answers.
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveConfig } from "../../src/config.js";
+import { resolveConfig } from "../../src/config/resolve.js";
 import { FleetReplica } from "../../src/service/fleet.js";
 import { openStore } from "../../src/store/open.js";
 import type { OperatorStore } from "../../src/store/operator.js";

@@ -1,7 +1,7 @@
 // The TUI finds the database where the server plugin does: the same `~`, the same base for a relative path, the
 // same refusal of a URL it cannot use.
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../../src/config.js";
+import { ConfigError } from "../../src/config/resolve.js";
 import { resolveTuiOptions } from "../../src/tui/options.js";
 
 const env = { HOME: "/home/u" };

@@ -7,10 +7,11 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import type { Config } from "../../src/config.js";
+import type { Config } from "../../src/config/resolve.js";
 import type { PanelRenderer, TuiApi, TuiCommandSpec, TuiKeyEvent } from "../../src/tui/host-api.js";
 import type { PanelLine } from "../../src/tui/panel.js";
 import { createTuiPlugin } from "../../src/tui/tui-plugin.js";
+import { readStatus, wasSeen, writeStatus } from "../../src/plugin/status-file.js";
 import { ev } from "../support/events.js";
 import { DIRECTORY, startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
 import { advance, settle as settleEngine, useFakeTime } from "../support/fake-time.js";
@@ -391,11 +392,57 @@ describe("the TUI plugin", () => {
     expect(() => api.run("todo-continuation.stop")).not.toThrow();
   });
 
-  it("bad options are named in the panel", async () => {
-    const { panel } = await world({}, { cancelKey: "hyper+banana" });
+  it("bad options are named in the panel and in a toast at start", async () => {
+    const { api, panel } = await world({}, { cancelKey: "hyper+banana" });
     expect(panel()).toEqual([
       "Todo continuation",
-      expect.stringContaining('unavailable: invalid configuration: cancelKey = "hyper+banana"'),
+      expect.stringContaining('unavailable: invalid configuration: in tui.json: cancelKey = "hyper+banana"'),
     ]);
+    expect(api.toasts).toEqual([
+      expect.objectContaining({
+        variant: "error",
+        message: expect.stringContaining('cancelKey = "hyper+banana"; allowed: an OpenCode key'),
+      }),
+    ]);
+  });
+
+  it("what the server plugin wrote of itself: one toast, a line in the panel, and marked seen for the server", async () => {
+    const news = (problems: string[], pid: number) =>
+      writeStatus({
+        format: 1,
+        version: "0.1.0",
+        directory: DIRECTORY,
+        pid,
+        startedAt: new Date().toISOString(),
+        state: "off",
+        headline: "off: invalid configuration",
+        database: "",
+        problems,
+        warnings: [],
+        files: [],
+        options: {},
+      });
+    const problem =
+      "invalid configuration: countdownSecs = 3; allowed: a known option (did you mean countdownSeconds?)";
+    news([problem], 1);
+    const { api, panel, handle } = await world();
+    await handle.refresh(S);
+    expect(api.toasts).toEqual([
+      expect.objectContaining({ title: "todo-continuation is off", variant: "error", message: problem }),
+    ]);
+    expect(wasSeen(readStatus(DIRECTORY)!)).toBe(true);
+    expect(panel().slice(0, 3)).toEqual([
+      "Todo continuation",
+      "off: invalid configuration",
+      "todo-continuation doctor says why",
+    ]);
+    // Read again on the server's events and early looks: the same news is not shown twice, a new start's is.
+    api.emit("session.idle", { sessionID: S });
+    await advance(20_000);
+    expect(api.toasts).toHaveLength(1);
+    news([], 2);
+    api.emit("session.idle", { sessionID: S });
+    expect(panel()[1]).not.toBe("off: invalid configuration");
+    expect(api.toasts).toHaveLength(1);
   });
 });

@@ -1,5 +1,6 @@
-// `todo-continuation doctor`: the database's health in one look — file or server, schema, integrity, who is alive,
-// the fleet's servers, countdowns and continuations that look stuck. Exit 1 when a check fails.
+// `todo-continuation doctor`: the plugin's and the database's health in one look — whether the plugin runs in this
+// project and with which options (and why not), the configuration files, then file or server, schema, integrity, who
+// is alive, the fleet's servers, countdowns and continuations that look stuck. Exit 1 when a check fails.
 import type { Command } from "commander";
 import type { Diagnostics, OperatorStore, ReplicaState, SchemaState } from "../../store/operator.js";
 import type { ServerState } from "../../store/roster.js";
@@ -16,12 +17,19 @@ import { databasePath, openForReading, query, shownLocation } from "../database.
 import { duration, localTime, table, untilOrLate, type Column } from "../format.js";
 import { examples, globals, print, printJson, snakeCased } from "../output.js";
 import { leaseState } from "./status.js";
+import {
+  chosenOptions,
+  examinePlugin,
+  missingDatabase,
+  type PluginExamination,
+  type PluginFinding,
+} from "./doctor-plugin.js";
+import { statusPath } from "../../plugin/status-file.js";
+import { isPostgresUrl } from "../../store/location.js";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 
-interface Finding {
-  level: "ok" | "warn" | "fail";
-  check: string;
-  message: string;
-}
+type Finding = PluginFinding;
 
 /** What doctor read from the database. */
 interface Examination {
@@ -177,17 +185,19 @@ function printHeader(path: string, x: Examination): void {
   print(`stopped    ${x.stopped} session(s)\n`);
 }
 
-function printTables(x: Examination, findings: Finding[], now: number): void {
-  print(
-    table(
-      [
-        { header: "", value: (f: Finding) => f.level.toUpperCase() },
-        { header: "CHECK", value: (f) => f.check },
-        { header: "RESULT", value: (f) => f.message },
-      ],
-      findings,
-    ),
+function findingsTable(findings: Finding[]): string {
+  return table(
+    [
+      { header: "", value: (f: Finding) => f.level.toUpperCase() },
+      { header: "CHECK", value: (f) => f.check },
+      { header: "RESULT", value: (f) => f.message },
+    ],
+    findings,
   );
+}
+
+function printTables(x: Examination, findings: Finding[], now: number): void {
+  print(findingsTable(findings));
   const section = <R>(title: string, rows: R[], columns: Column<R>[]) => {
     if (rows.length > 0) print(`\n${title}:\n${table(columns, rows)}`);
   };
@@ -219,6 +229,36 @@ function printTables(x: Examination, findings: Finding[], now: number): void {
   ]);
 }
 
+function pluginJson({ directory, status, files }: PluginExamination) {
+  return { directory, statusFile: statusPath(directory), status: status ?? null, configFiles: files.files };
+}
+
+function printOptions({ status }: PluginExamination): void {
+  const chosen = chosenOptions(status);
+  if (chosen.length === 0) return;
+  print(
+    `\nOptions not at their default (highest source first: environment, plugin options, project file, user file):\n${table(
+      [
+        { header: "OPTION", value: (o: (typeof chosen)[number]) => o.option },
+        { header: "VALUE", value: (o) => (o.value.length > 60 ? `${o.value.slice(0, 59)}…` : o.value) },
+        { header: "FROM", value: (o) => o.source },
+      ],
+      chosen,
+    )}`,
+  );
+}
+
+/** Doctor with no database file to look into: the plugin's findings and why the file is not there. Exit 1. */
+function reportWithoutDatabase(plugin: PluginExamination, missing: Finding, json: boolean | undefined): void {
+  const findings = [...plugin.findings, missing];
+  if (json) printJson(snakeCased({ plugin: pluginJson(plugin), findings }));
+  else {
+    print(findingsTable(findings));
+    printOptions(plugin);
+  }
+  process.exitCode = 1;
+}
+
 export function registerDoctor(program: Command): void {
   program
     .command("doctor")
@@ -227,18 +267,22 @@ export function registerDoctor(program: Command): void {
       examples("todo-continuation doctor", "todo-continuation --db postgres://tc@db.internal/tc doctor --json"),
     )
     .description(
-      "check the database: file, schema version, integrity, leases, unsettled continuations (exit 1 on a problem)",
+      "check the plugin (on or off and why, its options and their sources), the config files and the database: file, schema version, integrity, leases, unsettled continuations (exit 1 on a problem)",
     )
-    .action(async (_options: unknown, command: Command) => {
+    .option("--directory <dir>", "the project whose plugin and configuration files to look at", process.cwd())
+    .action(async (options: { directory: string }, command: Command) => {
       const { db, json } = globals(command);
+      const plugin = examinePlugin(resolve(options.directory));
       const location = databasePath(db);
       const path = shownLocation(location);
+      if (!isPostgresUrl(location) && !existsSync(location))
+        return reportWithoutDatabase(plugin, missingDatabase(path, plugin), json);
       const store = await openForReading(location);
       const now = Date.now();
       let findings: Finding[];
       try {
         const x = await examine(store);
-        findings = findingsOf(x, now);
+        findings = [...plugin.findings, ...findingsOf(x, now)];
         const { diagnostics: d } = x;
         if (json)
           printJson(
@@ -255,12 +299,14 @@ export function registerDoctor(program: Command): void {
               armed: x.armed,
               unsettled: x.unsettled,
               stoppedSessions: x.stopped,
+              plugin: pluginJson(plugin),
               findings,
             }),
           );
         else {
           printHeader(path, x);
           printTables(x, findings, now);
+          printOptions(plugin);
         }
       } finally {
         await store.close();

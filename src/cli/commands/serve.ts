@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { ConfigError, resolveConfig, type Config } from "../../config.js";
+import { ConfigError, resolveConfiguration, type Config } from "../../config/resolve.js";
 import { FleetReplica } from "../../service/fleet.js";
 import { LOG_FORMATS, serviceLog, type Log, type LogFormat } from "../../service/log.js";
 import { Metrics } from "../../service/metrics.js";
@@ -45,7 +45,10 @@ function silenceMsOf(options: ServeOptions): number | undefined {
   return Math.round(seconds * 1000);
 }
 
-/** The enforcer's options from --options; `location` (from --db) wins over its databasePath and the environment's. */
+/**
+ * The enforcer's options: --options over the configuration files of the followed directory (its .opencode/ and the
+ * user's), as the plugin reads them; `location` (from --db) wins over every databasePath and the environment's.
+ */
 function configOf(options: ServeOptions, location: string | undefined): Config {
   let given: Record<string, unknown> = {};
   if (options.options !== undefined) {
@@ -57,13 +60,10 @@ function configOf(options: ServeOptions, location: string | undefined): Config {
     if (typeof given !== "object" || given === null || Array.isArray(given))
       throw new UsageError(`--options must be a JSON object of options, such as '{"countdownSeconds":3}'`);
   }
-  const env = location === undefined ? process.env : { ...process.env, TODO_CONTINUATION_DB: undefined };
-  try {
-    return resolveConfig(location === undefined ? given : { ...given, databasePath: location }, env);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message);
-    throw error;
-  }
+  const env = location === undefined ? process.env : { ...process.env, TODO_CONTINUATION_DB: location };
+  const { config, problems } = resolveConfiguration({ options: given, env, directory: options.directory, files: true });
+  if (!config) throw new UsageError(new ConfigError(problems).message);
+  return config;
 }
 
 function listenArg(value: string): Listen {

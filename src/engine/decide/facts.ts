@@ -1,6 +1,6 @@
 // Gathers what the guards need from OpenCode, all reads in parallel and each one bounded. A read that fails leaves
 // its fact unknown (the guard passes) except the todos, whose failure is itself a reason to skip.
-import type { Config } from "../../config.js";
+import type { Config } from "../../config/resolve.js";
 import type { HostFacts } from "../../core/decision-input.js";
 import { inspectMessages, type InspectOptions, type SessionMessage } from "../../core/messages.js";
 import type { SessionStatus } from "../../core/events.js";

@@ -2,7 +2,7 @@
 // turn, or, for a turn whose last message is still open, only right before the next prompt — with what it bought
 // (todos closed since it went out), and its spend counts in the session's window; the budgets then stop it.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import { billTurn } from "../../../src/core/bill.js";
 import type { HostFacts } from "../../../src/core/decision-input.js";
 import type { SessionMessage } from "../../../src/core/messages.js";

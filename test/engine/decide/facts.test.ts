@@ -10,7 +10,7 @@
 // fake timers for the time it waits.
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import type { SessionStatus } from "../../../src/core/events.js";
 import { FactGatherer, inspectOptions, type HostFacts } from "../../../src/engine/decide/facts.js";
 import type { HostPort } from "../../../src/host/port.js";

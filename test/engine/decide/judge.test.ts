@@ -10,7 +10,7 @@
 // connection to the same file.
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import type { Stage } from "../../../src/core/decision.js";
 import type { SkipReason } from "../../../src/core/reasons.js";
 import type { Todo } from "../../../src/core/todos.js";

@@ -11,7 +11,7 @@
 // from the engine's real parts over a real SQLite file and the FakeHost, with fake timers.
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import { FactGatherer } from "../../../src/engine/decide/facts.js";
 import { Billing } from "../../../src/engine/decide/billing.js";
 import { Judge } from "../../../src/engine/decide/judge.js";

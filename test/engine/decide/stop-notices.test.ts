@@ -9,7 +9,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import { explain, type Explanation } from "../../../src/core/explain.js";
 import { StopNotices } from "../../../src/engine/decide/stop-notices.js";
 import type { SqliteConnection } from "../../../src/store/sqlite/open.js";

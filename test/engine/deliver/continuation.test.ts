@@ -8,7 +8,7 @@
 // the transcript shows one line; the audit detail says which countdown, with what, how late, resumed or not. Built on
 // the engine's context, a real countdown and OpenCode's answers through the rig (test/support/delivery-rig.ts).
 import { describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import { findInjectionId, PROMPT_HEADER } from "../../../src/core/prompt.js";
 import { prepareContinuation, type ContinuationInput } from "../../../src/engine/deliver/continuation.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";

@@ -1,7 +1,7 @@
 // Never twice, never forever: every way a prompt call can fail, each attempt bounded and audited, and a continuation
 // that arrived despite an error found before anything is sent again. A real engine on a real SQLite file.
 import { describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import { ev } from "../../support/events.js";
 import { FakeHost } from "../../support/fake-host.js";
 import { startEngine, type EngineFixture } from "../../support/engine-fixture.js";

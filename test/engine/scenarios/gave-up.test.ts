@@ -1,7 +1,7 @@
 // After the last retry fails the session stays stopped across idles: OpenCode going idle again is no reason to try
 // again; only a person (a message, a resume) or a continuation's turn seen starting is. A real engine on a real database.
 import { describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import { ev } from "../../support/events.js";
 import type { Behaviour } from "../../support/fake-host.js";
 import { startEngine, type EngineFixture } from "../../support/engine-fixture.js";

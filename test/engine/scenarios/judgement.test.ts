@@ -2,7 +2,7 @@
 // churn, questions asked in text, provider errors, sub-sessions, compaction, and an idle lost to a crash. A real
 // engine on a real SQLite file, OpenCode played by a scripted host.
 import { describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import type { SessionMessage } from "../../../src/core/messages.js";
 import { idLine } from "../../../src/core/prompt.js";
 import { ev } from "../../support/events.js";

@@ -1,7 +1,7 @@
 // What the person at the terminal is told and can do from outside the engine: one toast when continuation ends (not
 // one per idle), and a countdown cancelled by another process (the TUI's key) that holds whatever the timing.
 import { describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
 import { openStore } from "../../../src/store/open.js";
 import { ev } from "../../support/events.js";

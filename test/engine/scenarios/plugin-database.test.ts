@@ -7,6 +7,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TodoContinuation, type TodoContinuationHooks } from "../../../src/plugin/plugin.js";
+import { readStatus } from "../../../src/plugin/status-file.js";
 import { ev } from "../../support/events.js";
 import { tempFolder } from "../../support/engine-fixture.js";
 import { FakeHost } from "../../support/fake-host.js";
@@ -68,8 +69,8 @@ describe("the plugin's database path", () => {
   ])("%s is a configuration error: the enforcer stays off and says why", async (_, databasePath, reason) => {
     const project = tempFolder();
     const host = await plugin(project, { databasePath, storeProbeMs: 100 });
-    // Off: no hooks but the API's, nothing opened, nothing to retry.
-    expect(hooks!.event).toBeUndefined();
+    // Off: nothing opened, nothing to retry; the status file says why, for `doctor` and the TUI.
+    expect(readStatus(project)).toMatchObject({ state: "off", problems: [expect.stringMatching(reason)] });
     const logged = await lines(host, 1);
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatch(/^todo-continuation is off: invalid configuration: /);

@@ -2,7 +2,7 @@
 // (the stop toast says "fix it, then /resume-continuation"), attempts given up, a stop, a pause. A real engine on a
 // real database; a resume from the API (this process) or from another process (the CLI, the TUI's palette).
 import { describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import { resume } from "../../../src/store/changes/resume.js";
 import { openStore } from "../../../src/store/open.js";
 import { ev } from "../../support/events.js";

@@ -11,7 +11,7 @@
 // wired as in enforcer.ts) over the engine's context and a real SQLite file, on fake timers.
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import type { OwnMessageIds } from "../../../src/engine/see/own-messages.js";
 import type { Looks } from "../../../src/engine/decide/looks.js";
 import type { DeliveryQueue } from "../../../src/engine/deliver/queue.js";

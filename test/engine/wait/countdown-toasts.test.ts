@@ -12,7 +12,7 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import { CountdownToasts } from "../../../src/engine/wait/countdown-toasts.js";
 import { Countdowns } from "../../../src/engine/wait/countdowns.js";
 import type { ToastRequest } from "../../../src/host/port.js";

@@ -5,7 +5,7 @@
 // once. Built here over a hand-made context and a real SQLite file, with fake timers.
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Config } from "../../../src/config.js";
+import type { Config } from "../../../src/config/resolve.js";
 import { Countdowns, type Armed, type DueInfo } from "../../../src/engine/wait/countdowns.js";
 import type { NewCountdown, NewInjection } from "../../../src/store/port.js";
 import { arm } from "../../../src/store/changes/arm.js";

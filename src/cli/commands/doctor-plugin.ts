@@ -1,0 +1,90 @@
+// `doctor`'s look at the plugin of one project: what the plugin said at its last start (its status file: version,
+// on/off/in memory, problems, warnings, where each option came from) and what the configuration files say now (a file
+// edited since OpenCode started is checked before the person restarts it).
+import { resolveConfiguration, type Resolution } from "../../config/resolve.js";
+import { userConfigFolder } from "../../config/files.js";
+import { readStatus, statusPath, type PluginStatus } from "../../plugin/status-file.js";
+import { localTime } from "../format.js";
+
+export interface PluginFinding {
+  level: "ok" | "warn" | "fail";
+  check: string;
+  message: string;
+}
+
+export interface PluginExamination {
+  directory: string;
+  status: PluginStatus | undefined;
+  /** The files as they are now (plugin options in opencode.json are the plugin's to read: not here). */
+  files: Resolution;
+  findings: PluginFinding[];
+}
+
+const OPENCODE_LOG = "~/.local/share/opencode/log/";
+
+function statusFindings(directory: string, status: PluginStatus | undefined): PluginFinding[] {
+  if (!status)
+    return [
+      {
+        level: "warn",
+        check: "plugin",
+        message:
+          `no OpenCode has loaded the plugin in ${directory} yet (no ${statusPath(directory)}): is it in the "plugin" ` +
+          `list of opencode.json? A plugin that fails to load is named in OpenCode's log (${OPENCODE_LOG})`,
+      },
+    ];
+  const started = `${status.version}, started ${localTime(Date.parse(status.startedAt))} by process ${status.pid}`;
+  const findings: PluginFinding[] =
+    status.state === "on"
+      ? [{ level: "ok", check: "plugin", message: `on (${started})` }]
+      : status.problems.map((problem) => ({
+          level: "fail" as const,
+          check: "plugin",
+          message: `${status.state === "off" ? "off" : "in memory"} (${started}): ${problem}`,
+        }));
+  for (const warning of status.warnings) findings.push({ level: "warn", check: "plugin", message: warning });
+  return findings;
+}
+
+function fileFindings(files: Resolution): PluginFinding[] {
+  if (files.problems.length > 0)
+    return files.problems.map((problem) => ({
+      level: "fail",
+      check: "config file",
+      message: `${problem.source.startsWith("/") ? "" : `${problem.source}: `}${problem.text}`,
+    }));
+  const read =
+    files.files.length > 0 ? files.files.join(", ") : `none (looked in .opencode/ and ${userConfigFolder()})`;
+  return [{ level: "ok", check: "config file", message: read }];
+}
+
+export function examinePlugin(directory: string): PluginExamination {
+  const status = readStatus(directory);
+  // The CLI's own TODO_CONTINUATION_* variables are not OpenCode's: only the files are judged here.
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith("TODO_CONTINUATION_")),
+  );
+  const files = resolveConfiguration({ env, directory, files: true });
+  return { directory, status, files, findings: [...statusFindings(directory, status), ...fileFindings(files)] };
+}
+
+/** The options the plugin runs with that are not defaults, and where each came from. */
+export function chosenOptions(
+  status: PluginStatus | undefined,
+): Array<{ option: string; value: string; source: string }> {
+  if (!status) return [];
+  return Object.entries(status.options)
+    .filter(([, { source }]) => source !== "default")
+    .map(([option, { value, source }]) => ({ option, value: JSON.stringify(value), source }));
+}
+
+/** Why there is no database file yet, from what the plugin said: the finding that replaces the database's checks. */
+export function missingDatabase(location: string, plugin: PluginExamination): PluginFinding {
+  const { status } = plugin;
+  const why = !status
+    ? "no plugin has run here yet (see the plugin line)"
+    : status.state === "on"
+      ? `the plugin of ${plugin.directory} uses ${status.database}${status.database === location ? " and creates it at its first event" : ": is --db or TODO_CONTINUATION_DB pointing elsewhere?"}`
+      : "the plugin is off or in memory (see the plugin line), so it created nothing";
+  return { level: "fail", check: "database", message: `no database at ${location}: ${why}` };
+}

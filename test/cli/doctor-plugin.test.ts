@@ -1,0 +1,85 @@
+// `todo-continuation doctor` on the plugin of a project: what the real plugin function wrote at its start (on, off and
+// why, each option's source), the config files as they are now, and a database that is not there said with its cause;
+// and every command finds the database a config file names.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { TodoContinuation, type TodoContinuationHooks } from "../../src/plugin/plugin.js";
+import { FakeHost } from "../support/fake-host.js";
+import { fakeSdkClient } from "../support/fake-sdk-client.js";
+import { tempFolder } from "../support/temp-folders.js";
+import { cli, requireBuiltCli } from "../support/cli.js";
+
+let hooks: TodoContinuationHooks | undefined;
+beforeAll(requireBuiltCli);
+afterEach(async () => {
+  await hooks?.dispose();
+  hooks = undefined;
+});
+
+function project(file?: object): string {
+  const directory = tempFolder("project-");
+  if (file) {
+    mkdirSync(join(directory, ".opencode"));
+    writeFileSync(join(directory, ".opencode", "todo-continuation.json"), JSON.stringify(file));
+  }
+  return directory;
+}
+
+async function pluginStarted(directory: string, options: Record<string, unknown>): Promise<void> {
+  const host = new FakeHost();
+  const input = { client: fakeSdkClient(host), directory, worktree: directory, project: { id: "p" } };
+  hooks = await TodoContinuation(input as never, options);
+  await hooks.dispose();
+}
+
+describe("doctor on the plugin", () => {
+  it("a plugin that is off: each problem on a FAIL line, the database's absence explained, exit 1", async () => {
+    const directory = project({ countdownSecs: 3 });
+    await pluginStarted(directory, { maxContinuations: 0, databasePath: "state/todo.db" });
+    const { code, stdout } = await cli(["doctor"], {}, directory);
+    expect(code).toBe(1);
+    const file = join(directory, ".opencode", "todo-continuation.json");
+    expect(stdout).toMatch(
+      new RegExp(
+        `FAIL\\s+plugin\\s+off \\(0\\.1\\.0, started .* by process ${process.pid}\\): invalid configuration: in ${file}: countdownSecs = 3; allowed: a known option \\(did you mean countdownSeconds\\?\\)`,
+      ),
+    );
+    expect(stdout).toMatch(
+      /FAIL\s+plugin\s+off .*: invalid configuration: maxContinuations = 0; allowed: an integer from 1 to 100000/,
+    );
+    expect(stdout).toMatch(new RegExp(`FAIL\\s+config file\\s+in ${file}: countdownSecs = 3`));
+    expect(stdout).toMatch(
+      /FAIL\s+database\s+no database at .*: the plugin is off or in memory \(see the plugin line\), so it created nothing/,
+    );
+  });
+
+  it("a plugin that runs: OK, and the options not at their default with their source; the CLI uses the file's database", async () => {
+    const directory = project({ databasePath: "state/todo.db", maxContinuations: 5 });
+    await pluginStarted(directory, { toast: false });
+    const file = join(directory, ".opencode", "todo-continuation.json");
+    const { code, stdout } = await cli(["doctor"], {}, directory);
+    expect(stdout).toMatch(/OK\s+plugin\s+on \(0\.1\.0, started /);
+    expect(stdout).toMatch(new RegExp(`OK\\s+config file\\s+${file}`));
+    expect(stdout).toContain(`database   ${join(directory, "state", "todo.db")}`);
+    expect(stdout).toMatch(new RegExp(`maxContinuations\\s+5\\s+${file}`));
+    expect(stdout).toMatch(/toast\s+false\s+plugin options/);
+    expect(code).toBe(0);
+    const json = JSON.parse((await cli(["doctor", "--json"], {}, directory)).stdout) as {
+      plugin: { status: { state: string; options: Record<string, { source: string }> }; config_files: string[] };
+    };
+    expect(json.plugin.status.state).toBe("on");
+    expect(json.plugin.status.options.maxContinuations!.source).toBe(file);
+    expect(json.plugin.config_files).toEqual([file]);
+    // history reads the same file without --db.
+    expect((await cli(["history"], {}, directory)).code).toBe(0);
+  });
+
+  it("no plugin ever ran in the project: said, with where a load failure is logged; --directory looks elsewhere", async () => {
+    const elsewhere = project();
+    const { stdout } = await cli(["doctor", "--directory", elsewhere], {}, tempFolder());
+    expect(stdout).toMatch(new RegExp(`WARN\\s+plugin\\s+no OpenCode has loaded the plugin in ${elsewhere} yet`));
+    expect(stdout).toContain("OpenCode's log (~/.local/share/opencode/log/)");
+    expect(stdout).toMatch(/FAIL\s+database\s+no database at .*: no plugin has run here yet/);
+  });
+});
