@@ -1,6 +1,6 @@
 // The configuration's one source (src/config/options.ts) and what is made from it agree: the JSON Schema the package
 // ships, the configuration page's table; a real JSON Schema validator (Ajv, draft 2020-12) accepts the page's example
-// files and refuses a misspelt option and a bad value, and so does the plugin's own check.
+// files (and the README's) and refuses a misspelt option and a bad value, and so does the plugin's own check.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
@@ -60,9 +60,11 @@ describe("the configuration's schema", () => {
     expect(tableKeys.sort()).toEqual(schemaKeys.sort());
   });
 
-  it("accepts the page's example files, and the plugin reads them without a problem", () => {
-    const examples = exampleFiles(PAGE);
-    expect(examples.length).toBeGreaterThan(0);
+  it("accepts the example files of the README and the configuration page, and the plugin reads them too", () => {
+    const readme = exampleFiles(readFileSync(join(ROOT, "README.md"), "utf8"));
+    const examples = [...readme, ...exampleFiles(PAGE)];
+    expect(readme.length).toBeGreaterThan(0);
+    expect(examples.length).toBeGreaterThan(readme.length);
     const validate = validator();
     for (const example of examples) {
       expect(validate(parseJsonc(example)), JSON.stringify(validate.errors)).toBe(true);
