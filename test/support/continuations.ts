@@ -2,7 +2,7 @@
 // armed and claimed, as the injector does) and maybe settled, and a countdown the TUI's key cancelled. Written with
 // the same state changes the engine and the TUI use, through whichever store the test gives (a second connection to
 // the same file stands for another process).
-import type { Config } from "../../src/config.js";
+import type { Config } from "../../src/config/resolve.js";
 import { arm } from "../../src/store/changes/arm.js";
 import { cancelByKey } from "../../src/store/changes/cancel-by-key.js";
 import { claim } from "../../src/store/changes/claim.js";

@@ -7,7 +7,7 @@
 // wires a fresh rig, so a test file imports them once and reads them as its own.
 import { join } from "node:path";
 import { afterEach, beforeEach, expect } from "vitest";
-import type { Config } from "../../src/config.js";
+import type { Config } from "../../src/config/resolve.js";
 import { buildParts } from "../../src/engine/parts.js";
 import type { Countdowns } from "../../src/engine/wait/countdowns.js";
 import type { FactGatherer } from "../../src/engine/decide/facts.js";

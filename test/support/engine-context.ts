@@ -5,7 +5,7 @@ import { rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { vi } from "vitest";
-import type { Config } from "../../src/config.js";
+import type { Config } from "../../src/config/resolve.js";
 import { systemClock } from "../../src/engine/clock.js";
 import { createContext, type EngineContext } from "../../src/engine/context.js";
 import { EngineEmitter } from "../../src/engine/engine-events.js";

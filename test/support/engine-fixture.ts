@@ -1,6 +1,6 @@
 // A real engine on a real SQLite file in a temp folder, driven through a FakeHost.
 import { rmSync } from "node:fs";
-import { resolveConfig, type Config } from "../../src/config.js";
+import { resolveConfig, type Config } from "../../src/config/resolve.js";
 import type { Clock } from "../../src/engine/clock.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
 import type { OperatorStore } from "../../src/store/operator.js";
