@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Figure } from "../bench/lib.js";
+import { replaceBetweenMarkers } from "./markers.js";
 
 export const ROOT = resolve(import.meta.dirname, "..");
 export const LATEST = "bench-results/latest.json";
@@ -17,8 +18,8 @@ export interface BenchResults {
 
 /** Where each rendering goes: the file, and the markers it sits between. */
 export const TARGETS = {
-  table: { file: "docs/performance.md", start: "<!-- figures:start -->", end: "<!-- figures:end -->" },
-  summary: { file: "README.md", start: "<!-- figures:summary:start -->", end: "<!-- figures:summary:end -->" },
+  table: { file: "docs/performance.md", markers: "figures" },
+  summary: { file: "README.md", markers: "figures:summary" },
 } as const;
 
 /** The steps of `npm run bench` (bench/run.ts), each told by the groups of the figures it writes. */
@@ -128,24 +129,6 @@ export function renderSummary(results: BenchResults): string {
   );
 }
 
-/** The text between a target's markers (without the newlines next to them), or undefined without both markers. */
-export function between(text: string, start: string, end: string): string | undefined {
-  const from = text.indexOf(start);
-  const to = text.indexOf(end, from);
-  if (from < 0 || to < 0) return undefined;
-  return text
-    .slice(from + start.length, to)
-    .replace(/^\n/, "")
-    .replace(/\n$/, "");
-}
-
-function replaceBetween(text: string, start: string, end: string, body: string, file: string): string {
-  const from = text.indexOf(start);
-  const to = text.indexOf(end, from);
-  if (from < 0 || to < 0) throw new Error(`${file} has no ${start} … ${end} markers`);
-  return `${text.slice(0, from + start.length)}\n${body}\n${text.slice(to)}`;
-}
-
 /** What each target's block should hold, given latest.json. */
 export function rendered(results: BenchResults): Record<keyof typeof TARGETS, string> {
   return { table: renderTable(results), summary: renderSummary(results) };
@@ -156,10 +139,10 @@ function main(check: boolean): number {
   const bodies = rendered(results);
   let stale = 0;
   for (const key of Object.keys(TARGETS) as (keyof typeof TARGETS)[]) {
-    const { file, start, end } = TARGETS[key];
+    const { file, markers } = TARGETS[key];
     const path = join(ROOT, file);
     const text = readFileSync(path, "utf8");
-    const next = replaceBetween(text, start, end, bodies[key], file);
+    const next = replaceBetweenMarkers(text, markers, bodies[key]);
     if (next === text) continue;
     stale++;
     if (check) console.error(`${file}: the figures are not what ${LATEST} renders to (npm run docs:figures)`);

@@ -3,16 +3,17 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { between, readLatest, rendered, ROOT, TARGETS } from "../../scripts/render-figures.js";
+import { betweenMarkers } from "../../scripts/markers.js";
+import { readLatest, rendered, ROOT, TARGETS } from "../../scripts/render-figures.js";
 
 describe("the figures in the docs", () => {
   const expected = rendered(readLatest());
 
   for (const key of Object.keys(TARGETS) as (keyof typeof TARGETS)[]) {
-    const { file, start, end } = TARGETS[key];
+    const { file, markers } = TARGETS[key];
     it(`${file} holds what bench-results/latest.json renders to`, () => {
-      const committed = between(readFileSync(join(ROOT, file), "utf8"), start, end);
-      expect(committed, `${file} has its ${start} … ${end} markers`).toBeDefined();
+      const committed = betweenMarkers(readFileSync(join(ROOT, file), "utf8"), markers);
+      expect(committed, `${file} has its ${markers}:start … end markers`).toBeDefined();
       expect(committed, `${file} is stale: run npm run docs:figures`).toBe(expected[key]);
     });
   }
