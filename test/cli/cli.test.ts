@@ -1,5 +1,5 @@
 // The built `todo-continuation` binary, run as a process against real database files.
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordBill } from "../../src/store/changes/record-bill.js";
@@ -264,6 +264,19 @@ describe("todo-continuation CLI", () => {
     const result = await cli(["--db", f.dbPath, ...args]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
+  });
+
+  it("serve reads the config files of the directory it follows and refuses a typo in them", async () => {
+    const project = tempFolder();
+    mkdirSync(join(project, ".opencode"));
+    const file = join(project, ".opencode", "todo-continuation.json");
+    writeFileSync(file, JSON.stringify({ countdownSecs: 3 }));
+    const args = ["--db", f.dbPath, "serve", "--url", "http://127.0.0.1:1", "--directory", project];
+    const refused = await cli([...args, "--options", '{"countdownSeconds": 3}']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `in ${file}: countdownSecs = 3; allowed: a known option (did you mean countdownSeconds?)`,
+    );
   });
 
   it("an empty --db is a usage error, not the default file", async () => {

@@ -57,6 +57,18 @@ describe("the plugin's news", () => {
     expect(host.toasts).toHaveLength(1);
   });
 
+  it("a database it cannot open: in memory, said in the status file and in one toast", async () => {
+    const project = tempFolder();
+    const host = await start(project, { toast: false, databasePath: project });
+    expect(readStatus(project)).toMatchObject({
+      state: "memory",
+      headline: "in memory: its database cannot be opened",
+      problems: [expect.stringContaining("Continuing with an in-memory database")],
+    });
+    await idle(host, 1);
+    expect(host.toasts[0]).toMatchObject({ title: "todo-continuation", variant: "error" });
+  });
+
   it("no toast from the server when the TUI already showed that start's news", async () => {
     const project = tempFolder();
     const host = await start(project, { maxContinuations: "many", databasePath: join(project, "t.db") });
