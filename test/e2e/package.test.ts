@@ -1,19 +1,23 @@
 // The package as users get it: `npm pack`, installed by OpenCode's own installer (which never runs install scripts,
-// so better-sqlite3 stays unbuilt) and then loaded by its bare npm name. Its TUI module: package-tui.system.test.ts.
-import { existsSync, renameSync } from "node:fs";
+// so better-sqlite3 stays unbuilt) and then loaded by its bare npm name; or installed by the user's `npm install` into
+// OpenCode's config folder and loaded from there. Its TUI module: package-tui.system.test.ts.
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { E2E } from "./support/harness.js";
 import { NAME, PackedPlugin } from "./support/packed-plugin.js";
+import { UserShell } from "./support/user-install.js";
 import { script } from "./scenarios.js";
 
 describe("the packed plugin", () => {
   const packed = new PackedPlugin();
   let world: E2E | undefined;
+  let inConfig: E2E | undefined;
 
   beforeAll(() => packed.pack(), 120_000);
   afterAll(async () => {
     await world?.stop();
+    await inConfig?.stop();
     packed.dispose();
   });
 
@@ -49,6 +53,47 @@ describe("the packed plugin", () => {
       await world.waitForAudit(second, "injected", 60_000);
       expect(world.injections(second)).toMatchObject([{ status: "sent" }]);
       expect(world.server.output()).not.toContain("Failed to load plugin");
+    },
+  );
+
+  it(
+    "installed by `npm install <tarball>` in OpenCode's config folder, is loaded from there by a relative path in its opencode.json, and by a file in its plugins/ that imports it, and continues a session both times",
+    { timeout: 240_000 },
+    async () => {
+      // OpenCode's config folder as a user leaves it: npm's install (scripts and all), nothing of OpenCode's yet.
+      const installed = new E2E(script, false, { env: packed.env, seed: false });
+      inConfig = installed;
+      const configDir = join(installed.root, "home", "config", "opencode");
+      mkdirSync(configDir, { recursive: true });
+      await new UserShell().npm(configDir, "install", packed.tarball);
+      const writeConfig = (config: Record<string, unknown>) =>
+        writeFileSync(
+          join(configDir, "opencode.json"),
+          JSON.stringify({ $schema: "https://opencode.ai/config.json", ...config }),
+        );
+      // A path relative to the config file that names it; OpenCode takes the entry from the package's exports.
+      writeConfig({ plugin: [[`./node_modules/${NAME}`, { databasePath: installed.dbPath }]] });
+      await installed.start();
+      await installed.continuedBasicSession();
+      // OpenCode installed its own @opencode-ai/plugin beside the package and kept it; it fetched nothing by name.
+      expect(existsSync(join(configDir, "node_modules", "@opencode-ai", "plugin", "package.json"))).toBe(true);
+      const packages = join(installed.root, "home", "cache", "opencode", "packages");
+      const fetched = existsSync(packages) ? readdirSync(packages).filter((p) => p.startsWith(NAME)) : [];
+      expect(fetched).toEqual([]);
+
+      // A plugin file of the config folder, which Bun resolves the package from (its options are the file's).
+      await installed.server.stop();
+      writeConfig({});
+      mkdirSync(join(configDir, "plugins"));
+      writeFileSync(
+        join(configDir, "plugins", "todo-continuation.js"),
+        `import TodoContinuation from "${NAME}";\n` +
+          `export default (input) => TodoContinuation(input, ${JSON.stringify({ databasePath: installed.dbPath })});\n`,
+      );
+      await installed.startServer();
+      const second = await installed.continuedBasicSession();
+      expect(installed.injections(second)).toMatchObject([{ status: "sent" }]);
+      expect(installed.server.output()).not.toContain("failed to load plugin");
     },
   );
 });

@@ -94,6 +94,17 @@ export class E2E {
     });
   }
 
+  /**
+   * A new session running the scripted "basic" scenario, resolved with its id once the plugin has continued it (its
+   * `injected` audit row): that OpenCode loaded the plugin, and that the plugin works there.
+   */
+  async continuedBasicSession(timeoutMs = 60_000): Promise<string> {
+    const session = await this.session("basic");
+    await this.prompt(session, "scenario: basic");
+    await this.waitForAudit(session, "injected", timeoutMs);
+    return session;
+  }
+
   async todos(sessionId: string): Promise<Array<{ content: string; status: string }>> {
     const result = await this.server.client.session.todo({ path: { id: sessionId }, throwOnError: true });
     return result.data as Array<{ content: string; status: string }>;

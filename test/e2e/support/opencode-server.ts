@@ -52,6 +52,11 @@ export interface ServerOptions {
   git?: boolean;
   /** The scripted model's price ($ per million tokens), from which OpenCode computes each step's cost. */
   modelCost?: { input: number; output: number; cache_read?: number; cache_write?: number };
+  /**
+   * `false`: leave OpenCode's global config folder as the test made it, unseeded (OpenCode then npm-installs
+   * @opencode-ai/plugin into it itself, next to whatever is there).
+   */
+  seed?: boolean;
 }
 
 /** `path` and everything under it, owned by `user`. */
@@ -144,7 +149,7 @@ export class OpenCodeServer {
       TMPDIR: join(root, "tmp"),
     };
     for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
-    seedConfigFolder(join(dirs.XDG_CONFIG_HOME, "opencode"));
+    if (this.options.seed !== false) seedConfigFolder(join(dirs.XDG_CONFIG_HOME, "opencode"));
     if (this.options.git && !existsSync(join(this.project, ".git"))) initRepository(this.project);
     if (this.options.user) for (const dir of [root, this.project]) chownTree(dir, this.options.user);
     const plugin =

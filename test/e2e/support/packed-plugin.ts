@@ -4,18 +4,15 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "../../crash/processes.js";
+import { npm, npmCacheEnv } from "./user-install.js";
 
 export const NAME = "opencode-todo-continuation";
-const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 
 export class PackedPlugin {
   private readonly folder = mkdtempSync(join(tmpdir(), "tc-pack-"));
   tarball = "";
   /** OpenCode's installer reads npm's settings: let it use this machine's npm cache, which `npm install` filled. */
-  readonly env = {
-    npm_config_cache: execFileSync(npm, ["config", "get", "cache"], { encoding: "utf8" }).trim(),
-    npm_config_prefer_offline: "true",
-  };
+  readonly env = npmCacheEnv();
 
   /**
    * Packs the build as it is: `prepack` would build again, removing dist/ under the tests that run beside this one,
