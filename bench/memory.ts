@@ -81,7 +81,8 @@ export async function memory(lifecycles = 100_000): Promise<Figure[]> {
   ];
 }
 
-if (process.argv[1]?.endsWith("memory.ts")) {
+// Run as a process of its own: this file, or the bundle of it that test/crash/processes.ts makes (memory-<hash>.mjs).
+if (/\/memory(-[0-9a-f]+\.mjs|\.ts)$/.test(process.argv[1] ?? "")) {
   const figures = await memory(Number(process.env.LIFECYCLES ?? 100_000));
   process.stdout.write(`${JSON.stringify({ figures })}\n`);
 }
