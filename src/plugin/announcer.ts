@@ -6,10 +6,14 @@ import type { HostPort } from "../host/port.js";
 import { redactUrl } from "../store/location.js";
 import { PACKAGE_VERSION } from "../package-version.js";
 import { otherEnforcerWarning } from "./other-enforcers.js";
-import { wasSeen, writeStatus, type PluginStatus } from "./status-file.js";
+import { statusNews, wasSeen, writeStatus, type PluginStatus } from "./status-file.js";
 
 /** Long enough to be read, and to be seen by someone who looks away for a moment. */
 const TOAST_MS = 15_000;
+/** When this process started: a TUI's note that it showed the news counts from then on. */
+const PROCESS_START_MS = Date.now() - process.uptime() * 1000;
+/** The news each project's plugins in this process showed: a second start of the plugin for it says nothing again. */
+const shownNews = new Set<string>();
 
 export class Announcer {
   readonly status: PluginStatus;
@@ -87,7 +91,10 @@ export class Announcer {
     if (this.toldOnScreen || (event as { type?: unknown })?.type !== "session.idle") return;
     this.toldOnScreen = true;
     const { problems, warnings } = this.status;
-    if (problems.length + warnings.length === 0 || wasSeen(this.status, this.env)) return;
+    if (problems.length + warnings.length === 0 || wasSeen(this.status, this.env, PROCESS_START_MS)) return;
+    const news = `${this.status.directory}\n${statusNews(this.status)}`;
+    if (shownNews.has(news)) return;
+    shownNews.add(news);
     this.host
       .toast({
         title: this.status.state === "off" ? "todo-continuation is off" : "todo-continuation",

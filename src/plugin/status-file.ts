@@ -3,7 +3,7 @@
 // JSON file per project directory in the user's state folder, because the plugin's own database may be the thing that
 // failed. `doctor` and the TUI read it; nothing else depends on it, so writing it never fails the plugin.
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -70,12 +70,16 @@ export function readStatus(directory: string, env: NodeJS.ProcessEnv = process.e
   }
 }
 
-/** What identifies one start's news: a reader that showed it once need not show it again. */
+/**
+ * What identifies a piece of news: its words. OpenCode may start the plugin twice for one project (the TUI's server
+ * does), and two starts that say the same must not be shown twice.
+ */
 export function statusNews(status: PluginStatus): string {
-  return `${status.pid}@${status.startedAt}:${status.problems.length + status.warnings.length}`;
+  const words = JSON.stringify([status.problems, status.warnings]);
+  return createHash("sha256").update(words).digest("hex").slice(0, 16);
 }
 
-/** Where the TUI notes that it showed a start's news, so that the server plugin does not show it a second time. */
+/** Where the TUI notes that it showed a piece of news, so that the server plugin does not show it a second time. */
 function seenPath(directory: string, env: NodeJS.ProcessEnv): string {
   return `${statusPath(directory, env).slice(0, -".json".length)}.seen`;
 }
@@ -88,9 +92,11 @@ export function markSeen(status: PluginStatus, env: NodeJS.ProcessEnv = process.
   }
 }
 
-export function wasSeen(status: PluginStatus, env: NodeJS.ProcessEnv = process.env): boolean {
+/** The TUI showed this news at `since` or later (a TUI of an earlier OpenCode does not count for this one). */
+export function wasSeen(status: PluginStatus, env: NodeJS.ProcessEnv = process.env, since = 0): boolean {
   try {
-    return readFileSync(seenPath(status.directory, env), "utf8") === statusNews(status);
+    const path = seenPath(status.directory, env);
+    return readFileSync(path, "utf8") === statusNews(status) && statSync(path).mtimeMs >= since;
   } catch {
     return false;
   }

@@ -1,6 +1,7 @@
 // What a person sees in OpenCode's own TUI (in tmux) when the configuration is wrong: the server plugin's refusal of a
-// misspelt option in the project's todo-continuation.jsonc is a toast at start and a line in the panel, and the server
-// does not show it a second time; the TUI module's own bad option (tui.json) is a toast and the panel's line.
+// misspelt option and a bad value in the project's todo-continuation.jsonc is a toast at start and a line in the
+// panel, and the server does not show it a second time; the TUI module's own bad option (tui.json) is a toast and the
+// panel's line.
 import { join } from "node:path";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -16,16 +17,20 @@ describe("a misspelt option in the project's config file, in the real TUI", () =
   const world = new TuiWorld(script, {
     prepare: () => {
       mkdirSync(join(world.project, ".opencode"), { recursive: true });
-      writeFileSync(join(world.project, ".opencode", "todo-continuation.jsonc"), '{ "countdownSecs": 5 }\n');
+      writeFileSync(
+        join(world.project, ".opencode", "todo-continuation.jsonc"),
+        '{ "countdownSecs": 5, "maxContinuations": "many" }\n',
+      );
     },
   });
   useTuiWorld(world, { startTimeoutMs: 90_000 });
 
-  it("is a toast at start naming the nearest option, then a line in the session's panel", async () => {
+  it("is a toast at start naming the nearest option and the bad value, then a line in the session's panel", async () => {
     const toast = await world.waitScreen("the toast saying the enforcer is off", (s) =>
       s.includes("todo-continuation is off"),
     );
     expect(unwrapped(toast)).toContain("countdownSecs = 5; allowed: a known option (did you mean countdownSeconds?)");
+    expect(unwrapped(toast)).toContain('maxContinuations = "many"; allowed: an integer from 1 to 100000');
     const status = readStatus(world.project, stateOf(world))!;
     expect(status.state).toBe("off");
     expect(wasSeen(status, stateOf(world))).toBe(true);

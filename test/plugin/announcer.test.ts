@@ -69,6 +69,18 @@ describe("the plugin's news", () => {
     expect(host.toasts[0]).toMatchObject({ title: "todo-continuation", variant: "error" });
   });
 
+  it("OpenCode starting the plugin twice for one project (as the TUI's server does): still one toast", async () => {
+    const project = tempFolder();
+    const options = { countdownSecs: 3, databasePath: join(project, "t.db") };
+    const firstHost = await start(project, options);
+    const first = hooks!;
+    const secondHost = await start(project, options);
+    first.event!({ event: ev.idle("ses_a") } as never);
+    await idle(secondHost, 0);
+    await expect.poll(() => firstHost.toasts.length + secondHost.toasts.length).toBe(1);
+    await first.dispose();
+  });
+
   it("no toast from the server when the TUI already showed that start's news", async () => {
     const project = tempFolder();
     const host = await start(project, { maxContinuations: "many", databasePath: join(project, "t.db") });
