@@ -28,8 +28,16 @@ export interface TuiWorldOptions {
   tui?: Record<string, unknown>;
   /** The TUI plugin spec: this checkout's entry by default; `false` lists no TUI plugin in tui.json. */
   tuiSpec?: string | false;
-  /** The server plugin spec: this checkout's entry by default. */
-  serverSpec?: string;
+  /**
+   * The server plugin spec: this checkout's entry by default; `false` lists none in the generated config (a test's own
+   * opencode.json in the config folder names it).
+   */
+  serverSpec?: string | false;
+  /**
+   * `false`: leave OpenCode's global config folder (`configDir`) as the test made it, unseeded (OpenCode then
+   * npm-installs @opencode-ai/plugin into it itself, next to whatever is there).
+   */
+  seed?: boolean;
   /** More environment for OpenCode (npm settings for its installer). */
   env?: Record<string, string>;
   /** Called once the folders exist, before OpenCode starts (to seed its package cache). */
@@ -75,8 +83,8 @@ export class TuiWorld {
       TMPDIR: join(this.root, "tmp"),
     };
     for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
-    const configDir = join(dirs.XDG_CONFIG_HOME, "opencode");
-    seedConfigFolder(configDir);
+    const configDir = this.configDir;
+    if (this.options.seed !== false) seedConfigFolder(configDir);
     this.options.prepare?.(home);
     const tuiSpec = this.options.tuiSpec ?? pathToFileURL(TUI_ENTRY).href;
     writeFileSync(
@@ -92,7 +100,8 @@ export class TuiWorld {
     );
     const modelUrl = (this.modelUrl ??= await this.model.start());
     const serverSpec = this.options.serverSpec ?? pathToFileURL(PLUGIN_ENTRY).href;
-    const plugin = [[serverSpec, { databasePath: this.dbPath, ...this.options.server }]];
+    const plugin =
+      serverSpec === false ? undefined : [[serverSpec, { databasePath: this.dbPath, ...this.options.server }]];
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       ...dirs,
@@ -145,6 +154,11 @@ export class TuiWorld {
         `${(error as Error).message}\nOpenCode's stderr:\n${existsSync(stderr) ? readFileSync(stderr, "utf8").slice(-3000) : "(none)"}`,
       );
     }
+  }
+
+  /** OpenCode's global config folder (`$XDG_CONFIG_HOME/opencode`), where tui.json is written. */
+  get configDir(): string {
+    return join(this.root, "home", "config", "opencode");
   }
 
   /** The folder OpenCode installs npm plugins into. */
