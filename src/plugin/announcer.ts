@@ -64,6 +64,7 @@ export class Announcer {
 
   /** The enforcer runs on an in-memory database: `problem` says why its own could not be opened. */
   inMemory(problem: string): void {
+    this.host.log("error", `todo-continuation: ${problem}`);
     this.status.state = "memory";
     this.status.headline = "in memory: its database cannot be opened";
     this.status.problems.push(problem);
