@@ -31,6 +31,8 @@ export interface EngineEvents {
   countdown_armed: { armed: Armed };
   /** A countdown reached its deadline (the injector takes it from here). */
   countdown_due: { armed: Armed; info: DueInfo };
+  /** OpenCode said the session went idle (the plugin tells its news at the first one). */
+  session_idle: { sessionId: string };
   /** The session is to be looked at as if it had gone idle (an idle came while its continuation was in flight). */
   look_again: { sessionId: string };
   /**

@@ -17,7 +17,7 @@ const shownNews = new Set<string>();
 
 export class Announcer {
   readonly status: PluginStatus;
-  /** Set once the first idle was seen: from then on the event hook costs one test of this flag. */
+  /** Set once the first idle was seen: news is told then, once.  */
   private toldOnScreen = false;
 
   constructor(
@@ -87,9 +87,14 @@ export class Announcer {
     this.warn(warning);
   }
 
-  /** Called with every event until the first idle: then a toast, if there is news the TUI has not shown. */
+  /** OpenCode's event, where no engine runs (the plugin is off): the first idle is when news is told. */
   event(event: unknown): void {
-    if (this.toldOnScreen || (event as { type?: unknown })?.type !== "session.idle") return;
+    if ((event as { type?: unknown })?.type === "session.idle") this.idle();
+  }
+
+  /** A session went idle: the first time, a toast, if there is news the TUI has not shown. */
+  idle(): void {
+    if (this.toldOnScreen) return;
     this.toldOnScreen = true;
     const { problems, warnings } = this.status;
     if (problems.length + warnings.length === 0 || wasSeen(this.status, this.env, PROCESS_START_MS)) return;

@@ -72,39 +72,37 @@ export async function TodoContinuation(
       resolution.problems.map((problem) => `invalid configuration: ${problem.text}`),
       "invalid configuration",
     );
-    return announced({ ...OFF }, announcer);
+    return offHooks(announcer);
   }
 
   // Said once, resolved: a relative path or `~` in the options lands where this line says.
   host.log("info", `todo-continuation: database ${redactUrl(config.databasePath)}`);
   const store = await openOrFallBack(config, announcer);
-  if (!store) return announced({ ...OFF }, announcer);
-  return announced(pluginHooks(input, config, store, host), announcer);
+  if (!store) return offHooks(announcer);
+  return pluginHooks(input, config, store, host, announcer);
 }
 
-/** The hooks with the announcer's share: it sees OpenCode's config and the events up to the first idle. */
-function announced(hooks: TodoContinuationApi & Partial<Hooks>, announcer: Announcer): TodoContinuationHooks {
-  const config = hooks.config;
-  const event = hooks.event;
+/** The enforcer off: its API does nothing, and the hooks only let the announcer see OpenCode's config and events. */
+function offHooks(announcer: Announcer): TodoContinuationHooks {
   return {
-    ...hooks,
-    config: (async (cfg: Parameters<NonNullable<Hooks["config"]>>[0]) => {
+    ...OFF,
+    config: (async (cfg: { plugin?: unknown }) => seeConfig(announcer, cfg)) as Hooks["config"],
+    event: (({ event }: { event: unknown }) => {
       try {
-        announcer.opencodeConfig(cfg as { plugin?: unknown });
-      } catch {
-        // Seeing another enforcer is a courtesy: it never stands in the way of the commands' registration.
-      }
-      await config?.(cfg);
-    }) as Hooks["config"],
-    event: ((input: { event: unknown }) => {
-      void event?.(input as Parameters<NonNullable<Hooks["event"]>>[0]);
-      try {
-        announcer.event(input?.event);
+        announcer.event(event);
       } catch {
         // A toast is never worth an exception in OpenCode's event loop.
       }
-    }) as Hooks["event"],
+    }) as unknown as Hooks["event"],
   } as TodoContinuationHooks;
+}
+
+function seeConfig(announcer: Announcer | undefined, cfg: { plugin?: unknown }): void {
+  try {
+    announcer?.opencodeConfig(cfg);
+  } catch {
+    // Seeing another enforcer is a courtesy: it never stands in the way of the commands' registration.
+  }
 }
 
 /** The hooks over an open store: what the plugin function returns once its configuration and file are settled. */
@@ -113,11 +111,14 @@ export function pluginHooks(
   config: Config,
   store: EngineStore,
   host = new OpenCodeHost(input.client, input.directory),
+  announcer?: Announcer,
 ): TodoContinuationHooks {
   // On a database that several machines share, the sessions of this OpenCode are those of this host: pods often run
   // OpenCode in the same directory path, and one pod's countdowns must never be adopted by another's OpenCode.
   const server = isPostgresUrl(config.databasePath) ? hostname() : null;
   const enforcer = new Enforcer({ config, store, host, directory: input.directory, server });
+  // Told by the engine, not by a wrapper around the event hook: that hook runs for every streamed chunk.
+  if (announcer) enforcer.on("session_idle", () => announcer.idle());
   // Recovery reads OpenCode (pending injections are reconciled against the session's messages): after init only.
   const startTimer = setTimeout(() => {
     enforcer
@@ -161,9 +162,10 @@ export function pluginHooks(
     "tool.execute.after": guard("tool hook", (toolInput: { sessionID?: string }) =>
       enforcer.toolActivity(toolInput?.sessionID, "after"),
     ),
-    config: guard("config hook", (cfg: { command?: Record<string, unknown> }) =>
-      registerCommands(cfg),
-    ) as Hooks["config"],
+    config: guard("config hook", (cfg: { command?: Record<string, unknown>; plugin?: unknown }) => {
+      seeConfig(announcer, cfg);
+      registerCommands(cfg);
+    }) as Hooks["config"],
     "command.execute.before": guard(
       "command",
       async (commandInput: { command: string; sessionID: string }, output: { parts: unknown[] }) => {

@@ -38,17 +38,23 @@ describe("an invalid plugin option", () => {
   });
 });
 
-describe("a configuration file with a misspelt option, and oh-my-opencode in the project's opencode.json", () => {
+/** A world whose project has `fileText` as its todo-continuation.jsonc and oh-my-opencode in its opencode.json. */
+function worldWithPeer(fileText: string) {
   const world = new E2E(script, {});
   const project = join(world.root, "project");
   const configFile = join(project, ".opencode", "todo-continuation.jsonc");
   const peer = join(world.root, "peer", "oh-my-opencode", "index.js");
   const toasts: Array<{ title?: string; message: string; variant: string }> = [];
   const listening = new AbortController();
+  const statusOf = () =>
+    world.waitFor("the plugin's status with OpenCode's config seen", () => {
+      const s = readStatus(project, { XDG_STATE_HOME: join(world.root, "home", "state") });
+      return s && s.warnings.length > 0 ? s : undefined;
+    });
 
   beforeAll(async () => {
     mkdirSync(join(project, ".opencode"), { recursive: true });
-    writeFileSync(configFile, '{\n  // five seconds to read it\n  "countdownSecs": 5,\n}\n');
+    writeFileSync(configFile, fileText);
     // A stand-in for oh-my-opencode (its name is what counts): a plugin that does nothing.
     mkdirSync(dirname(peer), { recursive: true });
     writeFileSync(peer, "export const OhMyOpenCode = async () => ({});\n");
@@ -64,13 +70,16 @@ describe("a configuration file with a misspelt option, and oh-my-opencode in the
     listening.abort();
     await world.stop();
   });
+  return { world, configFile, peer, toasts, statusOf };
+}
+
+describe("a configuration file with a misspelt option, and oh-my-opencode in the project's opencode.json", () => {
+  const { world, configFile, peer, toasts, statusOf } = worldWithPeer(
+    '{\n  // five seconds to read it\n  "countdownSecs": 5,\n}\n',
+  );
 
   it("keeps the enforcer off, writes why for doctor and the TUI, and shows it in one toast at the first idle", async () => {
-    const env = { XDG_STATE_HOME: join(world.root, "home", "state") };
-    const status = await world.waitFor("the plugin's status with OpenCode's config seen", () => {
-      const s = readStatus(project, env);
-      return s && s.warnings.length > 0 ? s : undefined;
-    });
+    const status = await statusOf();
     expect(status).toMatchObject({
       state: "off",
       files: [configFile],
@@ -95,5 +104,26 @@ describe("a configuration file with a misspelt option, and oh-my-opencode in the
     expect(toast.message).toContain('add "disabled_hooks": ["todo-continuation-enforcer"]');
     expect(world.continuationRequests("basic")).toEqual([]);
     expect(existsSync(world.dbPath)).toBe(false);
+  });
+});
+
+describe("a valid configuration file, and oh-my-opencode in the project's opencode.json", () => {
+  const { world, configFile, toasts, statusOf } = worldWithPeer('{ "countdownSeconds": 1 }\n');
+
+  it("enforces, with the file's option, and warns of the other enforcer in one toast at the first idle", async () => {
+    const status = await statusOf();
+    expect(status).toMatchObject({ state: "on", problems: [] });
+    expect(status.options.countdownSeconds).toEqual({ value: 1, source: configFile });
+    const id = await world.session("basic");
+    await world.prompt(id, "scenario: basic");
+    await world.waitForAudit(id, "injected", 60_000);
+    const toast = await world.waitFor("the plugin's warning", () =>
+      toasts.find((t) => t.title === "todo-continuation"),
+    );
+    expect(toast.variant).toBe("warning");
+    expect(toast.message).toContain("its own todo-continuation-enforcer is on");
+    // Later idles (the continuation's turn, then all todos done) tell nothing again.
+    await world.waitForRest(id, "skipped:todos_complete");
+    expect(toasts.filter((t) => t.title === "todo-continuation")).toHaveLength(1);
   });
 });

@@ -154,6 +154,7 @@ export class EventRouter {
     this.memory(sessionId).status = "idle";
     this.flushUserMessages(sessionId);
     void this.peers.looks.evaluate(sessionId, "idle");
+    this.ctx.events.emit("session_idle", { sessionId });
   }
 
   private statusChanged(sessionId: string, status: "busy" | "idle" | "retry"): void {
