@@ -2,7 +2,7 @@
 // ones that change something; a file path or a postgres:// URL alike. Every failure becomes one clear line.
 import { accessSync, constants, statSync } from "node:fs";
 import { join } from "node:path";
-import { resolveConfiguration } from "../config/resolve.js";
+import { isFileSource, resolveConfiguration } from "../config/resolve.js";
 import { defaultDatabasePath } from "../store/default-path.js";
 import { isPostgresUrl, LocationError, redactUrl, resolveLocation } from "../store/location.js";
 import type { OperatorStore } from "../store/operator.js";
@@ -39,7 +39,7 @@ export function databasePath(option: string | undefined): string {
 function fileDatabasePath(): [string, string] {
   const { sources, merged } = resolveConfiguration({ env: { ...process.env, TODO_CONTINUATION_DB: "" }, files: true });
   const source = sources.databasePath;
-  return source.startsWith("/")
+  return isFileSource(source)
     ? [`databasePath in ${source}`, merged.databasePath]
     : ["the default location", defaultDatabasePath()];
 }

@@ -2,6 +2,7 @@
 // environment variables, the plugin options (opencode.json), the project's file, the user's file, the defaults.
 // Every problem of every source is collected (a person fixes them all at once); the caller decides what a problem
 // means (the plugin stays off and says so, the CLI exits with a usage error).
+import { isAbsolute } from "node:path";
 import type * as z from "zod";
 import { nearest } from "../core/nearest.js";
 import { defaultDatabasePath } from "../store/default-path.js";
@@ -283,7 +284,12 @@ function contradictions(config: Config, from: Record<EnforcerOptionKey, string>)
     .map((key) => problemOf(sourceName(from[key]), key, config[key], `at most retryMaxMs (${config.retryMaxMs})`));
 }
 
+/** A source that is a configuration file (sources are named by the file's absolute path). */
+export function isFileSource(source: string): boolean {
+  return isAbsolute(source);
+}
+
 /** The source a problem names, from a value's origin: a file's path, "environment" or the plugin options. */
 function sourceName(from: string): string {
-  return from.startsWith("TODO_") ? "environment" : from.startsWith("/") ? from : "plugin options";
+  return from.startsWith("TODO_") ? "environment" : isFileSource(from) ? from : "plugin options";
 }

@@ -1,7 +1,14 @@
 // The TUI plugin's settings. Sources, highest first: TODO_CONTINUATION_DB, the object after its entry in tui.json, the
 // `tui` section (and `databasePath`) of the project's and the user's todo-continuation.json(c), the defaults. Checked
 // with the same schema and the same errors as the server plugin's options, so both find the same database.
-import { checkValues, asObject, ConfigError, databaseLocation, resolveConfiguration } from "../config/resolve.js";
+import {
+  asObject,
+  checkValues,
+  ConfigError,
+  databaseLocation,
+  isFileSource,
+  resolveConfiguration,
+} from "../config/resolve.js";
 import type { ConfigProblem } from "../config/resolve.js";
 import { ENFORCER_OPTIONS, TUI_OPTIONS } from "../config/options.js";
 import { defaultDatabasePath } from "../store/default-path.js";
@@ -41,7 +48,8 @@ export function resolveTuiOptions(
   if (problems.length > 0) throw new ConfigError(problems);
 
   const fromEnv = env.TODO_CONTINUATION_DB;
-  const fileDatabase = fromFiles?.sources.databasePath.startsWith("/") ? fromFiles.merged.databasePath : undefined;
+  const fileDatabase =
+    fromFiles && isFileSource(fromFiles.sources.databasePath) ? fromFiles.merged.databasePath : undefined;
   const [key, location] = fromEnv
     ? ["TODO_CONTINUATION_DB", fromEnv]
     : ["databasePath", (given.databasePath as string | undefined) ?? fileDatabase ?? defaultDatabasePath(env)];

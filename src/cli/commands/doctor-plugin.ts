@@ -1,7 +1,7 @@
 // `doctor`'s look at the plugin of one project: what the plugin said at its last start (its status file: version,
 // on/off/in memory, problems, warnings, where each option came from) and what the configuration files say now (a file
 // edited since OpenCode started is checked before the person restarts it).
-import { resolveConfiguration, type Resolution } from "../../config/resolve.js";
+import { isFileSource, resolveConfiguration, type Resolution } from "../../config/resolve.js";
 import { userConfigFolder } from "../../config/files.js";
 import { readStatus, statusPath, type PluginStatus } from "../../plugin/status-file.js";
 import { localTime } from "../format.js";
@@ -51,7 +51,7 @@ function fileFindings(files: Resolution): PluginFinding[] {
     return files.problems.map((problem) => ({
       level: "fail",
       check: "config file",
-      message: `${problem.source.startsWith("/") ? "" : `${problem.source}: `}${problem.text}`,
+      message: `${isFileSource(problem.source) ? "" : `${problem.source}: `}${problem.text}`,
     }));
   const read =
     files.files.length > 0 ? files.files.join(", ") : `none (looked in .opencode/ and ${userConfigFolder()})`;
