@@ -1,7 +1,7 @@
 // 3. Scheduler precision: N countdowns with deadlines spread over three seconds, all waited for by the one TimerQueue
 // (as Countdowns waits for them, one keyed entry each); lateness of each firing against its deadline.
 import { systemClock } from "../src/engine/clock.js";
-import { TimerQueue } from "../src/engine/wait/timer-queue.js";
+import { TimerQueue } from "../src/engine/timer-queue.js";
 import { percentiles, type Figure } from "./lib.js";
 
 export async function schedulerPrecision(count: number): Promise<Figure[]> {

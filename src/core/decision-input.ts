@@ -50,7 +50,7 @@ export interface SessionSightings {
   pendingRequests: number;
   compactedRecently: boolean;
   /** The todos of the latest `todo.updated`. */
-  todos?: Todo[];
+  todos?: readonly Todo[];
 }
 
 /** What OpenCode answered when asked (all reads bounded; a read that failed leaves its fact out). */

@@ -9,7 +9,7 @@ import type { Clock } from "./clock.js";
 import type { EngineEmitter } from "./engine-events.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { SessionLanes } from "./session-lanes.js";
-import type { TimerQueue } from "./wait/timer-queue.js";
+import type { TimerQueue } from "./timer-queue.js";
 
 /** The infrastructure a context is made of. */
 export interface ContextParts {

@@ -19,7 +19,7 @@ import { buildParts, routeEngineEvents, type EngineParts } from "./parts.js";
 import { SessionLanes } from "./session-lanes.js";
 import { StoreHealth, type StoreState } from "./store-health.js";
 import type { RecoveryReport } from "./wait/countdowns.js";
-import { TimerQueue } from "./wait/timer-queue.js";
+import { TimerQueue } from "./timer-queue.js";
 
 export type { RecoveryReport };
 

@@ -2,7 +2,7 @@
 // which the later parts are reached. The composition root (enforcer.ts) builds them here, and so do the tests of one
 // part, so that a part under test is wired exactly as it runs.
 import type { EngineContext } from "./context.js";
-import { FactGatherer } from "./decide/facts.js";
+import { FactGatherer } from "./read/facts.js";
 import { Billing } from "./decide/billing.js";
 import { Judge } from "./decide/judge.js";
 import { Looks } from "./decide/looks.js";
@@ -10,14 +10,14 @@ import { StopNotices } from "./decide/stop-notices.js";
 import { Injector } from "./deliver/injector.js";
 import { Lookups } from "./deliver/lookups.js";
 import { Outcomes } from "./deliver/outcomes.js";
-import { DeliveryQueue } from "./deliver/queue.js";
+import { DeliveryQueue } from "./wait/queue.js";
 import { Reconciler } from "./deliver/reconciler.js";
 import { StartWatch } from "./deliver/start-watch.js";
 import { LeaseLoop } from "./lease-loop.js";
 import { RetentionSchedule } from "./retention-schedule.js";
 import { EventRouter } from "./see/event-router.js";
-import { OwnMessageIds } from "./see/own-messages.js";
-import { SessionMemories } from "./see/session-memory.js";
+import { OwnMessageIds } from "./memory/own-messages.js";
+import { SessionMemories } from "./memory/session-memory.js";
 import { CountdownToasts } from "./wait/countdown-toasts.js";
 import { Countdowns } from "./wait/countdowns.js";
 

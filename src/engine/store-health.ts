@@ -5,7 +5,7 @@ import { describeDatabaseFailure, NETWORK_CAUSE } from "../store/failure.js";
 import type { EngineStore, StoreProblem } from "../store/port.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { EngineEmitter } from "./engine-events.js";
-import type { TimerQueue } from "./wait/timer-queue.js";
+import type { TimerQueue } from "./timer-queue.js";
 
 const DESCRIPTIONS: Record<StoreProblem, string> = {
   "read-only": "is read-only",

@@ -13,7 +13,7 @@ import { createContext, type ContextParts, type EngineContext } from "../../src/
 import { EngineEmitter } from "../../src/engine/engine-events.js";
 import { Lifecycle } from "../../src/engine/lifecycle.js";
 import { SessionLanes } from "../../src/engine/session-lanes.js";
-import { TimerQueue } from "../../src/engine/wait/timer-queue.js";
+import { TimerQueue } from "../../src/engine/timer-queue.js";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { TestFiles } from "../support/engine-context.js";
 import { testConfig, type Rows } from "../support/engine-fixture.js";

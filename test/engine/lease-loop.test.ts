@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
-import type { DeliveryQueue } from "../../src/engine/deliver/queue.js";
+import type { DeliveryQueue } from "../../src/engine/wait/queue.js";
 import { buildParts } from "../../src/engine/parts.js";
 import type { LeaseLoop } from "../../src/engine/lease-loop.js";
 import type { Countdowns } from "../../src/engine/wait/countdowns.js";

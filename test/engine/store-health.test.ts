@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { systemClock } from "../../src/engine/clock.js";
 import { EngineEmitter, type EngineEvents } from "../../src/engine/engine-events.js";
 import { StoreHealth } from "../../src/engine/store-health.js";
-import { TimerQueue } from "../../src/engine/wait/timer-queue.js";
+import { TimerQueue } from "../../src/engine/timer-queue.js";
 import type { EngineStore, StoreProblem } from "../../src/store/port.js";
 import { changeSession } from "../../src/store/changes/change-session.js";
 import { newOwnerId } from "../../src/store/owner.js";

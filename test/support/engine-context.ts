@@ -11,7 +11,7 @@ import { createContext, type EngineContext } from "../../src/engine/context.js";
 import { EngineEmitter } from "../../src/engine/engine-events.js";
 import { Lifecycle } from "../../src/engine/lifecycle.js";
 import { SessionLanes } from "../../src/engine/session-lanes.js";
-import { TimerQueue } from "../../src/engine/wait/timer-queue.js";
+import { TimerQueue } from "../../src/engine/timer-queue.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../../src/store/owner.js";
 import type { EngineStore } from "../../src/store/port.js";
 import { openSqlite, type SqliteConnection } from "../../src/store/sqlite/open.js";

@@ -15,7 +15,7 @@ import { billContext } from "../../store/reads.js";
 import { q } from "../../store/script.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
-import type { FactGatherer } from "./facts.js";
+import type { FactGatherer } from "../read/facts.js";
 
 /** How far a todo has come in a ledger: 2 is closed. */
 const CLOSED = 2;

@@ -14,8 +14,8 @@ import { ESTIMATE_FROM } from "../../core/budget.js";
 import type { Billing } from "./billing.js";
 import type { SessionRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
-import type { DeliveryQueue } from "../deliver/queue.js";
-import type { SessionMemories } from "../see/session-memory.js";
+import type { DeliveryQueue } from "../wait/queue.js";
+import type { SessionMemories } from "../memory/session-memory.js";
 import type { StopNotices } from "./stop-notices.js";
 
 export type Skip = Extract<Decision, { verdict: "skip" }>;
@@ -57,7 +57,7 @@ export class Judge {
     const seen = {
       status: memory.status,
       parentId: memory.parentId,
-      pendingRequests: memory.pendingRequests.size,
+      pendingRequests: memory.openRequests,
       compactedRecently: memory.compactedRecently,
       todos: memory.todos,
     };
@@ -80,9 +80,7 @@ export class Judge {
   /** What OpenCode answered for the todos, remembered; an answer ends a run of failed reads. */
   rememberTodos(sessionId: string, facts: HostFacts): void {
     if (!Array.isArray(facts.todos)) return;
-    const memory = this.memories.get(sessionId);
-    memory.todos = facts.todos;
-    memory.todoReadFailures = 0;
+    this.memories.get(sessionId).readTodos(facts.todos);
   }
 
   /**
@@ -96,8 +94,8 @@ export class Judge {
     idleSince: number,
   ): { detail: Record<string, unknown>; change: SessionChange } {
     const memory = this.memories.get(sessionId);
-    const plan = afterTodoReadFailed(memory.todoReadFailures ?? 0, this.ctx.config);
-    memory.todoReadFailures = plan.retry ? plan.attempt : 0;
+    const plan = afterTodoReadFailed(memory.todoReadFailures, this.ctx.config);
+    memory.failedTodoReads(plan.retry ? plan.attempt : 0);
     return {
       detail: { ...(facts.todoError ? { error: facts.todoError } : {}), ...retryDetail(plan) },
       change: plan.retry

@@ -9,11 +9,11 @@ import { expireOwedLook } from "../../store/changes/skip.js";
 import { q } from "../../store/script.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
-import type { DeliveryQueue } from "../deliver/queue.js";
+import type { DeliveryQueue } from "../wait/queue.js";
 import type { StartWatch } from "../deliver/start-watch.js";
-import type { SessionMemories } from "../see/session-memory.js";
+import type { SessionMemories } from "../memory/session-memory.js";
 import type { Countdowns } from "../wait/countdowns.js";
-import { inspectOptions, type FactGatherer } from "./facts.js";
+import { inspectOptions, type FactGatherer } from "../read/facts.js";
 import type { Billing } from "./billing.js";
 import type { Judge } from "./judge.js";
 
@@ -135,7 +135,7 @@ export class Looks {
     const { decision, row } = await this.p.judge.decide(sessionId, "idle");
     if (decision.verdict === "skip") {
       // Our own continuation is still being delivered (its answer looked up): this idle is looked at once it settles.
-      if (decision.reason === "in_flight" && this.p.queue.isBusy(sessionId)) memory.idleWhileInjecting = true;
+      if (decision.reason === "in_flight" && this.p.queue.isBusy(sessionId)) memory.idleWhileInjecting();
       const extra = { trigger, lookMs: this.tookMs(startedAt) };
       await this.p.judge.recordSkip(sessionId, decision, extra, owedAlready ? { recheckAt: null } : undefined);
       return undefined;
@@ -164,7 +164,7 @@ export class Looks {
       return judge.recordSkip(sessionId, busy, { trigger, lookMs: this.tookMs(look.startedAt) }, { recheckAt: null });
     }
     // A re-evaluation follows missed events: what OpenCode says now beats what this process last saw.
-    if (trigger !== "idle" && facts.status) memory.status = facts.status;
+    if (trigger !== "idle" && facts.status) memory.sawStatus(facts.status);
     if (facts.parentId !== undefined) await this.noteParent(sessionId, facts.parentId);
     judge.rememberTodos(sessionId, facts);
     if (await starts.unstartedContinuation(sessionId, facts, countdowns.has(sessionId))) return;
@@ -213,10 +213,7 @@ export class Looks {
   /** The session's parent, as an event or OpenCode said: remembered, and written once it changes. */
   async noteParent(sessionId: string, parentId: string | null): Promise<void> {
     const { ctx } = this;
-    const memory = this.p.memories.get(sessionId);
-    if (memory.parentId === parentId) return;
-    memory.parentId = parentId;
-    if (parentId === null) return;
+    if (!this.p.memories.get(sessionId).sawParent(parentId) || parentId === null) return;
     if ((await ctx.store.read(q.session(sessionId)))?.parentId !== parentId)
       await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), { parentId }));
   }

@@ -16,16 +16,16 @@ import { changeSession } from "../../store/changes/change-session.js";
 import { unresolvedContinuation } from "../../store/reads.js";
 import type { InjectionRow, SessionRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
-import { inspectOptions, type FactGatherer } from "../decide/facts.js";
+import { inspectOptions, type FactGatherer } from "../read/facts.js";
 import type { Judge } from "../decide/judge.js";
 import { errorMessage, HostTimeoutError, mayHaveBeenDelivered, withTimeout } from "../host-calls.js";
-import type { OwnMessageIds } from "../see/own-messages.js";
-import type { SessionMemories } from "../see/session-memory.js";
+import type { OwnMessageIds } from "../memory/own-messages.js";
+import type { SessionMemories } from "../memory/session-memory.js";
 import type { Armed, Countdowns, DueInfo } from "../wait/countdowns.js";
 import { prepareContinuation, type Continuation } from "./continuation.js";
 import type { Lookups } from "./lookups.js";
 import type { Outcome, Outcomes } from "./outcomes.js";
-import type { DeliveryQueue } from "./queue.js";
+import type { DeliveryQueue } from "../wait/queue.js";
 import type { Reconciler } from "./reconciler.js";
 import type { StartWatch } from "./start-watch.js";
 
@@ -75,9 +75,7 @@ export class Injector {
       );
       if (continuation) await this.deliver(continuation);
     } finally {
-      const memory = this.p.memories.peek(sessionId);
-      if (memory?.idleWhileInjecting && ctx.lifecycle.deciding) {
-        memory.idleWhileInjecting = false;
+      if (this.p.memories.peek(sessionId)?.takeIdleWhileInjecting() && ctx.lifecycle.deciding) {
         // After this job has left the session's queue, or the look would see it in flight again.
         ctx.timers.schedule(`reevaluate:${sessionId}`, 0, () => ctx.events.emit("look_again", { sessionId }));
       }
@@ -115,7 +113,7 @@ export class Injector {
     if (arrived) {
       await countdowns.end(armed, { skipped: "in_flight", detail: { stage: "before_prompt", delivered: arrived.id } });
       // Its turn ran, so the session is idle again: looked at once this job has left the queue (see attempt).
-      this.p.memories.get(sessionId).idleWhileInjecting = true;
+      this.p.memories.get(sessionId).idleWhileInjecting();
       return undefined;
     }
     const { decision, row } = await judge.decide(sessionId, "before_prompt", facts);

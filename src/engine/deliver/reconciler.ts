@@ -8,7 +8,7 @@ import { q } from "../../store/script.js";
 import type { EngineContext } from "../context.js";
 import type { Lookups } from "./lookups.js";
 import type { Outcomes } from "./outcomes.js";
-import type { DeliveryQueue } from "./queue.js";
+import type { DeliveryQueue } from "../wait/queue.js";
 
 /** How far back an earlier `failed`/`unknown` continuation is still looked for before a new one goes out. */
 const UNCERTAIN_WINDOW_MS = 3_600_000;

@@ -8,7 +8,7 @@ import { changeSession } from "../../store/changes/change-session.js";
 import { q } from "../../store/script.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
-import type { FactGatherer } from "../decide/facts.js";
+import type { FactGatherer } from "../read/facts.js";
 import type { Outcomes } from "./outcomes.js";
 
 interface Watch {

@@ -15,8 +15,8 @@ import type { EngineContext } from "../context.js";
 import type { Looks } from "../decide/looks.js";
 import type { StartWatch } from "../deliver/start-watch.js";
 import type { Countdowns } from "../wait/countdowns.js";
-import type { SessionMemories, SessionMemory, UserMessageEvent } from "./session-memory.js";
-import type { OwnMessageIds } from "./own-messages.js";
+import type { SessionMemories, SessionMemory, UserMessageEvent } from "../memory/session-memory.js";
+import type { OwnMessageIds } from "../memory/own-messages.js";
 import { UserMessages, type Classified } from "./user-messages.js";
 
 type Properties = { properties?: Record<string, unknown> };
@@ -63,9 +63,9 @@ export class EventRouter {
   observe(raw: unknown): void {
     const event = translateEvent(raw, this.ctx.clock.now());
     if (!event) return;
-    if (event.type === "status") this.memory(event.sessionId).status = event.status;
-    else if (event.type === "todos") this.memory(event.sessionId).todos = event.todos;
-    else if (event.type === "compacted") this.memory(event.sessionId).compactedRecently = true;
+    if (event.type === "status") this.memory(event.sessionId).sawStatus(event.status);
+    else if (event.type === "todos") this.memory(event.sessionId).sawTodos(event.todos);
+    else if (event.type === "compacted") this.memory(event.sessionId).sawCompaction();
     else if (event.type === "request") this.request(event.sessionId, event.requestId, event.open);
     else if (event.type === "message") this.userMessages.remember(event.messageId, event.role);
     else if (event.type === "idle") this.peers.looks.owe(event.sessionId);
@@ -73,21 +73,13 @@ export class EventRouter {
 
   /** After a gap in the event stream: the live state memory holds may be stale, so it is forgotten. */
   forgetLiveState(): void {
-    for (const id of this.peers.memories.ids()) {
-      const memory = this.peers.memories.peek(id)!;
-      memory.status = undefined;
-      memory.pendingRequests.clear();
-    }
+    for (const id of this.peers.memories.ids()) this.peers.memories.peek(id)!.forgetLiveState();
     this.userMessages.drop();
   }
 
   /** `tool.execute.before` / `tool.execute.after`: a tool is running, so the session is not idle. */
   toolActivity(sessionId: string, phase: "before" | "after"): void {
-    const memory = this.peers.memories.peek(sessionId);
-    if (memory) {
-      memory.activity++;
-      memory.turnSignals++;
-    }
+    this.peers.memories.peek(sessionId)?.sawTurnSignal();
     this.peers.starts.confirm(sessionId);
     if (this.peers.countdowns.has(sessionId)) void this.peers.countdowns.cancel(sessionId, "tool_activity", { phase });
   }
@@ -133,8 +125,7 @@ export class EventRouter {
       case "message":
         return event.role === "assistant" ? this.assistantMessage(event) : this.userMessageSeen(event);
       case "todos":
-        this.memory(event.sessionId).todos = event.todos;
-        return;
+        return this.memory(event.sessionId).sawTodos(event.todos);
       case "session_info":
         return this.sessionInfo(event.sessionId, event.parentId);
       case "session_deleted":
@@ -142,7 +133,7 @@ export class EventRouter {
       case "request":
         return this.request(event.sessionId, event.requestId, event.open);
       case "compacted":
-        this.memory(event.sessionId).compactedRecently = true;
+        this.memory(event.sessionId).sawCompaction();
         // A full context is what a compaction fixes (OpenCode compacts on overflow and goes on by itself).
         void this.ctx.changeSession(event.sessionId, { tokenLimitAt: null });
         return;
@@ -151,28 +142,27 @@ export class EventRouter {
 
   private idle(sessionId: string): void {
     this.peers.looks.descendantIdle(sessionId);
-    this.memory(sessionId).status = "idle";
+    this.memory(sessionId).sawStatus("idle");
     this.flushUserMessages(sessionId);
     void this.peers.looks.evaluate(sessionId, "idle");
     this.ctx.events.emit("session_idle", { sessionId });
   }
 
   private statusChanged(sessionId: string, status: "busy" | "idle" | "retry"): void {
-    const memory = this.memory(sessionId);
-    memory.status = status;
+    this.memory(sessionId).sawStatus(status);
     if (status === "idle") return this.peers.looks.descendantIdle(sessionId);
-    this.turnSignal(sessionId, memory);
+    this.turnSignal(sessionId);
     if (this.peers.countdowns.has(sessionId))
       void this.peers.countdowns.cancel(sessionId, status === "busy" ? "busy" : "recovering", { status });
   }
 
   private sessionError(sessionId: string, kind: ErrorKind, report: ErrorReport): void {
     const memory = this.memory(sessionId);
-    memory.activity++;
+    memory.sawActivity();
     // Not the end of a start watch: OpenCode reports a prompt it could not even begin (an unknown agent) this way too,
     // and then never goes busy or idle.
     const now = this.ctx.clock.now();
-    if (kind === "abort") memory.abortedAt = now;
+    if (kind === "abort") memory.sawAbort(now);
     const detail = {
       kind,
       errorName: report.name ?? null,
@@ -188,9 +178,9 @@ export class EventRouter {
     const { sessionId, messageId } = event;
     const memory = this.memory(sessionId);
     const isNew = this.userMessages.assistant(messageId);
-    this.turnSignal(sessionId, memory);
+    this.turnSignal(sessionId);
     // New output after a compaction is the session moving on by itself.
-    if (isNew && event.summary !== true && event.agent !== "compaction") memory.compactedRecently = false;
+    if (isNew && event.summary !== true && event.agent !== "compaction") memory.sawOutputAfterCompaction();
     if (this.peers.countdowns.has(sessionId))
       void this.peers.countdowns.cancel(sessionId, "assistant_activity", { event: "message.updated", messageId });
     const kind = event.error ? classifyError(event.error) : undefined;
@@ -202,10 +192,10 @@ export class EventRouter {
     if (!isNew || event.error) return;
     void this.ctx.lanes.post(sessionId, async () => {
       if (memory.abortedAt === undefined)
-        memory.abortedAt = (await this.ctx.store.read(q.session(sessionId)))?.abortedAt ?? null;
+        memory.learnAbort((await this.ctx.store.read(q.session(sessionId)))?.abortedAt ?? null);
       const abortedAt = memory.abortedAt;
       if (abortedAt == null || (event.createdAt !== undefined && event.createdAt <= abortedAt)) return;
-      memory.abortedAt = null;
+      memory.abortLifted();
       await this.ctx.store.change(
         changeSession(this.ctx.scope(sessionId), this.ctx.clock.now(), afterAssistantResumed()),
       );
@@ -220,7 +210,7 @@ export class EventRouter {
   private classified({ event, kind, claims }: Classified): void {
     if (kind === "real" && claims.length > 0) this.claimingMessage(event, claims);
     else if (kind === "real") this.realUserMessage(event);
-    else if (kind === "command") this.memory(event.sessionId).activity++;
+    else if (kind === "command") this.memory(event.sessionId).sawActivity();
   }
 
   /** User messages whose deciding part never came are settled with what came once the session moves on. */
@@ -247,9 +237,7 @@ export class EventRouter {
     const { ctx } = this;
     const { sessionId } = event;
     const memory = this.memory(sessionId);
-    memory.activity++;
-    memory.compactedRecently = false;
-    memory.abortedAt = null;
+    memory.sawPersonWrite();
     const wasStarting = this.peers.starts.drop(sessionId);
     const now = ctx.clock.now();
     // Stepping in means interrupting work we were pushing: with every todo already closed, a message is new work.
@@ -298,15 +286,12 @@ export class EventRouter {
   }
 
   private request(sessionId: string, requestId: string, open: boolean): void {
-    const requests = this.memory(sessionId).pendingRequests;
-    if (open) requests.add(requestId);
-    else requests.delete(requestId);
+    this.memory(sessionId).sawRequest(requestId, open);
   }
 
   /** Busy, a retry, assistant output: the session is working, and a continuation's turn has started. */
-  private turnSignal(sessionId: string, memory: SessionMemory): void {
-    memory.activity++;
-    memory.turnSignals++;
+  private turnSignal(sessionId: string): void {
+    this.memory(sessionId).sawTurnSignal();
     this.flushUserMessages(sessionId);
     this.peers.starts.confirm(sessionId);
   }

@@ -14,13 +14,13 @@ import type { Config } from "../../../src/config/resolve.js";
 import type { Stage } from "../../../src/core/decision.js";
 import type { SkipReason } from "../../../src/core/reasons.js";
 import type { Todo } from "../../../src/core/todos.js";
-import type { HostFacts } from "../../../src/engine/decide/facts.js";
+import type { HostFacts } from "../../../src/engine/read/facts.js";
 import { Billing } from "../../../src/engine/decide/billing.js";
-import { FactGatherer } from "../../../src/engine/decide/facts.js";
+import { FactGatherer } from "../../../src/engine/read/facts.js";
 import { Judge, type Skip } from "../../../src/engine/decide/judge.js";
 import { StopNotices } from "../../../src/engine/decide/stop-notices.js";
-import { DeliveryQueue } from "../../../src/engine/deliver/queue.js";
-import { SessionMemories } from "../../../src/engine/see/session-memory.js";
+import { DeliveryQueue } from "../../../src/engine/wait/queue.js";
+import { SessionMemories } from "../../../src/engine/memory/session-memory.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { stop } from "../../../src/store/changes/stop.js";
 import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
@@ -201,23 +201,23 @@ describe("decide: this process's own delivery queue", () => {
 
 describe("decide: what this process saw in events", () => {
   it.each([
-    { saw: "the session busy", set: () => void (memories.get(S).status = "busy"), expected: said("idle", "busy") },
+    { saw: "the session busy", set: () => memories.get(S).sawStatus("busy"), expected: said("idle", "busy") },
     {
       saw: "two questions asked and not answered",
       set: () => {
-        memories.get(S).pendingRequests.add("per_1");
-        memories.get(S).pendingRequests.add("que_2");
+        memories.get(S).sawRequest("per_1", true);
+        memories.get(S).sawRequest("que_2", true);
       },
       expected: said("idle", "waiting_for_user", { source: "request", pendingRequests: 2 }),
     },
     {
       saw: "a compaction just now",
-      set: () => void (memories.get(S).compactedRecently = true),
+      set: () => memories.get(S).sawCompaction(),
       expected: said("idle", "compaction", { state: "finished" }),
     },
     {
       saw: "a parent of the session",
-      set: () => void (memories.get(S).parentId = "ses_parent"),
+      set: () => void memories.get(S).sawParent("ses_parent"),
       expected: said("idle", "session_filtered", { parentId: "ses_parent" }),
     },
   ])("$saw holds the session", async ({ set, expected }) => {
@@ -227,7 +227,7 @@ describe("decide: what this process saw in events", () => {
   });
 
   it("the todos events reported are what the deadline is judged on", async () => {
-    memories.get(S).todos = todos("completed", "completed");
+    memories.get(S).sawTodos(todos("completed", "completed"));
     expect((await judge.decide(S, "deadline")).decision).toEqual(
       said("deadline", "todos_complete", { total: 2, completed: 2 }),
     );
@@ -240,7 +240,7 @@ describe("decide: what this process saw in events", () => {
 describe("rememberTodos", () => {
   it("keeps the list OpenCode answered and ends a run of failed reads", () => {
     const memory = memories.get(S);
-    memory.todoReadFailures = 2;
+    memory.failedTodoReads(2);
     const list = todos("pending");
     judge.rememberTodos(S, { todos: list });
     expect(memory.todos).toBe(list);
@@ -250,8 +250,8 @@ describe("rememberTodos", () => {
   it("a read that failed changes nothing remembered", () => {
     const memory = memories.get(S);
     const list = todos("pending");
-    memory.todos = list;
-    memory.todoReadFailures = 1;
+    memory.sawTodos(list);
+    memory.failedTodoReads(1);
     judge.rememberTodos(S, { todos: "fetch_failed", todoError: "fetch failed" });
     expect(memory.todos).toBe(list);
     expect(memory.todoReadFailures).toBe(1);

@@ -12,16 +12,16 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/resolve.js";
-import { FactGatherer } from "../../../src/engine/decide/facts.js";
+import { FactGatherer } from "../../../src/engine/read/facts.js";
 import { Billing } from "../../../src/engine/decide/billing.js";
 import { Judge } from "../../../src/engine/decide/judge.js";
 import { Looks, type Trigger } from "../../../src/engine/decide/looks.js";
 import { StopNotices } from "../../../src/engine/decide/stop-notices.js";
 import { Outcomes } from "../../../src/engine/deliver/outcomes.js";
-import { DeliveryQueue } from "../../../src/engine/deliver/queue.js";
+import { DeliveryQueue } from "../../../src/engine/wait/queue.js";
 import { StartWatch } from "../../../src/engine/deliver/start-watch.js";
-import { OwnMessageIds } from "../../../src/engine/see/own-messages.js";
-import { SessionMemories } from "../../../src/engine/see/session-memory.js";
+import { OwnMessageIds } from "../../../src/engine/memory/own-messages.js";
+import { SessionMemories } from "../../../src/engine/memory/session-memory.js";
 import { Countdowns } from "../../../src/engine/wait/countdowns.js";
 import { idLine } from "../../../src/core/prompt.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
@@ -218,7 +218,7 @@ describe("the pre-check", () => {
     rig.queue.add(S, () => new Promise<void>((resolve) => (release = resolve)));
     await until(() => release !== undefined);
     await rig.looks.evaluate(S, "idle");
-    expect(rig.memories.get(S).idleWhileInjecting).toBe(true);
+    expect(rig.memories.get(S).takeIdleWhileInjecting()).toBe(true);
     expect(lastAudit()).toMatchObject({ event: "skipped", reason: "in_flight", detail: { trigger: "idle" } });
     expect(rig.host.calls.todos).toBe(0);
     release();
@@ -277,8 +277,8 @@ describe("a look that passed the pre-check is durable until judged", () => {
 
 describe("activity while OpenCode is read", () => {
   it.each([
-    { activity: "any activity", during: (r: Rig) => void r.memories.get(S).activity++ },
-    { activity: "the session going busy", during: (r: Rig) => void (r.memories.get(S).status = "busy") },
+    { activity: "any activity", during: (r: Rig) => r.memories.get(S).sawActivity() },
+    { activity: "the session going busy", during: (r: Rig) => r.memories.get(S).sawStatus("busy") },
   ])("$activity: skipped busy, nothing armed, no look owed", async ({ during }) => {
     const reads = holdTodoReads(rig.host);
     const look = rig.looks.evaluate(S, "idle");

@@ -12,13 +12,13 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/resolve.js";
-import type { OwnMessageIds } from "../../../src/engine/see/own-messages.js";
+import type { OwnMessageIds } from "../../../src/engine/memory/own-messages.js";
 import type { Looks } from "../../../src/engine/decide/looks.js";
-import type { DeliveryQueue } from "../../../src/engine/deliver/queue.js";
+import type { DeliveryQueue } from "../../../src/engine/wait/queue.js";
 import { buildParts } from "../../../src/engine/parts.js";
 import type { StartWatch } from "../../../src/engine/deliver/start-watch.js";
 import type { EventRouter } from "../../../src/engine/see/event-router.js";
-import type { SessionMemories } from "../../../src/engine/see/session-memory.js";
+import type { SessionMemories } from "../../../src/engine/memory/session-memory.js";
 import type { Countdowns } from "../../../src/engine/wait/countdowns.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { stop } from "../../../src/store/changes/stop.js";
@@ -407,17 +407,17 @@ describe("requests", () => {
     const { router, memories } = build();
     router.handle(ev.question(S, "que_1", true));
     router.handle(ev.question(S, "que_2", true));
-    expect([...memories.get(S).pendingRequests]).toEqual(["que_1", "que_2"]);
+    expect(memories.get(S).openRequestIds).toEqual(["que_1", "que_2"]);
     router.handle(ev.question(S, "que_1", false));
-    expect([...memories.get(S).pendingRequests]).toEqual(["que_2"]);
+    expect(memories.get(S).openRequestIds).toEqual(["que_2"]);
   });
 
   it("a permission asked is remembered until it is replied", () => {
     const { router, memories } = build();
     router.handle({ type: "permission.asked", properties: { id: "per_1", sessionID: S, permission: "bash" } });
-    expect(memories.get(S).pendingRequests.has("per_1")).toBe(true);
+    expect(memories.get(S).openRequestIds.includes("per_1")).toBe(true);
     router.handle({ type: "permission.replied", properties: { sessionID: S, requestID: "per_1", reply: "once" } });
-    expect(memories.get(S).pendingRequests.has("per_1")).toBe(false);
+    expect(memories.get(S).openRequestIds.includes("per_1")).toBe(false);
   });
 });
 
@@ -488,7 +488,7 @@ describe("observe(), while the store is paused", () => {
     const memory = memories.get(S);
     expect(memory.status).toBe("busy");
     expect(memory.todos).toMatchObject([{ content: "parse" }]);
-    expect([...memory.pendingRequests]).toEqual(["que_1"]);
+    expect(memory.openRequestIds).toEqual(["que_1"]);
     expect(memory.compactedRecently).toBe(true);
     // The message is known as a user's (its parts are not output), and no news when it comes again.
     expect(router.userMessages.isUserMessage("msg_seen_while_paused")).toBe(true);
@@ -522,7 +522,7 @@ describe("forgetLiveState()", () => {
     router.handle(ev.userMessage(S, "msg_held"));
     router.forgetLiveState();
     expect(memories.get(S).status).toBeUndefined();
-    expect(memories.get(S).pendingRequests.size).toBe(0);
+    expect(memories.get(S).openRequests).toBe(0);
     expect(router.userMessages.held).toBe(0);
   });
 });

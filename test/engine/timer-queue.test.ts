@@ -4,9 +4,9 @@
 // steps; cancelled entries do not pile up; stop() ends everything; a throwing entry is reported and the rest still run.
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { systemClock, type Clock } from "../../../src/engine/clock.js";
-import { TimerQueue } from "../../../src/engine/wait/timer-queue.js";
-import { advance, useFakeTime } from "../../support/fake-time.js";
+import { systemClock, type Clock } from "../../src/engine/clock.js";
+import { TimerQueue } from "../../src/engine/timer-queue.js";
+import { advance, useFakeTime } from "../support/fake-time.js";
 
 useFakeTime();
 

@@ -3,9 +3,111 @@
 // has live work (those may hold the map above the cap), and eviction runs again only after another tenth has been
 // added.
 import { describe, expect, it } from "vitest";
-import { SessionMemories } from "../../../src/engine/see/session-memory.js";
+import { SessionMemories, SessionMemory } from "../../../src/engine/memory/session-memory.js";
+import type { Todo } from "../../../src/core/todos.js";
 
 const ids = (n: number, prefix = "s") => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+/** Everything a memory shows, as a plain object. */
+const fields = (m: SessionMemory) => ({
+  status: m.status,
+  abortedAt: m.abortedAt,
+  parentId: m.parentId,
+  todos: m.todos,
+  todoReadFailures: m.todoReadFailures,
+  openRequestIds: m.openRequestIds,
+  compactedRecently: m.compactedRecently,
+  activity: m.activity,
+  turnSignals: m.turnSignals,
+});
+const FRESH = {
+  status: undefined,
+  abortedAt: undefined,
+  parentId: undefined,
+  todos: undefined,
+  todoReadFailures: 0,
+  openRequestIds: [],
+  compactedRecently: false,
+  activity: 0,
+  turnSignals: 0,
+};
+const todo = (status: Todo["status"]): Todo => ({ id: status, content: status, status, priority: "medium" });
+
+describe("SessionMemory: each field changes only by what was seen", () => {
+  it.each([
+    { seen: "a status", act: (m: SessionMemory) => m.sawStatus("busy"), changed: { status: "busy" } },
+    { seen: "activity", act: (m: SessionMemory) => m.sawActivity(), changed: { activity: 1 } },
+    {
+      seen: "a sign of a turn",
+      act: (m: SessionMemory) => m.sawTurnSignal(),
+      changed: { activity: 1, turnSignals: 1 },
+    },
+    { seen: "a compaction", act: (m: SessionMemory) => m.sawCompaction(), changed: { compactedRecently: true } },
+    { seen: "an abort", act: (m: SessionMemory) => m.sawAbort(5), changed: { abortedAt: 5 } },
+    { seen: "a parent", act: (m: SessionMemory) => m.sawParent("ses_p"), changed: { parentId: "ses_p" } },
+    { seen: "a question", act: (m: SessionMemory) => m.sawRequest("q1", true), changed: { openRequestIds: ["q1"] } },
+    { seen: "failed todo reads", act: (m: SessionMemory) => m.failedTodoReads(2), changed: { todoReadFailures: 2 } },
+  ])("$seen changes only what it names", ({ act, changed }) => {
+    const memory = new SessionMemory();
+    act(memory);
+    expect(fields(memory)).toEqual({ ...FRESH, ...changed });
+  });
+
+  it("a person writing is activity, and ends what a compaction or an abort held back", () => {
+    const memory = new SessionMemory();
+    memory.sawCompaction();
+    memory.sawAbort(5);
+    memory.sawPersonWrite();
+    expect(fields(memory)).toEqual({ ...FRESH, activity: 1, abortedAt: null });
+  });
+
+  it("todos from OpenCode end a run of failed reads; todos from an event do not", () => {
+    const memory = new SessionMemory();
+    const list = [todo("pending")];
+    memory.failedTodoReads(2);
+    memory.sawTodos(list);
+    expect(memory.todoReadFailures).toBe(2);
+    memory.readTodos(list);
+    expect(fields(memory)).toEqual({ ...FRESH, todos: list });
+  });
+
+  it("the database's abort is learned only while memory does not know one, and output lifts it", () => {
+    const memory = new SessionMemory();
+    memory.learnAbort(7);
+    memory.learnAbort(9);
+    expect(memory.abortedAt).toBe(7);
+    memory.abortLifted();
+    memory.learnAbort(9);
+    expect(memory.abortedAt).toBeNull();
+  });
+
+  it("a parent seen again is no news", () => {
+    const memory = new SessionMemory();
+    expect(memory.sawParent("ses_p")).toBe(true);
+    expect(memory.sawParent("ses_p")).toBe(false);
+    expect(memory.sawParent(null)).toBe(true);
+  });
+
+  it("a request replied is no longer open; forgetting the live state drops the status and the requests", () => {
+    const memory = new SessionMemory();
+    memory.sawRequest("q1", true);
+    memory.sawRequest("q2", true);
+    memory.sawRequest("q1", false);
+    expect(memory.openRequestIds).toEqual(["q2"]);
+    memory.sawStatus("busy");
+    memory.sawActivity();
+    memory.forgetLiveState();
+    expect(fields(memory)).toEqual({ ...FRESH, activity: 1 });
+  });
+
+  it("an idle while injecting is owed once: asking clears it", () => {
+    const memory = new SessionMemory();
+    expect(memory.takeIdleWhileInjecting()).toBe(false);
+    memory.idleWhileInjecting();
+    expect(memory.takeIdleWhileInjecting()).toBe(true);
+    expect(memory.takeIdleWhileInjecting()).toBe(false);
+  });
+});
 
 describe("SessionMemories", () => {
   it("creates a fresh memory on first use and returns the same one afterwards", () => {
@@ -13,8 +115,8 @@ describe("SessionMemories", () => {
     expect(memories.peek("a")).toBeUndefined();
     expect(memories.size).toBe(0);
     const a = memories.get("a");
-    expect(a).toEqual({ pendingRequests: new Set(), compactedRecently: false, activity: 0, turnSignals: 0 });
-    a.activity = 3;
+    expect(fields(a)).toEqual(FRESH);
+    a.sawActivity();
     expect(memories.get("a")).toBe(a);
     expect(memories.peek("a")).toBe(a);
     expect(memories.size).toBe(1);
@@ -25,7 +127,8 @@ describe("SessionMemories", () => {
     const a = memories.get("a");
     const b = memories.get("b");
     expect(a).not.toBe(b);
-    expect(a.pendingRequests).not.toBe(b.pendingRequests);
+    a.sawRequest("que_1", true);
+    expect(b.openRequests).toBe(0);
     expect(memories.ids()).toEqual(["a", "b"]);
     memories.delete("a");
     expect(memories.peek("a")).toBeUndefined();
@@ -44,7 +147,7 @@ describe("SessionMemories", () => {
   it("at the cap, a new session evicts the oldest one; using a known session evicts nothing", () => {
     const memories = new SessionMemories(10, () => false);
     for (const id of ids(10)) memories.get(id);
-    memories.get("s5").activity = 1;
+    memories.get("s5").sawActivity();
     expect(memories.size).toBe(10);
     memories.get("new0");
     expect(memories.size).toBe(10);
@@ -74,7 +177,7 @@ describe("SessionMemories", () => {
     const pinned = new Set(["s0", "s3", "s7"]);
     const memories = new SessionMemories(10, (id) => pinned.has(id));
     for (const id of ids(10)) memories.get(id);
-    memories.get("s3").turnSignals = 4;
+    for (let i = 0; i < 4; i++) memories.get("s3").sawTurnSignal();
     for (const id of ids(200, "new")) memories.get(id);
     for (const id of pinned) expect(memories.peek(id)).toBeDefined();
     expect(memories.peek("s3")?.turnSignals).toBe(4);
@@ -115,7 +218,7 @@ describe("SessionMemories", () => {
   it("an evicted session comes back with a fresh memory", () => {
     const memories = new SessionMemories(1, () => false);
     const first = memories.get("a");
-    first.activity = 9;
+    first.sawActivity();
     memories.get("b");
     expect(memories.peek("a")).toBeUndefined();
     expect(memories.get("a")).not.toBe(first);

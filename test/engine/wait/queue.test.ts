@@ -5,7 +5,7 @@
 // session's running one and those waiting for the global cap) while the running ones finish; drain() resolves once
 // every attempt queued or running has finished, after stopQueued() too. Pure: no store, no host, real timers.
 import { describe, expect, it } from "vitest";
-import { DeliveryQueue } from "../../../src/engine/deliver/queue.js";
+import { DeliveryQueue } from "../../../src/engine/wait/queue.js";
 
 function deferred() {
   let resolve!: () => void;

@@ -1,6 +1,6 @@
 // One timer for many deadlines: a binary min-heap of keyed entries on the monotonic clock, and a single setTimeout
 // for the earliest. Thousands of armed countdowns cost one timer, and a wall-clock jump cannot move any of them.
-import type { Clock } from "../clock.js";
+import type { Clock } from "./clock.js";
 
 interface Entry {
   key: string;

@@ -9,7 +9,7 @@ import { billTurn } from "../../core/bill.js";
 import type { HostAgent, HostPort } from "../../host/port.js";
 import type { SessionRow } from "../../store/schema.js";
 import { errorMessage, withTimeout } from "../host-calls.js";
-import type { OwnMessageIds } from "../see/own-messages.js";
+import type { OwnMessageIds } from "../memory/own-messages.js";
 
 export type { HostFacts };
 

@@ -3,7 +3,7 @@
 // are read from the database once; a database that cannot be read makes `confirm` throw and settles nothing.
 import { describe, expect, it } from "vitest";
 import { idLine } from "../../../src/core/prompt.js";
-import { OwnMessageIds } from "../../../src/engine/see/own-messages.js";
+import { OwnMessageIds } from "../../../src/engine/memory/own-messages.js";
 import { runSync, type Script } from "../../../src/store/script.js";
 import type { Statements } from "../../../src/store/statements.js";
 

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/resolve.js";
 import type { SessionStatus } from "../../../src/core/events.js";
-import { FactGatherer, inspectOptions, type HostFacts } from "../../../src/engine/decide/facts.js";
+import { FactGatherer, inspectOptions, type HostFacts } from "../../../src/engine/read/facts.js";
 import type { HostPort } from "../../../src/host/port.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { q } from "../../../src/store/script.js";
