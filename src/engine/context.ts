@@ -25,6 +25,11 @@ export interface ContextParts {
   readonly lanes: SessionLanes;
   readonly lifecycle: Lifecycle;
   readonly events: EngineEmitter;
+  /**
+   * A failure at a boundary (an event handler, a timer, a lane, a background job): the composition root decides what
+   * it means (a store's own failure pauses the engine, anything else is reported as an `error` event).
+   */
+  readonly failed: (operation: string, error: unknown) => void;
 }
 
 export interface EngineContext extends ContextParts {
@@ -33,8 +38,6 @@ export interface EngineContext extends ContextParts {
   changeSession(sessionId: string, change: SessionChange): Promise<unknown>;
   /** A line in OpenCode's log; a log that fails is never what breaks the host. */
   log(level: LogLevel, message: string, extra?: Record<string, unknown>): void;
-  /** A failure at a boundary, reported as the `failure` engine event (a store's own failure pauses the engine). */
-  failed(operation: string, error: unknown): void;
   /** Keeps a background job in view: its failure is reported and `tracked` holds it until it settles. */
   track<T>(job: Promise<T>): Promise<T | undefined>;
   /** The background jobs not settled yet (shutdown waits for them). */
@@ -42,9 +45,8 @@ export interface EngineContext extends ContextParts {
 }
 
 export function createContext(parts: ContextParts): EngineContext {
-  const { clock, store, lanes, events, host } = parts;
+  const { clock, store, lanes, host, failed } = parts;
   const scope = (sessionId: string): SessionScope => ({ sessionId, ...parts.followed });
-  const failed = (operation: string, error: unknown) => events.emit("failure", { operation, error });
   const tracked = new Set<Promise<unknown>>();
   return {
     ...parts,
@@ -60,7 +62,6 @@ export function createContext(parts: ContextParts): EngineContext {
         // See above.
       }
     },
-    failed,
     track: <T>(job: Promise<T>) => {
       const kept = job.catch((error: unknown) => {
         failed("background job", error);

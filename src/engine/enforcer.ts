@@ -1,23 +1,23 @@
-// The engine's composition root and its public face. It builds the infrastructure and the parts (parts.ts: each on
-// parts built before it, never on one built after, later ones reached through engine events), runs their lifecycle
-// in a fixed order, and offers the programmatic API. One idle, event to prompt call (README "Layout"):
-//   see/event-router → decide/looks → decide/judge (core/decide) → wait/countdowns.arm → wait/timer-queue
-//   → countdown_due → deliver/injector → wait/countdowns.claim → the host's prompt → deliver/outcomes
-import { RESUME_REASON, STORE_RECOVERED_REASON, type StopSource } from "../core/reasons.js";
+// The engine's composition root: it builds the infrastructure and the parts (parts.ts wires them by typed calls), runs
+// their lifecycle in a fixed order, and hands OpenCode's events to them. What the engine reports is an engine event
+// (engine-events.ts); the API on one session is session-api.ts, what a failing database means is store-pause.ts. The
+// path of one idle, part by part, is docs/architecture.md "One idle, from event to prompt call", checked against the
+// code by test/docs/idle-walk.test.ts.
+import { RESUME_REASON, type StopSource } from "../core/reasons.js";
 import type { Config } from "../config/resolve.js";
 import type { HostPort } from "../host/port.js";
-import { resume as resumeChange } from "../store/changes/resume.js";
-import { stop as stopChange } from "../store/changes/stop.js";
-import { idOf } from "../core/fields.js";
+import { describeDatabaseFailure } from "../store/failure.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
-import type { EngineStore, SessionScope } from "../store/port.js";
+import type { EngineStore } from "../store/port.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createContext, type EngineContext } from "./context.js";
 import { EngineEmitter, logEngineEvents, type EngineEventName, type EngineEvents } from "./engine-events.js";
 import { Lifecycle, type Mode } from "./lifecycle.js";
-import { buildParts, routeEngineEvents, type EngineParts } from "./parts.js";
+import { buildParts, type EngineParts } from "./parts.js";
+import { SessionApi } from "./session-api.js";
 import { SessionLanes } from "./session-lanes.js";
 import { StoreHealth, type StoreState } from "./store-health.js";
+import { StorePause } from "./store-pause.js";
 import type { RecoveryReport } from "./wait/countdowns.js";
 import { TimerQueue } from "./timer-queue.js";
 
@@ -57,28 +57,41 @@ export class Enforcer {
   private readonly ownsOwnerId: boolean;
   private readonly ctx: EngineContext;
   private readonly lifecycle = new Lifecycle();
-  private readonly events = new EngineEmitter();
+  private readonly events: EngineEmitter;
   private readonly timers: TimerQueue;
   private readonly lanes: SessionLanes;
   private readonly health: StoreHealth;
   private readonly parts: EngineParts;
-  /** What a streamed chunk is answered from (handleEvent), held here to spare the hot path two loads. */
-  private readonly countdowns: EngineParts["countdowns"];
-  private readonly userMessages: EngineParts["router"]["userMessages"];
+  private readonly api: SessionApi;
+  /** What a streamed chunk is answered from (handleEvent), held here to spare the hot path a load. */
+  private readonly router: EngineParts["router"];
   private starting: Promise<RecoveryReport> | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(options: EnforcerOptions) {
     const { config, store, host } = options;
     const clock = options.clock ?? systemClock;
-    const events = this.events;
     this.owner = options.owner ?? newOwnerId();
     this.ownsOwnerId = options.owner === undefined;
-    // Failures anywhere are reported as engine events: a store's own pauses the engine (see below), the rest is logged.
-    const failed = (operation: string, error: unknown) => events.emit("failure", { operation, error });
+    const events = (this.events = new EngineEmitter((event, error) =>
+      this.ctx.log("error", `a listener of the engine's ${event} event failed`, {
+        error: describeDatabaseFailure(error),
+      }),
+    ));
+    // A failure at a boundary: the store's own pauses the engine (store-pause.ts), anything else is an `error` event.
+    const failed = (operation: string, error: unknown) => {
+      if (!this.health.report(error)) events.emit("error", { operation, error });
+    };
     const timers = (this.timers = new TimerQueue(clock, (key, error) => failed(`timer ${key}`, error)));
     const lanes = (this.lanes = new SessionLanes((error) => failed("session state change", error)));
-    this.health = new StoreHealth(store, timers, events, config.storeProbeMs, clock);
+    let pause: StorePause | undefined;
+    this.health = new StoreHealth(
+      store,
+      timers,
+      { paused: (report) => pause?.paused(report), resumed: (report) => pause?.resumed(report) },
+      config.storeProbeMs,
+      clock,
+    );
     const followed = { directory: options.directory, server: options.server ?? null };
     const { owner, lifecycle } = this;
     const ctx = (this.ctx = createContext({
@@ -92,18 +105,14 @@ export class Enforcer {
       lanes,
       lifecycle,
       events,
+      failed,
     }));
 
     const parts = (this.parts = buildParts(ctx));
-    this.countdowns = parts.countdowns;
-    this.userMessages = parts.router.userMessages;
+    this.router = parts.router;
+    this.api = new SessionApi(ctx, parts);
+    pause = new StorePause(ctx, parts);
     logEngineEvents(events, ctx.log, store.location);
-    events.on("failure", ({ operation, error }) => {
-      if (!this.health.report(error)) events.emit("error", { operation, error });
-    });
-    routeEngineEvents(ctx, parts);
-    events.on("store_paused", () => this.pauseForStore());
-    events.on("store_resumed", () => this.resumeAfterStore());
   }
 
   /** Subscribes to what the enforcer reports besides its decisions (see engine-events.ts). */
@@ -193,20 +202,14 @@ export class Enforcer {
    */
   handleEvent(raw: unknown): void {
     const mode = this.lifecycle.mode;
-    // A streamed chunk with nothing counting down and no user message held changes nothing: answered here, in a
-    // function small enough (no call, no try/catch) for the JIT to inline into OpenCode's call of the hook.
-    if (mode === "running" && this.countdowns.size === 0) {
-      const type = (raw as { type?: unknown } | null)?.type;
-      if (type === "message.part.delta") return;
-      if (type === "message.part.updated" && this.userMessages.held === 0) return;
-    }
+    if (mode === "running" && this.router.changesNothing(raw)) return;
     this.route(raw, mode);
   }
 
   private route(raw: unknown, mode: Mode): void {
     try {
-      if (mode === "running") this.parts.router.handle(raw);
-      else if (mode === "paused_store") this.parts.router.observe(raw);
+      if (mode === "running") this.router.handle(raw);
+      else if (mode === "paused_store") this.router.observe(raw);
     } catch (error) {
       this.ctx.failed("event handling", error);
     }
@@ -233,92 +236,26 @@ export class Enforcer {
   // ── the programmatic API ──────────────────────────────────────────────────
 
   markRecovering(sessionId: string): void {
-    if (!this.validSession("markRecovering", sessionId) || !this.lifecycle.deciding) return;
-    const since = this.ctx.clock.now();
-    void this.parts.countdowns.cancel(sessionId, "recovering", { source: "api" }, { recoveringSince: since });
+    this.api.markRecovering(sessionId);
   }
 
   markRecoveryComplete(sessionId: string): void {
-    if (!this.validSession("markRecoveryComplete", sessionId) || !this.lifecycle.deciding) return;
-    void this.ctx.changeSession(sessionId, { recoveringSince: null });
+    this.api.markRecoveryComplete(sessionId);
   }
 
-  /**
-   * Sets the durable stop (and cancels an armed countdown). Resolves with false when the session was already
-   * stopped; rejects when the stop could not be written (also reported as an `error` event).
-   */
-  async stop(sessionId: string, source: StopSource = "api"): Promise<boolean> {
-    this.requireSession("stop", sessionId);
-    const { changed, cancelled } = await this.change("stop", sessionId, (scope, now) =>
-      this.ctx.store.change(stopChange(scope, source, now)),
-    );
-    if (cancelled) this.parts.countdowns.letGo(sessionId, cancelled.id);
-    return changed;
+  /** See SessionApi.stop: resolves with false when already stopped, rejects when the stop could not be written. */
+  stop(sessionId: string, source: StopSource = "api"): Promise<boolean> {
+    return this.api.stop(sessionId, source);
   }
 
-  /**
-   * An explicit resume: lifts the durable stop and a takeover pause, starts the loop protections over, and looks at
-   * the session again at once. Resolves with false when there was nothing to lift or reset; rejects when it could
-   * not be written.
-   */
-  async resume(sessionId: string, source: StopSource = "api"): Promise<boolean> {
-    this.requireSession("resume", sessionId);
-    const { changed } = await this.change("resume", sessionId, (scope, now) =>
-      this.ctx.store.change(resumeChange(scope, source, now)),
-    );
-    // A command's own turn makes the session busy first; its idle is evaluated then. The API looks now (the CLI and
-    // the TUI, other processes, leave the look owed: store/changes/resume.ts).
-    if (changed && source !== "command") void this.parts.looks.evaluate(sessionId, "resume");
-    return changed;
+  /** See SessionApi.resume: lifts the stop and a takeover pause, and looks at the session again at once. */
+  resume(sessionId: string, source: StopSource = "api"): Promise<boolean> {
+    return this.api.resume(sessionId, source);
   }
 
   /** Evaluates a session as if it had just gone idle (after a reconnect, a resume, or a lost injection). */
   reevaluate(sessionId: string): Promise<void> {
-    if (!this.validSession("reevaluate", sessionId)) return Promise.resolve();
-    return this.parts.looks.evaluate(sessionId, "reevaluate");
-  }
-
-  private async change<T>(what: string, sessionId: string, write: (scope: SessionScope, now: number) => Promise<T>) {
-    if (this.lifecycle.ending) throw new Error(`todo-continuation cannot ${what}: it is stopped`);
-    try {
-      return await this.lanes.run(sessionId, () => write(this.ctx.scope(sessionId), this.ctx.clock.now()));
-    } catch (error) {
-      this.ctx.failed(what, error);
-      throw error;
-    }
-  }
-
-  /** A missing or empty session id is refused, never applied to some session (peers continued the wrong one). */
-  private validSession(what: string, sessionId: unknown): sessionId is string {
-    if (idOf(sessionId) !== undefined && (sessionId as string).trim() !== "") return true;
-    this.ctx.log("warn", `${what} ignored: no session id (or one no OpenCode session can have)`);
-    return false;
-  }
-
-  private requireSession(what: string, sessionId: unknown): asserts sessionId is string {
-    if (!this.validSession(what, sessionId)) throw new TypeError(`todo-continuation ${what}: not a session id`);
-  }
-
-  // ── the store failing and working again ───────────────────────────────────
-
-  /** The database failed: drop in-memory countdowns (their rows stay ours and are adopted again on recovery). */
-  private pauseForStore(): void {
-    if (this.lifecycle.mode !== "running") return;
-    this.lifecycle.enter("paused_store");
-    this.parts.countdowns.dropAll();
-    this.parts.router.userMessages.drop();
-  }
-
-  private resumeAfterStore(): void {
-    if (this.lifecycle.mode !== "paused_store") return;
-    this.lifecycle.enter("running");
-    void this.ctx.track(
-      this.parts.countdowns.recover(STORE_RECOVERED_REASON).then((report) => {
-        // After the countdowns are held again: a look at a session whose countdown survived finds it armed here.
-        this.parts.looks.lookAgainAtUnjudged();
-        return report;
-      }),
-    );
+    return this.api.reevaluate(sessionId);
   }
 
   // ── reporting ─────────────────────────────────────────────────────────────

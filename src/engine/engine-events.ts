@@ -1,46 +1,18 @@
-// Everything that flows back through the engine, and what it reports besides its decisions (which are audit rows): one
-// closed list of events with typed payloads. A part that must hand something to a part built after it emits one of
-// these; the composition root (enforcer.ts) says who listens. A listener that throws is ignored: reporting must never
-// be what breaks the engine or its host.
-import type { ResumeReason } from "../core/reasons.js";
-import type { TodoSummary } from "../core/todos.js";
+// What the engine reports besides its decisions (which are audit rows): one closed list of events with typed payloads,
+// for whoever watches it (the plugin's news, the service's metrics, OpenCode's log). Nothing the engine does next
+// travels here: the control path is typed calls wired by the composition root (parts.ts, enforcer.ts). A listener that
+// throws never breaks the engine or its host, and is reported to the emitter's owner rather than swallowed.
 import type { LogLevel } from "../host/port.js";
 import type { StoreProblem } from "../store/port.js";
-import type { CountdownRow } from "../store/schema.js";
 import { describeDatabaseFailure } from "../store/failure.js";
 
-/** A countdown this process holds and waits for (wait/countdowns.ts owns it). */
-export interface Armed {
-  readonly row: CountdownRow;
-  readonly summary?: TodoSummary;
-  /** When it is due, on the monotonic clock. */
-  readonly dueMono: number;
-  /** How it came to this process when it was picked up after a restart, from another owner or after an outage. */
-  readonly resumed: ResumeReason | null;
-}
-
-/** What is known of a countdown when it comes due. */
-export interface DueInfo {
-  /** How late it fires relative to its stored deadline (0 for one this process armed and waited for). */
-  lateMs: number;
-  resumed: ResumeReason | null;
-}
-
 export interface EngineEvents {
-  /** A countdown was armed here and is waited for (the toasts show it). */
-  countdown_armed: { armed: Armed };
-  /** A countdown reached its deadline (the injector takes it from here). */
-  countdown_due: { armed: Armed; info: DueInfo };
   /** OpenCode said the session went idle (the plugin tells its news at the first one). */
   session_idle: { sessionId: string };
-  /** The session is to be looked at as if it had gone idle (an idle came while its continuation was in flight). */
-  look_again: { sessionId: string };
   /**
-   * Something failed at a boundary (an event handler, a timer, a lane, a background job, a prompt call): the store's
-   * own failure pauses the engine (`store_paused`), anything else is reported as an `error`.
+   * Something failed at a boundary (an event handler, a timer, a lane, a background job, a prompt call) that was not
+   * the store's own failure (which pauses the engine: `store_paused`).
    */
-  failure: { operation: string; error: unknown };
-  /** A failure that was not the store's. */
   error: { operation: string; error: unknown };
   /** The database stopped working: decisions pause until it works again. */
   store_paused: { problem: StoreProblem; message: string };
@@ -54,6 +26,11 @@ type Listener<E extends EngineEventName> = (payload: EngineEvents[E]) => void;
 export class EngineEmitter {
   private readonly listeners = new Map<EngineEventName, Set<Listener<never>>>();
 
+  constructor(
+    /** Told when a listener throws: the emitter goes on with the next listener, and the throw is not lost. */
+    private readonly listenerFailed: (event: EngineEventName, error: unknown) => void,
+  ) {}
+
   /** Subscribes; returns the function that unsubscribes. */
   on<E extends EngineEventName>(event: E, listener: Listener<E>): () => void {
     let set = this.listeners.get(event);
@@ -66,9 +43,18 @@ export class EngineEmitter {
     for (const listener of this.listeners.get(event) ?? []) {
       try {
         (listener as Listener<E>)(payload);
-      } catch {
-        // See the file comment.
+      } catch (error) {
+        this.reportListenerFailure(event, error);
       }
+    }
+  }
+
+  /** Never throws: a report about a report that fails has nowhere further to go. */
+  private reportListenerFailure(event: EngineEventName, error: unknown): void {
+    try {
+      this.listenerFailed(event, error);
+    } catch {
+      // See above.
     }
   }
 }

@@ -24,7 +24,9 @@ export class LeaseLoop {
     private readonly p: LeaseParts,
   ) {}
 
+  /** Starts ticking; nothing once the engine is ending (a dispose that came while the engine was starting). */
   start(): void {
+    if (this.ctx.lifecycle.ending || this.timer) return;
     const period = Math.max(100, Math.floor(this.ctx.config.leaseMs / 3));
     this.timer = setInterval(() => void this.ctx.track(this.tick()), period);
     this.timer.unref?.();

@@ -1,6 +1,6 @@
-// The engine's parts, each built on parts built before it — never on one built after — and the engine events through
-// which the later parts are reached. The composition root (enforcer.ts) builds them here, and so do the tests of one
-// part, so that a part under test is wired exactly as it runs.
+// The engine's parts, each built on parts built before it, and the typed calls that reach the two built after what
+// calls them (a countdown armed → its toast, a countdown due → the injector). The composition root (enforcer.ts) builds
+// them here, and so do the tests of one part, so that a part under test is wired exactly as it runs.
 import type { EngineContext } from "./context.js";
 import { FactGatherer } from "./read/facts.js";
 import { Billing } from "./decide/billing.js";
@@ -62,9 +62,22 @@ export function buildParts(ctx: EngineContext, memoryCap = MEMORY_CAP): EnginePa
   const judge = new Judge(ctx, memories, queue, notices, billing);
   const lookups = new Lookups(ctx);
   const reconciler = new Reconciler(ctx, lookups, outcomes, queue);
-  const injected = { memories, queue, countdowns, judge, facts, lookups, reconciler, outcomes, starts, ownMessages };
-  const injector = new Injector(ctx, injected);
   const looks = new Looks(ctx, { memories, countdowns, judge, facts, billing, queue, starts });
+  const injected = {
+    memories,
+    queue,
+    countdowns,
+    judge,
+    facts,
+    lookups,
+    reconciler,
+    outcomes,
+    starts,
+    ownMessages,
+    looks,
+  };
+  const injector = new Injector(ctx, injected);
+  countdowns.connect({ armed: (armed) => toasts.show(armed), due: (armed, info) => injector.due(armed, info) });
   const router = new EventRouter(ctx, { memories, countdowns, looks, starts, ownMessages }, clock.now());
   const retention = new RetentionSchedule(ctx);
   const leases = new LeaseLoop(ctx, { countdowns, reconciler, looks });
@@ -83,11 +96,4 @@ export function buildParts(ctx: EngineContext, memoryCap = MEMORY_CAP): EnginePa
     reconciler,
   };
   return { ...parts, ownMessages, injector, looks, router, retention, leases };
-}
-
-/** What flows back to parts built later: a countdown armed (its toast), due (its attempt), a session to look at again. */
-export function routeEngineEvents(ctx: EngineContext, parts: EngineParts): void {
-  ctx.events.on("countdown_armed", ({ armed }) => parts.toasts.show(armed));
-  ctx.events.on("countdown_due", ({ armed, info }) => parts.injector.due(armed, info));
-  ctx.events.on("look_again", ({ sessionId }) => void parts.looks.evaluate(sessionId, "reevaluate"));
 }

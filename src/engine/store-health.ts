@@ -4,7 +4,7 @@
 import { describeDatabaseFailure, NETWORK_CAUSE } from "../store/failure.js";
 import type { EngineStore, StoreProblem } from "../store/port.js";
 import { systemClock, type Clock } from "./clock.js";
-import type { EngineEmitter } from "./engine-events.js";
+import type { EngineEvents } from "./engine-events.js";
 import type { TimerQueue } from "./timer-queue.js";
 
 const DESCRIPTIONS: Record<StoreProblem, string> = {
@@ -23,13 +23,19 @@ export interface StoreState {
   failures: number;
 }
 
+/** Who is told that the store stopped working and that it works again (store-pause.ts; wired by the root). */
+export interface StoreHealthListener {
+  paused(report: EngineEvents["store_paused"]): void;
+  resumed(report: EngineEvents["store_resumed"]): void;
+}
+
 export class StoreHealth {
   private problem: StoreState | undefined;
 
   constructor(
     private readonly store: EngineStore,
     private readonly timers: TimerQueue,
-    private readonly events: EngineEmitter,
+    private readonly listener: StoreHealthListener,
     private readonly probeIntervalMs: number,
     private readonly clock: Clock = systemClock,
   ) {}
@@ -83,7 +89,7 @@ export class StoreHealth {
         ? "restart OpenCode (or the service) to start a new file"
         : `it is tried again every ${Number((this.probeIntervalMs / 1000).toFixed(1))} s`;
     const message = `todo-continuation paused: the database ${this.store.location} ${DESCRIPTIONS[kind]}: ${detail}. OpenCode is not affected; ${retry}.`;
-    this.events.emit("store_paused", { problem: kind, message });
+    this.listener.paused({ problem: kind, message });
     if (kind !== "gone") this.scheduleProbe();
   }
 
@@ -103,7 +109,7 @@ export class StoreHealth {
     }
     const { kind, since, failures } = this.problem;
     this.problem = undefined;
-    this.events.emit("store_resumed", {
+    this.listener.resumed({
       problem: kind,
       pausedForMs: Math.round(this.clock.monotonic() - since),
       failedWrites: failures,

@@ -50,9 +50,8 @@ interface Rig {
 function build(followed: ContextParts["followed"] = { directory: "/work/project", server: null }): Rig {
   const clock = new HandClock();
   const host = new FakeHost();
-  const events = new EngineEmitter();
+  const events = new EngineEmitter(() => undefined);
   const failures: Rig["failures"] = [];
-  events.on("failure", (failure) => void failures.push(failure));
   const laneErrors: unknown[] = [];
   const parts: ContextParts = {
     config,
@@ -65,6 +64,7 @@ function build(followed: ContextParts["followed"] = { directory: "/work/project"
     lanes: new SessionLanes((error) => laneErrors.push(error)),
     lifecycle: new Lifecycle(),
     events,
+    failed: (operation, error) => void failures.push({ operation, error }),
   };
   return { ctx: createContext(parts), parts, clock, host, failures, laneErrors };
 }

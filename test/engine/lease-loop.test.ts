@@ -7,7 +7,7 @@
 // enforcer.ts) over the engine's context and a real SQLite file, on fake timers. The whole engine with a stuck tick is
 // test/engine/scenarios/store-failure.test.ts.
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
 import type { DeliveryQueue } from "../../src/engine/wait/queue.js";
 import { buildParts } from "../../src/engine/parts.js";
@@ -314,6 +314,28 @@ describe("stop()", () => {
     await pass(10 * TICK_MS);
     expect(rig.heartbeats()).toBe(1);
     expect(replica()?.heartbeat_at).toBe(START.getTime() + TICK_MS);
+  });
+
+  it("start() once the engine is ending starts nothing (a dispose that came while the engine was starting)", async () => {
+    const { loop, ctx } = build();
+    ctx.lifecycle.enter("disposing");
+    const timers = vi.getTimerCount();
+    loop.start();
+    // No interval is left behind to outlive the engine (its ticks would do nothing, but keep running).
+    expect(vi.getTimerCount()).toBe(timers);
+    await pass(10 * TICK_MS);
+    expect(rig.heartbeats()).toBe(0);
+  });
+
+  it("start() twice ticks once per period, and one stop() ends it", async () => {
+    const { loop } = build();
+    loop.start();
+    loop.start();
+    await pass(TICK_MS);
+    expect(rig.heartbeats()).toBe(1);
+    loop.stop();
+    await pass(10 * TICK_MS);
+    expect(rig.heartbeats()).toBe(1);
   });
 
   it("before start() is harmless", () => {

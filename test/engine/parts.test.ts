@@ -1,8 +1,8 @@
-// The engine's parts built in order and the engine events routed to the parts built later: a countdown armed shows its
-// toast, a countdown due becomes an attempt that sends, a session handed back is looked at again; and session memory
-// never forgets a session whose countdown, attempt or start watch is still live.
+// The engine's parts built in order and wired by typed calls: a countdown armed shows its toast, a countdown due
+// becomes an attempt that sends, an idle that came while a continuation was in flight is looked at once it settled;
+// and session memory never forgets a session whose countdown, attempt or start watch is still live.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { buildParts, routeEngineEvents, type EngineParts } from "../../src/engine/parts.js";
+import { buildParts, type EngineParts } from "../../src/engine/parts.js";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { liveOwner, makeContext, quiet, type TestContext, TestFiles } from "../support/engine-context.js";
 import { testConfig, type Rows } from "../support/engine-fixture.js";
@@ -20,7 +20,7 @@ let rows: Rows;
 let ctx: TestContext;
 let parts: EngineParts;
 
-function build(memoryCap?: number, route = true): FakeHost {
+function build(memoryCap?: number): FakeHost {
   const host = new FakeHost();
   host.addUserMessage(S, "go");
   host.setTodos(S, [["a", "pending"]]);
@@ -31,7 +31,6 @@ function build(memoryCap?: number, route = true): FakeHost {
     host,
   });
   parts = buildParts(ctx, memoryCap);
-  if (route) routeEngineEvents(ctx, parts);
   return host;
 }
 
@@ -52,7 +51,7 @@ afterEach(() => {
   files.end();
 });
 
-describe("the engine events, routed", () => {
+describe("the parts, wired", () => {
   it("an idle goes all the way: armed (its toast shown), due, sent", async () => {
     const host = build();
     parts.router.handle(ev.idle(S));
@@ -65,25 +64,23 @@ describe("the engine events, routed", () => {
     expect(host.prompts).toHaveLength(1);
   });
 
-  it("a session handed back (look_again) is looked at as if it had gone idle", async () => {
-    build();
-    ctx.events.emit("look_again", { sessionId: S });
-    await settle();
-    expect(rows.audit(S)).toMatchObject([{ event: "armed", detail: { trigger: "reevaluate" } }]);
-  });
-
-  it("without the routes, a countdown comes due and nothing attempts it (the routes are what reach later parts)", async () => {
-    const host = build(undefined, false);
+  it("an idle that came while its continuation was in flight is looked at again once the attempt settled", async () => {
+    const host = build();
+    host.onAccepted = () => parts.router.handle(ev.idle(S));
     parts.router.handle(ev.idle(S));
     await settle();
-    const due: string[] = [];
-    ctx.events.on("countdown_due", ({ armed }) => void due.push(armed.row.id));
     await advance(2000);
     await settle();
-    expect(due).toEqual([rows.countdowns(S)[0]!.id]);
-    expect(rows.trail(S)).toEqual(["armed"]);
-    expect(host.prompts).toEqual([]);
-    expect(host.toasts).toEqual([]);
+    // The look again is a timer at 0 ms, set while time runs: fake timers make that 1 ms.
+    await advance(1);
+    await settle();
+    expect(host.prompts).toHaveLength(1);
+    const looks = rows.audit(S).filter((row) => row.detail.trigger !== undefined);
+    expect(looks.map((row) => [row.event, row.reason, row.detail.trigger])).toEqual([
+      ["armed", null, "idle"],
+      ["skipped", "in_flight", "idle"],
+      expect.arrayContaining([expect.any(String), "reevaluate"]),
+    ]);
   });
 });
 

@@ -1,4 +1,4 @@
-// StoreHealth promises: an error the store calls its own pauses the enforcer with one store_paused event (however
+// StoreHealth promises: an error the store calls its own pauses the enforcer with one `paused` report (however
 // many failures follow); anything else is not absorbed. While paused, the store is probed every storeProbeMs, one
 // probe at a time, and the first probe that works ends the pause with one store_resumed (problem, pausedForMs,
 // failedWrites). A deleted or replaced file (found by the lease loop's heartbeat, or by a probe while paused for
@@ -9,8 +9,8 @@ import { renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { systemClock } from "../../src/engine/clock.js";
-import { EngineEmitter, type EngineEvents } from "../../src/engine/engine-events.js";
-import { StoreHealth } from "../../src/engine/store-health.js";
+import type { EngineEvents } from "../../src/engine/engine-events.js";
+import { StoreHealth, type StoreHealthListener } from "../../src/engine/store-health.js";
 import { TimerQueue } from "../../src/engine/timer-queue.js";
 import type { EngineStore, StoreProblem } from "../../src/store/port.js";
 import { changeSession } from "../../src/store/changes/change-session.js";
@@ -28,11 +28,14 @@ type Reported =
   | { event: "store_paused"; payload: EngineEvents["store_paused"] }
   | { event: "store_resumed"; payload: EngineEvents["store_resumed"] };
 
-function watch(emitter: EngineEmitter): Reported[] {
+/** A listener that keeps what it was told, in order. */
+function watch(): StoreHealthListener & { seen: Reported[] } {
   const seen: Reported[] = [];
-  emitter.on("store_paused", (payload) => seen.push({ event: "store_paused", payload }));
-  emitter.on("store_resumed", (payload) => seen.push({ event: "store_resumed", payload }));
-  return seen;
+  return {
+    seen,
+    paused: (payload) => void seen.push({ event: "store_paused", payload }),
+    resumed: (payload) => void seen.push({ event: "store_resumed", payload }),
+  };
 }
 
 interface Setup {
@@ -55,9 +58,9 @@ beforeEach(async () => {
   const connection = await openSqlite(dbPath, { busyTimeoutMs: 0 });
   const store = new SqliteStore(connection, { busyTimeoutMs: 0 });
   const timers = new TimerQueue(systemClock);
-  const events = new EngineEmitter();
-  const health = new StoreHealth(store, timers, events, PROBE_MS);
-  s = { folder, dbPath, connection, store, timers, health, seen: watch(events), lockers: [] };
+  const listener = watch();
+  const health = new StoreHealth(store, timers, listener, PROBE_MS);
+  s = { folder, dbPath, connection, store, timers, health, seen: listener.seen, lockers: [] };
 });
 
 afterEach(() => {
@@ -318,8 +321,8 @@ describe("with an asynchronous store", () => {
   it("a slow probe is never overlapped by the next one, and the pause ends when one succeeds", async () => {
     const fake = fakeStore("unavailable");
     const timers = new TimerQueue(systemClock);
-    const events = new EngineEmitter();
-    const seen = watch(events);
+    const events = watch();
+    const { seen } = events;
     const health = new StoreHealth(fake.store, timers, events, PROBE_MS);
     expect(health.report(new Error("store failure"))).toBe(true);
     expect(seen[0]?.payload).toMatchObject({
@@ -341,8 +344,8 @@ describe("with an asynchronous store", () => {
   it("a failure the store calls gone is not probed either", async () => {
     const fake = fakeStore("gone");
     const timers = new TimerQueue(systemClock);
-    const events = new EngineEmitter();
-    const seen = watch(events);
+    const events = watch();
+    const { seen } = events;
     const health = new StoreHealth(fake.store, timers, events, PROBE_MS);
     expect(health.report(new Error("store failure"))).toBe(true);
     expect(seen).toHaveLength(1);
@@ -353,8 +356,8 @@ describe("with an asynchronous store", () => {
   });
 
   it("the probe interval in the message is given in seconds", () => {
-    const events = new EngineEmitter();
-    const seen = watch(events);
+    const events = watch();
+    const { seen } = events;
     const timers = new TimerQueue(systemClock);
     new StoreHealth(fakeStore("full").store, timers, events, 5000).report(new Error("store failure"));
     expect(seen[0]?.payload).toMatchObject({

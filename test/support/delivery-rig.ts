@@ -6,7 +6,7 @@
 // `store`, `rows` and `rig` are live bindings: `useDeliveryRig()` opens a fresh file before each test and `build()`
 // wires a fresh rig, so a test file imports them once and reads them as its own.
 import { join } from "node:path";
-import { afterEach, beforeEach, expect } from "vitest";
+import { afterEach, beforeEach, expect, vi } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
 import { buildParts } from "../../src/engine/parts.js";
 import type { Countdowns } from "../../src/engine/wait/countdowns.js";
@@ -89,10 +89,11 @@ export function build(overrides: Partial<Config> = {}, owner = liveOwner()): Rig
     ["b", "pending"],
   ]);
   const ctx = makeContext({ store, config, owner, host });
-  const { countdowns, queue, injector, outcomes, reconciler, starts, lookups, facts, memories } = buildParts(ctx);
+  const parts = buildParts(ctx);
+  const { countdowns, queue, injector, outcomes, reconciler, starts, lookups, facts, memories } = parts;
+  // The delivery group's tests stop where it hands a session back to be looked at again: recorded, not looked at.
   const looks: string[] = [];
-  ctx.events.on("countdown_due", ({ armed, info }) => injector.due(armed, info));
-  ctx.events.on("look_again", ({ sessionId }) => void looks.push(sessionId));
+  vi.spyOn(parts.looks, "evaluate").mockImplementation(async (sessionId: string) => void looks.push(sessionId));
   rig = { ctx, host, countdowns, queue, injector, outcomes, reconciler, starts, lookups, facts, memories, looks };
   return rig;
 }

@@ -22,7 +22,7 @@ import { START } from "./fake-time.js";
 
 export interface TestContext extends EngineContext {
   readonly host: FakeHost;
-  /** What was reported as failed (the `failure` engine event). */
+  /** What was reported as failed (the context's `failed`). */
   readonly failures: Array<{ operation: string; error: unknown }>;
 }
 
@@ -39,10 +39,9 @@ export function makeContext(options: ContextOptions): TestContext {
   const { store, config } = options;
   const host = options.host ?? new FakeHost();
   const clock = systemClock;
-  const events = new EngineEmitter();
+  const events = new EngineEmitter((event, error) => failed(`a listener of ${event}`, error));
   const failures: Array<{ operation: string; error: unknown }> = [];
-  events.on("failure", (failure) => void failures.push(failure));
-  const failed = (operation: string, error: unknown) => events.emit("failure", { operation, error });
+  const failed = (operation: string, error: unknown) => void failures.push({ operation, error });
   const ctx = createContext({
     config,
     followed: { directory: options.directory ?? DIRECTORY, server: null },
@@ -54,6 +53,7 @@ export function makeContext(options: ContextOptions): TestContext {
     lanes: new SessionLanes((error) => failed("session state change", error)),
     lifecycle: new Lifecycle(),
     events,
+    failed,
   });
   return { ...ctx, host, failures };
 }

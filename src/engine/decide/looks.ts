@@ -10,7 +10,6 @@ import { q } from "../../store/script.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
 import type { DeliveryQueue } from "../wait/queue.js";
-import type { StartWatch } from "../deliver/start-watch.js";
 import type { SessionMemories } from "../memory/session-memory.js";
 import type { Countdowns } from "../wait/countdowns.js";
 import { inspectOptions, type FactGatherer } from "../read/facts.js";
@@ -35,6 +34,15 @@ interface LookStart {
   startedAt: number;
 }
 
+/**
+ * What a look asks of the continuations sent (deliver/start-watch.ts answers; the composition root wires it): whether
+ * one is being watched starting, and whether the last one never started (then recorded as failed, and true).
+ */
+export interface SentContinuations {
+  has(sessionId: string): boolean;
+  unstartedContinuation(sessionId: string, facts: HostFacts, armedHere: boolean): Promise<boolean>;
+}
+
 export interface LookParts {
   memories: SessionMemories;
   countdowns: Countdowns;
@@ -43,7 +51,7 @@ export interface LookParts {
   billing: Billing;
   /** Continuations queued or in flight in this process. */
   queue: DeliveryQueue;
-  starts: StartWatch;
+  starts: SentContinuations;
 }
 
 export class Looks {

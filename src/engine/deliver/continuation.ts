@@ -12,7 +12,7 @@ import type { NewInjection } from "../../store/port.js";
 import type { SessionRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
 import { newId, newMessageId } from "../ids.js";
-import type { Armed, DueInfo } from "../engine-events.js";
+import type { Armed, DueInfo } from "../wait/countdowns.js";
 
 /** A continuation ready to be claimed and sent. */
 export interface Continuation {

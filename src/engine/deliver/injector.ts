@@ -18,6 +18,7 @@ import type { InjectionRow, SessionRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
 import { inspectOptions, type FactGatherer } from "../read/facts.js";
 import type { Judge } from "../decide/judge.js";
+import type { Looks } from "../decide/looks.js";
 import { errorMessage, HostTimeoutError, mayHaveBeenDelivered, withTimeout } from "../host-calls.js";
 import type { OwnMessageIds } from "../memory/own-messages.js";
 import type { SessionMemories } from "../memory/session-memory.js";
@@ -41,6 +42,8 @@ export interface InjectorParts {
   starts: StartWatch;
   /** Message ids chosen for the enforcer's own continuations (their echo is not a person writing). */
   ownMessages: OwnMessageIds;
+  /** An idle that came while a continuation was in flight is looked at once it settled. */
+  looks: Looks;
 }
 
 /** How long an attempt waits to look for an earlier continuation of unknown outcome before it gives up. */
@@ -77,7 +80,7 @@ export class Injector {
     } finally {
       if (this.p.memories.peek(sessionId)?.takeIdleWhileInjecting() && ctx.lifecycle.deciding) {
         // After this job has left the session's queue, or the look would see it in flight again.
-        ctx.timers.schedule(`reevaluate:${sessionId}`, 0, () => ctx.events.emit("look_again", { sessionId }));
+        ctx.timers.schedule(`reevaluate:${sessionId}`, 0, () => void this.p.looks.evaluate(sessionId, "reevaluate"));
       }
     }
   }

@@ -42,6 +42,16 @@ export class EventRouter {
     this.userMessages = new UserMessages(startedAt, (id) => peers.ownMessages.chose(id));
   }
 
+  /**
+   * A streamed chunk while nothing counts down and no user message is held changes nothing: answered in a function
+   * small enough (no call, no try/catch) for the JIT to inline into OpenCode's call of the hook.
+   */
+  changesNothing(raw: unknown): boolean {
+    if (this.peers.countdowns.size !== 0) return false;
+    const type = (raw as { type?: unknown } | null)?.type;
+    return type === "message.part.delta" || (type === "message.part.updated" && this.userMessages.held === 0);
+  }
+
   /** One OpenCode bus event. Synchronous; throws only on a bug (the enforcer catches at its boundary). */
   handle(raw: unknown): void {
     const type = (raw as { type?: unknown } | null)?.type;

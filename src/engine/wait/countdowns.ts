@@ -21,9 +21,31 @@ import { q } from "../../store/script.js";
 import type { CountdownRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
 import { newId } from "../ids.js";
-import type { Armed } from "../engine-events.js";
 
-export type { Armed, DueInfo } from "../engine-events.js";
+/** A countdown this process holds and waits for (wait/countdowns.ts owns it). */
+export interface Armed {
+  readonly row: CountdownRow;
+  readonly summary?: TodoSummary;
+  /** When it is due, on the monotonic clock. */
+  readonly dueMono: number;
+  /** How it came to this process when it was picked up after a restart, from another owner or after an outage. */
+  readonly resumed: ResumeReason | null;
+}
+
+/** What is known of a countdown when it comes due. */
+export interface DueInfo {
+  /** How late it fires relative to its stored deadline (0 for one this process armed and waited for). */
+  lateMs: number;
+  resumed: ResumeReason | null;
+}
+
+/** Who is told of this process's countdowns (wired once by the composition root, parts.ts). */
+export interface CountdownListener {
+  /** A countdown was armed here and is waited for (the toasts show it). */
+  armed(armed: Armed): void;
+  /** A countdown reached its deadline (the injector takes it from here). */
+  due(armed: Armed, info: DueInfo): void;
+}
 
 export interface ArmRequest {
   sessionId: string;
@@ -65,7 +87,20 @@ export class Countdowns {
    */
   private readonly writing = new Set<string>();
 
+  private listener: CountdownListener | undefined;
+
   constructor(private readonly ctx: EngineContext) {}
+
+  /** Says who is told of armed and due countdowns; once, before anything is armed. */
+  connect(listener: CountdownListener): void {
+    if (this.listener) throw new Error("the countdowns are connected already");
+    this.listener = listener;
+  }
+
+  private get told(): CountdownListener {
+    if (!this.listener) throw new Error("a countdown is armed or due before anyone is told of it (connect)");
+    return this.listener;
+  }
 
   /** Sessions with a countdown here, armed or being armed (the hot path's first question: zero means nothing to do). */
   get size(): number {
@@ -139,7 +174,7 @@ export class Countdowns {
       await this.end(armed, cancelled(cancelledMeanwhile.reason, cancelledMeanwhile.detail));
       return undefined;
     }
-    this.ctx.events.emit("countdown_armed", { armed });
+    this.told.armed(armed);
     return armed;
   }
 
@@ -313,6 +348,6 @@ export class Countdowns {
     if (!this.isCurrent(armed)) return;
     // How late the timer (or, for a countdown resumed after a restart, the restart) made it: the `fired` row says so.
     const lateMs = Math.max(0, this.ctx.clock.now() - armed.row.deadlineAt);
-    this.ctx.events.emit("countdown_due", { armed, info: { lateMs, resumed: armed.resumed } });
+    this.told.due(armed, { lateMs, resumed: armed.resumed });
   }
 }

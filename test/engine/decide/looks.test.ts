@@ -90,6 +90,8 @@ function build(overrides: Partial<Config> = {}, over: SqliteStore = store): Rig 
   const ctx = makeContext({ store: over, config, owner: liveOwner(), host });
   const queue = new DeliveryQueue(config.maxConcurrentInjections, (error) => ctx.failed("continuation", error));
   const countdowns = new Countdowns(ctx);
+  // Looks end at the arm: nothing here shows or attempts a countdown.
+  countdowns.connect({ armed: () => undefined, due: () => undefined });
   const facts = new FactGatherer(host, config.hostTimeoutMs, () => ctx.clock.monotonic(), new OwnMessageIds(store));
   const notices = new StopNotices(ctx);
   const outcomes = new Outcomes(ctx, countdowns, notices);

@@ -7,7 +7,7 @@
 // once the countdown ends, whether it ended here or in another process (the TUI's key, seen in the database), and
 // that ended countdown is let go; with `toast: false` nothing is shown or scheduled; a toast that fails does not stop
 // the countdown's next one, and its failure is not left unhandled. Built as enforcer.ts builds and wires it (shown on
-// `countdown_armed`), over the engine's real Countdowns on a real SQLite file and the FakeHost, with fake timers;
+// the countdowns' `armed` call), over the engine's real Countdowns on a real SQLite file and the FakeHost, with fake timers;
 // "another process" writes through a second connection to the same file.
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -55,7 +55,7 @@ function build(overrides: Partial<Config> = {}) {
   ctx = makeContext({ store, config, owner: liveOwner(), host });
   countdowns = new Countdowns(ctx);
   toasts = new CountdownToasts(ctx, countdowns);
-  ctx.events.on("countdown_armed", ({ armed }) => toasts.show(armed));
+  countdowns.connect({ armed: (armed) => toasts.show(armed), due: () => undefined });
 }
 
 const summary = { open: 2, total: 3, completed: 1 };
@@ -160,7 +160,7 @@ describe("during the last countdownSeconds", () => {
       ),
     );
     await countdowns.recover("restart");
-    // Adopting emits no `countdown_armed` (the enforcer shows only countdowns armed here): shown by hand.
+    // Adopting tells no `armed` (the enforcer shows only countdowns armed here): shown by hand.
     toasts.show(countdowns.get(S)!);
     await pass(0);
     expect(shown()).toEqual(["Resuming in 2s… (4 todos open)"]);

@@ -51,8 +51,10 @@ function engine(owner = liveOwner(), over: SqliteStore = store): Probe {
   const due: Probe["due"] = [];
   const waiting: Armed[] = [];
   const countdowns = new Countdowns(ctx);
-  ctx.events.on("countdown_due", (event) => void due.push(event));
-  ctx.events.on("countdown_armed", ({ armed }) => void waiting.push(armed));
+  countdowns.connect({
+    armed: (armed) => void waiting.push(armed),
+    due: (armed, info) => void due.push({ armed, info }),
+  });
   return { countdowns, ctx, due, waiting };
 }
 

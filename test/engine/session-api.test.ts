@@ -1,0 +1,109 @@
+// SessionApi promises: a session id nobody could have is refused (a warning, nothing applied; stop and resume throw),
+// never applied to some session; stop writes the durable stop and ends the countdown, once; resume lifts it and looks
+// at the session at once, except for a command (whose own turn brings the idle); recovery marks end the countdown and
+// are lifted; and once the engine is ending, a stop or resume rejects instead of writing.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { buildParts, type EngineParts } from "../../src/engine/parts.js";
+import { SessionApi } from "../../src/engine/session-api.js";
+import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { liveOwner, makeContext, quiet, type TestContext, TestFiles } from "../support/engine-context.js";
+import { testConfig, type Rows } from "../support/engine-fixture.js";
+import { ev } from "../support/events.js";
+import { FakeHost } from "../support/fake-host.js";
+import { useFakeTime } from "../support/fake-time.js";
+
+useFakeTime();
+
+const S = "ses_api";
+let files: TestFiles;
+let store: SqliteStore;
+let rows: Rows;
+let ctx: TestContext;
+let parts: EngineParts;
+let api: SessionApi;
+
+beforeEach(async () => {
+  files = new TestFiles();
+  ({ store, rows } = await files.open());
+  const host = new FakeHost();
+  host.addUserMessage(S, "go");
+  host.setTodos(S, [["a", "pending"]]);
+  ctx = makeContext({ store, config: testConfig(files.folder, { countdownSeconds: 60 }), owner: liveOwner(), host });
+  parts = buildParts(ctx);
+  api = new SessionApi(ctx, parts);
+});
+
+afterEach(() => {
+  parts.queue.stopQueued();
+  parts.starts.clear();
+  ctx.timers.stop();
+  files.end();
+});
+
+const settle = () => quiet(ctx, () => parts.queue.drain());
+
+async function armed(): Promise<void> {
+  parts.router.handle(ev.idle(S));
+  await settle();
+  expect(parts.countdowns.has(S)).toBe(true);
+}
+
+describe("a session id nobody could have", () => {
+  it.each([[""], ["   "], [undefined], [42]])("%j is refused: a warning, nothing written", async (id) => {
+    api.markRecovering(id as string);
+    api.markRecoveryComplete(id as string);
+    await api.reevaluate(id as string);
+    await expect(api.stop(id as string)).rejects.toThrow(TypeError);
+    await expect(api.resume(id as string)).rejects.toThrow(TypeError);
+    await settle();
+    expect(rows.audit()).toEqual([]);
+    expect(ctx.host.logs.filter((l) => l.level === "warn").map((l) => l.message)).toEqual([
+      "markRecovering ignored: no session id (or one no OpenCode session can have)",
+      "markRecoveryComplete ignored: no session id (or one no OpenCode session can have)",
+      "reevaluate ignored: no session id (or one no OpenCode session can have)",
+      "stop ignored: no session id (or one no OpenCode session can have)",
+      "resume ignored: no session id (or one no OpenCode session can have)",
+    ]);
+  });
+});
+
+describe("stop and resume", () => {
+  it("stop ends the countdown and is durable, once; resume lifts it and looks at once", async () => {
+    await armed();
+    expect(await api.stop(S)).toBe(true);
+    expect(await api.stop(S)).toBe(false);
+    expect(parts.countdowns.has(S)).toBe(false);
+    expect(rows.session(S)).toMatchObject({ stop_source: "api" });
+    expect(await api.resume(S)).toBe(true);
+    await settle();
+    expect(rows.session(S)).toMatchObject({ stopped_at: null });
+    expect(rows.audit(S).at(-1)).toMatchObject({ event: "armed", detail: { trigger: "resume" } });
+  });
+
+  it("a command's resume leaves the look to the idle its own turn brings", async () => {
+    await api.stop(S, "command");
+    expect(await api.resume(S, "command")).toBe(true);
+    await settle();
+    expect(rows.audit(S).filter((r) => r.event === "armed")).toEqual([]);
+  });
+
+  it("once the engine is ending, stop and resume reject and write nothing", async () => {
+    ctx.lifecycle.enter("disposing");
+    await expect(api.stop(S)).rejects.toThrow("todo-continuation cannot stop: it is stopped");
+    await expect(api.resume(S)).rejects.toThrow("todo-continuation cannot resume: it is stopped");
+    expect(rows.session(S)).toBeUndefined();
+  });
+});
+
+describe("recovery marks", () => {
+  it("markRecovering ends the countdown (recovering) and marks the session; markRecoveryComplete lifts the mark", async () => {
+    await armed();
+    api.markRecovering(S);
+    await settle();
+    expect(rows.countdowns(S)).toMatchObject([{ state: "cancelled", end_reason: "recovering" }]);
+    expect(rows.session(S)?.recovering_since).toEqual(expect.any(Number));
+    api.markRecoveryComplete(S);
+    await settle();
+    expect(rows.session(S)).toMatchObject({ recovering_since: null });
+  });
+});
