@@ -10,6 +10,7 @@ import { PATCHABLE } from "../session-columns.js";
 import type { AsyncStatements, HistoryTable } from "../statements.js";
 import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "../types.js";
 import type { PgDb } from "./connection.js";
+import type { LiveOwners } from "./live-owners.js";
 import { exec, statement, type Statement } from "./prepared.js";
 import { BILL_KEYS, S } from "./statement-sql.js";
 import { whole } from "./rows.js";
@@ -35,8 +36,8 @@ const ago = (since: number, now: number) => Math.max(0, Math.round(now - since))
 export class PgStatements implements AsyncStatements {
   constructor(
     private readonly db: PgDb,
-    /** Owners whose heartbeat was fresh at the last look: a look in a transaction refreshes it. */
-    private readonly liveOwners: Set<string>,
+    /** Owners whose heartbeat was fresh at the last look: a look in a transaction brings it up to date. */
+    private readonly liveOwners: LiveOwners,
   ) {}
 
   private run<T>(s: Statement, values: readonly unknown[]): Promise<T[]> {
@@ -99,8 +100,7 @@ export class PgStatements implements AsyncStatements {
   async ownerAlive(owner: string | null): Promise<boolean> {
     if (owner === null) return false;
     const fresh = whole(await this.run<{ fresh: number }>(S.ownerAlive, [owner]), ["fresh"]).length > 0;
-    if (fresh) this.liveOwners.add(owner);
-    else this.liveOwners.delete(owner);
+    this.liveOwners.looked(owner, fresh);
     return fresh && ownerMayBeAlive(owner);
   }
 
