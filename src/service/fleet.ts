@@ -7,7 +7,7 @@ import type { Config } from "../config/resolve.js";
 import { describeDatabaseFailure } from "../store/failure.js";
 import type { LogLevel } from "../host/port.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
-import { releaseLeases } from "../store/changes/adopt.js";
+import { releaseLeases } from "../store/changes/release-leases.js";
 import type { OperatorStore } from "../store/operator.js";
 import type { Scope } from "../store/port.js";
 import type { ServerRoster, ServerRow } from "../store/roster.js";

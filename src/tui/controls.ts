@@ -7,7 +7,7 @@ import { resume } from "../store/changes/resume.js";
 import { stop } from "../store/changes/stop.js";
 import type { OperatorStore } from "../store/operator.js";
 import type { SessionScope } from "../store/port.js";
-import { q } from "../store/script.js";
+import { armedCountdownOf, sessionRow } from "../store/reads.js";
 import type { TuiApi } from "./host-api.js";
 import type { SessionViews } from "./session-views.js";
 import type { TuiStore } from "./tui-store.js";
@@ -55,7 +55,8 @@ export class Controls {
     this.looking.add(sessionId);
     try {
       const store = await this.store?.get();
-      const armed = store && (await this.guarded("reading the database", () => store.read(q.armedFor(sessionId))));
+      const armed =
+        store && (await this.guarded("reading the database", () => store.read(armedCountdownOf(sessionId))));
       if (armed) await this.cancel(via, false);
     } finally {
       this.looking.delete(sessionId);
@@ -100,7 +101,7 @@ export class Controls {
 
   /** The session's own scope when the database knows it, else the TUI's directory. */
   private async scope(store: OperatorStore, sessionId: string): Promise<SessionScope> {
-    const known = await store.read(q.session(sessionId));
+    const known = await store.read(sessionRow(sessionId));
     const directory = known?.directory ?? this.api.state.path.directory;
     return { sessionId, directory, server: known?.server ?? null };
   }

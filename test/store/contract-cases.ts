@@ -5,7 +5,10 @@
 // so that the same file runs outside vitest.
 import assert from "node:assert/strict";
 import { hostname } from "node:os";
-import { adopt, adoptChunk, releaseLeases, renewLeases, type Orphan } from "../../src/store/changes/adopt.js";
+import { adopt } from "../../src/store/adopt-orphans.js";
+import { adoptChunk, type Orphan } from "../../src/store/changes/adopt.js";
+import { releaseLeases } from "../../src/store/changes/release-leases.js";
+import { renewLeases } from "../../src/store/changes/renew-leases.js";
 import { arm } from "../../src/store/changes/arm.js";
 import { cancelByKey } from "../../src/store/changes/cancel-by-key.js";
 import { changeSession } from "../../src/store/changes/change-session.js";

@@ -5,14 +5,14 @@ import { stop } from "../../store/changes/stop.js";
 import type { OperatorStore } from "../../store/operator.js";
 import type { EngineStore } from "../../store/port.js";
 import { sessionSeen } from "../../store/queries.js";
-import { q } from "../../store/script.js";
+import { sessionRow } from "../../store/reads.js";
 import { databasePath, shownLocation, withStore } from "../database.js";
 import { UsageError } from "../errors.js";
 import { examples, globals, print, printJson, snakeCased } from "../output.js";
 
 /** The session's own scope when the database knows it; else the given or current directory. */
 async function scopeOf(store: EngineStore, sessionId: string, directory: string | undefined) {
-  const known = await store.read(q.session(sessionId));
+  const known = await store.read(sessionRow(sessionId));
   return { sessionId, directory: known?.directory ?? directory ?? process.cwd(), server: known?.server ?? null };
 }
 

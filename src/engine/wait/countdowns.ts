@@ -12,7 +12,10 @@
 import { classifyArmedCountdown } from "../../core/resume.js";
 import type { CancelReason, ResumeReason } from "../../core/reasons.js";
 import type { TodoSummary } from "../../core/todos.js";
-import { adopt, releaseLeases, renewLeases, type Orphan } from "../../store/changes/adopt.js";
+import { adopt } from "../../store/adopt-orphans.js";
+import type { Orphan } from "../../store/changes/adopt.js";
+import { releaseLeases } from "../../store/changes/release-leases.js";
+import { renewLeases } from "../../store/changes/renew-leases.js";
 import { arm } from "../../store/changes/arm.js";
 import { claim } from "../../store/changes/claim.js";
 import { end, type CountdownEnd } from "../../store/changes/end.js";

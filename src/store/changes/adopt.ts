@@ -1,14 +1,12 @@
 // Taking over armed countdowns nobody holds any more (this process's after a restart or a pause of its database, or a
 // process's whose lease ran out), with the misfire policy's verdict for each (core/resume.ts): kept (re-armed, or due
 // at once) and audited `resumed`, or expired. Each is taken only from the owner it was seen with, so of two processes
-// adopting the same orphan one wins. Done in chunks, each its own transaction, so that a hundred thousand orphans never
-// hold the database (or the event loop) for long.
+// adopting the same orphan one wins. One chunk of orphans per change: ../adopt-orphans.ts runs them all.
 import type { ResumeAction } from "../../core/resume.js";
 import { EXPIRE_REASON, type ResumeReason } from "../../core/reasons.js";
 import { auditRow, type AuditValues } from "../audit-row.js";
 import type { CountdownRow } from "../schema.js";
 import { change, q, type Change } from "../script.js";
-import type { EngineStore } from "../port.js";
 import { entryOf } from "./end.js";
 
 /** An armed countdown found without a live owner, and what the misfire policy says of it. */
@@ -25,22 +23,7 @@ export interface Adoption {
   resumeWindowMs: number;
 }
 
-/** Orphans per transaction: 2,000 rows hold SQLite's write lock (and the event loop) for ~20-40 ms; 500 made a 100k
- * recovery 2x its raw floor in commits and yields alone. */
-const CHUNK = 2000;
-
-const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Adopts `orphans`; for each, whether this process took it. */
-export async function adopt(store: EngineStore, orphans: Orphan[], adoption: Adoption): Promise<boolean[]> {
-  const taken: boolean[] = [];
-  for (let start = 0; start < orphans.length; start += CHUNK) {
-    if (start > 0) await yieldToEvents();
-    taken.push(...(await store.change(adoptChunk(orphans.slice(start, start + CHUNK), adoption))));
-  }
-  return taken;
-}
-
+/** One transaction's orphans, each taken only from the owner it was seen with; for each, whether it was taken. */
 export function adoptChunk(orphans: Orphan[], a: Adoption): Change<boolean[]> {
   return change("adopt", undefined, function* () {
     const taken = new Set<string>();
@@ -78,14 +61,4 @@ function byOwner(orphans: Orphan[]): Map<string | null, Orphan[]> {
     else groups.set(orphan.countdown.owner, [orphan]);
   }
   return groups;
-}
-
-/** This owner's armed countdowns stay its own for another lease. */
-export function renewLeases(owner: string, leaseUntil: number): Change<number> {
-  return change("renew-leases", undefined, () => q.renewLeases(owner, leaseUntil));
-}
-
-/** Hands this owner's countdowns of a scope back (owner cleared), for a successor to adopt at once. */
-export function releaseLeases(owner: string, scope: { directory: string; server?: string | null }): Change<number> {
-  return change("release-leases", undefined, () => q.releaseLeases(owner, scope));
 }

@@ -14,6 +14,7 @@ import { isBun } from "../runtime.js";
 import type { StoreProblem } from "../types.js";
 import type { PgConnection } from "./connection.js";
 import { pgSchemaState, replicaStates, serverVersion } from "./diagnostics.js";
+import { LiveOwners } from "./live-owners.js";
 import { abortedByConflict, pgProblemOf } from "./problems.js";
 import { bindPlaceholders, DB_NOW_MS, whole } from "./rows.js";
 import { replicas } from "./schema.js";
@@ -35,8 +36,8 @@ export class PgStore implements OperatorStore {
   readonly location: string;
   readonly reader: SqlReader;
   readonly roster: PgServerRoster;
-  /** Owners whose heartbeat was fresh at the last look (refreshed by every heartbeat and every look in a change). */
-  private liveOwners = new Set<string>();
+  /** Owners whose heartbeat was fresh at the last look (brought up to date by every heartbeat and look in a change). */
+  private readonly liveOwners = new LiveOwners();
   private readonly plain: PgStatements;
   private readonly startedAt = Date.now();
 
@@ -104,8 +105,7 @@ export class PgStore implements OperatorStore {
       .select({ id: replicas.id })
       .from(replicas)
       .where(sql`${replicas.heartbeatAt} + ${replicas.leaseMs} >= ${dbNow}`);
-    this.liveOwners.clear();
-    for (const { id } of whole(alive, ["id"])) this.liveOwners.add(id);
+    this.liveOwners.refreshed(whole(alive, ["id"]).map(({ id }) => id));
   }
 
   /**
@@ -114,13 +114,13 @@ export class PgStore implements OperatorStore {
    * Another host's pid or clock says nothing.
    */
   ownerAlive(owner: string | null): boolean {
-    return owner !== null && this.liveOwners.has(owner) && ownerMayBeAlive(owner);
+    return owner !== null && this.liveOwners.wasFresh(owner) && ownerMayBeAlive(owner);
   }
 
   /** Gone at once rather than after a lease: others need not wait to adopt what this owner held. */
   async retire(owner: string): Promise<void> {
     await this.connection.db.delete(replicas).where(sql`${replicas.id} = ${owner}`);
-    this.liveOwners.delete(owner);
+    this.liveOwners.retired(owner);
   }
 
   // ── upkeep ────────────────────────────────────────────────────────────────

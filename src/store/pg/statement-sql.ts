@@ -4,7 +4,8 @@ import { getTableColumns } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { NewBill } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
-import { statement } from "./prepared.js";
+import type { Statements } from "../statements.js";
+import { statement, type Statement } from "./prepared.js";
 import { DB_NOW_MS } from "./rows.js";
 import { continuationBills, countdowns, injections, sessions } from "./schema.js";
 
@@ -31,6 +32,7 @@ const BILL_COLUMNS = BILL_KEYS.map(
   (key) => (getTableColumns(continuationBills) as Record<string, PgColumn>)[key]!.name,
 );
 
+/** Each statement's SQL under the name of the statement it answers (its server-side name the same, in snake case). */
 export const S = {
   session: statement("session", `SELECT ${selectList(sessions)} FROM sessions WHERE session_id = $1 LIMIT 1`),
   insertSession: statement(
@@ -48,8 +50,8 @@ export const S = {
     `UPDATE sessions SET continuation_cost = continuation_cost + $2, continuation_tokens = continuation_tokens + $3,
        updated_at = $4 WHERE session_id = $1`,
   ),
-  toRecheck: statement(
-    "to_recheck",
+  sessionsToRecheck: statement(
+    "sessions_to_recheck",
     `SELECT session_id AS "sessionId", recheck_at::float8 AS "recheckAt", owed_since::float8 AS "owedSince" FROM sessions
      WHERE directory = $1 AND server IS NOT DISTINCT FROM $2 AND recheck_at IS NOT NULL AND recheck_at <= $3`,
   ),
@@ -63,8 +65,8 @@ export const S = {
   ),
   // Since a look began, by the database's clock ($2: how long ago it began, by the reader's). A row written before
   // db_at existed has only its writer's time.
-  userCancel: statement(
-    "user_cancel",
+  userCancelledSince: statement(
+    "user_cancelled_since",
     `SELECT at::float8 AS at FROM audit_events
      WHERE session_id = $1 AND coalesce(db_at, at) >= ${DB_NOW} - $2::bigint AND event = 'cancelled'
        AND reason = 'user_key'
@@ -81,7 +83,7 @@ export const S = {
     `SELECT ${selectList(countdowns)} FROM countdowns
      WHERE state = 'armed' AND directory = $1 AND server IS NOT DISTINCT FROM $2 ORDER BY deadline_at`,
   ),
-  fresh: statement("fresh", `SELECT 1 AS fresh FROM replicas WHERE id = $1 AND ${FRESH}`),
+  ownerAlive: statement("owner_alive", `SELECT 1 AS fresh FROM replicas WHERE id = $1 AND ${FRESH}`),
   insertCountdown: statement(
     "insert_countdown",
     `WITH armed AS (
@@ -100,8 +102,8 @@ export const S = {
      INSERT INTO ${AUDIT} SELECT ${auditValues(5)} FROM ended RETURNING id`,
   ),
   // Fenced: only an owner whose heartbeat the database still counts as fresh may fire.
-  claim: statement(
-    "claim",
+  claimCountdown: statement(
+    "claim_countdown",
     `UPDATE countdowns SET state = 'fired', ended_at = $3, end_reason = NULL, lease_until = NULL
      WHERE id = $1 AND state = 'armed' AND owner = $2
        AND EXISTS (SELECT 1 FROM replicas WHERE replicas.id = $2 AND ${FRESH})
@@ -127,13 +129,13 @@ export const S = {
      UPDATE countdowns SET state = 'expired', ended_at = $4, end_reason = $3, lease_until = NULL
      FROM gone WHERE countdowns.id = gone.id RETURNING countdowns.id`,
   ),
-  renew: statement(
-    "renew",
+  renewLeases: statement(
+    "renew_leases",
     `WITH renewed AS (UPDATE countdowns SET lease_until = $2 WHERE owner = $1 AND state = 'armed' RETURNING 1)
      SELECT count(*)::int AS n FROM renewed`,
   ),
-  release: statement(
-    "release",
+  releaseLeases: statement(
+    "release_leases",
     `WITH released AS (
        UPDATE countdowns SET owner = NULL, lease_until = NULL
        WHERE owner = $1 AND state = 'armed' AND directory = $2 AND server IS NOT DISTINCT FROM $3 RETURNING 1)
@@ -146,13 +148,13 @@ export const S = {
                              model, variant, todos_total, todos_open, attempt, on_sent, owner, lease_until, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $7)`,
   ),
-  finish: statement(
-    "finish",
+  finishInjection: statement(
+    "finish_injection",
     `UPDATE injections SET status = $2, error = $3, updated_at = $4, lease_until = NULL
      WHERE id = $1 AND status = 'pending' RETURNING id`,
   ),
-  confirm: statement(
-    "confirm",
+  confirmInjection: statement(
+    "confirm_injection",
     `UPDATE injections SET status = 'sent', updated_at = $2, lease_until = NULL
      WHERE id = $1 AND status IN ('failed', 'unknown') RETURNING id`,
   ),
@@ -160,9 +162,12 @@ export const S = {
     "tui_watching",
     `SELECT id FROM replicas WHERE kind = 'tui' AND directory = $1 AND ${FRESH} LIMIT 1`,
   ),
-  pendingOf: statement("pending_of", `SELECT id FROM injections WHERE session_id = $1 AND status = 'pending' LIMIT 1`),
+  hasPendingInjection: statement(
+    "has_pending_injection",
+    `SELECT id FROM injections WHERE session_id = $1 AND status = 'pending' LIMIT 1`,
+  ),
   // The session's few rows (injections_session_idx), those fired since a look began by the database's clock, as
-  // userCancel.
+  // userCancelledSince.
   continuedSince: statement(
     "continued_since",
     `SELECT id AS "injectionId", created_at::float8 AS "firedAt" FROM injections
@@ -188,8 +193,8 @@ export const S = {
   ),
   // Today by the database's clock (UTC), so that a fleet's replicas share one day; rows from before db_recorded_at
   // have only their writer's time.
-  spentToday: statement(
-    "spent_today",
+  spentSince: statement(
+    "spent_since",
     `SELECT coalesce(sum(cost), 0)::float8 AS cost FROM continuation_bills
      WHERE recorded_at >= $1::bigint - 86400000
        AND coalesce(db_recorded_at, recorded_at) >= extract(epoch from date_trunc('day', now() AT TIME ZONE 'UTC')) * 1000`,
@@ -212,4 +217,4 @@ export const S = {
        AND NOT EXISTS (SELECT 1 FROM continuation_bills b WHERE b.injection_id = i.id)
      ORDER BY i.created_at`,
   ),
-};
+} satisfies { readonly [K in keyof Statements]?: Statement };

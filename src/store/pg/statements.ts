@@ -10,6 +10,7 @@ import { PATCHABLE } from "../session-columns.js";
 import type { AsyncStatements, HistoryTable } from "../statements.js";
 import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "../types.js";
 import type { PgDb } from "./connection.js";
+import type { LiveOwners } from "./live-owners.js";
 import { exec, statement, type Statement } from "./prepared.js";
 import { BILL_KEYS, S } from "./statement-sql.js";
 import { whole } from "./rows.js";
@@ -35,8 +36,8 @@ const ago = (since: number, now: number) => Math.max(0, Math.round(now - since))
 export class PgStatements implements AsyncStatements {
   constructor(
     private readonly db: PgDb,
-    /** Owners whose heartbeat was fresh at the last look: a look in a transaction refreshes it. */
-    private readonly liveOwners: Set<string>,
+    /** Owners whose heartbeat was fresh at the last look: a look in a transaction brings it up to date. */
+    private readonly liveOwners: LiveOwners,
   ) {}
 
   private run<T>(s: Statement, values: readonly unknown[]): Promise<T[]> {
@@ -61,7 +62,7 @@ export class PgStatements implements AsyncStatements {
 
   async sessionsToRecheck(scope: Scope, dueBy: number) {
     const rows = await this.run<{ sessionId: string; recheckAt: number | null; owedSince: number | null }>(
-      S.toRecheck,
+      S.sessionsToRecheck,
       [...scoped(scope), dueBy],
     );
     return whole(rows, ["sessionId", "recheckAt"]);
@@ -77,7 +78,7 @@ export class PgStatements implements AsyncStatements {
   }
 
   async userCancelledSince(sessionId: string, since: number, now: number): Promise<number | undefined> {
-    return whole(await this.run<{ at: number }>(S.userCancel, [sessionId, ago(since, now)]), ["at"])[0]?.at;
+    return whole(await this.run<{ at: number }>(S.userCancelledSince, [sessionId, ago(since, now)]), ["at"])[0]?.at;
   }
 
   async countdown(id: string): Promise<CountdownRow | undefined> {
@@ -98,9 +99,8 @@ export class PgStatements implements AsyncStatements {
    */
   async ownerAlive(owner: string | null): Promise<boolean> {
     if (owner === null) return false;
-    const fresh = whole(await this.run<{ fresh: number }>(S.fresh, [owner]), ["fresh"]).length > 0;
-    if (fresh) this.liveOwners.add(owner);
-    else this.liveOwners.delete(owner);
+    const fresh = whole(await this.run<{ fresh: number }>(S.ownerAlive, [owner]), ["fresh"]).length > 0;
+    this.liveOwners.looked(owner, fresh);
     return fresh && ownerMayBeAlive(owner);
   }
 
@@ -133,7 +133,7 @@ export class PgStatements implements AsyncStatements {
   }
 
   async claimCountdown(id: string, owner: string, now: number): Promise<boolean> {
-    return whole(await this.run<{ id: string }>(S.claim, [id, owner, now]), ["id"]).length > 0;
+    return whole(await this.run<{ id: string }>(S.claimCountdown, [id, owner, now]), ["id"]).length > 0;
   }
 
   async takeOver(
@@ -152,11 +152,11 @@ export class PgStatements implements AsyncStatements {
   }
 
   async renewLeases(owner: string, leaseUntil: number): Promise<number> {
-    return Number(whole(await this.run<{ n: number }>(S.renew, [owner, leaseUntil]), ["n"])[0]?.n ?? 0);
+    return Number(whole(await this.run<{ n: number }>(S.renewLeases, [owner, leaseUntil]), ["n"])[0]?.n ?? 0);
   }
 
   async releaseLeases(owner: string, scope: Scope): Promise<number> {
-    return Number(whole(await this.run<{ n: number }>(S.release, [owner, ...scoped(scope)]), ["n"])[0]?.n ?? 0);
+    return Number(whole(await this.run<{ n: number }>(S.releaseLeases, [owner, ...scoped(scope)]), ["n"])[0]?.n ?? 0);
   }
 
   async injection(id: string): Promise<InjectionRow | undefined> {
@@ -190,15 +190,15 @@ export class PgStatements implements AsyncStatements {
     error: string | null,
     now: number,
   ): Promise<boolean> {
-    return whole(await this.run<{ id: string }>(S.finish, [id, status, error, now]), ["id"]).length > 0;
+    return whole(await this.run<{ id: string }>(S.finishInjection, [id, status, error, now]), ["id"]).length > 0;
   }
 
   async confirmInjection(id: string, now: number): Promise<boolean> {
-    return whole(await this.run<{ id: string }>(S.confirm, [id, now]), ["id"]).length > 0;
+    return whole(await this.run<{ id: string }>(S.confirmInjection, [id, now]), ["id"]).length > 0;
   }
 
   async hasPendingInjection(sessionId: string): Promise<boolean> {
-    return whole(await this.run<{ id: string }>(S.pendingOf, [sessionId]), ["id"]).length > 0;
+    return whole(await this.run<{ id: string }>(S.hasPendingInjection, [sessionId]), ["id"]).length > 0;
   }
 
   /** Fresh by the database's clock: `now` (this process's) says nothing across hosts. */
@@ -211,7 +211,7 @@ export class PgStatements implements AsyncStatements {
   }
 
   async spentSince(dayStart: number): Promise<number> {
-    return Number((await this.run<{ cost: number }>(S.spentToday, [dayStart]))[0]?.cost ?? 0);
+    return Number((await this.run<{ cost: number }>(S.spentSince, [dayStart]))[0]?.cost ?? 0);
   }
 
   async unbilledOf(sessionId: string): Promise<string | undefined> {

@@ -3,8 +3,12 @@
 import { and, asc, desc, eq, getTableColumns, gte, inArray, isNotNull, lte, sql } from "drizzle-orm";
 import { auditEvents, continuationBills, countdowns, injections, replicas, sessions } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
+import type { Statements } from "../statements.js";
 import type { Scope } from "../types.js";
-import type { Db } from "./connection.js";
+import type { Db, RawDatabase } from "./connection.js";
+
+/** What a group of prepared statements may be called: the statement of ../statements.ts each answers. */
+type Named = { readonly [K in keyof Statements]?: unknown };
 
 const p = (name: string) => sql.placeholder(name);
 /** Each column bound to the parameter of the same name. */
@@ -22,7 +26,7 @@ const inScope = (table: typeof sessions | typeof countdowns | typeof injections)
   and(eq(table.directory, p("directory")), sql`${table.server} IS ${p("server")}`);
 
 /** Rows by their primary key, and the live ones of a scope (what a process recovers and reconciles). */
-export function prepareRows(db: Db) {
+function prepareRows(db: Db) {
   const armed = and(isArmed, inScope(countdowns));
   const pending = and(eq(injections.status, "pending"), inScope(injections));
   return {
@@ -38,18 +42,18 @@ export function prepareRows(db: Db) {
       .prepare(),
     armedIn: db.select().from(countdowns).where(armed).orderBy(asc(countdowns.deadlineAt)).prepare(),
     pendingIn: db.select().from(injections).where(pending).orderBy(asc(injections.createdAt)).prepare(),
-  };
+  } satisfies Named;
 }
 
-export function prepareSessions(db: Db) {
+function prepareSessions(db: Db) {
   const set = Object.fromEntries(PATCHABLE.map((k) => [k, ps(k)]));
   return {
-    get: db
+    session: db
       .select()
       .from(sessions)
       .where(eq(sessions.sessionId, p("sessionId")))
       .prepare(),
-    insert: db
+    insertSession: db
       .insert(sessions)
       .values({
         sessionId: p("sessionId"),
@@ -60,7 +64,7 @@ export function prepareSessions(db: Db) {
       })
       .onConflictDoNothing()
       .prepare(),
-    write: db
+    writeSession: db
       .update(sessions)
       .set({ ...set, updatedAt: ps("updatedAt") })
       .where(eq(sessions.sessionId, p("sessionId")))
@@ -74,18 +78,19 @@ export function prepareSessions(db: Db) {
       })
       .where(eq(sessions.sessionId, p("sessionId")))
       .prepare(),
-    toRecheck: db
+    sessionsToRecheck: db
       .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt, owedSince: sessions.owedSince })
       .from(sessions)
       .where(and(inScope(sessions), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, p("dueBy"))))
       .prepare(),
-  };
+  } satisfies Named;
 }
 
-export function prepareAudit(db: Db) {
+function prepareAudit(db: Db, raw: RawDatabase) {
   return {
+    audit: raw.prepare(INSERT_AUDIT_ROW),
     // Walks audit_session_idx (session, at): a handful of rows at most.
-    userCancel: db
+    userCancelledSince: db
       .select({ at: auditEvents.at })
       .from(auditEvents)
       .where(
@@ -98,17 +103,17 @@ export function prepareAudit(db: Db) {
       )
       .orderBy(desc(auditEvents.at))
       .prepare(),
-  };
+  } satisfies Named;
 }
 
-export function prepareCountdowns(db: Db) {
+function prepareCountdowns(db: Db) {
   return {
     armedFor: db
       .select({ id: countdowns.id, owner: countdowns.owner, leaseUntil: countdowns.leaseUntil })
       .from(countdowns)
       .where(and(eq(countdowns.sessionId, p("sessionId")), isArmed))
       .prepare(),
-    insert: db
+    insertCountdown: db
       .insert(countdowns)
       .values({
         ...placeholders("id", "sessionId", "directory", "server", "armedAt", "deadlineAt", "owner", "leaseUntil"),
@@ -116,33 +121,33 @@ export function prepareCountdowns(db: Db) {
         state: "armed",
       })
       .prepare(),
-    end: db
+    endCountdown: db
       .update(countdowns)
       .set({ state: ps("state"), endedAt: ps("now"), endReason: ps("reason"), leaseUntil: null })
       .where(and(eq(countdowns.id, p("id")), isArmed))
       .prepare(),
-    claim: db
+    claimCountdown: db
       .update(countdowns)
       .set({ state: "fired", endedAt: ps("now"), endReason: null, leaseUntil: null })
       .where(and(eq(countdowns.id, p("id")), isArmed, eq(countdowns.owner, p("owner"))))
       .prepare(),
     // Compare-and-swap on the owner the caller saw: of two processes adopting the same orphan, one wins.
-    renew: db
+    renewLeases: db
       .update(countdowns)
       .set({ leaseUntil: ps("leaseUntil") })
       .where(and(eq(countdowns.owner, p("owner")), isArmed))
       .prepare(),
-    release: db
+    releaseLeases: db
       .update(countdowns)
       .set({ owner: null, leaseUntil: null })
       .where(and(eq(countdowns.owner, p("owner")), isArmed, inScope(countdowns)))
       .prepare(),
-  };
+  } satisfies Named;
 }
 
-export function prepareInjections(db: Db) {
+function prepareInjections(db: Db) {
   return {
-    insert: db
+    insertInjection: db
       .insert(injections)
       .values({
         ...placeholders("id", "sessionId", "countdownId", "directory", "server", "messageId", "createdAt", "agent"),
@@ -151,29 +156,29 @@ export function prepareInjections(db: Db) {
         updatedAt: p("createdAt"),
       })
       .prepare(),
-    finish: db
+    finishInjection: db
       .update(injections)
       .set({ status: ps("status"), error: ps("error"), updatedAt: ps("now"), leaseUntil: null })
       .where(and(eq(injections.id, p("id")), eq(injections.status, "pending")))
       .prepare(),
-    confirm: db
+    confirmInjection: db
       .update(injections)
       .set({ status: "sent", updatedAt: ps("now"), leaseUntil: null })
       .where(and(eq(injections.id, p("id")), inArray(injections.status, ["failed", "unknown"])))
       .prepare(),
     ...prepareInjectionReads(db),
-  };
+  } satisfies Named;
 }
 
 function prepareInjectionReads(db: Db) {
   return {
-    pendingOf: db
+    hasPendingInjection: db
       .select({ id: injections.id })
       .from(injections)
       .where(and(eq(injections.sessionId, p("sessionId")), eq(injections.status, "pending")))
       .prepare(),
     // Walks injections_session_idx (session, created_at): the few rows since a look began.
-    firedSince: db
+    continuedSince: db
       .select({ injectionId: injections.id, firedAt: injections.createdAt })
       .from(injections)
       .where(
@@ -198,10 +203,10 @@ function prepareInjectionReads(db: Db) {
       .orderBy(desc(injections.createdAt))
       .limit(10)
       .prepare(),
-  };
+  } satisfies Named;
 }
 
-export function prepareReplicas(db: Db) {
+function prepareReplicas(db: Db) {
   return {
     tuiWatching: db
       .select({ id: replicas.id })
@@ -214,7 +219,7 @@ export function prepareReplicas(db: Db) {
         ),
       )
       .prepare(),
-  };
+  } satisfies Named;
 }
 
 // A recovery takes thousands of countdowns over: in one statement, their ids as one JSON array, rather than a
@@ -229,7 +234,7 @@ export const EXPIRE_ORPHANS = `UPDATE countdowns SET state = 'expired', ended_at
  * One audit row (bound in AuditValues' order), prepared on the driver itself: every state change writes one or more,
  * a recovery thousands in a row.
  */
-export const INSERT_AUDIT_ROW = `INSERT INTO audit_events (at, session_id, directory, server, event, reason, detail)
+const INSERT_AUDIT_ROW = `INSERT INTO audit_events (at, session_id, directory, server, event, reason, detail)
   VALUES (?, ?, ?, ?, ?, ?, ?)`;
 
 export const changes = (result: unknown) => (result as { changes: number }).changes;
@@ -243,24 +248,25 @@ export const BILL_KEYS = Object.keys(BILL_COLUMNS) as Array<keyof typeof BILL_CO
  * A bill (bound in BILL_KEYS' order), prepared on the driver itself: drizzle binding 29 values by name cost a third of
  * recording one.
  */
-export const INSERT_BILL = `INSERT INTO continuation_bills (${BILL_KEYS.map((key) => BILL_COLUMNS[key].name).join(", ")})
+const INSERT_BILL = `INSERT INTO continuation_bills (${BILL_KEYS.map((key) => BILL_COLUMNS[key].name).join(", ")})
   VALUES (${BILL_KEYS.map(() => "?").join(", ")}) ON CONFLICT DO NOTHING`;
 
-export function prepareBills(db: Db) {
+function prepareBills(db: Db, raw: RawDatabase) {
   return {
+    insertBill: raw.prepare(INSERT_BILL),
     spentSince: db
       .select({ cost: sql<number>`coalesce(sum(${continuationBills.cost}), 0)` })
       .from(continuationBills)
       .where(gte(continuationBills.recordedAt, p("since")))
       .prepare(),
-    recent: db
+    recentBills: db
       .select({ cost: continuationBills.cost, tokens: continuationBills.tokens })
       .from(continuationBills)
       .where(eq(continuationBills.sessionId, p("sessionId")))
       .orderBy(desc(continuationBills.continuedAt))
       .limit(p("limit"))
       .prepare(),
-    latestSent: db
+    unbilledOf: db
       .select({
         id: injections.id,
         billed: sql<number>`EXISTS (SELECT 1 FROM ${continuationBills} WHERE ${continuationBills.injectionId} = ${injections.id})`,
@@ -282,5 +288,21 @@ export function prepareBills(db: Db) {
       )
       .orderBy(asc(injections.createdAt))
       .prepare(),
+  } satisfies Named;
+}
+
+/**
+ * Every statement of the connection, each under the name of the statement of ../statements.ts it answers (takeOver and
+ * expireOrphans excepted: their SQL, TAKE_OVER and EXPIRE_ORPHANS, binds a JSON array the driver runs as it is).
+ */
+export function prepareStatements(db: Db, raw: RawDatabase) {
+  return {
+    ...prepareRows(db),
+    ...prepareSessions(db),
+    ...prepareAudit(db, raw),
+    ...prepareCountdowns(db),
+    ...prepareInjections(db),
+    ...prepareReplicas(db),
+    ...prepareBills(db, raw),
   };
 }

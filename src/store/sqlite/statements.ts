@@ -9,73 +9,48 @@ import { PATCHABLE } from "../session-columns.js";
 import type { HistoryTable, Statements } from "../statements.js";
 import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "../types.js";
 import type { Db, RawDatabase } from "./connection.js";
-import {
-  BILL_KEYS,
-  changes,
-  EXPIRE_ORPHANS,
-  INSERT_AUDIT_ROW,
-  INSERT_BILL,
-  prepareBills,
-  prepareAudit,
-  prepareCountdowns,
-  prepareInjections,
-  prepareReplicas,
-  prepareRows,
-  prepareSessions,
-  scoped,
-  TAKE_OVER,
-} from "./prepared.js";
+import { BILL_KEYS, changes, EXPIRE_ORPHANS, prepareStatements, scoped, TAKE_OVER } from "./prepared.js";
 
 export class SqliteStatements implements Statements {
-  private readonly rows;
-  private readonly s;
-  private readonly a;
-  private readonly c;
-  private readonly i;
-  private readonly r;
-  private readonly b;
-  private readonly insertAudit;
-  private readonly insertBillRow;
+  /** Each statement prepared once, under the name of the method it answers. */
+  private readonly prepared;
 
   constructor(
     db: Db,
     private readonly raw: RawDatabase,
   ) {
-    this.rows = prepareRows(db);
-    this.s = prepareSessions(db);
-    this.a = prepareAudit(db);
-    this.c = prepareCountdowns(db);
-    this.i = prepareInjections(db);
-    this.r = prepareReplicas(db);
-    this.b = prepareBills(db);
-    this.insertAudit = raw.prepare(INSERT_AUDIT_ROW);
-    this.insertBillRow = raw.prepare(INSERT_BILL);
+    this.prepared = prepareStatements(db, raw);
   }
 
   session(sessionId: string): SessionRow | undefined {
-    return this.s.get.get({ sessionId });
+    return this.prepared.session.get({ sessionId });
   }
 
   insertSession(scope: SessionScope, now: number): void {
-    this.s.insert.run({ sessionId: scope.sessionId, directory: scope.directory, server: scope.server ?? null, now });
+    this.prepared.insertSession.run({
+      sessionId: scope.sessionId,
+      directory: scope.directory,
+      server: scope.server ?? null,
+      now,
+    });
   }
 
   writeSession(row: SessionRow): void {
     const values: Record<string, unknown> = { sessionId: row.sessionId, updatedAt: row.updatedAt };
     for (const key of PATCHABLE) values[key] = row[key] ?? null;
-    this.s.write.run(values);
+    this.prepared.writeSession.run(values);
   }
 
   addSpend(sessionId: string, cost: number, tokens: number, now: number): void {
-    this.s.addSpend.run({ sessionId, cost, tokens, now });
+    this.prepared.addSpend.run({ sessionId, cost, tokens, now });
   }
 
   sessionsToRecheck(scope: Scope, dueBy: number) {
-    return this.s.toRecheck.all({ ...scoped(scope), dueBy });
+    return this.prepared.sessionsToRecheck.all({ ...scoped(scope), dueBy });
   }
 
   audit({ at, sessionId, directory, server, event, reason, detail }: AuditValues): void {
-    this.insertAudit.run(at, sessionId, directory, server, event, reason, detail);
+    this.prepared.audit.run(at, sessionId, directory, server, event, reason, detail);
   }
 
   auditMany(rows: AuditValues[]): void {
@@ -84,19 +59,19 @@ export class SqliteStatements implements Statements {
 
   // One file, one host, one clock: the times every writer stamped compare as they are.
   userCancelledSince(sessionId: string, since: number): number | undefined {
-    return this.a.userCancel.get({ sessionId, since })?.at;
+    return this.prepared.userCancelledSince.get({ sessionId, since })?.at;
   }
 
   countdown(id: string): CountdownRow | undefined {
-    return this.rows.countdown.get({ id });
+    return this.prepared.countdown.get({ id });
   }
 
   armedFor(sessionId: string): ArmedRef | undefined {
-    return this.c.armedFor.get({ sessionId });
+    return this.prepared.armedFor.get({ sessionId });
   }
 
   armedIn(scope: Scope): CountdownRow[] {
-    return this.rows.armedIn.all(scoped(scope));
+    return this.prepared.armedIn.all(scoped(scope));
   }
 
   /** Alive unless certainly gone (same host, no such pid), and only while its lease has not run out. */
@@ -105,18 +80,18 @@ export class SqliteStatements implements Statements {
   }
 
   insertCountdown(countdown: NewCountdown, armed: AuditValues): void {
-    this.c.insert.run({ ...countdown, server: countdown.server ?? null });
+    this.prepared.insertCountdown.run({ ...countdown, server: countdown.server ?? null });
     this.audit(armed);
   }
 
   endCountdown(id: string, state: "cancelled" | "expired", reason: string, now: number, audit: AuditValues): boolean {
-    if (changes(this.c.end.run({ id, state, now, reason })) === 0) return false;
+    if (changes(this.prepared.endCountdown.run({ id, state, now, reason })) === 0) return false;
     this.audit(audit);
     return true;
   }
 
   claimCountdown(id: string, owner: string, now: number): boolean {
-    return changes(this.c.claim.run({ id, owner, now })) > 0;
+    return changes(this.prepared.claimCountdown.run({ id, owner, now })) > 0;
   }
 
   takeOver(ids: readonly string[], expected: string | null, owner: string, leaseUntil: number): string[] {
@@ -130,68 +105,68 @@ export class SqliteStatements implements Statements {
   }
 
   renewLeases(owner: string, leaseUntil: number): number {
-    return changes(this.c.renew.run({ owner, leaseUntil }));
+    return changes(this.prepared.renewLeases.run({ owner, leaseUntil }));
   }
 
   releaseLeases(owner: string, scope: Scope): number {
-    return changes(this.c.release.run({ owner, ...scoped(scope) }));
+    return changes(this.prepared.releaseLeases.run({ owner, ...scoped(scope) }));
   }
 
   injection(id: string): InjectionRow | undefined {
-    return this.rows.injection.get({ id });
+    return this.prepared.injection.get({ id });
   }
 
   insertInjection(injection: NewInjection): void {
-    this.i.insert.run({ onSent: null, ...injection, server: injection.server ?? null });
+    this.prepared.insertInjection.run({ onSent: null, ...injection, server: injection.server ?? null });
   }
 
   finishInjection(id: string, status: "sent" | "failed" | "unknown", error: string | null, now: number): boolean {
-    return changes(this.i.finish.run({ id, status, error, now })) > 0;
+    return changes(this.prepared.finishInjection.run({ id, status, error, now })) > 0;
   }
 
   confirmInjection(id: string, now: number): boolean {
-    return changes(this.i.confirm.run({ id, now })) > 0;
+    return changes(this.prepared.confirmInjection.run({ id, now })) > 0;
   }
 
   hasPendingInjection(sessionId: string): boolean {
-    return this.i.pendingOf.get({ sessionId }) !== undefined;
+    return this.prepared.hasPendingInjection.get({ sessionId }) !== undefined;
   }
 
   insertBill(bill: NewBill): boolean {
-    return this.insertBillRow.run(...BILL_KEYS.map((k) => bill[k] ?? null)).changes > 0;
+    return this.prepared.insertBill.run(...BILL_KEYS.map((k) => bill[k] ?? null)).changes > 0;
   }
 
   spentSince(dayStart: number): number {
-    return this.b.spentSince.get({ since: dayStart })?.cost ?? 0;
+    return this.prepared.spentSince.get({ since: dayStart })?.cost ?? 0;
   }
 
   recentBills(sessionId: string, limit: number): Array<{ cost: number; tokens: number }> {
-    return this.b.recent.all({ sessionId, limit });
+    return this.prepared.recentBills.all({ sessionId, limit });
   }
 
   unbilledOf(sessionId: string): string | undefined {
-    const latest = this.b.latestSent.get({ sessionId });
+    const latest = this.prepared.unbilledOf.get({ sessionId });
     return latest && !latest.billed ? latest.id : undefined;
   }
 
   unbilledIn(scope: Scope, since: number): Array<{ injectionId: string; sessionId: string }> {
-    return this.b.unbilledIn.all({ ...scoped(scope), since });
+    return this.prepared.unbilledIn.all({ ...scoped(scope), since });
   }
 
   tuiWatching(directory: string, now: number): boolean {
-    return this.r.tuiWatching.get({ directory, now }) !== undefined;
+    return this.prepared.tuiWatching.get({ directory, now }) !== undefined;
   }
 
   continuedSince(sessionId: string, since: number): ContinuationRef | undefined {
-    return this.i.firedSince.get({ sessionId, since });
+    return this.prepared.continuedSince.get({ sessionId, since });
   }
 
   pendingIn(scope: Scope): InjectionRow[] {
-    return this.rows.pendingIn.all(scoped(scope));
+    return this.prepared.pendingIn.all(scoped(scope));
   }
 
   uncertainIn(sessionId: string, since: number): InjectionRow[] {
-    return this.i.uncertainIn.all({ sessionId, since });
+    return this.prepared.uncertainIn.all({ sessionId, since });
   }
 
   deleteHistory(table: HistoryTable, settled: string, cutoff: number, limit: number): number {
