@@ -12,6 +12,7 @@ import type { OperatorStore } from "../store/operator.js";
 import type { Scope } from "../store/port.js";
 import type { ServerRoster, ServerRow } from "../store/roster.js";
 import type { LiveFigures } from "./metrics.js";
+import { ServiceModes, type ModeTable } from "./modes.js";
 import { StandaloneService } from "./standalone.js";
 import type { Readiness } from "./status-server.js";
 
@@ -22,6 +23,28 @@ import type { Readiness } from "./status-server.js";
 const SETTLE_LEASES = 2;
 /** Past a lease's end by the database's clock: the lease is "fresh" up to and including its last millisecond. */
 const LAPSE_MARGIN_MS = 5;
+
+/**
+ * What the replica is doing, changed only through `ServiceModes` (modes.ts), which refuses a change this table does
+ * not allow:
+ *
+ *   idle ──start()──▶ starting ──▶ running
+ *     │                  │            │
+ *     └──────────────────┴──stop()────┴──▶ stopping ──▶ stopped
+ *
+ * starting  it said it is alive, waits for replicas starting with it, takes its first share; a stop() now waits for it.
+ * running   a round every third of the lease (and at another replica's lapse); how the rounds fare is readiness's.
+ * stopping  no new round; its followers stop and its servers are handed back. stopped: for good.
+ */
+export type ReplicaMode = "idle" | "starting" | "running" | "stopping" | "stopped";
+
+const REPLICA_MODES: ModeTable<ReplicaMode> = {
+  idle: ["starting", "stopping"],
+  starting: ["running", "stopping"],
+  running: ["stopping"],
+  stopping: ["stopped"],
+  stopped: [],
+};
 
 type Log = (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
 
@@ -89,7 +112,7 @@ export class FleetReplica {
   /** When a round last worked from start to end: the heartbeat and the leases are this fresh. */
   private lastGoodRoundAt = 0;
   private failing = false;
-  private stopping: Promise<void> | undefined;
+  private readonly modes: ServiceModes<ReplicaMode>;
 
   private readonly liveness: OperatorStore;
 
@@ -98,14 +121,31 @@ export class FleetReplica {
     if (!this.liveness.roster)
       throw new Error(`a fleet shares its servers through a PostgreSQL database; ${this.liveness.location} is not one`);
     this.roster = this.liveness.roster;
+    this.modes = new ServiceModes(`the fleet replica ${this.id}`, REPLICA_MODES);
   }
 
   /**
    * Says it is alive, waits a moment for replicas starting at the same time to say so too (the first to share would
    * otherwise take every server and hand most of them back a round later), takes its first share, then shares again
-   * every third of the lease.
+   * every third of the lease. Every call returns the same start; a replica that was stopped cannot start again.
    */
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    return this.modes.start(() => this.joinTheFleet());
+  }
+
+  /**
+   * Stops following, hands every server back and says this replica is gone, so that others take over at once. A start
+   * in progress finishes first. Every call returns the same stop, which resolves once the replica is stopped.
+   */
+  stop(): Promise<void> {
+    return this.modes.stop(() => this.leaveTheFleet());
+  }
+
+  get mode(): ReplicaMode {
+    return this.modes.mode;
+  }
+
+  private async joinTheFleet(): Promise<void> {
     registerOwner(this.id);
     const { period } = this;
     try {
@@ -115,14 +155,10 @@ export class FleetReplica {
       // The first round reports a database that does not answer.
     }
     await this.tick();
+    if (this.modes.stopAsked) return;
+    this.modes.enter("running");
     this.timer = setInterval(() => void this.tick(), period);
     this.timer.unref?.();
-  }
-
-  /** Stops following, hands every server back and says this replica is gone, so that others take over at once. */
-  stop(): Promise<void> {
-    this.stopping ??= this.doStop();
-    return this.stopping;
   }
 
   stats(): FleetStats {
@@ -147,7 +183,7 @@ export class FleetReplica {
    * failing or stopping.
    */
   readiness(now = Date.now()): Readiness {
-    if (this.stopping) return { ready: false, reason: "stopping" };
+    if (this.modes.stopAsked) return { ready: false, reason: "stopping" };
     if (this.lastGoodRoundAt === 0) return { ready: false, reason: "starting: no round has worked yet" };
     if (this.failing) return { ready: false, reason: "the database does not answer: its rounds fail" };
     const age = now - this.lastGoodRoundAt;
@@ -166,7 +202,7 @@ export class FleetReplica {
     return { ready: true };
   }
 
-  private async doStop(): Promise<void> {
+  private async leaveTheFleet(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     clearTimeout(this.atLapse);
     await this.round;
@@ -192,7 +228,7 @@ export class FleetReplica {
 
   /** One round; a round still running when the next is due is not doubled. */
   private tick(): Promise<void> {
-    if (this.stopping) return Promise.resolve();
+    if (this.modes.stopAsked) return Promise.resolve();
     this.round ??= this.share().finally(() => (this.round = undefined));
     return this.round;
   }

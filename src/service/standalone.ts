@@ -12,6 +12,31 @@ import { errorMessage, withCause } from "../engine/host-calls.js";
 import type { LogLevel } from "../host/port.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
 import type { EngineStore, Scope } from "../store/port.js";
+import { ServiceModes, type ModeTable } from "./modes.js";
+
+/**
+ * What the service is doing, changed only through `ServiceModes` (modes.ts), which refuses a change this table does
+ * not allow:
+ *
+ *   idle ──start()──▶ starting ──▶ connecting ◀──the stream drops / connects──▶ streaming
+ *     │                  │             │                                           │
+ *     └──────────────────┴───stop()────┴───────────────────────────────────────────┴──▶ stopping ──▶ stopped
+ *
+ * starting    the engine recovers what this scope left armed; a stop() now waits for it, and nothing is followed.
+ * connecting  the event stream is being (re)connected, with backoff; `streamProblem` says why it is not connected.
+ * streaming   the event stream is connected and its events handled.
+ * stopping    no new connection; the engine hands its countdowns back. stopped: for good (a new service follows again).
+ */
+export type ServiceMode = "idle" | "starting" | "connecting" | "streaming" | "stopping" | "stopped";
+
+const SERVICE_MODES: ModeTable<ServiceMode> = {
+  idle: ["starting", "stopping"],
+  starting: ["connecting", "stopping"],
+  connecting: ["streaming", "stopping"],
+  streaming: ["connecting", "stopping"],
+  stopping: ["stopped"],
+  stopped: [],
+};
 
 /** Sessions a catch-up looks at, at once. */
 const CATCH_UP_LOOKS_AT_ONCE = 2;
@@ -68,10 +93,9 @@ export class StandaloneService {
   readonly enforcer: Enforcer;
   private readonly client: OpencodeClient;
   private readonly abort = new AbortController();
-  private stopped = false;
+  private readonly modes: ServiceModes<ServiceMode>;
   private lastEventAt = 0;
   private connections = 0;
-  private connected = false;
   /** Why the event stream is not connected, once a try has failed (cleared when it connects). */
   private problem: string | undefined;
   private loop: Promise<void> | undefined;
@@ -79,6 +103,7 @@ export class StandaloneService {
   constructor(private readonly o: ServiceOptions) {
     const url = new URL(o.url);
     const baseUrl = safeUrl(o.url);
+    this.modes = new ServiceModes(`the service following ${baseUrl}`, SERVICE_MODES);
     this.client = createOpencodeClient({
       baseUrl,
       directory: o.directory,
@@ -100,14 +125,18 @@ export class StandaloneService {
     return { directory: this.o.directory, server: this.o.server ?? null };
   }
 
+  get mode(): ServiceMode {
+    return this.modes.mode;
+  }
+
   /** Whether the event stream is connected now (a fleet records until when it was). */
   get streaming(): boolean {
-    return this.connected;
+    return this.modes.is("streaming");
   }
 
   /** What keeps the event stream from connecting now; undefined while connected or before the first try ended. */
   get streamProblem(): string | undefined {
-    return this.connected ? undefined : this.problem;
+    return this.streaming ? undefined : this.problem;
   }
 
   /** The server followed, as a message may name it (no credentials). */
@@ -115,17 +144,32 @@ export class StandaloneService {
     return safeUrl(this.o.url);
   }
 
-  async start(): Promise<void> {
+  /**
+   * Recovers what this scope left armed, then follows the event stream. Every call returns the same start; a service
+   * that was stopped cannot start again (make a new one).
+   */
+  start(): Promise<void> {
+    return this.modes.start(() => this.recoverThenFollow());
+  }
+
+  /**
+   * Stops following, releases this process's leases so another process can adopt its countdowns at once. A start in
+   * progress finishes first. Every call returns the same stop, which resolves once the service is stopped.
+   */
+  stop(): Promise<void> {
+    return this.modes.stop(() => this.letGo());
+  }
+
+  private async recoverThenFollow(): Promise<void> {
     const report = await this.enforcer.start();
+    if (this.modes.stopAsked) return;
+    this.modes.enter("connecting");
     const name = this.o.server ? ` (server ${this.o.server})` : "";
-    this.o.log("info", `following ${safeUrl(this.o.url)}${name} for ${this.o.directory}`, { ...report });
+    this.o.log("info", `following ${this.shownUrl}${name} for ${this.o.directory}`, { ...report });
     this.loop = this.follow();
   }
 
-  /** Stops following, releases this process's leases so another process can adopt its countdowns at once. */
-  async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
+  private async letGo(): Promise<void> {
     this.abort.abort();
     await this.enforcer.dispose();
     await this.loop?.catch(() => undefined);
@@ -139,7 +183,7 @@ export class StandaloneService {
     const silenceMs = this.o.silenceMs ?? 30_000;
     const connectMs = Math.min(silenceMs, this.o.config.hostTimeoutMs);
     let outageSince: number | undefined;
-    while (!this.stopped) {
+    while (!this.modes.stopAsked) {
       const attempt = new AbortController();
       const stopAttempt = () => attempt.abort();
       this.abort.signal.addEventListener("abort", stopAttempt, { once: true });
@@ -165,9 +209,11 @@ export class StandaloneService {
         });
         try {
           for await (const event of subscription.stream as AsyncIterable<unknown>) {
+            if (this.modes.stopAsked) break;
             heardAt = Date.now();
             if (!connected) {
-              connected = this.connected = true;
+              connected = true;
+              this.modes.enter("streaming");
               this.problem = undefined;
               await this.onConnected(outageSince); // before lastEventAt moves: it catches up from there
               outageSince = undefined;
@@ -177,7 +223,7 @@ export class StandaloneService {
             this.enforcer.handleEvent(event);
           }
         } finally {
-          this.connected = false;
+          if (this.streaming) this.modes.enter("connecting");
         }
       } catch (error) {
         failure = `event stream unavailable: ${withCause(error)}`;
@@ -185,7 +231,7 @@ export class StandaloneService {
         clearInterval(silenceWatch);
         this.abort.signal.removeEventListener("abort", stopAttempt);
       }
-      if (this.stopped) break;
+      if (this.modes.stopAsked) break;
       if (attempt.signal.aborted)
         failure = connected
           ? `no event from the server for ${silenceMs} ms (it sends one every 10 s)`

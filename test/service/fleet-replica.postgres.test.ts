@@ -30,6 +30,17 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms 
   }
 }
 
+/** A replica on a fresh database, with a 3 s lease: its rounds a second apart. */
+async function aReplica(database: string, settleMs = 0) {
+  const url = await freshDatabase(database);
+  const store = await openStore(url, { kind: "fleet" });
+  opened.push(store);
+  const config = resolveConfig({ leaseMs: 3000, databasePath: url }, {});
+  const replica = new FleetReplica({ store, config, log: () => undefined, settleMs });
+  running.push(replica);
+  return { replica, url, store };
+}
+
 describe("a fleet replica", () => {
   it("takes a dead replica's servers over when its lease runs out, not at its own next round", async () => {
     const url = await freshDatabase("replica");
@@ -79,5 +90,51 @@ describe("a fleet replica", () => {
       return !ready && reason?.includes("event stream unavailable") ? reason : undefined;
     });
     expect(reason).toContain(`none of the 1 OpenCode server(s) it follows answers (${refused}`);
+  });
+
+  it("starts once however often start() is called", async () => {
+    const { replica } = await aReplica("replica_start_once");
+    const first = replica.start();
+    const second = replica.start();
+    await Promise.all([first, second]);
+    expect(second).toBe(first);
+    expect(replica.mode).toBe("running");
+  });
+
+  it("cannot start again once stopped: it stays retired", async () => {
+    const { replica, url } = await aReplica("replica_start_again");
+    await replica.start();
+    await replica.stop();
+    const again = await replica.start().then(
+      () => "started again",
+      (error: Error) => error.message,
+    );
+    // Refused before it said it is alive again.
+    expect(await pgQuery(url, "SELECT id FROM replicas WHERE id = $1", [replica.id])).toEqual([]);
+    expect(again).toBe(`the fleet replica ${replica.id} was stopped: it cannot start again`);
+    expect(replica.mode).toBe("stopped");
+  });
+
+  it("stopped during its start: stops once the start is over, with no round, and retires; every stop() the same", async () => {
+    // Its start waits a second for replicas starting with it, after it said it is alive.
+    const { replica, url, store } = await aReplica("replica_stop_starting", 1000);
+    const refused = `http://127.0.0.1:${await freePort()}`;
+    await store.roster!.add({ name: "pod-0", url: refused, directory: "/workspace" });
+    const settled: string[] = [];
+    const started = replica.start().then(() => settled.push("started"));
+    await waitFor("the replica to say it is alive", async () => {
+      const rows = await pgQuery(url, "SELECT id FROM replicas WHERE id = $1", [replica.id]);
+      return rows.length > 0 ? rows : undefined;
+    });
+    const stopped = replica.stop();
+    expect(replica.stop()).toBe(stopped);
+    expect(replica.readiness()).toEqual({ ready: false, reason: "stopping" });
+    await Promise.all([started, stopped.then(() => settled.push("stopped"))]);
+    expect(settled).toEqual(["started", "stopped"]);
+    expect(await pgQuery(url, "SELECT id FROM replicas WHERE id = $1", [replica.id])).toEqual([]);
+    // Stopped before its first round: it never took the server it would have shared.
+    expect(await pgQuery(url, "SELECT owner FROM servers WHERE name = 'pod-0'")).toEqual([{ owner: null }]);
+    expect(replica.stats().following).toEqual([]);
+    expect(replica.mode).toBe("stopped");
   });
 });

@@ -42,3 +42,15 @@ export function gateChanges(store: EngineStore, name: string, when: "before" | "
   });
   return { open, restore };
 }
+
+/** The store's heartbeats wait for the gate to open: a database slow to answer the first write of an engine's start. */
+export function gateHeartbeats(store: EngineStore) {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const original = store.heartbeat.bind(store);
+  store.heartbeat = async (...args) => {
+    await gate;
+    return original(...args);
+  };
+  return { open };
+}

@@ -157,11 +157,11 @@ async function serveOne(
   }
   const opened = await openForWriting(config.databasePath, { busyTimeoutMs: config.busyTimeoutMs, kind: "service" });
   let service: StandaloneService | undefined;
-  let stopping = false;
+  const stopping = () => service?.mode === "stopping" || service?.mode === "stopped";
   const readiness = async (): Promise<Readiness> => {
-    if (stopping) return { ready: false, reason: "stopping" };
-    const stats = service?.enforcer.stats();
-    if (!service || !stats) return { ready: false, reason: "starting" };
+    if (stopping()) return { ready: false, reason: "stopping" };
+    if (!service || service.mode === "idle" || service.mode === "starting") return { ready: false, reason: "starting" };
+    const stats = service.enforcer.stats();
     if (stats.mode === "paused_store")
       return { ready: false, reason: `the database does not answer (${stats.storeProblem ?? "failing"})` };
     if (!service.streaming)
@@ -199,7 +199,7 @@ async function serveOne(
   const running = service;
   const status =
     metrics && options.listen
-      ? await startStatusServer(options.listen, { metrics, alive: () => !stopping, ready: readiness })
+      ? await startStatusServer(options.listen, { metrics, alive: () => !stopping(), ready: readiness })
       : undefined;
   await service.start();
   log(
@@ -209,10 +209,7 @@ async function serveOne(
   );
   await untilSignalled(
     log,
-    async () => {
-      stopping = true;
-      await running.stop();
-    },
+    () => running.stop(),
     async () => {
       await status?.close();
       await opened.close();
@@ -271,7 +268,7 @@ async function serveFleet(
   if (metrics && options.listen)
     status = await startStatusServer(options.listen, {
       metrics,
-      alive: () => running.readiness().reason !== "stopping",
+      alive: () => running.mode !== "stopping" && running.mode !== "stopped",
       ready: async () => running.readiness(),
     });
   await replica.start();

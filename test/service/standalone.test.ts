@@ -1,0 +1,115 @@
+// The standalone service's start and stop, on a SQLite file, against a stand-in for OpenCode's event stream (one
+// `server.connected` event, then an open stream): what is under test is that a start and a stop happen once each
+// whoever asks and when, not what the engine decides.
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { resolveConfig } from "../../src/config/resolve.js";
+import { StandaloneService } from "../../src/service/standalone.js";
+import { openStore } from "../../src/store/open.js";
+import { gateHeartbeats } from "../support/store-spies.js";
+import { tempFolder } from "../support/temp-folders.js";
+
+/** Answers `/event` with an open stream whose first event says it connected; counts the streams asked for. */
+class EventStreamServer {
+  subscriptions = 0;
+  private readonly open = new Set<ServerResponse>();
+  private readonly server = createServer((req, res) => {
+    if (!req.url?.startsWith("/event")) return void res.writeHead(404).end();
+    this.subscriptions++;
+    this.open.add(res);
+    res.on("close", () => this.open.delete(res));
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.write(`data: ${JSON.stringify({ type: "server.connected", properties: {} })}\n\n`);
+  });
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    for (const res of this.open) res.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A service on a fresh database, following a fresh event stream; `logged(line)` resolves once it logs that line. */
+async function aService() {
+  const opencode = new EventStreamServer();
+  const url = await opencode.start();
+  cleanups.push(() => opencode.close());
+  const databasePath = join(tempFolder(), "tc.db");
+  const store = await openStore(databasePath, { kind: "service" });
+  cleanups.push(() => store.close());
+  const config = resolveConfig({ databasePath }, {});
+  const waiting = new Map<string, () => void>();
+  const logged = (line: string) => new Promise<void>((resolve) => waiting.set(line, resolve));
+  const log = (_level: unknown, message: string) => waiting.get(message)?.();
+  const service = new StandaloneService({ url, directory: "/workspace", config, store, log });
+  cleanups.push(() => service.stop());
+  return { service, store, opencode, logged };
+}
+
+describe("the standalone service's start and stop", () => {
+  it("starts once however often start() is called: one event stream followed", async () => {
+    const { service, opencode, logged } = await aService();
+    const connected = logged("connected to the event stream");
+    const first = service.start();
+    const second = service.start();
+    await Promise.all([first, second]);
+    await connected;
+    const modeWhileConnected = service.mode;
+    await service.stop();
+    // The same start, and one follower of the event stream (not one per call).
+    expect(second).toBe(first);
+    expect(opencode.subscriptions).toBe(1);
+    expect(modeWhileConnected).toBe("streaming");
+  });
+
+  it("a second stop() during a stop resolves only once the service is stopped, as the first does", async () => {
+    const { service } = await aService();
+    await service.start();
+    const first = service.stop();
+    const second = service.stop();
+    const seenBySecond = await second.then(() => [service.enforcer.stats().mode, service.mode]);
+    expect(seenBySecond).toEqual(["disposed", "stopped"]);
+    expect(second).toBe(first);
+    await first;
+  });
+
+  it("a stop() during a start waits for the start, then stops, and follows nothing", async () => {
+    const { service, store, opencode } = await aService();
+    // The engine's start says it is alive first: held until the gate opens.
+    const heartbeat = gateHeartbeats(store);
+    const settled: string[] = [];
+    const started = service.start().then(() => settled.push("started"));
+    const modes = [service.mode];
+    const stopped = service.stop().then(() => settled.push("stopped"));
+    modes.push(service.mode);
+    heartbeat.open();
+    await Promise.all([started, stopped]);
+    expect(settled).toEqual(["started", "stopped"]);
+    // Nothing the start began outlives the stop: no timer of the engine's, no event stream.
+    expect(service.enforcer.stats()).toMatchObject({ mode: "disposed", timers: 0 });
+    expect(opencode.subscriptions).toBe(0);
+    expect([...modes, service.mode]).toEqual(["starting", "stopping", "stopped"]);
+  });
+
+  it("refuses to start again once stopped, whether it had started or not", async () => {
+    const started = (await aService()).service;
+    await started.start();
+    await started.stop();
+    await expect(started.start()).rejects.toThrow(/was stopped: it cannot start again/);
+    const never = (await aService()).service;
+    await never.stop();
+    expect(never.mode).toBe("stopped");
+    await expect(never.start()).rejects.toThrow(/was stopped: it cannot start again/);
+  });
+});
