@@ -16,6 +16,7 @@ import { RECORD_OUTCOME_CASES } from "./changes/record-outcome.cases.js";
 import { RESUME_CASES } from "./changes/resume.cases.js";
 import { SESSION_ROW_CASES } from "./changes/session-row.cases.js";
 import { SKIP_CASES } from "./changes/skip.cases.js";
+import { STOP_CASES } from "./changes/stop.cases.js";
 import { LIVENESS_CASES } from "./liveness.cases.js";
 import { OPERATOR_CASES } from "./operator.cases.js";
 import { READS_CASES } from "./reads.cases.js";
@@ -31,6 +32,7 @@ export const CONTRACT: ContractSubject[] = [
   { subject: "changes/arm", cases: ARM_CASES },
   { subject: "changes/end", cases: END_CASES },
   { subject: "changes/cancel-by-key", cases: CANCEL_BY_KEY_CASES },
+  { subject: "changes/stop", cases: STOP_CASES },
   { subject: "changes/resume", cases: RESUME_CASES },
   { subject: "changes/session-row", cases: SESSION_ROW_CASES },
   { subject: "changes/record-bill", cases: RECORD_BILL_CASES },

@@ -1,4 +1,5 @@
-// What cancel-by-key.ts promises on every database, beside the stop that ends a countdown the same way.
+// What cancel-by-key.ts promises on every database, beside the stop that ends a countdown the same way (stop.cases.ts
+// has the stop's own case).
 import assert from "node:assert/strict";
 import { arm } from "../../../src/store/changes/arm.js";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
