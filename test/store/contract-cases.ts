@@ -1,8 +1,8 @@
 // What the store promises, gathered for the runners of every driver: under Node on PostgreSQL (node-postgres,
 // contract.postgres.test.ts), and under OpenCode's Bun on bun:sqlite and on PostgreSQL through Bun's SQL client
-// (bun-contract-runner.ts). On better-sqlite3 each subject's own test file runs its cases (changes/arm.test.ts…). A
-// subject is named after what its cases test: a change script of src/store/changes (one per file), or the statements,
-// reads, liveness and operator face.
+// (bun-contract-runner.ts). On better-sqlite3 each subject's own test file runs its cases (changes/arm.test.ts…), and
+// contract-files.test.ts checks that every subject is here and has that file. A subject is named after what its cases
+// test: a change script of src/store/changes (one per file), or the statements, reads, liveness and operator face.
 import type { ContractCase } from "./contract-world.js";
 import { ADOPT_CASES } from "./changes/adopt.cases.js";
 import { ARM_CASES } from "./changes/arm.cases.js";
