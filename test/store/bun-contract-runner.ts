@@ -1,11 +1,12 @@
-// Runs the store's contract (contract-cases.ts) under Bun — the Bun inside opencode-ai — on a SQLite file (bun:sqlite)
-// and on the PostgreSQL server of PG_URL (Bun's SQL client; every case gets a database of its own), and prints one
-// JSON line.
+// Runs the store's contract (every subject of contract-cases.ts) under Bun — the Bun inside opencode-ai — on a SQLite
+// file (bun:sqlite) and on the PostgreSQL server of PG_URL (Bun's SQL client; every case gets a database of its own),
+// and prints one JSON line.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore } from "../../src/store/open.js";
-import { CONTRACT_CASES, withWorld, type ContractDatabase } from "./contract-cases.js";
+import { CONTRACT_CASES } from "./contract-cases.js";
+import { withWorld, type ContractDatabase } from "./contract-world.js";
 
 const url = process.env.PG_URL!;
 const results: Array<{ backend: string; name: string; ok: boolean; error?: string }> = [];

@@ -1,0 +1,44 @@
+// What prune.ts promises on every database: settled history goes, what is live stays.
+import assert from "node:assert/strict";
+import { arm } from "../../../src/store/changes/arm.js";
+import { changeSession } from "../../../src/store/changes/change-session.js";
+import { end } from "../../../src/store/changes/end.js";
+import { prune } from "../../../src/store/changes/prune.js";
+import { recordBill } from "../../../src/store/changes/record-bill.js";
+import { q } from "../../../src/store/script.js";
+import { countdown, NOW, type ContractCase } from "../contract-world.js";
+
+export const PRUNE_CASES: ContractCase[] = [
+  {
+    name: "prune: settled history older than the cutoff goes; what is still live stays",
+    async run({ a, b }) {
+      await a.change(arm(countdown("cd1", "ses_1", { armedAt: 1000, deadlineAt: 2000 }), {}));
+      await a.change(arm(countdown("cd2", "ses_2", { armedAt: 1000, deadlineAt: 2000 }), {}));
+      await a.change(end({ id: "cd2", sessionId: "ses_2", directory: "/p" }, { expired: {} }, 1500));
+      await a.change(changeSession({ sessionId: "ses_3", directory: "/p" }, 1000, { deletedAt: 1200 }));
+      const bill = (injectionId: string, recordedAt: number) => ({
+        injectionId,
+        sessionId: "ses_2",
+        directory: "/p",
+        messageId: `msg_${injectionId}`,
+        continuedAt: recordedAt - 10,
+        recordedAt,
+        outcome: "completed" as const,
+      });
+      await a.change(recordBill({ sessionId: "ses_2", directory: "/p" }, bill("i_old", 1000), 1000));
+      await a.change(recordBill({ sessionId: "ses_2", directory: "/p" }, bill("i_new", NOW), NOW));
+      const dry = await prune(b, { cutoff: NOW, dryRun: true });
+      assert.deepEqual([dry.countdowns, dry.sessions, dry.auditEvents, dry.bills], [1, 1, 3, 1]);
+      const report = await prune(b, { cutoff: NOW, batchSize: 2, pauseMs: 0 });
+      assert.deepEqual([report.countdowns, report.sessions, report.auditEvents, report.bills], [1, 1, 3, 1]);
+      assert.equal(report.batches, 6);
+      const bills = await a.reader.all<{ id: string }>("SELECT injection_id AS id FROM continuation_bills");
+      assert.deepEqual(
+        bills.map((r) => r.id),
+        ["i_new"],
+      );
+      assert.ok(await a.read(q.countdown("cd1")), "armed countdowns are never history");
+      assert.equal(await a.read(q.countdown("cd2")), undefined);
+    },
+  },
+];

@@ -1,0 +1,6 @@
+// liveness.cases.ts on better-sqlite3; contract.postgres.test.ts and contract.bun.test.ts run the same
+// cases on PostgreSQL and under OpenCode's Bun.
+import { contractOnBetterSqlite } from "./contract-on-sqlite.js";
+import { LIVENESS_CASES } from "./liveness.cases.js";
+
+contractOnBetterSqlite("liveness", LIVENESS_CASES);

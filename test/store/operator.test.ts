@@ -1,0 +1,6 @@
+// operator.cases.ts on better-sqlite3; contract.postgres.test.ts and contract.bun.test.ts run the same
+// cases on PostgreSQL and under OpenCode's Bun.
+import { contractOnBetterSqlite } from "./contract-on-sqlite.js";
+import { OPERATOR_CASES } from "./operator.cases.js";
+
+contractOnBetterSqlite("operator", OPERATOR_CASES);

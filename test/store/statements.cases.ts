@@ -1,0 +1,89 @@
+// What the statements (src/store/statements.ts) promise on every database beyond one change script: a scope's rows
+// never seen from another, the continuations still unbilled.
+import assert from "node:assert/strict";
+import { releaseLeases } from "../../src/store/changes/release-leases.js";
+import { arm } from "../../src/store/changes/arm.js";
+import { changeSession } from "../../src/store/changes/change-session.js";
+import { claim } from "../../src/store/changes/claim.js";
+import { recordBill } from "../../src/store/changes/record-bill.js";
+import { recordOutcome } from "../../src/store/changes/record-outcome.js";
+import { q } from "../../src/store/script.js";
+import { countdown, injection, ME, NOW, POLICY, type ContractCase } from "./contract-world.js";
+
+export const STATEMENTS_CASES: ContractCase[] = [
+  {
+    name: "unbilled: the scope's continuations that went out without a bill, oldest first, from a time on",
+    async run({ a, b }) {
+      const sent = { kind: "sent", latencyMs: 5, detail: {} } as const;
+      const fire = async (n: number, sessionId: string, settle: boolean) => {
+        await a.change(arm(countdown(`cd${n}`, sessionId), {}));
+        await a.change(claim(injection(`i${n}`, `cd${n}`, { sessionId, createdAt: NOW + n }), {}));
+        if (settle) await a.change(recordOutcome(injection(`i${n}`, `cd${n}`, { sessionId }), sent, NOW + 10, POLICY));
+      };
+      await fire(1, "ses_1", true);
+      await fire(2, "ses_2", true);
+      await fire(3, "ses_3", false); // still pending: its call is under way
+      await fire(4, "ses_4", true);
+      await b.change(
+        recordBill(
+          { sessionId: "ses_2", directory: "/p" },
+          {
+            injectionId: "i2",
+            sessionId: "ses_2",
+            directory: "/p",
+            messageId: "msg_i2",
+            continuedAt: NOW + 2,
+            recordedAt: NOW + 20,
+            outcome: "completed",
+          },
+          NOW + 20,
+        ),
+      );
+      assert.deepEqual(await b.read(q.unbilledIn({ directory: "/p" }, NOW)), [
+        { injectionId: "i1", sessionId: "ses_1" },
+        { injectionId: "i4", sessionId: "ses_4" },
+      ]);
+      assert.deepEqual(await a.read(q.unbilledIn({ directory: "/p" }, NOW + 2)), [
+        { injectionId: "i4", sessionId: "ses_4" },
+      ]);
+      assert.deepEqual(await a.read(q.unbilledIn({ directory: "/elsewhere" }, NOW)), []);
+    },
+  },
+  {
+    name: "scopes: pods that share a directory path never see each other's rows",
+    async run({ a, b, count }) {
+      const scopes = [{ server: null }, { server: "pod-a" }, { server: "pod-b" }] as const;
+      for (const [i, { server }] of scopes.entries()) {
+        const sessionId = `ses_${i}`;
+        await a.change(arm(countdown(`cd${i}`, sessionId, { server }), {}));
+        await a.change(changeSession({ sessionId, directory: "/p", server }, NOW, { recheckAt: NOW }));
+      }
+      await a.change(claim(injection("i1", "cd1", { sessionId: "ses_1", server: "pod-a" }), {}));
+      for (const [i, { server }] of scopes.entries()) {
+        const scope = { directory: "/p", server };
+        assert.deepEqual(
+          (await b.read(q.armedIn(scope))).map((c) => [c.id, c.server]),
+          i === 1 ? [] : [[`cd${i}`, server]],
+        );
+        assert.deepEqual(
+          (await b.read(q.pendingIn(scope))).map((r) => r.id),
+          i === 1 ? ["i1"] : [],
+        );
+        assert.deepEqual(
+          (await b.read(q.sessionsToRecheck(scope, NOW))).map((r) => r.sessionId),
+          [`ses_${i}`],
+        );
+        assert.equal((await b.read(q.session(`ses_${i}`)))?.server, server);
+      }
+      // An absent server is the machine's own (NULL), not "any".
+      assert.deepEqual(
+        (await b.read(q.armedIn({ directory: "/p" }))).map((c) => c.id),
+        ["cd0"],
+      );
+      assert.equal(await count("audit_events WHERE server = 'pod-a' AND event IN ('armed', 'fired')"), 2);
+      assert.equal(await a.change(releaseLeases(ME, { directory: "/p", server: "pod-b" })), 1);
+      assert.equal((await b.read(q.countdown("cd2")))?.owner, null);
+      assert.equal((await b.read(q.countdown("cd0")))?.owner, ME);
+    },
+  },
+];
