@@ -122,3 +122,153 @@ describe("the layout of src/", () => {
     expect(untested).toEqual([]);
   });
 });
+
+// ── the engine's path and its owners ───────────────────────────────────────────────────────────────────────────────
+
+/**
+ * The engine's folders, highest first: a folder imports only folders below it, so the path of one idle never goes back
+ * and forth between two of them. Events come in at `see/` and are handed down; `deliver/` runs the guards of `decide/`
+ * once more before a prompt; `wait/` holds what counts down or queues; `read/` asks OpenCode; `memory/` is what this
+ * process remembers of its sessions. The engine's root files are either infrastructure (importing no folder, so any
+ * folder may use them) or the composition (which may import everything and is imported by no folder).
+ */
+const ENGINE_FOLDERS = ["see", "deliver", "decide", "wait", "read", "memory"];
+const ENGINE = join(SRC, "engine");
+
+function engineFolderOf(file: string): string | undefined {
+  const inEngine = relative(ENGINE, file);
+  if (inEngine.startsWith("..")) return undefined;
+  return inEngine.includes("/") ? inEngine.split("/")[0] : "";
+}
+
+/** The whole program, typed: rules about who writes what need to know what a name refers to. */
+function typedProgram() {
+  const config = ts.readConfigFile(join(ROOT, "tsconfig.json"), ts.sys.readFile);
+  const options = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT).options;
+  const program = ts.createProgram(sources, { ...options, noEmit: true });
+  return { program, checker: program.getTypeChecker() };
+}
+let typed: ReturnType<typeof typedProgram> | undefined;
+const program = () => (typed ??= typedProgram());
+
+/** `x.p = …`, `x.p++`, `x.p += …`, `delete x.p`: the property accesses a statement writes. */
+function writtenProperties(source: ts.SourceFile): ts.PropertyAccessExpression[] {
+  const found: ts.PropertyAccessExpression[] = [];
+  const target = (node: ts.Expression) => {
+    if (ts.isPropertyAccessExpression(node)) found.push(node);
+  };
+  const visit = (node: ts.Node) => {
+    if (
+      ts.isBinaryExpression(node) &&
+      node.operatorToken.kind >= ts.SyntaxKind.FirstAssignment &&
+      node.operatorToken.kind <= ts.SyntaxKind.LastAssignment
+    )
+      target(node.left);
+    else if (
+      (ts.isPrefixUnaryExpression(node) || ts.isPostfixUnaryExpression(node)) &&
+      [ts.SyntaxKind.PlusPlusToken, ts.SyntaxKind.MinusMinusToken].includes(node.operator)
+    )
+      target(node.operand);
+    else if (ts.isDeleteExpression(node)) target(node.expression);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe("the engine's path and its owners", () => {
+  it("imports its folders one way only: each folder only those below it", () => {
+    const rank = (folder: string) => ENGINE_FOLDERS.indexOf(folder);
+    const engineFiles = sources.filter((file) => engineFolderOf(file) !== undefined);
+    const rootImportsFolders = (file: string) => importsOf(file).some((to) => (engineFolderOf(to) ?? "") !== "");
+    const offending = engineFiles.flatMap((file) => {
+      const from = engineFolderOf(file)!;
+      return importsOf(file)
+        .filter((to) => {
+          const into = engineFolderOf(to);
+          if (into === undefined || from === "") return false;
+          if (into === "") return rootImportsFolders(to);
+          return into !== from && (rank(into) === -1 || rank(from) === -1 || rank(into) < rank(from));
+        })
+        .map((to) => `${rel(file)} → ${rel(to)}`);
+    });
+    const unknown = engineFiles.map(engineFolderOf).filter((f) => f !== "" && rank(f!) === -1);
+    expect({ offending, unknown: [...new Set(unknown)] }).toEqual({ offending: [], unknown: [] });
+  });
+
+  it("changes what it remembers of a session only in its owner, through its verbs", () => {
+    const { program: p, checker } = program();
+    const owner = join(ENGINE, "memory", "session-memory.ts");
+    const offending = sources
+      .filter((file) => file !== owner)
+      .flatMap((file) =>
+        writtenProperties(p.getSourceFile(file)!)
+          .filter((access) => {
+            const type = checker.getTypeAtLocation(access.expression);
+            const name = (type.aliasSymbol ?? type.getSymbol())?.getName();
+            return name === "SessionMemory";
+          })
+          .map((access) => `${rel(file)}: ${access.getText()}`),
+      );
+    expect(offending).toEqual([]);
+  });
+
+  it("writes the look owed (recheck_at) only through its own change script, never in a session patch", () => {
+    const { program: p, checker } = program();
+    const types = p.getSourceFile(join(SRC, "store", "types.ts"))!;
+    const update = types.statements.find(
+      (s): s is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(s) && s.name.text === "SessionUpdate",
+    )!;
+    const patchable = checker
+      .getTypeAtLocation(update.name)
+      .getProperties()
+      .map((s) => s.getName());
+    const owned = ["recheckAt", "owedSince"];
+    // The columns themselves: declared, mapped, read and written whole.
+    const allowed = [
+      "store/changes/look-owed.ts",
+      "store/schema.ts",
+      "store/pg/schema.ts",
+      "store/session-columns.ts",
+      "store/sqlite/prepared.ts",
+    ];
+    const writers = sources
+      .filter((file) => !allowed.includes(relative(SRC, file)))
+      .flatMap((file) => {
+        const found: string[] = [];
+        const visit = (node: ts.Node) => {
+          if (
+            (ts.isPropertyAssignment(node) || ts.isShorthandPropertyAssignment(node)) &&
+            owned.includes(node.name.getText())
+          )
+            found.push(`${rel(file)}: ${node.getText()}`);
+          ts.forEachChild(node, visit);
+        };
+        visit(parsed.get(file)!);
+        return found;
+      });
+    expect({ inThePatch: patchable.filter((name) => owned.includes(name)), writers }).toEqual({
+      inThePatch: [],
+      writers: [],
+    });
+  });
+
+  it("reads the database outside store/ only through named reads, never raw statements (q.)", () => {
+    const offending = sources
+      .filter((file) => !rel(file).startsWith("src/store/"))
+      .flatMap((file) =>
+        parsed
+          .get(file)!
+          .statements.filter(
+            (s): s is ts.ImportDeclaration =>
+              ts.isImportDeclaration(s) &&
+              (s.moduleSpecifier as ts.StringLiteral).text.endsWith("store/script.js") &&
+              !!s.importClause?.namedBindings &&
+              ts.isNamedImports(s.importClause.namedBindings) &&
+              s.importClause.namedBindings.elements.some((e) => (e.propertyName ?? e.name).text === "q"),
+          )
+          .map(() => rel(file)),
+      );
+    expect(offending).toEqual([]);
+  });
+});

@@ -164,14 +164,13 @@ export function agentChoice(row: SessionState | undefined, facts: HostFacts | un
   };
 }
 
-/** Session columns that go with arming: the agent seen, a pause that lifted, errors that are over, the owed look. */
+/** Session columns that go with arming: the agent seen, a pause that lifted, errors that are over. */
 export function armPatch(decision: Extract<Decision, { verdict: "continue" }>, facts: HostFacts): SessionPatch {
   const latest = facts.messages?.latestReal;
   return {
     ...(latest ? agentColumns(latest) : {}),
     ...(decision.pauseLifted ? liftPause() : {}),
     ...(decision.errorsResolved ? afterErrorsResolved() : {}),
-    recheckAt: null,
   };
 }
 

@@ -33,9 +33,6 @@ export interface SessionPatch {
   pausedAt?: number | null;
   pauseMessageId?: string | null;
   pauseBaseline?: string | null;
-  recheckAt?: number | null;
-  /** When the idle the owed look judges was seen (see the `sessions` schema). */
-  owedSince?: number | null;
   resumedAt?: number | null;
   notifiedStop?: string | null;
   agent?: string | null;

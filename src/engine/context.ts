@@ -4,6 +4,7 @@
 import type { Config } from "../config/resolve.js";
 import type { HostPort, LogLevel } from "../host/port.js";
 import { changeSession } from "../store/changes/change-session.js";
+import type { LookOwed } from "../store/changes/look-owed.js";
 import type { EngineStore, Scope, SessionChange, SessionScope } from "../store/port.js";
 import type { Clock } from "./clock.js";
 import type { EngineEmitter } from "./engine-events.js";
@@ -34,8 +35,8 @@ export interface ContextParts {
 
 export interface EngineContext extends ContextParts {
   scope(sessionId: string): SessionScope;
-  /** A session change (taken at the time of the call) written in the session's lane. */
-  changeSession(sessionId: string, change: SessionChange): Promise<unknown>;
+  /** A session change (taken at the time of the call), with what it does to the look owed, written in its lane. */
+  changeSession(sessionId: string, change: SessionChange, look?: LookOwed): Promise<unknown>;
   /** A line in OpenCode's log; a log that fails is never what breaks the host. */
   log(level: LogLevel, message: string, extra?: Record<string, unknown>): void;
   /** Keeps a background job in view: its failure is reported and `tracked` holds it until it settles. */
@@ -51,9 +52,9 @@ export function createContext(parts: ContextParts): EngineContext {
   return {
     ...parts,
     scope,
-    changeSession: (sessionId, change) => {
+    changeSession: (sessionId, change, look) => {
       const now = clock.now();
-      return lanes.post(sessionId, () => store.change(changeSession(scope(sessionId), now, change)));
+      return lanes.post(sessionId, () => store.change(changeSession(scope(sessionId), now, change, look)));
     },
     log: (level, message, extra) => {
       try {

@@ -2,6 +2,9 @@
 // serves every patch (and a column added to the schema is written by both stores once it is listed here).
 import type { SessionUpdate } from "./types.js";
 
+/** The look owed: written whole with the row like every column, but set only by changes/look-owed.ts. */
+type LookColumn = "recheckAt" | "owedSince";
+
 export const PATCHABLE = [
   "parentId",
   "projectId",
@@ -38,4 +41,4 @@ export const PATCHABLE = [
   "modelId",
   "variant",
   "deletedAt",
-] as const satisfies ReadonlyArray<keyof SessionUpdate>;
+] as const satisfies ReadonlyArray<keyof SessionUpdate | LookColumn>;

@@ -14,7 +14,7 @@ import { buildParts } from "../../src/engine/parts.js";
 import type { LeaseLoop } from "../../src/engine/lease-loop.js";
 import type { Countdowns } from "../../src/engine/wait/countdowns.js";
 import { arm } from "../../src/store/changes/arm.js";
-import { changeSession } from "../../src/store/changes/change-session.js";
+import { oweLook } from "../../src/store/changes/look-owed.js";
 import { claim } from "../../src/store/changes/claim.js";
 import type { EngineStore } from "../../src/store/port.js";
 import type { Change } from "../../src/store/script.js";
@@ -197,7 +197,7 @@ describe("a tick", () => {
     );
     host.addUserMessage("ses_pending", "Continue.", { id: "msg_left_behind" });
     // A session owed a look.
-    await store.change(changeSession(ctx.scope("ses_owed"), now, { recheckAt: now - 10 }));
+    await store.change(oweLook(ctx.scope("ses_owed"), now, { owe: now - 10 }));
 
     loop.start();
     await pass(TICK_MS);

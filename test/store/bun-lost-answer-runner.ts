@@ -3,7 +3,7 @@
 //   closed, whether the next one worked.
 // MODE=load: the store's own statements (session changes under the session lock, the reads a look makes, heartbeats)
 //   from many concurrent callers for SECONDS: how many were answered, failed, or never settled.
-import { changeSession } from "../../src/store/changes/change-session.js";
+import { oweLook, TAKE } from "../../src/store/changes/look-owed.js";
 import { skip } from "../../src/store/changes/skip.js";
 import { openPg } from "../../src/store/pg/open.js";
 import { PgStore } from "../../src/store/pg/pg-store.js";
@@ -34,10 +34,10 @@ async function load(): Promise<Record<string, unknown>> {
       const now = Date.now();
       switch (i % 4) {
         case 0:
-          note("change", await outcomeOf(() => store.change(changeSession(scope, now, { recheckAt: now }))));
+          note("change", await outcomeOf(() => store.change(oweLook(scope, now, { owe: now }))));
           break;
         case 1:
-          note("skip", await outcomeOf(() => store.change(skip(scope, now, "busy", { n }, { recheckAt: null }))));
+          note("skip", await outcomeOf(() => store.change(skip(scope, now, "busy", { n }, { look: TAKE }))));
           break;
         case 2:
           note("reads", await outcomeOf(() => store.read(sinceIdle(sessionId, now - 1000))));

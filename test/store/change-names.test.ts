@@ -10,11 +10,8 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const SRC = join(ROOT, "src");
 const CHANGES = join(SRC, "store", "changes");
 
-/** Changes whose name is not their file's yet, each with why. */
-const EXEMPT: Record<string, string[]> = {
-  // The lead replaces it with a look-owed change script of its own file (issue 36).
-  "skip.ts": ["expire-owed-look"],
-};
+/** Changes whose name is not their file's yet, each with why (none: every change is named after its file). */
+const EXEMPT: Record<string, string[]> = {};
 
 function filesUnder(folder: string): string[] {
   return readdirSync(folder).flatMap((name) => {

@@ -10,6 +10,7 @@ import { CANCEL_BY_KEY_CASES } from "./changes/cancel-by-key.cases.js";
 import { CHANGE_SESSION_CASES } from "./changes/change-session.cases.js";
 import { CLAIM_CASES } from "./changes/claim.cases.js";
 import { END_CASES } from "./changes/end.cases.js";
+import { LOOK_OWED_CASES } from "./changes/look-owed.cases.js";
 import { PRUNE_CASES } from "./changes/prune.cases.js";
 import { RELEASE_LEASES_CASES } from "./changes/release-leases.cases.js";
 import { RENEW_LEASES_CASES } from "./changes/renew-leases.cases.js";
@@ -45,6 +46,7 @@ export const CONTRACT: ContractSubject[] = [
   { subject: "changes/release-leases", cases: RELEASE_LEASES_CASES },
   { subject: "changes/change-session", cases: CHANGE_SESSION_CASES },
   { subject: "changes/skip", cases: SKIP_CASES },
+  { subject: "changes/look-owed", cases: LOOK_OWED_CASES },
   { subject: "changes/prune", cases: PRUNE_CASES },
   { subject: "statements", cases: STATEMENTS_CASES },
   { subject: "reads", cases: READS_CASES },

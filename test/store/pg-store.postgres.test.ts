@@ -7,6 +7,7 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { arm } from "../../src/store/changes/arm.js";
 import { changeSession } from "../../src/store/changes/change-session.js";
+import { oweLook } from "../../src/store/changes/look-owed.js";
 import { claim } from "../../src/store/changes/claim.js";
 import { openStore } from "../../src/store/open.js";
 import { StoreOpenError } from "../../src/store/open-error.js";
@@ -273,14 +274,14 @@ describe("PostgreSQL only", () => {
     await other.connect();
     try {
       const scope = { sessionId: "ses_deadlock", directory: "/work", server: null };
-      await store.change(changeSession(scope, NOW, { recheckAt: NOW }));
+      await store.change(oweLook(scope, NOW, { owe: NOW }));
       // Another transaction holds the session's row; it waits long before it looks for a deadlock, so that the
       // change's transaction is the one PostgreSQL aborts to break it.
       await other.query("BEGIN");
       await other.query("SET LOCAL deadlock_timeout = '60s'");
       await other.query("SELECT 1 FROM sessions WHERE session_id = 'ses_deadlock' FOR UPDATE");
       // The change takes the session's lock, then waits for the row.
-      const changing = store.change(changeSession(scope, NOW + 1, { recheckAt: NOW + 1 }));
+      const changing = store.change(oweLook(scope, NOW + 1, { owe: NOW + 1 }));
       const waiting = async () =>
         (
           await pgQuery<{ n: string }>(

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { releaseLeases } from "../../src/store/changes/release-leases.js";
 import { arm } from "../../src/store/changes/arm.js";
-import { changeSession } from "../../src/store/changes/change-session.js";
+import { oweLook } from "../../src/store/changes/look-owed.js";
 import { claim } from "../../src/store/changes/claim.js";
 import { recordBill } from "../../src/store/changes/record-bill.js";
 import { recordOutcome } from "../../src/store/changes/record-outcome.js";
@@ -56,7 +56,7 @@ export const STATEMENTS_CASES: ContractCase[] = [
       for (const [i, { server }] of scopes.entries()) {
         const sessionId = `ses_${i}`;
         await a.change(arm(countdown(`cd${i}`, sessionId, { server }), {}));
-        await a.change(changeSession({ sessionId, directory: "/p", server }, NOW, { recheckAt: NOW }));
+        await a.change(oweLook({ sessionId, directory: "/p", server }, NOW, { owe: NOW }));
       }
       await a.change(claim(injection("i1", "cd1", { sessionId: "ses_1", server: "pod-a" }), {}));
       for (const [i, { server }] of scopes.entries()) {

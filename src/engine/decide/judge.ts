@@ -8,7 +8,7 @@ import { explain, STOP_NOTICES } from "../../core/explain.js";
 import { retryDetail } from "../../core/injection-outcome.js";
 import { afterTodoReadFailed } from "../../core/transitions.js";
 import { skip as skipChange } from "../../store/changes/skip.js";
-import type { SessionChange } from "../../store/port.js";
+import { TAKE, type LookOwed } from "../../store/changes/look-owed.js";
 import { sinceIdle, spending } from "../../store/reads.js";
 import { ESTIMATE_FROM } from "../../core/budget.js";
 import type { Billing } from "./billing.js";
@@ -92,23 +92,21 @@ export class Judge {
     sessionId: string,
     facts: HostFacts,
     idleSince: number,
-  ): { detail: Record<string, unknown>; change: SessionChange } {
+  ): { detail: Record<string, unknown>; look: LookOwed } {
     const memory = this.memories.get(sessionId);
     const plan = afterTodoReadFailed(memory.todoReadFailures, this.ctx.config);
     memory.failedTodoReads(plan.retry ? plan.attempt : 0);
     return {
       detail: { ...(facts.todoError ? { error: facts.todoError } : {}), ...retryDetail(plan) },
-      change: plan.retry
-        ? { recheckAt: this.ctx.clock.now() + plan.delayMs, owedSince: idleSince }
-        : { recheckAt: null },
+      look: plan.retry ? { owe: this.ctx.clock.now() + plan.delayMs, since: idleSince } : TAKE,
     };
   }
 
-  /** A skip is a decision: its audit row, with the session change that goes with it in one transaction. */
-  async recordSkip(sessionId: string, skip: Skip, extra: Record<string, unknown>, change?: SessionChange) {
+  /** A skip is a decision: its audit row, with what it does to the look owed, in one transaction. */
+  async recordSkip(sessionId: string, skip: Skip, extra: Record<string, unknown>, look?: LookOwed) {
     const { ctx } = this;
     const detail = { ...skip.detail, ...extra };
-    await ctx.store.change(skipChange(ctx.scope(sessionId), ctx.clock.now(), skip.reason, detail, change));
+    await ctx.store.change(skipChange(ctx.scope(sessionId), ctx.clock.now(), skip.reason, detail, { look }));
     if (STOP_NOTICES.has(skip.reason))
       await this.notices.tell(sessionId, skip.reason, explain("skipped", skip.reason, detail));
   }

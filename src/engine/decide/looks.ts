@@ -3,10 +3,10 @@
 // messages, status, sub-sessions, agents) and the guards run again on its answers: arm a countdown, or record why not.
 // The look is durable while OpenCode is read (`sessions.recheck_at`): a process that dies meanwhile is followed by one
 // that looks again.
+import { sessionRow, sessionsOwedALookIn } from "../../store/reads.js";
 import { armPatch, progressDetail, type HostFacts } from "../../core/decision-input.js";
 import { changeSession } from "../../store/changes/change-session.js";
-import { expireOwedLook } from "../../store/changes/skip.js";
-import { q } from "../../store/script.js";
+import { expireOwedLook, oweLook, TAKE } from "../../store/changes/look-owed.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
 import type { DeliveryQueue } from "../wait/queue.js";
@@ -145,12 +145,12 @@ export class Looks {
       // Our own continuation is still being delivered (its answer looked up): this idle is looked at once it settles.
       if (decision.reason === "in_flight" && this.p.queue.isBusy(sessionId)) memory.idleWhileInjecting();
       const extra = { trigger, lookMs: this.tookMs(startedAt) };
-      await this.p.judge.recordSkip(sessionId, decision, extra, owedAlready ? { recheckAt: null } : undefined);
+      await this.p.judge.recordSkip(sessionId, decision, extra, owedAlready ? TAKE : undefined);
       return undefined;
     }
     // Durable from here: if this process dies while it reads OpenCode, the next one looks again.
     const now = ctx.clock.now();
-    if (!owedAlready) await ctx.store.change(changeSession(ctx.scope(sessionId), now, { recheckAt: now }));
+    if (!owedAlready) await ctx.store.change(oweLook(ctx.scope(sessionId), now, { owe: now }));
     return { row, activity: memory.activity };
   }
 
@@ -169,7 +169,7 @@ export class Looks {
     const memory = this.p.memories.get(sessionId);
     if (memory.activity !== look.activity || memory.status === "busy") {
       const busy = { verdict: "skip", reason: "busy", detail: { stage: "idle", during: "fetch" } } as const;
-      return judge.recordSkip(sessionId, busy, { trigger, lookMs: this.tookMs(look.startedAt) }, { recheckAt: null });
+      return judge.recordSkip(sessionId, busy, { trigger, lookMs: this.tookMs(look.startedAt) }, TAKE);
     }
     // A re-evaluation follows missed events: what OpenCode says now beats what this process last saw.
     if (trigger !== "idle" && facts.status) memory.sawStatus(facts.status);
@@ -181,14 +181,14 @@ export class Looks {
     if (decision.verdict === "skip") {
       if (decision.reason === "children_running" && facts.busyDescendants?.length) {
         this.waitingOn.set(sessionId, new Set(facts.busyDescendants));
-        const recheckAt = ctx.clock.now() + CHILDREN_RECHECK_MS;
-        return judge.recordSkip(sessionId, decision, { trigger, lookMs }, { recheckAt, owedSince: look.idleSince });
+        const owed = { owe: ctx.clock.now() + CHILDREN_RECHECK_MS, since: look.idleSince };
+        return judge.recordSkip(sessionId, decision, { trigger, lookMs }, owed);
       }
       if (decision.reason === "todo_fetch_failed") {
         const retry = judge.retryTodoRead(sessionId, facts, look.idleSince);
-        return judge.recordSkip(sessionId, decision, { trigger, lookMs, ...retry.detail }, retry.change);
+        return judge.recordSkip(sessionId, decision, { trigger, lookMs, ...retry.detail }, retry.look);
       }
-      return judge.recordSkip(sessionId, decision, { trigger, lookMs }, { recheckAt: null });
+      return judge.recordSkip(sessionId, decision, { trigger, lookMs }, TAKE);
     }
     const delayMs = Math.max(ctx.config.countdownSeconds * 1000, (decision.notBefore ?? 0) - ctx.clock.now());
     // The budget travels with the decision, so a reader of the audit (the TUI panel) can say "2 of 20".
@@ -209,6 +209,7 @@ export class Looks {
       delayMs,
       detail,
       sessionPatch: armPatch(decision, facts),
+      look: TAKE,
       answeredSince: look.idleSince,
     });
   }
@@ -222,7 +223,7 @@ export class Looks {
   async noteParent(sessionId: string, parentId: string | null): Promise<void> {
     const { ctx } = this;
     if (!this.p.memories.get(sessionId).sawParent(parentId) || parentId === null) return;
-    if ((await ctx.store.read(q.session(sessionId)))?.parentId !== parentId)
+    if ((await ctx.store.read(sessionRow(sessionId)))?.parentId !== parentId)
       await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), { parentId }));
   }
 
@@ -235,7 +236,7 @@ export class Looks {
     const { countdowns, queue, starts } = this.p;
     const now = ctx.clock.now();
     const windowMs = ctx.config.resumeWindowSeconds * 1000;
-    for (const { sessionId, recheckAt, owedSince } of await ctx.store.read(q.sessionsToRecheck(ctx.followed, now))) {
+    for (const { sessionId, recheckAt, owedSince } of await ctx.store.read(sessionsOwedALookIn(ctx.followed, now))) {
       if (
         this.evaluating.has(sessionId) ||
         starts.has(sessionId) ||

@@ -1,9 +1,9 @@
 // Continuation ended until someone acts: the user is told once, with the reason and what to do (a toast from the
 // server side, so it shows without the TUI plugin too). Durable (`sessions.notified_stop`): a restart does not tell
 // it again, and a continuation that goes out clears it, so that the next stop is news.
+import { sessionRow } from "../../store/reads.js";
 import type { Explanation } from "../../core/explain.js";
 import { changeSession } from "../../store/changes/change-session.js";
-import { q } from "../../store/script.js";
 import type { EngineContext } from "../context.js";
 import { withTimeout } from "../host-calls.js";
 
@@ -18,7 +18,7 @@ export class StopNotices {
   /** Tells the user why continuation stopped, unless they were already told this reason. Runs in the session's lane. */
   async tell(sessionId: string, reason: string, explanation: Explanation | undefined): Promise<void> {
     const { ctx } = this;
-    if (!explanation || (await ctx.store.read(q.session(sessionId)))?.notifiedStop === reason) return;
+    if (!explanation || (await ctx.store.read(sessionRow(sessionId)))?.notifiedStop === reason) return;
     await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), { notifiedStop: reason }));
     ctx.log("info", `continuation ended: ${explanation.text}`, { sessionId, reason });
     if (!ctx.config.toast) return;

@@ -126,7 +126,7 @@ export class Injector {
       const detail = { ...decision.detail, ...retry?.detail };
       const ended = await countdowns.end(armed, { skipped: decision.reason, detail });
       // A countdown someone else ended meanwhile (the TUI's key) is owed no second look.
-      if (ended && retry) await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), retry.change));
+      if (ended && retry) await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), {}, retry.look));
       return undefined;
     }
     if (!facts.messages) {

@@ -2,9 +2,9 @@
 // left by a process that died (at start and on lease ticks: `sent` if found, else `unknown` and an attempt), and an
 // earlier `failed` or `unknown` one found after all before a new one goes out (it becomes `sent`, and nothing is sent
 // on top of it).
+import { pendingContinuationsIn, uncertainContinuationsOf } from "../../store/reads.js";
 import type { MessageFacts } from "../../core/messages.js";
 import type { InjectionRow } from "../../store/schema.js";
-import { q } from "../../store/script.js";
 import type { EngineContext } from "../context.js";
 import type { Lookups } from "./lookups.js";
 import type { Outcomes } from "./outcomes.js";
@@ -29,7 +29,9 @@ export class Reconciler {
   async confirmEarlier(sessionId: string, messages: MessageFacts | undefined): Promise<InjectionRow | undefined> {
     const { ctx } = this;
     if (!messages) return undefined;
-    for (const row of await ctx.store.read(q.uncertainIn(sessionId, ctx.clock.now() - UNCERTAIN_WINDOW_MS))) {
+    for (const row of await ctx.store.read(
+      uncertainContinuationsOf(sessionId, ctx.clock.now() - UNCERTAIN_WINDOW_MS),
+    )) {
       const arrived =
         (row.messageId !== null && messages.ownMessageIds.includes(row.messageId)) ||
         messages.ownInjectionIds.includes(row.id);
@@ -45,7 +47,7 @@ export class Reconciler {
     const { ctx } = this;
     if (!ctx.lifecycle.deciding) return;
     const now = ctx.clock.now();
-    const rows = (await ctx.store.read(q.pendingIn(ctx.followed))).filter((row) =>
+    const rows = (await ctx.store.read(pendingContinuationsIn(ctx.followed))).filter((row) =>
       row.owner === ctx.owner
         ? !this.queue.isBusy(row.sessionId)
         : !ctx.store.ownerAlive(row.owner, row.leaseUntil, now),

@@ -2,10 +2,11 @@
 // (the failures in a row are over); otherwise OpenCode is asked, and a turn that never started is a failed attempt
 // (`injection_failed: not_started`), recorded and retried like any other. A look after a restart or a missed event
 // finds the same thing from the session's messages (`unstartedContinuation`).
+import { continuationRow } from "../../store/reads.js";
 import type { HostFacts } from "../../core/decision-input.js";
 import { afterStartConfirmed } from "../../core/transitions.js";
 import { changeSession } from "../../store/changes/change-session.js";
-import { q } from "../../store/script.js";
+import { TAKE } from "../../store/changes/look-owed.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
 import type { FactGatherer } from "../read/facts.js";
@@ -17,7 +18,8 @@ interface Watch {
   sentMono: number;
 }
 
-const STARTED = { ...afterStartConfirmed(), recheckAt: null };
+/** A start confirmed: the failures in a row are over, and the look owed to check the start is made. */
+const STARTED = afterStartConfirmed();
 
 export class StartWatch {
   private readonly watching = new BoundedMap<string, Watch>(1000);
@@ -48,7 +50,7 @@ export class StartWatch {
   /** A sign of the turn running (busy, output, a tool): the start is confirmed. */
   confirm(sessionId: string): void {
     if (this.watching.size === 0 || !this.drop(sessionId)) return;
-    void this.ctx.changeSession(sessionId, STARTED);
+    void this.ctx.changeSession(sessionId, STARTED, TAKE);
   }
 
   /** Stops watching (the user stepped in, the session is gone); true if it was watched. */
@@ -82,7 +84,7 @@ export class StartWatch {
   private async lastSent(sessionId: string, facts: HostFacts): Promise<{ id: string; createdAt: number } | undefined> {
     const messageId = facts.messages?.ownMessageIds.at(-1);
     const injectionId = facts.messages?.ownInjectionIds.at(-1);
-    const row = injectionId ? await this.ctx.store.read(q.injection(injectionId)) : undefined;
+    const row = injectionId ? await this.ctx.store.read(continuationRow(injectionId)) : undefined;
     if (
       !row ||
       row.sessionId !== sessionId ||
@@ -102,7 +104,7 @@ export class StartWatch {
       if (this.watching.get(sessionId) !== watch) return;
       this.watching.delete(sessionId);
       if (started !== false) {
-        await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), STARTED));
+        await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), STARTED, TAKE));
         return;
       }
       await this.outcomes.notStarted(sessionId, watch.injectionId, ctx.clock.monotonic() - watch.sentMono);

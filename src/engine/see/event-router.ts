@@ -2,14 +2,15 @@
 // hands what it changes to the part that owns it: an idle to the looks (decide/), activity to the countdowns (which it
 // cancels), a sign of a turn running to the start watch, a person's message to a durable session change. The two
 // streaming events (`message.part.delta`, `message.part.updated`) are answered from memory in a few Map lookups.
+import { sessionRow } from "../../store/reads.js";
 import { cancellationFor } from "../../core/activity.js";
 import { classifyError, type ErrorKind, type ErrorReport } from "../../core/errors.js";
 import { translateEvent, type DomainEvent } from "../../core/events.js";
 import { isOpen, mergeLedger, parseLedger } from "../../core/todos.js";
 import { afterAssistantResumed, afterRealUserMessage, afterSessionError } from "../../core/transitions.js";
 import { changeSession } from "../../store/changes/change-session.js";
+import { TAKE } from "../../store/changes/look-owed.js";
 import type { SessionUpdate } from "../../store/port.js";
-import { q } from "../../store/script.js";
 import type { SessionRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
 import type { Looks } from "../decide/looks.js";
@@ -202,7 +203,7 @@ export class EventRouter {
     if (!isNew || event.error) return;
     void this.ctx.lanes.post(sessionId, async () => {
       if (memory.abortedAt === undefined)
-        memory.learnAbort((await this.ctx.store.read(q.session(sessionId)))?.abortedAt ?? null);
+        memory.learnAbort((await this.ctx.store.read(sessionRow(sessionId)))?.abortedAt ?? null);
       const abortedAt = memory.abortedAt;
       if (abortedAt == null || (event.createdAt !== undefined && event.createdAt <= abortedAt)) return;
       memory.abortLifted();
@@ -258,18 +259,17 @@ export class EventRouter {
       const baseline = tookOver
         ? mergeLedger(parseLedger(row.todoSnapshot) ?? { closedHigh: 0, ranks: {} }, todos)
         : null;
-      return {
-        ...afterRealUserMessage(now, event, tookOver ? { messageId: event.messageId, baseline } : undefined),
-        ...(wasStarting ? { recheckAt: null } : {}),
-      };
+      return afterRealUserMessage(now, event, tookOver ? { messageId: event.messageId, baseline } : undefined);
     };
+    // A continuation whose start was being watched is answered by the person: its start is no longer checked.
+    const look = wasStarting ? TAKE : undefined;
     // One being armed right now is within its grace period: the message is the echo of the turn that just ended.
     const armed = this.peers.countdowns.get(sessionId);
     const reason = armed
       ? cancellationFor("user_message", armed.row.armedAt, now, ctx.config.gracePeriodMs)
       : undefined;
-    if (reason) void this.peers.countdowns.cancel(sessionId, reason, { messageId: event.messageId }, change);
-    else void ctx.changeSession(sessionId, change);
+    if (reason) void this.peers.countdowns.cancel(sessionId, reason, { messageId: event.messageId }, change, look);
+    else void ctx.changeSession(sessionId, change, look);
   }
 
   private sessionInfo(sessionId: string, parentId: string | undefined): void {
@@ -280,13 +280,13 @@ export class EventRouter {
   private sessionDeleted(sessionId: string): void {
     const { ctx } = this;
     // Deletion is the one thing besides an explicit resume that lifts a stop: the session is gone.
-    const patch: SessionUpdate = { deletedAt: ctx.clock.now(), stoppedAt: null, stopSource: null, recheckAt: null };
+    const patch: SessionUpdate = { deletedAt: ctx.clock.now(), stoppedAt: null, stopSource: null };
     if (this.peers.countdowns.has(sessionId))
-      void this.peers.countdowns.cancel(sessionId, "session_deleted", {}, patch);
+      void this.peers.countdowns.cancel(sessionId, "session_deleted", {}, patch, TAKE);
     else
       void ctx.lanes.post(sessionId, async () => {
-        if (await ctx.store.read(q.session(sessionId)))
-          await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), patch));
+        if (await ctx.store.read(sessionRow(sessionId)))
+          await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), patch, TAKE));
       });
     this.peers.memories.delete(sessionId);
     this.peers.starts.drop(sessionId);

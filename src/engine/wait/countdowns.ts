@@ -9,6 +9,7 @@
 //   end      the injector, when a guard says no at the deadline          cancelled (reason: the guard's skip)
 //   claim    the injector, right before the prompt call                  fired (the exactly-once point)
 //   recover  start, every lease tick, the store working again            adopted (re-armed, due at once) or expired
+import { armedCountdownsIn, countdownRow } from "../../store/reads.js";
 import { classifyArmedCountdown } from "../../core/resume.js";
 import type { CancelReason, ResumeReason } from "../../core/reasons.js";
 import type { TodoSummary } from "../../core/todos.js";
@@ -19,8 +20,8 @@ import { renewLeases } from "../../store/changes/renew-leases.js";
 import { arm } from "../../store/changes/arm.js";
 import { claim } from "../../store/changes/claim.js";
 import { end, type CountdownEnd } from "../../store/changes/end.js";
+import type { LookOwed } from "../../store/changes/look-owed.js";
 import type { NewCountdown, NewInjection, SessionChange, SessionUpdate } from "../../store/port.js";
-import { q } from "../../store/script.js";
 import type { CountdownRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
 import { newId } from "../ids.js";
@@ -58,6 +59,8 @@ export interface ArmRequest {
   /** What led to it, for the `armed` row. */
   detail: Record<string, unknown>;
   sessionPatch?: SessionUpdate;
+  /** What arming does to the look owed (a look's arming is the look made). */
+  look?: LookOwed;
   /** When the idle it answers was seen: a continuation fired since then (by any process) answered it already. */
   answeredSince?: number;
 }
@@ -153,8 +156,8 @@ export class Countdowns {
     let armed: Armed | undefined;
     let cancelledMeanwhile: Cancellation | null | undefined;
     try {
-      const { sessionPatch, answeredSince } = request;
-      const written = await ctx.store.change(arm(countdown, request.detail, { sessionPatch, answeredSince }));
+      const { sessionPatch, look, answeredSince } = request;
+      const written = await ctx.store.change(arm(countdown, request.detail, { sessionPatch, look, answeredSince }));
       cancelledMeanwhile = this.arming.get(sessionId);
       const row: CountdownRow = {
         ...countdown,
@@ -188,16 +191,26 @@ export class Countdowns {
    * and its row is ended in the session's lane, with `change` applied to the session in the same transaction. With
    * no countdown here, `change` is still written. Resolves with whether a countdown was ended.
    */
-  cancel(sessionId: string, reason: CancelReason, detail: Record<string, unknown>, change?: SessionChange) {
+  cancel(
+    sessionId: string,
+    reason: CancelReason,
+    detail: Record<string, unknown>,
+    change?: SessionChange,
+    look?: LookOwed,
+  ) {
     const { ctx } = this;
     const now = ctx.clock.now();
     // An arming being written is ended as soon as it is (see `arm`).
     if (this.arming.get(sessionId) === null) this.arming.set(sessionId, { reason, detail });
     const armed = this.detach(sessionId);
-    if (!armed) return change ? ctx.changeSession(sessionId, change).then(() => false) : Promise.resolve(false);
+    if (!armed)
+      return change || look
+        ? ctx.changeSession(sessionId, change ?? {}, look).then(() => false)
+        : Promise.resolve(false);
     // Out of memory now, but armed in the database until the lane gets to it.
+    const ending = cancelled(reason, detail);
     return this.whileWriting(armed.row.id, () =>
-      ctx.lanes.post(sessionId, () => ctx.store.change(end(armed.row, cancelled(reason, detail), now, change))),
+      ctx.lanes.post(sessionId, () => ctx.store.change(end(armed.row, ending, now, change, look))),
     ).then((ended) => ended === true);
   }
 
@@ -235,7 +248,7 @@ export class Countdowns {
    * CLI) or taken over by another process (this one stalled past its lease) is let go.
    */
   async stillArmed(armed: Armed): Promise<boolean> {
-    const row = await this.ctx.store.read(q.countdown(armed.row.id));
+    const row = await this.ctx.store.read(countdownRow(armed.row.id));
     if (row?.state === "armed" && row.owner === this.ctx.owner) return true;
     if (this.isCurrent(armed)) this.detach(armed.row.sessionId);
     return false;
@@ -255,7 +268,7 @@ export class Countdowns {
     const now = ctx.clock.now();
     const resumeWindowMs = ctx.config.resumeWindowSeconds * 1000;
     const orphans: Orphan[] = [];
-    for (const countdown of await ctx.store.read(q.armedIn(ctx.followed))) {
+    for (const countdown of await ctx.store.read(armedCountdownsIn(ctx.followed))) {
       if (this.bySession.get(countdown.sessionId)?.row.id === countdown.id || this.writing.has(countdown.id)) continue;
       const orphaned =
         countdown.owner === null ||

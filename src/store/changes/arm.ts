@@ -4,11 +4,14 @@
 import { auditRow } from "../audit-row.js";
 import { change, q, type Change } from "../script.js";
 import type { ArmedRef, ContinuationRef, NewCountdown, SessionUpdate } from "../types.js";
-import { applyChange } from "./session-row.js";
+import { applyChange } from "./change-session.js";
+import type { LookOwed } from "./look-owed.js";
 
 export interface ArmOptions {
   /** Written with the countdown, in its transaction (whether or not it is armed). */
   sessionPatch?: SessionUpdate;
+  /** What arming does to the look owed, written with it: a look's arming is the look made (`TAKE`). */
+  look?: LookOwed;
   /**
    * When the idle this countdown answers was seen: a continuation of the session fired since then (by any process)
    * answered that idle already, and nothing is armed. Checked here, in the arming's transaction, so that a
@@ -32,11 +35,11 @@ export function arm(
   detail: Record<string, unknown>,
   options: ArmOptions = {},
 ): Change<ArmResult> {
-  const { sessionPatch, answeredSince } = options;
+  const { sessionPatch, look, answeredSince } = options;
   const at = countdown.armedAt;
   return change("arm", countdown.sessionId, function* () {
     // A countdown carries its own directory: a session row is written only to patch it.
-    if (sessionPatch) yield* applyChange(countdown, at, sessionPatch);
+    if (sessionPatch || look) yield* applyChange(countdown, at, sessionPatch ?? {}, look);
     const answeredBy =
       answeredSince === undefined ? undefined : yield* q.continuedSince(countdown.sessionId, answeredSince, at);
     if (answeredBy) {

@@ -4,7 +4,8 @@
 import { change, q, type Change } from "../script.js";
 import type { ArmedRef, SessionScope } from "../types.js";
 import { endArmed } from "./end.js";
-import { applyChange } from "./session-row.js";
+import { applyChange } from "./change-session.js";
+import { TAKE } from "./look-owed.js";
 
 /** The countdown it ended, if one was armed. */
 export function cancelByKey(
@@ -16,7 +17,7 @@ export function cancelByKey(
     const armed = yield* q.armedFor(scope.sessionId);
     if (!armed) return undefined;
     if (!(yield* endArmed({ ...scope, id: armed.id }, { cancelled: "user_key", detail }, now))) return undefined;
-    yield* applyChange(scope, now, { recheckAt: null });
+    yield* applyChange(scope, now, {}, TAKE);
     return armed;
   });
 }

@@ -1,11 +1,36 @@
 // A change to a session's own state (an error seen, a person writing, a turn starting, a parent learned…), computed
 // from the row inside the transaction when it depends on it. Decisions that come with an audit row have their own
 // changes (skip.ts, end.ts…).
-import { change, type Change } from "../script.js";
+import { change, type Change, type Script } from "../script.js";
 import type { SessionRow } from "../schema.js";
 import type { SessionChange, SessionScope } from "../types.js";
-import { applyChange } from "./session-row.js";
+import { withLook, type LookOwed } from "./look-owed.js";
+import { ensureSession, patchSession } from "./session-row.js";
 
-export function changeSession(scope: SessionScope, now: number, update: SessionChange): Change<SessionRow> {
-  return change("change-session", scope.sessionId, () => applyChange(scope, now, update));
+/** `update` applied to the session, with what it does to the look owed (`look`), in one transaction. */
+export function changeSession(
+  scope: SessionScope,
+  now: number,
+  update: SessionChange,
+  look?: LookOwed,
+): Change<SessionRow> {
+  return change("change-session", scope.sessionId, () => applyChange(scope, now, update, look));
+}
+
+/**
+ * Applies `update` (columns, or a function of the row) to the session, creating its row if needed, with what it does
+ * to the look owed (look-owed.ts), in the same write.
+ */
+export function* applyChange(
+  scope: SessionScope,
+  now: number,
+  update: SessionChange,
+  look?: LookOwed,
+): Script<SessionRow> {
+  const row = yield* ensureSession(scope, now);
+  return yield* patchSession(
+    look ? withLook(row, look) : row,
+    typeof update === "function" ? update(row) : update,
+    now,
+  );
 }

@@ -5,7 +5,8 @@ import { EXPIRE_REASON, type AuditEntry, type CancelReason, type SkipReason } fr
 import { auditRow } from "../audit-row.js";
 import { change, q, type Change, type Script } from "../script.js";
 import type { CountdownRef, SessionChange } from "../types.js";
-import { applyChange } from "./session-row.js";
+import { applyChange } from "./change-session.js";
+import type { LookOwed } from "./look-owed.js";
 
 /** How a countdown ends, and what its audit row says. */
 export type CountdownEnd =
@@ -33,11 +34,17 @@ export function* endArmed(countdown: CountdownRef, end: CountdownEnd, now: numbe
   );
 }
 
-/** Ends the countdown if it is still armed, and applies `update` to the session either way. */
-export function end(countdown: CountdownRef, how: CountdownEnd, now: number, update?: SessionChange): Change<boolean> {
+/** Ends the countdown if it is still armed, and applies `update` and `look` (look-owed.ts) to the session either way. */
+export function end(
+  countdown: CountdownRef,
+  how: CountdownEnd,
+  now: number,
+  update?: SessionChange,
+  look?: LookOwed,
+): Change<boolean> {
   return change("end", countdown.sessionId, function* () {
     const ended = yield* endArmed(countdown, how, now);
-    if (update) yield* applyChange(countdown, now, update);
+    if (update || look) yield* applyChange(countdown, now, update ?? {}, look);
     return ended;
   });
 }

@@ -10,6 +10,7 @@ import { auditRow } from "../audit-row.js";
 import type { SessionRow } from "../schema.js";
 import { change, q, type Change, type Script } from "../script.js";
 import type { InjectionRef, SessionUpdate } from "../types.js";
+import { TAKE, withLook, type LookOwed } from "./look-owed.js";
 import { ensureSession, patchSession } from "./session-row.js";
 
 /** The injection an outcome is about, as much as its recording needs. */
@@ -40,6 +41,8 @@ export interface Recorded {
 
 interface Settlement {
   patch: SessionUpdate;
+  /** What the outcome does to the look owed: a sent one's start is checked by then; one that never started is over. */
+  look?: LookOwed;
   entry: AuditEntry;
   next?: RetryPlan;
 }
@@ -52,7 +55,8 @@ function settle(o: Outcome, of: OutcomeOf, row: SessionRow, now: number, policy:
   switch (o.kind) {
     case "sent":
       return {
-        patch: { ...counted(), recheckAt: now + policy.startTimeoutMs },
+        patch: counted(),
+        look: { owe: now + policy.startTimeoutMs },
         entry: { event: "injected", detail: { injectionId, latencyMs: Math.round(o.latencyMs), ...o.detail } },
       };
     case "failed":
@@ -93,7 +97,8 @@ function settle(o: Outcome, of: OutcomeOf, row: SessionRow, now: number, policy:
       const detail = { injectionId, waitedMs: Math.round(o.waitedMs), ...retryDetail(next) };
       return {
         next,
-        patch: { ...patch, recheckAt: null },
+        patch,
+        look: TAKE,
         entry: { event: "injection_failed", reason: "not_started", detail },
       };
     }
@@ -127,8 +132,8 @@ export function recordOutcome(
   return change("record-outcome", of.sessionId, function* () {
     if (!(yield* moveStatus(outcome, of, now))) return undefined;
     const row = yield* ensureSession(of, now);
-    const { patch, entry, next } = settle(outcome, of, row, now, policy);
-    yield* patchSession(row, patch, now);
+    const { patch, look, entry, next } = settle(outcome, of, row, now, policy);
+    yield* patchSession(look ? withLook(row, look) : row, patch, now);
     yield* q.audit(auditRow(now, of, entry));
     return { next };
   });

@@ -10,6 +10,7 @@ import { auditRow } from "../audit-row.js";
 import type { SessionRow } from "../schema.js";
 import { change, q, type Change } from "../script.js";
 import type { SessionScope } from "../types.js";
+import { withLook } from "./look-owed.js";
 import { patchSession } from "./session-row.js";
 
 const LOOKS_ITSELF: ReadonlySet<StopSource> = new Set(["api", "command"]);
@@ -49,8 +50,8 @@ export function resume(scope: SessionScope, source: StopSource, now: number): Ch
       row.continuationTokens +
       (row.continuationCost > 0 ? 1 : 0);
     if (lifted.length === 0 && counts === 0) return { lifted, changed: false };
-    const owed = LOOKS_ITSELF.has(source) ? {} : { recheckAt: now };
-    yield* patchSession(row, { ...afterExplicitResume(now), ...owed }, now);
+    const owed = LOOKS_ITSELF.has(source) ? row : withLook(row, { owe: now });
+    yield* patchSession(owed, afterExplicitResume(now), now);
     const detail = {
       lifted,
       stopped: row.stoppedAt != null,

@@ -21,7 +21,7 @@ import { Judge, type Skip } from "../../../src/engine/decide/judge.js";
 import { StopNotices } from "../../../src/engine/decide/stop-notices.js";
 import { DeliveryQueue } from "../../../src/engine/wait/queue.js";
 import { SessionMemories } from "../../../src/engine/memory/session-memory.js";
-import { changeSession } from "../../../src/store/changes/change-session.js";
+import { oweLook, TAKE } from "../../../src/store/changes/look-owed.js";
 import { stop } from "../../../src/store/changes/stop.js";
 import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import { fireContinuation, pressCancelKey } from "../../support/continuations.js";
@@ -270,13 +270,13 @@ describe("retryTodoRead", () => {
     expect(plans).toEqual([
       {
         detail: { error: failed.todoError, attempt: 1, retryInMs: BASE_MS },
-        change: { recheckAt: now + BASE_MS, owedSince: IDLE },
+        look: { owe: now + BASE_MS, since: IDLE },
       },
       {
         detail: { error: failed.todoError, attempt: 2, retryInMs: 2 * BASE_MS },
-        change: { recheckAt: now + 2000, owedSince: IDLE },
+        look: { owe: now + 2000, since: IDLE },
       },
-      { detail: { error: failed.todoError, attempt: 3, final: true }, change: { recheckAt: null } },
+      { detail: { error: failed.todoError, attempt: 3, final: true }, look: TAKE },
     ]);
     // Given up: the next idle's failed read starts a new run.
     expect(judge.retryTodoRead(S, failed, IDLE).detail).toMatchObject({ attempt: 1, retryInMs: BASE_MS });
@@ -292,13 +292,13 @@ describe("retryTodoRead", () => {
     build({ maxRetries: 0 });
     expect(judge.retryTodoRead(S, { todos: "fetch_failed" }, IDLE)).toEqual({
       detail: { attempt: 1, final: true },
-      change: { recheckAt: null },
+      look: TAKE,
     });
   });
 
   it("written with its skip, the owed look is in the session's row", async () => {
     const retry = judge.retryTodoRead(S, failed, IDLE);
-    await judge.recordSkip(S, skip("todo_fetch_failed"), { trigger: "idle", ...retry.detail }, retry.change);
+    await judge.recordSkip(S, skip("todo_fetch_failed"), { trigger: "idle", ...retry.detail }, retry.look);
     // The idle it judges goes with it: a retry due long after its idle still yields to a continuation since.
     expect(rows.session(S)).toMatchObject({ recheck_at: Date.now() + BASE_MS, owed_since: IDLE });
     expect(rows.audit(S)).toMatchObject([
@@ -312,8 +312,8 @@ describe("retryTodoRead", () => {
 });
 
 describe("recordSkip", () => {
-  it("writes the skip's audit row, its detail with what the caller adds, and its session change", async () => {
-    await judge.recordSkip(S, skip("children_running", { busyChildren: 1 }), { trigger: "idle" }, { recheckAt: 42 });
+  it("writes the skip's audit row, its detail with what the caller adds, and the look owed", async () => {
+    await judge.recordSkip(S, skip("children_running", { busyChildren: 1 }), { trigger: "idle" }, { owe: 42 });
     expect(rows.audit(S)).toMatchObject([
       {
         at: Date.now(),
@@ -327,10 +327,10 @@ describe("recordSkip", () => {
   });
 
   it("is one transaction: an audit row that cannot be written leaves the session as it was", async () => {
-    await store.change(changeSession(SCOPE, Date.now(), { recheckAt: 7 }));
+    await store.change(oweLook(SCOPE, Date.now(), { owe: 7 }));
     // A detail JSON cannot hold: the audit row fails after the session change was applied in the same transaction.
     const unwritable = { trigger: "idle", size: 1n };
-    await expect(judge.recordSkip(S, skip("no_todos"), unwritable, { recheckAt: null })).rejects.toThrow();
+    await expect(judge.recordSkip(S, skip("no_todos"), unwritable, TAKE)).rejects.toThrow();
     expect(rows.session(S)).toMatchObject({ recheck_at: 7 });
     expect(rows.audit(S)).toEqual([]);
   });

@@ -25,6 +25,7 @@ import { SessionMemories } from "../../../src/engine/memory/session-memory.js";
 import { Countdowns } from "../../../src/engine/wait/countdowns.js";
 import { idLine } from "../../../src/core/prompt.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
+import { oweLook } from "../../../src/store/changes/look-owed.js";
 import { stop } from "../../../src/store/changes/stop.js";
 import type { SessionChange } from "../../../src/store/port.js";
 import type { Change } from "../../../src/store/script.js";
@@ -132,6 +133,8 @@ function holdTodoReads(host: FakeHost) {
 const scope = (sessionId = S) => ({ sessionId, directory: DIRECTORY });
 const write = (update: SessionChange, sessionId = S) =>
   store.change(changeSession(scope(sessionId), Date.now(), update));
+/** The session is owed a look by `at` (look-owed.ts). */
+const owe = (at: number, sessionId = S) => store.change(oweLook(scope(sessionId), Date.now(), { owe: at }));
 const armedRows = (sessionId = S) => rows.countdowns(sessionId).filter((c) => c.state === "armed");
 const lastAudit = (sessionId = S) => rows.audit(sessionId).at(-1);
 
@@ -175,7 +178,8 @@ describe("the pre-check", () => {
     { trigger: "children_done" as const, owed: false },
   ])("a look owed to the session ends with its skip: $owed for $trigger", async ({ trigger, owed }) => {
     const owedAt = Date.now() - 1000;
-    await write({ recheckAt: owedAt, continuations: 20 });
+    await write({ continuations: 20 });
+    await owe(owedAt);
     await rig.looks.evaluate(S, trigger);
     expect(lastAudit()).toMatchObject({ reason: "budget_exhausted", detail: { trigger } });
     expect(rows.session(S)).toMatchObject({ recheck_at: owed ? null : owedAt });
@@ -252,7 +256,7 @@ describe("a look that passed the pre-check is durable until judged", () => {
 
   it("a look already owed keeps the time it was owed since while OpenCode is read", async () => {
     const owedAt = Date.now() - 5000;
-    await write({ recheckAt: owedAt });
+    await owe(owedAt);
     const reads = holdTodoReads(rig.host);
     const look = rig.looks.evaluate(S, "restart", owedAt);
     await until(() => reads.asked() === 1);
@@ -469,7 +473,7 @@ describe("idles the database kept from being judged", () => {
   });
 
   it("a look that broke off on a failed write is looked at again, once", async () => {
-    failChangeOnce(store, "change-session", new Error("disk I/O error"));
+    failChangeOnce(store, "look-owed", new Error("disk I/O error"));
     await rig.looks.evaluate(S, "idle");
     expect(rig.ctx.failures).toMatchObject([{ error: { message: "disk I/O error" } }]);
     expect(rows.audit(S)).toEqual([]);
@@ -505,9 +509,9 @@ describe("recheckOwed", () => {
     };
     for (const [id, recheckAt] of Object.entries(sessions)) {
       rig.host.setTodos(id, [["a", "pending"]]);
-      await write({ recheckAt }, id);
+      await owe(recheckAt, id);
     }
-    await store.change(changeSession({ sessionId: "ses_elsewhere", directory: "/other" }, now, { recheckAt: now }));
+    await store.change(oweLook({ sessionId: "ses_elsewhere", directory: "/other" }, now, { owe: now }));
     await rig.looks.recheckOwed("restart");
     await settle();
     expect(rows.trail("ses_late")).toEqual(["armed"]);
@@ -534,7 +538,7 @@ describe("recheckOwed", () => {
       rig.config,
     );
     // Owed since before it went out (its own `sent` owes a look once its start is due: written over here).
-    await write({ recheckAt: owedAt });
+    await owe(owedAt);
     await rig.looks.recheckOwed("restart");
     await settle();
     expect(lastAudit()).toMatchObject({
@@ -594,7 +598,7 @@ describe("recheckOwed", () => {
       trail: ["armed"],
     },
   ])("leaves a session to what already works on it here: $what", async ({ hold, reads, trail }) => {
-    await write({ recheckAt: Date.now() });
+    await owe(Date.now());
     const release = await hold(rig);
     await rig.looks.recheckOwed("recheck");
     await release();

@@ -24,6 +24,7 @@ import {
 import { DIRECTORY, testConfig, type Rows } from "../../support/engine-fixture.js";
 import { advance } from "../../support/fake-time.js";
 import { failChangeOnce, gateChanges } from "../../support/store-spies.js";
+import { TAKE } from "../../../src/store/changes/look-owed.js";
 
 const S = "ses_countdowns";
 const LEASE_MS = 15_000;
@@ -154,9 +155,9 @@ describe("arm", () => {
     expect(rows.countdowns(S)).toMatchObject([{ state: "armed" }]);
   });
 
-  it("writes the session patch with the arming", async () => {
+  it("writes the session patch and the look owed with the arming", async () => {
     const { countdowns } = engine();
-    await countdowns.arm(request(2000, { sessionPatch: { agent: "build", recheckAt: null } }));
+    await countdowns.arm(request(2000, { sessionPatch: { agent: "build" }, look: TAKE }));
     expect(rows.session(S)).toMatchObject({ agent: "build", recheck_at: null, directory: DIRECTORY });
   });
 

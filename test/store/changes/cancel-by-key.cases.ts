@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { arm } from "../../../src/store/changes/arm.js";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
-import { changeSession } from "../../../src/store/changes/change-session.js";
+import { oweLook } from "../../../src/store/changes/look-owed.js";
 import { claim } from "../../../src/store/changes/claim.js";
 import { stop } from "../../../src/store/changes/stop.js";
 import { q } from "../../../src/store/script.js";
@@ -14,7 +14,7 @@ export const CANCEL_BY_KEY_CASES: ContractCase[] = [
     name: "cancel-by-key and stop end the armed countdown; the key also drops the look owed",
     async run({ a, b, trail }) {
       await a.change(arm(countdown("cd1"), {}));
-      await a.change(changeSession(S1, NOW, { recheckAt: NOW + 5000 }));
+      await a.change(oweLook(S1, NOW, { owe: NOW + 5000 }));
       assert.equal((await b.change(cancelByKey(S1, NOW + 1, { via: "escape" })))?.id, "cd1");
       assert.equal((await a.read(q.session("ses_1")))?.recheckAt, null);
       assert.equal(await b.change(cancelByKey(S1, NOW + 2, {})), undefined);

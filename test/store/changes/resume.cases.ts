@@ -1,6 +1,7 @@
 // What resume.ts promises on every database: which holds a resume lifts, and which looks it leaves owed.
 import assert from "node:assert/strict";
 import { changeSession } from "../../../src/store/changes/change-session.js";
+import { TAKE } from "../../../src/store/changes/look-owed.js";
 import { resume } from "../../../src/store/changes/resume.js";
 import { stop } from "../../../src/store/changes/stop.js";
 import { q } from "../../../src/store/script.js";
@@ -18,7 +19,7 @@ export const RESUME_CASES: ContractCase[] = [
       const row = (await a.read(q.session("ses_1")))!;
       assert.equal(row.stoppedAt, null);
       assert.equal(row.recheckAt, NOW + 1, "another process resumed: a running enforcer owes it a look");
-      await a.change(changeSession(S1, NOW + 3, { stoppedAt: NOW, recheckAt: null, continuations: 4 }));
+      await a.change(changeSession(S1, NOW + 3, { stoppedAt: NOW, continuations: 4 }, TAKE));
       assert.deepEqual(await a.change(resume(S1, "api", NOW + 4)), { lifted: ["stopped"], changed: true });
       const after = (await a.read(q.session("ses_1")))!;
       assert.deepEqual([after.stoppedAt, after.recheckAt, after.continuations], [null, null, 0]);

@@ -1,0 +1,55 @@
+// The look the enforcer owes a session (`sessions.recheck_at`, when it is due, and `owed_since`, which idle it judges):
+// owed when a look begins to read OpenCode (a process that dies meanwhile is followed by one that looks again), when
+// a todo read failed or sub-sessions still run (looked at later), when a continuation went out (its start is checked),
+// or when the CLI or the TUI resumed the session; taken when it is made or no longer owed; expired when a process
+// finds it beyond the resume window. These are its only transitions, and this file the only writer of the two columns:
+// other changes name the transition that goes with them (a skip takes the look it answers), and it is written in
+// their transaction.
+import { EXPIRE_REASON } from "../../core/reasons.js";
+import { auditRow } from "../audit-row.js";
+import type { SessionRow } from "../schema.js";
+import { change, q, type Change, type Script } from "../script.js";
+import type { SessionScope } from "../types.js";
+import { ensureSession, patchSession } from "./session-row.js";
+
+/**
+ * A transition of the look owed. `owe`: looked at by `at` (epoch ms), judging the idle seen at `since` (absent: an
+ * idle as old as the look itself). `take`: the look is made, or no longer owed.
+ */
+export type LookOwed = { readonly owe: number; readonly since?: number } | { readonly take: true };
+
+/** The look is made, or no longer owed. */
+export const TAKE: LookOwed = { take: true };
+
+/** `row` with the look owed as `look` says. An earlier look's idle never sticks to a later one. */
+export function withLook(row: SessionRow, look: LookOwed): SessionRow {
+  if ("take" in look) return { ...row, recheckAt: null, owedSince: null };
+  return { ...row, recheckAt: look.owe, owedSince: look.since ?? null };
+}
+
+/** Owes the session a look (creating its row if needed). */
+export function oweLook(scope: SessionScope, now: number, look: Extract<LookOwed, { owe: number }>): Change<void> {
+  return change("look-owed", scope.sessionId, function* () {
+    yield* lookOwed(scope, now, look);
+  });
+}
+
+/** The session is owed no look (any it was owed is made or dropped). */
+export function takeOwedLook(scope: SessionScope, now: number): Change<void> {
+  return change("look-owed", scope.sessionId, function* () {
+    yield* lookOwed(scope, now, TAKE);
+  });
+}
+
+/** A look owed to the session found beyond the resume window: it is dropped, and the drop recorded (`expired`). */
+export function expireOwedLook(scope: SessionScope, now: number, detail: Record<string, unknown>): Change<void> {
+  return change("look-owed", scope.sessionId, function* () {
+    yield* lookOwed(scope, now, TAKE);
+    yield* q.audit(auditRow(now, scope, { event: "expired", reason: EXPIRE_REASON, detail }));
+  });
+}
+
+function* lookOwed(scope: SessionScope, now: number, look: LookOwed): Script<void> {
+  const row = yield* ensureSession(scope, now);
+  yield* patchSession(withLook(row, look), {}, now);
+}
