@@ -3,10 +3,10 @@
 // looked at again is only recorded (no looks, no toasts). One rig per
 // test, for the tests of the injector, the outcomes, the reconciler and the start watch.
 //
-// `store`, `rows` and `rig` are live bindings: `useDeliveryRig()` opens a fresh file before each test and `build()`
-// wires a fresh rig, so a test file imports them once and reads them as its own.
+// `store`, `rows` and `rig` are live bindings: `useDeliveryRig()` opens a fresh file before each test (engine-context's
+// `useTestFiles`) and `build()` wires a fresh rig, so a test file imports them once and reads them as its own.
 import { join } from "node:path";
-import { afterEach, beforeEach, expect } from "vitest";
+import { afterEach, expect } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
 import { buildParts } from "../../src/engine/parts.js";
 import type { Countdowns } from "../../src/engine/wait/countdowns.js";
@@ -23,11 +23,21 @@ import { arm } from "../../src/store/changes/arm.js";
 import { changeSession } from "../../src/store/changes/change-session.js";
 import { claim } from "../../src/store/changes/claim.js";
 import type { NewInjection } from "../../src/store/port.js";
-import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { liveOwner, makeContext, quiet, type TestContext, TestFiles, startFakeTime } from "./engine-context.js";
-import { DIRECTORY, testConfig, type Rows } from "./engine-fixture.js";
+import {
+  folder,
+  liveOwner,
+  makeContext,
+  quiet,
+  rows,
+  store,
+  type TestContext,
+  useTestFiles,
+} from "./engine-context.js";
+import { DIRECTORY, testConfig } from "./engine-fixture.js";
 import { FakeHost } from "./fake-host.js";
 import { advance } from "./fake-time.js";
+
+export { rows, store } from "./engine-context.js";
 
 /** The session every rig is built around: a user asked for something and two todos are open. */
 export const S = "ses_delivery";
@@ -35,10 +45,6 @@ export const S = "ses_delivery";
 export const GIVE_UP = { retryOf: "inj_x", reason: "backoff" } as const;
 export const BASE_MS = 1000;
 
-let folder: string;
-let files: TestFiles;
-export let store: SqliteStore;
-export let rows: Rows;
 export let rig: Rig;
 
 export interface Rig {
@@ -59,17 +65,10 @@ export interface Rig {
 
 /** Fake timers from START and a fresh SQLite file for every test of the file; the rig stopped after each. */
 export function useDeliveryRig(): void {
-  beforeEach(async () => {
-    startFakeTime();
-    files = new TestFiles();
-    folder = files.folder;
-    ({ store, rows } = await files.open());
-  });
-
+  useTestFiles();
   afterEach(() => {
     rig?.queue.stopQueued();
     rig?.ctx.timers.stop();
-    files.end();
   });
 }
 
@@ -101,12 +100,6 @@ export function build(overrides: Partial<Config> = {}, owner = liveOwner()): Rig
 export async function pass(ms = 0) {
   await advance(ms);
   await quiet(rig.ctx, () => rig.queue.drain());
-}
-
-/** Microtask turns until `done` holds (the attempt's chain of reads and writes), with no time passing. */
-export async function until(done: () => boolean) {
-  for (let i = 0; i < 100 && !done(); i++) await advance(0);
-  expect(done()).toBe(true);
 }
 
 /** A countdown of S that is due at once: the attempt under test starts. */
