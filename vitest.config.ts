@@ -18,6 +18,13 @@ const NEEDS_MORE = ["test/**/*.{postgres,bun,mounts,system}.test.ts", "test/e2e/
  */
 const ENGINE_ON_POSTGRES = [
   "test/engine/enforcer.test.ts",
+  "test/engine/scenarios/idle-with-open-todos.test.ts",
+  "test/engine/scenarios/countdown-cancels.test.ts",
+  "test/engine/scenarios/errors-and-recovery.test.ts",
+  "test/engine/scenarios/failing-prompts.test.ts",
+  "test/engine/scenarios/loop-protection.test.ts",
+  "test/engine/scenarios/guards.test.ts",
+  "test/engine/scenarios/durable-stop.test.ts",
   "test/engine/scenarios/judgement.test.ts",
   "test/engine/scenarios/delivery.test.ts",
   "test/engine/scenarios/notices.test.ts",
