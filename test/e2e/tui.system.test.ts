@@ -2,7 +2,7 @@
 // the scripted model: what a person sees and does. The panel shows the countdown, the only one on screen; Esc cancels
 // it (nothing is sent, audit cancelled/user_key); the palette's stop holds across the next idle without a model request
 // and the stop toast says why and how back; the palette's resume lets it continue, and the continuation is one line in
-// the transcript while the model got the checklist. tui-widths.test.ts: where no sidebar shows.
+// the transcript while the model got the checklist. tui-widths.system.test.ts: where no sidebar shows.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
