@@ -6,7 +6,7 @@
 // `store`, `rows` and `rig` are live bindings: `useDeliveryRig()` opens a fresh file before each test (engine-context's
 // `useTestFiles`) and `build()` wires a fresh rig, so a test file imports them once and reads them as its own.
 import { join } from "node:path";
-import { afterEach, expect } from "vitest";
+import { afterEach } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
 import { buildParts } from "../../src/engine/parts.js";
 import type { Countdowns } from "../../src/engine/wait/countdowns.js";
@@ -19,10 +19,7 @@ import type { Reconciler } from "../../src/engine/deliver/reconciler.js";
 import type { StartWatch } from "../../src/engine/deliver/start-watch.js";
 import type { SessionMemories } from "../../src/engine/see/session-memory.js";
 import type { PromptRequest } from "../../src/host/port.js";
-import { arm } from "../../src/store/changes/arm.js";
 import { changeSession } from "../../src/store/changes/change-session.js";
-import { claim } from "../../src/store/changes/claim.js";
-import type { NewInjection } from "../../src/store/port.js";
 import {
   folder,
   liveOwner,
@@ -33,6 +30,7 @@ import {
   type TestContext,
   useTestFiles,
 } from "./engine-context.js";
+import { claimContinuation } from "./continuations.js";
 import { DIRECTORY, testConfig } from "./engine-fixture.js";
 import { FakeHost } from "./fake-host.js";
 import { advance } from "./fake-time.js";
@@ -131,41 +129,16 @@ export async function pendingLeftBy(
 ) {
   const sessionId = options.sessionId ?? S;
   const now = Date.now();
-  const countdownId = `cd_left_${sessionId}`;
-  await store.change(
-    arm(
-      {
-        id: countdownId,
-        sessionId,
-        directory: DIRECTORY,
-        armedAt: now - 5000,
-        deadlineAt: now - 3000,
-        owner,
-        leaseUntil: now + 60_000,
-        attempt: 0,
-        todosOpen: 2,
-        todosTotal: 2,
-      },
-      {},
-    ),
-  );
-  const injection: NewInjection = {
-    id: `inj_left_${sessionId}`,
+  return claimContinuation(store, {
+    key: `left_${sessionId}`,
     sessionId,
     directory: DIRECTORY,
-    countdownId,
-    messageId: options.messageId ?? `msg_left_${sessionId}`,
-    createdAt: now - 3000,
-    agent: "build",
-    model: null,
-    variant: null,
-    todosTotal: 2,
-    todosOpen: 2,
-    attempt: 0,
-    onSent: options.onSent ?? null,
     owner,
-    leaseUntil: options.leaseUntil ?? now + 60_000,
-  };
-  expect(await store.change(claim(injection, {}))).toBe(true);
-  return injection;
+    armedAt: now - 5000,
+    firedAt: now - 3000,
+    todos: 2,
+    leases: { countdown: now + 60_000, injection: options.leaseUntil ?? now + 60_000 },
+    messageId: options.messageId,
+    onSent: options.onSent ?? null,
+  });
 }
