@@ -13,11 +13,19 @@ const NEEDS_MORE = ["test/**/*.{postgres,bun,mounts,system}.test.ts", "test/e2e/
 
 /**
  * The engine-level suites that also run on PostgreSQL (TC_TEST_STORE=postgres): the same tests, a database of their own
- * on the run's PostgreSQL server instead of a SQLite file. The collaborator suites (countdowns, injector) judge owners
- * by pid on purpose and stay on SQLite; the port itself is proven on both by the store's contract.
+ * on the run's PostgreSQL server instead of a SQLite file. The suites of one engine part (test/engine/wait/countdowns,
+ * test/engine/deliver/injector and the others that open their file with useTestFiles) judge owners by pid on purpose
+ * and stay on SQLite; the port itself is proven on both by the store's contract.
  */
 const ENGINE_ON_POSTGRES = [
   "test/engine/enforcer.test.ts",
+  "test/engine/scenarios/idle-with-open-todos.test.ts",
+  "test/engine/scenarios/countdown-cancels.test.ts",
+  "test/engine/scenarios/errors-and-recovery.test.ts",
+  "test/engine/scenarios/failing-prompts.test.ts",
+  "test/engine/scenarios/loop-protection.test.ts",
+  "test/engine/scenarios/guards.test.ts",
+  "test/engine/scenarios/durable-stop.test.ts",
   "test/engine/scenarios/judgement.test.ts",
   "test/engine/scenarios/delivery.test.ts",
   "test/engine/scenarios/notices.test.ts",

@@ -1,5 +1,5 @@
 // History older than `retentionDays` is deleted a minute after start (not during OpenCode's own start-up), then every
-// six hours, in small batches that never hold the write lock for long (store/sqlite/retention.ts).
+// six hours, in small batches that never hold the write lock for long (store/changes/prune.ts).
 import { prune } from "../store/changes/prune.js";
 import type { EngineContext } from "./context.js";
 

@@ -21,7 +21,8 @@ import { otherAccount, reachableCheckout, reachableCopy } from "../support/other
 import { tempFolder } from "../support/temp-folders.js";
 import { openSqlite } from "../../src/store/sqlite/open.js";
 import { cli, databaseLines, expectOpenedInMemory, runBasic, runCli, worldWith } from "./support/broken-database.js";
-import { E2E, sleep } from "./support/harness.js";
+import { sleep } from "../support/wait-for.js";
+import { E2E } from "./support/harness.js";
 import { script } from "./scenarios.js";
 
 /** `storeProbeMs` of the locked-file test. */

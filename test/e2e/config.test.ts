@@ -123,7 +123,7 @@ describe("a valid configuration file, and oh-my-opencode in the project's openco
     expect(toast.variant).toBe("warning");
     expect(toast.message).toContain("its own todo-continuation-enforcer is on");
     // Later idles (the continuation's turn, then all todos done) tell nothing again.
-    await world.waitForRest(id, "skipped:todos_complete");
+    await world.trailAtRest(id, "skipped:todos_complete");
     expect(toasts.filter((t) => t.title === "todo-continuation")).toHaveLength(1);
   });
 });

@@ -3,7 +3,8 @@
 // caused, maxContinuationCost stops the loop where the numbers say, and the CLI reports the same.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli, requireBuiltCli } from "../support/cli.js";
-import { E2E, HEADER } from "./support/harness.js";
+import { E2E } from "./support/harness.js";
+import { HEADER } from "./support/world.js";
 import type { ModelReply, ModelRequest, ScriptContext } from "./support/scripted-model.js";
 import { todowrite } from "./support/scripted-model.js";
 
@@ -48,7 +49,7 @@ describe("what continuing costs, in a real OpenCode", () => {
   it("bills each continuation exactly as OpenCode totals its turn, and the cost budget stops it where the numbers say", async () => {
     const id = await world.session("cost");
     await world.prompt(id, "scenario: cost");
-    const trail = await world.waitForRest(id, "skipped:cost_budget", 60_000);
+    const trail = await world.trailAtRest(id, "skipped:cost_budget", 60_000);
     expect(trail).toEqual([
       ...Array.from({ length: 2 }, () => ["armed", "fired", "injected"]).flat(),
       "skipped:cost_budget",
@@ -184,13 +185,7 @@ describe("a continuation's turn cut short by a SIGKILL of OpenCode", () => {
   }, 120_000);
 
   /** The session's one bill, once the restarted plugin has written it. */
-  async function waitForBill(id: string) {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const [bill] = world.bills(id);
-      if (bill) return bill;
-      if (Date.now() > deadline) throw new Error("no bill 30 s after the restart");
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+  function waitForBill(id: string) {
+    return world.waitFor("the bill after the restart", () => world.bills(id)[0], 30_000);
   }
 });

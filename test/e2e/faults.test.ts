@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
-import { E2E, sleep } from "./support/harness.js";
+import { sleep } from "../support/wait-for.js";
+import { E2E } from "./support/harness.js";
 import { freePort, TcpProxy } from "./support/tcp-proxy.js";
 import { script } from "./scenarios.js";
 
@@ -87,7 +88,7 @@ describe("faults between the enforcer and a real OpenCode server", () => {
     await world.waitForAudit(id, "injected", 30_000);
     // The continuation's turn may end before the lost call is settled (its idle then defers to the pending
     // continuation, `in_flight`, and the look it owes after it closes the trail) or after: one of two exact trails.
-    const trail = await world.waitForRest(id, "skipped:todos_complete", 30_000);
+    const trail = await world.trailAtRest(id, "skipped:todos_complete", 30_000);
     expect([
       ["armed", "fired", "injected", "skipped:todos_complete"],
       ["armed", "fired", "skipped:in_flight", "injected", "skipped:todos_complete"],
@@ -131,7 +132,7 @@ describe("faults between the enforcer and a real OpenCode server", () => {
     services.push(await startService(world, url, { countdownSeconds: 1 }));
     const armed = await world.waitForAudit(id, "armed", 20_000);
     expect(armed.detail).toMatchObject({ trigger: "restart" });
-    expect(await world.waitForRest(id, "skipped:todos_complete", 30_000)).toEqual([
+    expect(await world.trailAtRest(id, "skipped:todos_complete", 30_000)).toEqual([
       "armed",
       "fired",
       "injected",
@@ -163,7 +164,7 @@ describe("faults between the enforcer and a real OpenCode server", () => {
     // Killed before the plugin armed (the idle owed a look: armed after the restart) or after (the countdown resumed):
     // either way the whole trail, with one continuation.
     expect([[], ["armed"]]).toContainEqual(atCrash);
-    expect(await world.waitForRest(id, "skipped:todos_complete", 30_000)).toEqual(
+    expect(await world.trailAtRest(id, "skipped:todos_complete", 30_000)).toEqual(
       atCrash.length === 0
         ? ["armed", "fired", "injected", "skipped:todos_complete"]
         : ["armed", "resumed:restart", "fired", "injected", "skipped:todos_complete"],
@@ -235,7 +236,7 @@ describe("a continuation OpenCode accepts and never starts", () => {
     // "Agent not found" is an error retrying cannot fix: the retry is not sent.
     await world.waitForAudit(id, "skipped:provider_error", 30_000);
     // The retry's countdown is armed, and at its end "Agent not found" stops it: nothing after that.
-    expect(await world.waitForRest(id, "skipped:provider_error")).toEqual([
+    expect(await world.trailAtRest(id, "skipped:provider_error")).toEqual([
       "armed",
       "resumed:restart",
       "fired",

@@ -3,7 +3,8 @@
 // fleet's own guarantees under the same kill, at a larger size, are fleet.test.ts's; this run also reports the
 // figures docs/performance-history.md takes from Prometheus.
 import { afterEach, describe, expect, it } from "vitest";
-import { adoptionFigures, Fleet, waitFor, type Replica } from "./support/fleet.js";
+import { waitFor } from "../support/wait-for.js";
+import { adoptionFigures, Fleet, type Replica } from "./support/fleet.js";
 
 describe("a fleet watched by a real Prometheus", () => {
   let fleet: Fleet | undefined;
@@ -24,7 +25,10 @@ describe("a fleet watched by a real Prometheus", () => {
     await fleet.underWay();
     const [killedId] = await fleet.busiestOwner();
     const victim = fleet.replicaOf(killedId);
-    await waitFor("the replica to hold armed countdowns", async () => (await fleet!.held(killedId)).armed > 0, 120_000);
+    await waitFor("the replica to hold armed countdowns", async () => (await fleet!.held(killedId)).armed > 0, {
+      timeoutMs: 120_000,
+      interval: 100,
+    });
     victim.child.kill("SIGKILL");
     const killedAt = Date.now();
     await victim.exited;

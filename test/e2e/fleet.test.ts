@@ -4,8 +4,8 @@
 // idle must be continued exactly once. What Prometheus sees of such a run: fleet-metrics.system.test.ts.
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresServer } from "../support/postgres.js";
-import { sleep } from "./support/harness.js";
-import { adoptionFigures, CONTINUATIONS_PER_SESSION, Fleet, LEASE_MS, TICK_MS, waitFor } from "./support/fleet.js";
+import { sleep, waitFor } from "../support/wait-for.js";
+import { adoptionFigures, CONTINUATIONS_PER_SESSION, Fleet, LEASE_MS, TICK_MS } from "./support/fleet.js";
 
 describe("a fleet of service replicas following OpenCode servers on one PostgreSQL database", () => {
   let fleet: Fleet | undefined;
@@ -37,7 +37,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
           const held = await fleet!.held(killedId);
           return held.armed > 0 && held;
         },
-        120_000,
+        { timeoutMs: 120_000, interval: 100 },
       );
       victim.child.kill("SIGKILL");
       const killedAt = Date.now();
@@ -53,7 +53,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
           const leases = (await fleet!.leases()).filter((s) => killedServers.includes(s.name));
           return leases.every((s) => s.alive && s.owner !== killedId) && leases;
         },
-        30_000,
+        { timeoutMs: 30_000, interval: 100 },
       );
       const takeoverWallMs = Date.now() - killedAt;
       const takeoverMs = Math.max(...takenOver.map((s) => Number(s.owned_since) - lastHeartbeat));
@@ -102,7 +102,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
           const held = await fleet!.held(frozenId);
           return held.armed > 0 && held;
         },
-        120_000,
+        { timeoutMs: 120_000, interval: 100 },
       );
       frozen.child.kill("SIGSTOP");
       // Its process lives (its pid says nothing): only its heartbeat, by the database's clock, lets the other take over.
@@ -112,7 +112,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
           (await fleet!.leases())
             .filter((s) => frozenServers.includes(s.name))
             .every((s) => s.alive && s.owner !== frozenId),
-        30_000,
+        { timeoutMs: 30_000, interval: 100 },
       );
       // It stays frozen one more lease after the takeover: how long the scenario freezes it, not a wait for an outcome.
       await sleep(LEASE_MS);
@@ -152,7 +152,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
         await waitFor(
           "countdowns armed",
           async () => (await fleet!.all("SELECT id FROM countdowns WHERE state = 'armed'")).length > 0,
-          120_000,
+          { timeoutMs: 120_000, interval: 100 },
         );
         postgres.stop("fast");
         const stoppedAt = Date.now();

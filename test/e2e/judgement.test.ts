@@ -2,7 +2,8 @@
 // do no work, status churn, a question asked in plain text, provider errors (transient, then permanent), a busy
 // grandchild, and a finished compaction. Each asserts what the model received and the rows the plugin wrote.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { E2E, sleep } from "./support/harness.js";
+import { sleep } from "../support/wait-for.js";
+import { E2E } from "./support/harness.js";
 import { cli } from "../support/cli.js";
 import { fixProvider, script } from "./scenarios.js";
 
@@ -43,7 +44,7 @@ describe("judgement in a real OpenCode server", () => {
       m.parts.some((p) => p.text === "Stop. Let me look at the parser first."),
     )!;
     expect(paused.detail).toMatchObject({ messageId: userMessage.info.id, pausedAt: expect.any(Number) });
-    expect(await world.waitForRest(id, "skipped:user_took_over")).toEqual([
+    expect(await world.trailAtRest(id, "skipped:user_took_over")).toEqual([
       "armed",
       "fired",
       "injected",
@@ -79,7 +80,7 @@ describe("judgement in a real OpenCode server", () => {
     await world.prompt(id, "scenario: text-only");
     const skipped = await world.waitForAudit(id, "skipped:no_progress_reply", 30_000);
     expect(skipped.detail).toMatchObject({ textOnlyReplies: 1, limit: 1 });
-    expect(await world.waitForRest(id, "skipped:no_progress_reply")).toEqual([
+    expect(await world.trailAtRest(id, "skipped:no_progress_reply")).toEqual([
       "armed",
       "fired",
       "injected",
@@ -92,7 +93,7 @@ describe("judgement in a real OpenCode server", () => {
   it("§3 statuses toggled back and forth are churn, not progress: stagnation after a few, never 20", async () => {
     const id = await world.session("churn");
     await world.prompt(id, "scenario: churn");
-    const trail = await world.waitForRest(id, "skipped:stagnation", 90_000);
+    const trail = await world.trailAtRest(id, "skipped:stagnation", 90_000);
     expect(trail).toEqual([
       ...Array.from({ length: 5 }, () => ["armed", "fired", "injected"]).flat(),
       "skipped:stagnation",
@@ -108,11 +109,11 @@ describe("judgement in a real OpenCode server", () => {
     await world.prompt(id, "scenario: text-question");
     const waiting = await world.waitForAudit(id, "skipped:waiting_for_user", 20_000);
     expect(waiting.detail).toMatchObject({ source: "text_question", question: "Which do you prefer?" });
-    expect(await world.waitForRest(id, "skipped:waiting_for_user")).toEqual(["skipped:waiting_for_user"]);
+    expect(await world.trailAtRest(id, "skipped:waiting_for_user")).toEqual(["skipped:waiting_for_user"]);
     expect(world.injections(id)).toEqual([]);
     expect(world.continuationRequests("text-question")).toEqual([]);
     await world.prompt(id, "SQLite please");
-    expect(await world.waitForRest(id, "skipped:todos_complete", 30_000)).toEqual([
+    expect(await world.trailAtRest(id, "skipped:todos_complete", 30_000)).toEqual([
       "skipped:waiting_for_user",
       "armed",
       "fired",
@@ -144,7 +145,7 @@ describe("judgement in a real OpenCode server", () => {
     expect(skipped.detail).toMatchObject({ statusCode: 401 });
     // OpenCode 1.18.33 publishes session.idle twice after a session.error: each idle is judged, and skipped.
     await world.waitForAudit(id, "skipped:provider_error", 20_000, 4);
-    expect(await world.waitForRest(id, "skipped:provider_error")).toEqual([
+    expect(await world.trailAtRest(id, "skipped:provider_error")).toEqual([
       "armed",
       "fired",
       "injected",
@@ -202,7 +203,7 @@ describe("judgement in a real OpenCode server", () => {
     const held = await world.waitForAudit(id, "skipped:compaction", 20_000);
     expect(held.detail).toMatchObject({ state: "finished" });
     // The compaction made the session busy (ending the countdown); its idle is held: at rest, nothing came after.
-    expect(await world.waitForRest(id, "skipped:compaction")).toEqual([
+    expect(await world.trailAtRest(id, "skipped:compaction")).toEqual([
       "armed",
       "cancelled:busy",
       "skipped:compaction",

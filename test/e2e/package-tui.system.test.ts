@@ -48,7 +48,7 @@ describe("the packed plugin", () => {
       tuis.push(installer);
       await installer.start(120_000);
       const installedRoot = join(installer.packages, `${NAME}@file:${tarball}`);
-      await installer.until(
+      await installer.waitFor(
         "OpenCode's install of the tarball",
         () => existsSync(join(installedRoot, "node_modules", NAME, "dist", "tui", "index.js")),
         60_000,

@@ -1,7 +1,9 @@
 // The plugin inside a real OpenCode 1.18.33 (`opencode serve` from the opencode-ai devDependency), offline, with a
 // scripted model. Each scenario asserts on what the model received, on the todos, and on the plugin's SQLite rows.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { E2E, HEADER, sleep } from "./support/harness.js";
+import { sleep } from "../support/wait-for.js";
+import { E2E } from "./support/harness.js";
+import { HEADER } from "./support/world.js";
 import { textOf } from "./support/scripted-model.js";
 import { script } from "./scenarios.js";
 
@@ -71,7 +73,7 @@ describe("the plugin in a real OpenCode server", () => {
     const id = await world.session("complete");
     await world.prompt(id, "scenario: complete");
     // At rest after the skip (nothing armed, pending or owed; OpenCode idle): nothing can follow without a new event.
-    expect(await world.waitForRest(id, "skipped:todos_complete")).toEqual(["skipped:todos_complete"]);
+    expect(await world.trailAtRest(id, "skipped:todos_complete")).toEqual(["skipped:todos_complete"]);
     expect(world.injections(id)).toEqual([]);
     expect(world.continuationRequests("complete")).toEqual([]);
     expect(world.trail(id)).toEqual(["skipped:todos_complete"]);
@@ -86,7 +88,7 @@ describe("the plugin in a real OpenCode server", () => {
     const armedAt = Number(world.countdowns(id)[0]!.armed_at);
     await sleep(Math.max(0, armedAt + GRACE_MS + 50 - Date.now()));
     await world.prompt(id, "drop the rest, I will finish myself");
-    expect(await world.waitForRest(id, "skipped:todos_complete", 15_000)).toEqual([
+    expect(await world.trailAtRest(id, "skipped:todos_complete", 15_000)).toEqual([
       "armed",
       "cancelled:user_message",
       "skipped:todos_complete",
@@ -104,7 +106,7 @@ describe("the plugin in a real OpenCode server", () => {
     const skipped = await world.waitForAudit(id, "skipped:aborted");
     // OpenCode 1.18.33 publishes session.idle twice for an aborted turn: each idle is judged, and skipped.
     await world.waitForAudit(id, "skipped:aborted", 20_000, 1);
-    expect(await world.waitForRest(id, "skipped:aborted")).toEqual(["skipped:aborted", "skipped:aborted"]);
+    expect(await world.trailAtRest(id, "skipped:aborted")).toEqual(["skipped:aborted", "skipped:aborted"]);
     expect(world.injections(id)).toEqual([]);
     expect(world.continuationRequests("abort")).toEqual([]);
     expect(world.audit(id).map((r) => r.event)).not.toContain("armed");
@@ -115,7 +117,7 @@ describe("the plugin in a real OpenCode server", () => {
     const id = await world.session("stagnation");
     await world.prompt(id, "scenario: stagnation");
     const continued = ["armed", "fired", "injected"];
-    expect(await world.waitForRest(id, "skipped:stagnation", 40_000)).toEqual([
+    expect(await world.trailAtRest(id, "skipped:stagnation", 40_000)).toEqual([
       ...continued,
       ...continued,
       ...continued,
@@ -156,7 +158,7 @@ describe("the plugin in a real OpenCode server", () => {
     );
     expect(reply.ok).toBe(true);
     await world.waitForAudit(id, "injected", 20_000);
-    expect(await world.waitForRest(id, "skipped:todos_complete", 15_000)).toEqual([
+    expect(await world.trailAtRest(id, "skipped:todos_complete", 15_000)).toEqual([
       "armed",
       "fired",
       "injected",

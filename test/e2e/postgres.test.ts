@@ -2,7 +2,9 @@
 // inside OpenCode, against a real PostgreSQL server started for this file (so that it can be stopped and started).
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { PostgresServer, query } from "../support/postgres.js";
-import { E2E, HEADER, sleep } from "./support/harness.js";
+import { sleep } from "../support/wait-for.js";
+import { E2E } from "./support/harness.js";
+import { HEADER } from "./support/world.js";
 import { textOf } from "./support/scripted-model.js";
 import { script } from "./scenarios.js";
 
@@ -54,7 +56,7 @@ describe("the plugin in a real OpenCode on PostgreSQL", () => {
     // The old process's heartbeat is still fresh, but its pid on this host is gone: taken over at once.
     await world.waitForAudit(id, "resumed:restart");
     await world.waitForAudit(id, "injected", 20_000);
-    await world.waitForRest(id, "skipped:todos_complete", 15_000);
+    await world.trailAtRest(id, "skipped:todos_complete", 15_000);
     expect(world.continuationRequests("restart")).toHaveLength(1);
     expect(world.trail(id)).toEqual(["armed", "resumed:restart", "fired", "injected", "skipped:todos_complete"]);
   });
@@ -72,7 +74,7 @@ describe("the plugin in a real OpenCode on PostgreSQL", () => {
     await world.waitForAudit(id, "stopped:command");
     await world.waitForAudit(id, "skipped:stopped", 15_000);
     expect(world.countdowns(id)).toMatchObject([{ state: "cancelled", end_reason: "stopped" }]);
-    expect(await world.waitForRest(id, "skipped:stopped")).toEqual([
+    expect(await world.trailAtRest(id, "skipped:stopped")).toEqual([
       "armed",
       "stopped:command",
       "cancelled:stopped",
@@ -113,7 +115,7 @@ describe("the plugin in a real OpenCode on PostgreSQL", () => {
     const backAt = Date.now();
     postgres.start();
     await world.waitForAudit(id, "injected", 30_000);
-    await world.waitForRest(id, "skipped:todos_complete", 15_000);
+    await world.trailAtRest(id, "skipped:todos_complete", 15_000);
     expect(world.audit(id).find((r) => r.event === "fired")!.at).toBeGreaterThanOrEqual(backAt);
     expect(world.continuationRequests("restart")).toHaveLength(1);
     expect(world.server.output()).toMatch(/todo-continuation resumed: the database postgres:\/\/[^ ]+ works again/);

@@ -1,7 +1,8 @@
 // OpenCode killed with SIGKILL during a countdown and started again on the same files; and the durable stop set by
 // /stop-continuation, which must hold across a restart until /resume-continuation.
 import { afterEach, describe, expect, it } from "vitest";
-import { E2E, sleep } from "./support/harness.js";
+import { sleep } from "../support/wait-for.js";
+import { E2E } from "./support/harness.js";
 import { script } from "./scenarios.js";
 
 let world: E2E | undefined;
@@ -29,7 +30,7 @@ describe("restarts of OpenCode", () => {
     expect(remaining).toBeLessThanOrEqual(8000 - (killedAt - armed.at));
     const injected = await world.waitForAudit(id, "injected", 20_000);
     expect(injected.at - armed.at).toBeGreaterThanOrEqual(8000);
-    expect(await world.waitForRest(id, "skipped:todos_complete", 15_000)).toEqual([
+    expect(await world.trailAtRest(id, "skipped:todos_complete", 15_000)).toEqual([
       "armed",
       "resumed:restart",
       "fired",
@@ -57,7 +58,7 @@ describe("restarts of OpenCode", () => {
     await world.startServer();
     const expired = await world.waitForAudit(id, "expired:stale_after_restart");
     expect(expired.detail.lateMs as number).toBeGreaterThanOrEqual(1000);
-    expect(await world.waitForRest(id, "expired:stale_after_restart")).toEqual([
+    expect(await world.trailAtRest(id, "expired:stale_after_restart")).toEqual([
       "armed",
       "expired:stale_after_restart",
     ]);
@@ -87,7 +88,7 @@ describe("restarts of OpenCode", () => {
     const before = world.audit(id).length;
     await world.prompt(id, "keep going please");
     await world.waitForAudit(id, "skipped:stopped", 15_000, before);
-    expect(await world.waitForRest(id, "skipped:stopped")).toEqual([
+    expect(await world.trailAtRest(id, "skipped:stopped")).toEqual([
       "armed",
       "stopped:command",
       "cancelled:stopped",

@@ -1,7 +1,7 @@
 // What the scripted model does in each e2e scenario. The scenario's name is in the first user message.
 import type { ModelReply, ModelRequest, ScriptContext } from "./support/scripted-model.js";
 import { todowrite } from "./support/scripted-model.js";
-import { HEADER, scenarioOf } from "./support/harness.js";
+import { HEADER, scenarioOf } from "./support/world.js";
 
 const OPEN: Array<[string, string]> = [
   ["write the parser", "completed"],

@@ -135,7 +135,7 @@ describe("the standalone service against a real OpenCode server without the plug
     const armed = world.audit(id).find((r) => r.event === "armed")!;
     expect(armed.detail.trigger).toBe("reevaluate");
     // The whole trail: the first decision is the re-evaluation after the reconnect; nothing came before it.
-    expect(await withServiceLog(world.waitForRest(id, "skipped:todos_complete", 30_000))).toEqual([
+    expect(await withServiceLog(world.trailAtRest(id, "skipped:todos_complete", 30_000))).toEqual([
       "armed",
       "fired",
       "injected",
@@ -241,7 +241,7 @@ describe("the standalone service and the plugin on one database", () => {
       () => world.trail(id).filter((t) => t === "skipped:stagnation").length >= 2,
       60_000,
     );
-    const trail = await world.waitForRest(id, "skipped:stagnation");
+    const trail = await world.trailAtRest(id, "skipped:stagnation");
     // One arms each eligible idle and the other defers to its countdown (in_flight, counted below: before or after
     // the fire, as its reads of OpenCode took); apart from those deferrals, the whole trail.
     const continued = ["armed", "fired", "injected"];

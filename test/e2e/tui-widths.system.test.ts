@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { PALETTE } from "../../src/tui/tui-plugin.js";
+import { waitFor } from "../support/wait-for.js";
 import { TuiWorld, useTuiWorld } from "./support/tui.js";
 import { script } from "./scenarios.js";
 
@@ -18,7 +19,6 @@ const COUNTDOWN = /continuing in (\d+)s · esc cancels/;
 const SERVER_TOAST = "Resuming in";
 /** How late a frame may show a second that has just ended: render, capture and this machine's load. */
 const FRAME_LATENESS_MS = 300;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Terminal {
   name: string;
@@ -34,15 +34,15 @@ const TERMINALS: Terminal[] = [
 /** Every frame from now until `done`, captured every 30 ms, with the times just before and after its capture. */
 async function frames(world: TuiWorld, done: (screen: string) => boolean, timeoutMs = 30_000) {
   const taken: Array<{ before: number; after: number; screen: string }> = [];
-  const started = Date.now();
-  for (;;) {
+  const take = () => {
     const before = Date.now();
     const screen = world.screen();
     taken.push({ before, after: Date.now(), screen });
-    if (done(screen)) return taken;
-    if (Date.now() - started > timeoutMs) throw new Error(`no end of the countdown in ${timeoutMs} ms:\n${screen}`);
-    await sleep(30);
-  }
+    return done(screen);
+  };
+  const report = () => taken.at(-1)?.screen ?? "";
+  await waitFor("the end of the countdown", take, { timeoutMs, interval: 30, report });
+  return taken;
 }
 
 describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar }) => {
@@ -78,7 +78,7 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
     expect(counting).not.toContain(SERVER_TOAST);
     expect(counting).not.toContain("Todo continuation"); // no panel: no sidebar is drawn
     world.type("also check the changelog");
-    await world.until("the cancel by typing", () =>
+    await world.waitFor("the cancel by typing", () =>
       world
         .rows<{ detail: string }>(
           "SELECT detail FROM audit_events WHERE session_id = ? AND event = 'cancelled' AND reason = 'user_key'",
@@ -87,7 +87,7 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
         .some((r) => JSON.parse(r.detail).via === "typing"),
     );
     await world.waitScreen("the countdown gone", (s) => !COUNTDOWN.test(s), 5000);
-    await world.waitForRest(session, ["cancelled:user_key", "skipped:user_key"]);
+    await world.waitForNothingOwed(session, ["cancelled:user_key", "skipped:user_key"]);
     expect(world.continuationRequests()).toEqual([]);
     expect(world.screen()).toContain("also check the changelog"); // still in the prompt, unsent
   });
@@ -105,7 +105,7 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
       "the palette closed, the countdown still on",
       (s) => COUNTDOWN.test(s) && !/Commands\s+esc/.test(s),
     );
-    const request = await world.until("the continuation at the model", () => world.continuationRequests()[0], 30_000);
+    const request = await world.waitFor("the continuation at the model", () => world.continuationRequests()[0], 30_000);
     expect(request).toBeDefined();
     const trail = world.trail(session);
     expect(trail.filter((t) => t === "armed")).toHaveLength(armed);
@@ -113,7 +113,7 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
   });
 
   it("captured every 30 ms through a whole countdown: always shown, never off the deadline", async () => {
-    await world.waitForRest(session, ["skipped:todos_complete"], 30_000);
+    await world.waitForNothingOwed(session, ["skipped:todos_complete"], 30_000);
     await world.say("go on with the docs");
     await world.waitScreen("a new countdown", (s) => COUNTDOWN.test(s), 30_000);
     const [row] = world.rows<{ deadline_at: number }>(

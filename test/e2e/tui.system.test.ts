@@ -2,7 +2,7 @@
 // the scripted model: what a person sees and does. The panel shows the countdown, the only one on screen; Esc cancels
 // it (nothing is sent, audit cancelled/user_key); the palette's stop holds across the next idle without a model request
 // and the stop toast says why and how back; the palette's resume lets it continue, and the continuation is one line in
-// the transcript while the model got the checklist. tui-widths.test.ts: where no sidebar shows.
+// the transcript while the model got the checklist. tui-widths.system.test.ts: where no sidebar shows.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -46,7 +46,7 @@ describe("the real OpenCode TUI", () => {
     expect(world.trail(session).filter((t) => t !== "skipped:in_flight")).toEqual(["armed", "cancelled:user_key"]);
     // At rest (nothing armed, pending or owed in the file; the last decision the cancel, or a look that was still
     // reading OpenCode yielding to it): the cancelled countdown cannot fire and nothing else can start. Nothing went out.
-    await world.waitForRest(session, ["cancelled:user_key", "skipped:user_key"]);
+    await world.waitForNothingOwed(session, ["cancelled:user_key", "skipped:user_key"]);
     expect(world.continuationRequests()).toEqual([]);
     expect(world.rows("SELECT id FROM injections")).toEqual([]);
   });
@@ -63,7 +63,7 @@ describe("the real OpenCode TUI", () => {
     expect(toast).toContain("Todo continuation");
     expect(toast).toMatch(/Stopped from the palette\.[^\n]*\n[^\n]*Palette: Resume todo continuation\./);
     // The decision is in the file: skipped because stopped, and nothing counts down that could still send.
-    await world.until("the skip", () => world.trail(session).includes("skipped:stopped"));
+    await world.waitFor("the skip", () => world.trail(session).includes("skipped:stopped"));
     expect(world.rows("SELECT id FROM countdowns WHERE state = 'armed'")).toEqual([]);
     expect(world.continuationRequests()).toEqual([]);
     expect(
@@ -85,7 +85,7 @@ describe("the real OpenCode TUI", () => {
     expect(shown).toContain('continuing with "add the tests"');
     expect(shown).not.toContain("[SYSTEM REMINDER - TODO CONTINUATION]");
     expect(shown).not.toContain("[Status: 1/3 completed");
-    const request = await world.until("the continuation at the model", () => world.continuationRequests()[0]);
+    const request = await world.waitFor("the continuation at the model", () => world.continuationRequests()[0]);
     const received = textOf(request.messages.at(-1)!.content);
     expect(received).toContain("[SYSTEM REMINDER - TODO CONTINUATION]");
     expect(received).toContain('- [>] "add the tests" (in progress)');
@@ -149,7 +149,7 @@ describe("what continuing costs, in the real OpenCode TUI", () => {
         "SELECT count(*) AS n, sum(tokens) AS tokens, sum(cost) AS cost FROM continuation_bills WHERE session_id = ?",
         session,
       )[0]!;
-    await world.until("both continuations billed", () => billed().n === 2 || undefined);
+    await world.waitFor("both continuations billed", () => billed().n === 2 || undefined);
     const { tokens: used, cost } = billed();
     expect(cost).toBeGreaterThan(0.2);
     const line = `${tokens(used)} tokens · ${money(cost)} of ${money(BUDGET)}`;

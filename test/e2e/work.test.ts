@@ -3,7 +3,8 @@
 // fourth goes on until both todos are done; one that never closes a todo is stopped after `workWithoutProgressLimit`;
 // one that writes the same content again and again is stopped as fast as one that does nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { E2E, HEADER, scenarioOf, type AuditRow } from "./support/harness.js";
+import { E2E } from "./support/harness.js";
+import { HEADER, scenarioOf, type AuditRow } from "./support/world.js";
 import type { ModelReply, ModelRequest, ScriptContext } from "./support/scripted-model.js";
 import { todowrite } from "./support/scripted-model.js";
 
@@ -55,7 +56,7 @@ describe.each(worlds)("work as progress in a real OpenCode (snapshots $snapshots
   it("a steady worker (a new file every turn, a todo closed every fourth) finishes both todos with no user action", async () => {
     const id = await world.session("steady-worker");
     await world.prompt(id, "scenario: steady-worker");
-    const trail = await world.waitForRest(id, "skipped:todos_complete", 90_000);
+    const trail = await world.trailAtRest(id, "skipped:todos_complete", 90_000);
     expect(trail).toEqual([
       ...Array.from({ length: 8 }, () => ["armed", "fired", "injected"]).flat(),
       "skipped:todos_complete",
@@ -85,7 +86,7 @@ describe.each(worlds)("work as progress in a real OpenCode (snapshots $snapshots
   it("a worker that never closes a todo is stopped after workWithoutProgressLimit (8) continuations, saying so", async () => {
     const id = await world.session("endless-worker");
     await world.prompt(id, "scenario: endless-worker");
-    const trail = await world.waitForRest(id, "skipped:stagnation", 90_000);
+    const trail = await world.trailAtRest(id, "skipped:stagnation", 90_000);
     expect(trail).toEqual([
       ...Array.from({ length: 8 }, () => ["armed", "fired", "injected"]).flat(),
       "skipped:stagnation",
@@ -105,12 +106,12 @@ describe.each(worlds)("work as progress in a real OpenCode (snapshots $snapshots
     await world.prompt(id, "scenario: shell-worker");
     if (snapshots === "on") {
       // As the steady worker: the `patch` parts name each new file; a todo closes every fourth turn.
-      const trail = await world.waitForRest(id, "skipped:todos_complete", 90_000);
+      const trail = await world.trailAtRest(id, "skipped:todos_complete", 90_000);
       expect(trail).toHaveLength(8 * 3 + 1);
       expect(progressOf(continuations(id)).slice(1, 4)).toEqual(["files", "files", "files"]);
     } else {
       // Nothing names the files: three continuations without progress, then the usual stop.
-      const trail = await world.waitForRest(id, "skipped:stagnation", 60_000);
+      const trail = await world.trailAtRest(id, "skipped:stagnation", 60_000);
       expect(trail).toHaveLength(3 * 3 + 1);
       expect(progressOf(continuations(id)).slice(1)).toEqual(["none", "none"]);
     }
@@ -119,7 +120,7 @@ describe.each(worlds)("work as progress in a real OpenCode (snapshots $snapshots
   it("the same content written on every turn is not work: it stops within stagnationLimit + 1 continuations", async () => {
     const id = await world.session("same-content");
     await world.prompt(id, "scenario: same-content");
-    const trail = await world.waitForRest(id, "skipped:stagnation", 60_000);
+    const trail = await world.trailAtRest(id, "skipped:stagnation", 60_000);
     expect(trail).toEqual([
       ...Array.from({ length: 3 }, () => ["armed", "fired", "injected"]).flat(),
       "skipped:stagnation",
@@ -139,7 +140,7 @@ describe.each(worlds)("work as progress in a real OpenCode (snapshots $snapshots
     const id = await world.session("churn");
     await world.prompt(id, "scenario: churn");
     // The first toggle moves a todo forward (progress); the three after it move nothing already seen.
-    const trail = await world.waitForRest(id, "skipped:stagnation", 60_000);
+    const trail = await world.trailAtRest(id, "skipped:stagnation", 60_000);
     expect(trail).toEqual([
       ...Array.from({ length: 4 }, () => ["armed", "fired", "injected"]).flat(),
       "skipped:stagnation",
@@ -150,7 +151,7 @@ describe.each(worlds)("work as progress in a real OpenCode (snapshots $snapshots
   it('a model that answers "All done!" and touches nothing stops after one continuation', async () => {
     const id = await world.session("liar");
     await world.prompt(id, "scenario: liar");
-    expect(await world.waitForRest(id, "skipped:no_progress_reply", 30_000)).toEqual([
+    expect(await world.trailAtRest(id, "skipped:no_progress_reply", 30_000)).toEqual([
       "armed",
       "fired",
       "injected",

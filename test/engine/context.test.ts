@@ -6,7 +6,7 @@
 // until it settles and reports a rejected one as the failure of a "background job", resolving with undefined.
 // Built here from the real parts over a real SQLite file, with a clock the test moves by hand.
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
 import type { Clock } from "../../src/engine/clock.js";
 import { createContext, type ContextParts, type EngineContext } from "../../src/engine/context.js";
@@ -14,20 +14,17 @@ import { EngineEmitter } from "../../src/engine/engine-events.js";
 import { Lifecycle } from "../../src/engine/lifecycle.js";
 import { SessionLanes } from "../../src/engine/session-lanes.js";
 import { TimerQueue } from "../../src/engine/timer-queue.js";
-import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { TestFiles } from "../support/engine-context.js";
-import { testConfig, type Rows } from "../support/engine-fixture.js";
+import { deferred } from "../support/deferred.js";
+import { folder, rows, store, useTestFiles } from "../support/engine-context.js";
+import { testConfig } from "../support/engine-fixture.js";
 import { FakeHost } from "../support/fake-host.js";
 import { START } from "../support/fake-time.js";
 import { failChangeOnce } from "../support/store-spies.js";
+import { turn } from "../support/wait-for.js";
 
 const S = "ses_context";
 const OTHER = "ses_other";
 
-let folder: string;
-let files: TestFiles;
-let store: SqliteStore;
-let rows: Rows;
 let config: Config;
 
 /** A wall clock the test sets. */
@@ -69,28 +66,9 @@ function build(followed: ContextParts["followed"] = { directory: "/work/project"
   return { ctx: createContext(parts), parts, clock, host, failures, laneErrors };
 }
 
-function deferred<T = void>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-/** A turn of the event loop: every job that could run meanwhile has run. */
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-beforeEach(async () => {
-  files = new TestFiles();
-  folder = files.folder;
+useTestFiles({ fakeTime: false });
+beforeEach(() => {
   config = testConfig(join(folder, "state.db"));
-  ({ store, rows } = await files.open(config));
-});
-
-afterEach(() => {
-  files.end();
 });
 
 describe("the parts", () => {

@@ -7,7 +7,7 @@
 // enforcer.ts) over the engine's context and a real SQLite file, on fake timers. The whole engine with a stuck tick is
 // test/engine/scenarios/store-failure.test.ts.
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
 import type { DeliveryQueue } from "../../src/engine/wait/queue.js";
 import { buildParts } from "../../src/engine/parts.js";
@@ -18,18 +18,19 @@ import { oweLook } from "../../src/store/changes/look-owed.js";
 import { claim } from "../../src/store/changes/claim.js";
 import type { EngineStore } from "../../src/store/port.js";
 import type { Change } from "../../src/store/script.js";
-import type { SqliteConnection } from "../../src/store/sqlite/open.js";
-import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import {
+  connection,
   deadOwner,
+  folder,
   liveOwner,
   makeContext,
   quiet,
+  rows,
+  store,
   type TestContext,
-  TestFiles,
-  startFakeTime,
+  useTestFiles,
 } from "../support/engine-context.js";
-import { DIRECTORY, testConfig, type Rows } from "../support/engine-fixture.js";
+import { DIRECTORY, testConfig } from "../support/engine-fixture.js";
 import { FakeHost } from "../support/fake-host.js";
 import { advance, START } from "../support/fake-time.js";
 import { failChangeOnce, gateChanges } from "../support/store-spies.js";
@@ -37,11 +38,6 @@ import { failChangeOnce, gateChanges } from "../support/store-spies.js";
 const LEASE_MS = 3000;
 const TICK_MS = LEASE_MS / 3;
 
-let folder: string;
-let files: TestFiles;
-let connection: SqliteConnection;
-let store: SqliteStore;
-let rows: Rows;
 let rig: Rig;
 
 interface Rig {
@@ -125,18 +121,12 @@ async function plantCountdown(sessionId: string, owner: string, inMs: number) {
   return id;
 }
 
-beforeEach(async () => {
-  startFakeTime();
-  files = new TestFiles();
-  folder = files.folder;
-  ({ connection, store, rows } = await files.open());
-});
+useTestFiles();
 
 afterEach(() => {
   rig?.loop.stop();
   rig?.queue.stopQueued();
   rig?.ctx.timers.stop();
-  files.end();
 });
 
 describe("a tick", () => {

@@ -1,22 +1,24 @@
 // The engine's parts built in order and wired by typed calls: a countdown armed shows its toast, a countdown due
 // becomes an attempt that sends, an idle that came while a continuation was in flight is looked at once it settled;
 // and session memory never forgets a session whose countdown, attempt or start watch is still live.
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { buildParts, type EngineParts } from "../../src/engine/parts.js";
-import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { liveOwner, makeContext, quiet, type TestContext, TestFiles } from "../support/engine-context.js";
-import { testConfig, type Rows } from "../support/engine-fixture.js";
+import {
+  folder,
+  liveOwner,
+  makeContext,
+  quiet,
+  rows,
+  store,
+  type TestContext,
+  useTestFiles,
+} from "../support/engine-context.js";
+import { testConfig } from "../support/engine-fixture.js";
 import { ev } from "../support/events.js";
 import { FakeHost } from "../support/fake-host.js";
-import { advance, useFakeTime } from "../support/fake-time.js";
-
-useFakeTime();
+import { advance } from "../support/fake-time.js";
 
 const S = "ses_parts";
-let folder: string;
-let files: TestFiles;
-let store: SqliteStore;
-let rows: Rows;
 let ctx: TestContext;
 let parts: EngineParts;
 
@@ -38,17 +40,12 @@ async function settle(): Promise<void> {
   await quiet(ctx, () => parts.queue.drain());
 }
 
-beforeEach(async () => {
-  files = new TestFiles();
-  folder = files.folder;
-  ({ store, rows } = await files.open());
-});
+useTestFiles();
 
 afterEach(() => {
   parts?.queue.stopQueued();
   parts?.starts.clear();
   ctx?.timers.stop();
-  files.end();
 });
 
 describe("the parts, wired", () => {

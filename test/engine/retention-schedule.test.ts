@@ -5,11 +5,17 @@
 // that fails is reported (the `failure` event of a background job) and the schedule goes on; once the engine is
 // ending, no further run is scheduled. Built here over the engine's context and a real SQLite file, on fake timers.
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { RetentionSchedule } from "../../src/engine/retention-schedule.js";
-import type { SqliteConnection } from "../../src/store/sqlite/open.js";
-import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { makeContext, quiet, type TestContext, TestFiles, startFakeTime } from "../support/engine-context.js";
+import {
+  connection,
+  folder,
+  makeContext,
+  quiet,
+  store,
+  type TestContext,
+  useTestFiles,
+} from "../support/engine-context.js";
 import { DIRECTORY, testConfig } from "../support/engine-fixture.js";
 import { advance, START } from "../support/fake-time.js";
 import { failChangeOnce } from "../support/store-spies.js";
@@ -18,10 +24,6 @@ const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
 const SIX_HOURS_MS = 6 * 3_600_000;
 
-let folder: string;
-let files: TestFiles;
-let connection: SqliteConnection;
-let store: SqliteStore;
 let ctx: TestContext;
 
 function build(retentionDays: number): RetentionSchedule {
@@ -54,16 +56,10 @@ async function pass(ms: number): Promise<void> {
   await quiet(ctx);
 }
 
-beforeEach(async () => {
-  startFakeTime();
-  files = new TestFiles();
-  folder = files.folder;
-  ({ connection, store } = await files.open());
-});
+useTestFiles();
 
 afterEach(() => {
   ctx?.timers.stop();
-  files.end();
 });
 
 describe("when it runs", () => {

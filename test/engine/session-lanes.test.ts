@@ -3,19 +3,8 @@
 // rejects (a failure goes to the callback); idle() waits for every lane, jobs queued meanwhile included.
 import { describe, expect, it } from "vitest";
 import { SessionLanes } from "../../src/engine/session-lanes.js";
-
-function deferred<T = void>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-/** A turn of the event loop: lets every job that could start meanwhile start. */
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+import { deferred } from "../support/deferred.js";
+import { turn } from "../support/wait-for.js";
 
 function lanes() {
   const errors: unknown[] = [];

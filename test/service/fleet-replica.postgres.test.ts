@@ -6,9 +6,9 @@ import { resolveConfig } from "../../src/config/resolve.js";
 import { FleetReplica } from "../../src/service/fleet.js";
 import { openStore } from "../../src/store/open.js";
 import type { OperatorStore } from "../../src/store/operator.js";
-import { sleep } from "../e2e/support/harness.js";
 import { freePort } from "../e2e/support/tcp-proxy.js";
 import { freshDatabase, pgQuery } from "../support/pg-database.js";
+import { waitFor } from "../support/wait-for.js";
 
 /** Long enough that a round (a third of it, 10 s) cannot by chance come right when the dead replica's lease ends. */
 const LEASE_MS = 30_000;
@@ -19,16 +19,6 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((r) => r.stop()));
   await Promise.all(opened.splice(0).map((s) => s.close()));
 });
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() - started > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /** A replica on a fresh database, with a 3 s lease: its rounds a second apart. */
 async function aReplica(database: string, settleMs = 0) {

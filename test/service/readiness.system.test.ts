@@ -14,6 +14,7 @@ import { freePort } from "../e2e/support/tcp-proxy.js";
 import { CLI_BIN, requireBuiltCli } from "../support/cli.js";
 import { PostgresServer } from "../support/postgres.js";
 import { PrometheusServer } from "../support/prometheus.js";
+import { waitFor } from "../support/wait-for.js";
 
 let postgres: PostgresServer;
 let prometheus: PrometheusServer | undefined;
@@ -80,20 +81,22 @@ async function get(path: string): Promise<{ status: number; body: string } | und
 }
 
 /** Asks `path` until its answer has `want` (or fails after `timeoutMs`, with the service's log). */
-async function until(path: string, want: number, timeoutMs = 30_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
+async function answered(path: string, want: number, timeoutMs = 30_000): Promise<string> {
   let last: { status: number; body: string } | undefined;
-  while (Date.now() < deadline) {
-    last = await get(path);
-    if (last?.status === want) return last.body;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`${path} never answered ${want} (last: ${JSON.stringify(last)}); log:\n${log.join("")}`);
+  const answer = await waitFor(
+    () => `${path} to answer ${want} (last: ${JSON.stringify(last)})`,
+    async () => {
+      last = await get(path);
+      return last?.status === want && last;
+    },
+    { timeoutMs, interval: 200, report: () => `log:\n${log.join("")}` },
+  );
+  return answer.body;
 }
 
 describe("serve --listen on PostgreSQL", () => {
   it("/readyz follows the database: 200, 503 with the reason while it is stopped, 200 once it is back", async () => {
-    expect(await until("/readyz", 200)).toBe("ready\n");
+    expect(await answered("/readyz", 200)).toBe("ready\n");
     // Prometheus scrapes it: up, and ready.
     const ready = (value: number) => async () => {
       const [sample] = await prometheus!.query('todo_continuation_ready{job="todo-continuation"}');
@@ -102,7 +105,7 @@ describe("serve --listen on PostgreSQL", () => {
     await prometheus!.until("the replica ready", ready(1));
     expect(await prometheus!.query('up{job="todo-continuation"}')).toMatchObject([{ value: 1 }]);
     postgres.stop("fast");
-    const reason = await until("/readyz", 503);
+    const reason = await answered("/readyz", 503);
     expect(reason).toMatch(/^not ready: the database does not answer/);
     expect((await get("/healthz"))?.status).toBe(200);
     const metrics = await get("/metrics");
@@ -114,7 +117,7 @@ describe("serve --listen on PostgreSQL", () => {
     );
     expect(pending.state).toBe("pending");
     postgres.start();
-    expect(await until("/readyz", 200)).toBe("ready\n");
+    expect(await answered("/readyz", 200)).toBe("ready\n");
     expect((await get("/metrics"))?.body).toMatch(/^todo_continuation_ready 1$/m);
     await prometheus!.until("the replica ready again", ready(1));
     // One JSON object a line, the outage among them.

@@ -22,47 +22,67 @@ export interface Fired {
   directory?: string;
 }
 
-/** A continuation fired by `owner`, as its injector records one; settled when asked (with `config`'s retry policy). */
-export async function fireContinuation(store: EngineStore, fired: Fired, config?: Config): Promise<NewInjection> {
-  const { sessionId, owner } = fired;
-  const directory = fired.directory ?? DIRECTORY;
-  const firedAt = fired.firedAt ?? Date.now();
-  const n = ++seq;
-  const countdownId = `cd_elsewhere_${n}`;
+/** A continuation `claimContinuation` plants: its countdown and injection, and their message, named after `key`. */
+export interface Claimed {
+  key: string;
+  sessionId: string;
+  directory: string;
+  owner: string;
+  armedAt: number;
+  /** The countdown's deadline, when its continuation was made (`created_at`). */
+  firedAt: number;
+  /** How many todos were open, of as many. */
+  todos: number;
+  leases: { countdown: number; injection: number };
+  messageId?: string;
+  onSent?: string | null;
+}
+
+/**
+ * A countdown `owner` armed and claimed at its deadline (`cd_<key>`): its continuation (`inj_<key>`, message
+ * `msg_<key>`) recorded `pending`, as an injector records one before its prompt call.
+ */
+export async function claimContinuation(store: EngineStore, c: Claimed): Promise<NewInjection> {
+  const { sessionId, directory, owner } = c;
+  const countdownId = `cd_${c.key}`;
+  const todos = { todosOpen: c.todos, todosTotal: c.todos };
+  const countdown = { id: countdownId, sessionId, directory, owner, attempt: 0, ...todos };
   await store.change(
-    arm(
-      {
-        id: countdownId,
-        sessionId,
-        directory,
-        armedAt: firedAt - 2000,
-        deadlineAt: firedAt,
-        owner,
-        leaseUntil: firedAt + 60_000,
-        attempt: 0,
-        todosOpen: 1,
-        todosTotal: 1,
-      },
-      {},
-    ),
+    arm({ ...countdown, armedAt: c.armedAt, deadlineAt: c.firedAt, leaseUntil: c.leases.countdown }, {}),
   );
   const injection: NewInjection = {
-    id: `inj_elsewhere_${n}`,
+    id: `inj_${c.key}`,
     sessionId,
     directory,
     countdownId,
-    messageId: `msg_elsewhere_${n}`,
-    createdAt: firedAt,
+    messageId: c.messageId ?? `msg_${c.key}`,
+    createdAt: c.firedAt,
     agent: "build",
     model: null,
     variant: null,
-    todosTotal: 1,
-    todosOpen: 1,
+    ...todos,
     attempt: 0,
+    ...(c.onSent === undefined ? {} : { onSent: c.onSent }),
     owner,
-    leaseUntil: firedAt + 60_000,
+    leaseUntil: c.leases.injection,
   };
   if (!(await store.change(claim(injection, {})))) throw new Error("the planted countdown could not be claimed");
+  return injection;
+}
+
+/** A continuation fired by `owner`, as its injector records one; settled when asked (with `config`'s retry policy). */
+export async function fireContinuation(store: EngineStore, fired: Fired, config?: Config): Promise<NewInjection> {
+  const firedAt = fired.firedAt ?? Date.now();
+  const injection = await claimContinuation(store, {
+    key: `elsewhere_${++seq}`,
+    sessionId: fired.sessionId,
+    directory: fired.directory ?? DIRECTORY,
+    owner: fired.owner,
+    armedAt: firedAt - 2000,
+    firedAt,
+    todos: 1,
+    leases: { countdown: firedAt + 60_000, injection: firedAt + 60_000 },
+  });
   if (fired.settled) {
     if (!config) throw new Error("settling a continuation takes the retry policy");
     const outcomes: Record<NonNullable<Fired["settled"]>, Outcome> = {

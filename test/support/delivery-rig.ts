@@ -3,10 +3,10 @@
 // looked at again is only recorded (no looks, no toasts). One rig per
 // test, for the tests of the injector, the outcomes, the reconciler and the start watch.
 //
-// `store`, `rows` and `rig` are live bindings: `useDeliveryRig()` opens a fresh file before each test and `build()`
-// wires a fresh rig, so a test file imports them once and reads them as its own.
+// `store`, `rows` and `rig` are live bindings: `useDeliveryRig()` opens a fresh file before each test (engine-context's
+// `useTestFiles`) and `build()` wires a fresh rig, so a test file imports them once and reads them as its own.
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, vi } from "vitest";
+import { afterEach, vi } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
 import { buildParts } from "../../src/engine/parts.js";
 import type { Countdowns } from "../../src/engine/wait/countdowns.js";
@@ -19,15 +19,23 @@ import type { Reconciler } from "../../src/engine/deliver/reconciler.js";
 import type { StartWatch } from "../../src/engine/deliver/start-watch.js";
 import type { SessionMemories } from "../../src/engine/memory/session-memory.js";
 import type { PromptRequest } from "../../src/host/port.js";
-import { arm } from "../../src/store/changes/arm.js";
 import { changeSession } from "../../src/store/changes/change-session.js";
-import { claim } from "../../src/store/changes/claim.js";
-import type { NewInjection } from "../../src/store/port.js";
-import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { liveOwner, makeContext, quiet, type TestContext, TestFiles, startFakeTime } from "./engine-context.js";
-import { DIRECTORY, testConfig, type Rows } from "./engine-fixture.js";
+import {
+  folder,
+  liveOwner,
+  makeContext,
+  quiet,
+  rows,
+  store,
+  type TestContext,
+  useTestFiles,
+} from "./engine-context.js";
+import { claimContinuation } from "./continuations.js";
+import { DIRECTORY, testConfig } from "./engine-fixture.js";
 import { FakeHost } from "./fake-host.js";
 import { advance } from "./fake-time.js";
+
+export { rows, store } from "./engine-context.js";
 
 /** The session every rig is built around: a user asked for something and two todos are open. */
 export const S = "ses_delivery";
@@ -35,10 +43,6 @@ export const S = "ses_delivery";
 export const GIVE_UP = { retryOf: "inj_x", reason: "backoff" } as const;
 export const BASE_MS = 1000;
 
-let folder: string;
-let files: TestFiles;
-export let store: SqliteStore;
-export let rows: Rows;
 export let rig: Rig;
 
 export interface Rig {
@@ -59,17 +63,10 @@ export interface Rig {
 
 /** Fake timers from START and a fresh SQLite file for every test of the file; the rig stopped after each. */
 export function useDeliveryRig(): void {
-  beforeEach(async () => {
-    startFakeTime();
-    files = new TestFiles();
-    folder = files.folder;
-    ({ store, rows } = await files.open());
-  });
-
+  useTestFiles();
   afterEach(() => {
     rig?.queue.stopQueued();
     rig?.ctx.timers.stop();
-    files.end();
   });
 }
 
@@ -104,12 +101,6 @@ export async function pass(ms = 0) {
   await quiet(rig.ctx, () => rig.queue.drain());
 }
 
-/** Microtask turns until `done` holds (the attempt's chain of reads and writes), with no time passing. */
-export async function until(done: () => boolean) {
-  for (let i = 0; i < 100 && !done(); i++) await advance(0);
-  expect(done()).toBe(true);
-}
-
 /** A countdown of S that is due at once: the attempt under test starts. */
 export async function attempt(attemptNo = 0) {
   await rig.countdowns.arm({ sessionId: S, attempt: attemptNo, delayMs: 0, detail: { trigger: "test" } });
@@ -139,41 +130,16 @@ export async function pendingLeftBy(
 ) {
   const sessionId = options.sessionId ?? S;
   const now = Date.now();
-  const countdownId = `cd_left_${sessionId}`;
-  await store.change(
-    arm(
-      {
-        id: countdownId,
-        sessionId,
-        directory: DIRECTORY,
-        armedAt: now - 5000,
-        deadlineAt: now - 3000,
-        owner,
-        leaseUntil: now + 60_000,
-        attempt: 0,
-        todosOpen: 2,
-        todosTotal: 2,
-      },
-      {},
-    ),
-  );
-  const injection: NewInjection = {
-    id: `inj_left_${sessionId}`,
+  return claimContinuation(store, {
+    key: `left_${sessionId}`,
     sessionId,
     directory: DIRECTORY,
-    countdownId,
-    messageId: options.messageId ?? `msg_left_${sessionId}`,
-    createdAt: now - 3000,
-    agent: "build",
-    model: null,
-    variant: null,
-    todosTotal: 2,
-    todosOpen: 2,
-    attempt: 0,
-    onSent: options.onSent ?? null,
     owner,
-    leaseUntil: options.leaseUntil ?? now + 60_000,
-  };
-  expect(await store.change(claim(injection, {}))).toBe(true);
-  return injection;
+    armedAt: now - 5000,
+    firedAt: now - 3000,
+    todos: 2,
+    leases: { countdown: now + 60_000, injection: options.leaseUntil ?? now + 60_000 },
+    messageId: options.messageId,
+    onSent: options.onSent ?? null,
+  });
 }

@@ -4,7 +4,7 @@
 import { rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { vi } from "vitest";
+import { afterEach, beforeEach, vi } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
 import { systemClock } from "../../src/engine/clock.js";
 import { createContext, type EngineContext } from "../../src/engine/context.js";
@@ -18,7 +18,7 @@ import { openSqlite, type SqliteConnection } from "../../src/store/sqlite/open.j
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { DIRECTORY, Rows, tempFolder, testConfig } from "./engine-fixture.js";
 import { FakeHost } from "./fake-host.js";
-import { START } from "./fake-time.js";
+import { startFakeTime } from "./fake-time.js";
 
 export interface TestContext extends EngineContext {
   readonly host: FakeHost;
@@ -70,12 +70,6 @@ export async function openTestStore(folder: string, config: Config = testConfig(
   };
 }
 
-/** Fake timers (setTimeout, setInterval, Date, performance) from START: waits, deadlines and leases exact and instant. */
-export function startFakeTime(): void {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(START);
-}
-
 /**
  * A test's folder and its SQLite file, opened once or more (each opening is another process's view); `end()` closes
  * every connection, deletes the folder, forgets the owners registered, and brings the real timers back.
@@ -96,6 +90,36 @@ export class TestFiles {
     forgetOwners();
     vi.useRealTimers();
   }
+}
+
+// The test's folder and its file, as `useTestFiles()` opens them before each test: live bindings, so a test file
+// imports them once and reads them as its own.
+/** The test's folder and its connections: `files.open()` is one more, as another process (or a restart) opens it. */
+export let files: TestFiles;
+export let folder: string;
+export let connection: SqliteConnection;
+export let store: SqliteStore;
+export let rows: Rows;
+/** Another process's connection to the same file (with `elsewhere: true`). */
+export let elsewhere: SqliteStore;
+
+/**
+ * Before each test of the file: fake time from START (unless `fakeTime: false`), a fresh folder and its SQLite file
+ * opened (unless `open: false`), and, with `elsewhere`, a second connection to it; after each, every connection
+ * closed, the folder deleted and the real timers back. A file's own hooks registered after this one run after its
+ * `beforeEach` and before its `afterEach`.
+ */
+export function useTestFiles(options: { fakeTime?: boolean; open?: boolean; elsewhere?: boolean } = {}): void {
+  beforeEach(async () => {
+    if (options.fakeTime !== false) startFakeTime();
+    files = new TestFiles();
+    folder = files.folder;
+    if (options.open !== false) ({ connection, store, rows } = await files.open());
+    if (options.elsewhere) ({ store: elsewhere } = await files.open());
+  });
+  afterEach(() => {
+    files.end();
+  });
 }
 
 /** Owner ids as `ownerMayBeAlive` reads them: an engine of this process that is running, or one that is gone. */

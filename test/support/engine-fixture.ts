@@ -5,9 +5,9 @@ import type { Clock } from "../../src/engine/clock.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
 import type { OperatorStore } from "../../src/store/operator.js";
 import type { SqliteConnection } from "../../src/store/sqlite/open.js";
-import { expect, vi } from "vitest";
 import { FakeHost } from "./fake-host.js";
 import { tempFolder } from "./temp-folders.js";
+import { waitFor } from "./wait-for.js";
 import { openTestDatabase, sqliteRows, TEST_BACKEND, type TestBackend, type TestRows } from "./test-database.js";
 
 export const DIRECTORY = "/work/project";
@@ -77,12 +77,13 @@ export async function drained(f: Pick<EngineFixture, "db" | "enforcer">, timeout
     f.db.all<{ n: number }>(
       "SELECT (SELECT count(*) FROM countdowns WHERE state = 'armed') + (SELECT count(*) FROM injections WHERE status = 'pending') AS n",
     )[0]!.n;
-  await vi.waitFor(
+  await waitFor(
+    () => `nothing armed or pending (${open()} left)`,
     async () => {
       await f.enforcer.settled();
-      expect(open()).toBe(0);
+      return open() === 0;
     },
-    { timeout: timeoutMs, interval: 20 },
+    { timeoutMs, interval: 20 },
   );
   await f.enforcer.settled();
 }

@@ -2,6 +2,16 @@
 let seq = 0;
 const nextId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${String(++seq).padStart(5, "0")}`;
 
+/** A message's `message.updated`: OpenCode names a user message's model in `model`, an assistant message's flat. */
+function messageUpdated(sessionID: string, id: string, role: "user" | "assistant", extra: Record<string, unknown>) {
+  const model =
+    role === "user"
+      ? { model: { providerID: "scripted", modelID: "model-1" } }
+      : { modelID: "model-1", providerID: "scripted" };
+  const info = { id, sessionID, role, time: { created: Date.now() }, agent: "build", ...model, ...extra };
+  return { type: "message.updated", properties: { sessionID, info } };
+}
+
 export const ev = {
   idle: (sessionID: string) => ({ type: "session.idle", properties: { sessionID } }),
   status: (sessionID: string, type: "busy" | "idle" | "retry") => ({
@@ -15,21 +25,8 @@ export const ev = {
     type: "session.error",
     properties: { sessionID, error: { name, data: { message } } },
   }),
-  userMessage: (sessionID: string, id = nextId("msg"), extra: Record<string, unknown> = {}) => ({
-    type: "message.updated",
-    properties: {
-      sessionID,
-      info: {
-        id,
-        sessionID,
-        role: "user",
-        time: { created: Date.now() },
-        agent: "build",
-        model: { providerID: "scripted", modelID: "model-1" },
-        ...extra,
-      },
-    },
-  }),
+  userMessage: (sessionID: string, id = nextId("msg"), extra: Record<string, unknown> = {}) =>
+    messageUpdated(sessionID, id, "user", extra),
   textPart: (sessionID: string, messageID: string, text: string, synthetic?: boolean) => ({
     type: "message.part.updated",
     properties: {
@@ -38,22 +35,8 @@ export const ev = {
       time: Date.now(),
     },
   }),
-  assistantMessage: (sessionID: string, id = nextId("msg"), extra: Record<string, unknown> = {}) => ({
-    type: "message.updated",
-    properties: {
-      sessionID,
-      info: {
-        id,
-        sessionID,
-        role: "assistant",
-        time: { created: Date.now() },
-        agent: "build",
-        modelID: "model-1",
-        providerID: "scripted",
-        ...extra,
-      },
-    },
-  }),
+  assistantMessage: (sessionID: string, id = nextId("msg"), extra: Record<string, unknown> = {}) =>
+    messageUpdated(sessionID, id, "assistant", extra),
   partUpdated: (sessionID: string, messageID = nextId("msg"), type = "text") => ({
     type: "message.part.updated",
     properties: { sessionID, part: { id: nextId("prt"), sessionID, messageID, type, text: "…" }, time: Date.now() },

@@ -2,6 +2,7 @@
 // leases and clock jumps are then exact and instant.
 import { afterEach, beforeEach, vi } from "vitest";
 import { liveFixtures, type EngineFixture } from "./engine-fixture.js";
+import { waitFor } from "./wait-for.js";
 
 export const START = new Date("2026-11-21T12:00:00Z");
 
@@ -34,14 +35,30 @@ export async function advance(ms: number): Promise<typeof vi> {
   }
 }
 
-/** Fake timers for every test of the file; `current()` is disposed after each test, before the real timers return. */
-export function useFakeTime(current: () => EngineFixture | undefined = () => undefined): void {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-    vi.setSystemTime(START);
-  });
+/**
+ * Steps of fake time that move no clock (`advance(0)`), at most 100, until `done` holds: an attempt's chain of reads
+ * and writes, with no time passing.
+ */
+export function until(done: () => boolean): Promise<true> {
+  return waitFor(`${done}`, () => done(), { steps: 100, interval: () => advance(0) });
+}
+
+/** Fake timers (setTimeout, setInterval, Date, performance) from START: waits, deadlines and leases exact and instant. */
+export function startFakeTime(): void {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
+  vi.setSystemTime(START);
+}
+
+/**
+ * Fake timers for every test of the file; the engines `current()` gives (one, or several: `() => list.splice(0)`) are
+ * destroyed after each test, before the real timers return.
+ */
+export function useFakeTime(
+  current: () => EngineFixture | readonly EngineFixture[] | undefined = () => undefined,
+): void {
+  beforeEach(startFakeTime);
   afterEach(async () => {
-    await current()?.destroy();
+    for (const fixture of [current() ?? []].flat()) await fixture.destroy();
     vi.useRealTimers();
   });
 }

@@ -1,5 +1,5 @@
 // One statement's answer lost on purpose, then the next statement: the scenario the Bun runner and the Node test both
-// run (bun-lost-answer.test.ts), through a SwallowingProxy. Runs under Node and under Bun.
+// run (test/store/bun-lost-answer.bun.test.ts), through a SwallowingProxy. Runs under Node and under Bun.
 import { sql } from "drizzle-orm";
 import { openPg } from "../../src/store/pg/open.js";
 import { pgProblemOf } from "../../src/store/pg/problems.js";

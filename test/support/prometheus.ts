@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../e2e/support/tcp-proxy.js";
 import { ROOT } from "../crash/processes.js";
+import { waitFor } from "./wait-for.js";
 
 const SHIPPED = join(ROOT, "deploy", "prometheus");
 
@@ -74,15 +75,12 @@ export class PrometheusServer {
   }
 
   private async untilReady(): Promise<void> {
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
-      try {
-        if ((await fetch(`${this.url}/-/ready`)).ok) return;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`prometheus not ready after 30 s:\n${this.log.join("")}`);
+    const ready = () =>
+      fetch(`${this.url}/-/ready`).then(
+        (res) => res.ok,
+        () => false, // not listening yet
+      );
+    await waitFor("prometheus ready", ready, { timeoutMs: 30_000, interval: 100, report: () => this.log.join("") });
   }
 
   private async api<T>(path: string): Promise<T> {
@@ -105,13 +103,8 @@ export class PrometheusServer {
   }
 
   /** Asks `probe` every half second until it answers something (or fails after `timeoutMs`). */
-  async until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-    for (const deadline = Date.now() + timeoutMs; Date.now() < deadline;) {
-      const found = await probe();
-      if (found !== undefined) return found;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-    throw new Error(`prometheus: ${what} not seen within ${timeoutMs} ms`);
+  until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+    return waitFor(`prometheus: ${what}`, probe, { timeoutMs, interval: 500 });
   }
 
   async stop(): Promise<void> {

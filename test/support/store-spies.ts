@@ -2,6 +2,7 @@
 // goes through `store.change`, named after its file in src/store/changes/.
 import type { EngineStore } from "../../src/store/port.js";
 import type { Change } from "../../src/store/script.js";
+import { deferred } from "./deferred.js";
 
 type Changer = EngineStore["change"];
 
@@ -31,26 +32,24 @@ export function failChangeOnce(store: EngineStore, name: string, error: Error): 
  * written and before their answer arrives (a slow answer).
  */
 export function gateChanges(store: EngineStore, name: string, when: "before" | "after") {
-  let open!: () => void;
-  const gate = new Promise<void>((resolve) => (open = resolve));
+  const gate = deferred();
   const restore = intercept(store, async (change, run) => {
     if (change.name !== name) return run(change);
-    if (when === "before") await gate;
+    if (when === "before") await gate.promise;
     const result = await run(change);
-    if (when === "after") await gate;
+    if (when === "after") await gate.promise;
     return result;
   });
-  return { open, restore };
+  return { open: () => gate.resolve(), restore };
 }
 
 /** The store's heartbeats wait for the gate to open: a database slow to answer the first write of an engine's start. */
 export function gateHeartbeats(store: EngineStore) {
-  let open!: () => void;
-  const gate = new Promise<void>((resolve) => (open = resolve));
+  const gate = deferred();
   const original = store.heartbeat.bind(store);
   store.heartbeat = async (...args) => {
-    await gate;
+    await gate.promise;
     return original(...args);
   };
-  return { open };
+  return { open: () => gate.resolve() };
 }

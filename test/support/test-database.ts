@@ -10,6 +10,7 @@ import { openStore } from "../../src/store/open.js";
 import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { querySync } from "./sync-query.js";
+import { turn } from "./wait-for.js";
 
 export type TestBackend = "sqlite" | "postgres";
 
@@ -120,7 +121,6 @@ function counted(store: OperatorStore): { store: OperatorStore; quiet(): Promise
       };
     },
   });
-  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
   return {
     store: proxy,
     async quiet() {

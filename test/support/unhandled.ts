@@ -1,5 +1,6 @@
 // A promise nobody waits for (a toast sent with `void`) must never reject into nothing: Node would report it, and a
 // host running the plugin may crash on it. This collects what Node reports while a test's steps run.
+import { turn } from "./wait-for.js";
 
 /**
  * The rejections nobody handled while `steps` ran. Node reports them once the microtasks of a turn have run, before
@@ -11,7 +12,7 @@ export async function unhandledDuring(steps: () => Promise<void>): Promise<unkno
   process.on("unhandledRejection", listener);
   try {
     await steps();
-    await new Promise((resolve) => setImmediate(resolve));
+    await turn();
   } finally {
     process.off("unhandledRejection", listener);
   }

@@ -12,7 +12,8 @@ import { expect } from "vitest";
 import { ROOT } from "../../crash/processes.js";
 import { freshDatabase } from "../../support/pg-database.js";
 import { PrometheusServer } from "../../support/prometheus.js";
-import { HEADER, sleep } from "./harness.js";
+import { sleep, waitFor } from "../../support/wait-for.js";
+import { HEADER } from "./world.js";
 import { OpenCodeServer } from "./opencode-server.js";
 import { ScriptedModel, textOf, todowrite, type ModelRequest, type ScriptContext } from "./scripted-model.js";
 import { freePort } from "./tcp-proxy.js";
@@ -52,21 +53,6 @@ function fleetScript(_request: ModelRequest, ctx: ScriptContext) {
 
 const tagOf = (request: ModelRequest) =>
   /fleet-tag: (\S+)/.exec(textOf(request.messages.find((m) => m.role === "user")?.content))?.[1];
-
-export async function waitFor<T>(
-  what: string | (() => string),
-  probe: () => T | false | undefined | Promise<T | false | undefined>,
-  ms: number,
-): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() - started > ms)
-      throw new Error(`timed out after ${ms} ms waiting for ${typeof what === "string" ? what : what()}`);
-    await sleep(100);
-  }
-}
 
 export interface Replica {
   child: ChildProcess;
@@ -155,12 +141,12 @@ export class Fleet {
         const leases = await this.leases();
         return leases.every((s) => s.alive) && new Set(leases.map((s) => s.owner)).size === Math.min(servers, replicas);
       },
-      60_000,
+      { timeoutMs: 60_000, interval: 100 },
     );
     await waitFor(
       "every server's event stream connected",
       async () => (await this.all("SELECT name FROM servers WHERE seen_until IS NOT NULL")).length === servers,
-      30_000,
+      { timeoutMs: 30_000, interval: 100 },
     );
   }
 
@@ -223,7 +209,7 @@ export class Fleet {
     return waitFor(
       "the first continuation sent",
       async () => (await this.all("SELECT id FROM injections WHERE status = 'sent' LIMIT 1")).length > 0,
-      120_000,
+      { timeoutMs: 120_000, interval: 100 },
     );
   }
 
@@ -279,7 +265,10 @@ export class Fleet {
       return new Set(rows.map((r) => r.session_id));
     };
     try {
-      await waitFor("every session to finish its todos", async () => (await done()).size >= total, timeoutMs);
+      await waitFor("every session to finish its todos", async () => (await done()).size >= total, {
+        timeoutMs,
+        interval: 100,
+      });
     } catch (error) {
       const finished = await done();
       const stuck = this.sessions.filter((s) => !finished.has(s.id)).slice(0, 5);
@@ -305,7 +294,7 @@ export class Fleet {
         state.busy = busy.length;
         return busy.length === 0;
       },
-      60_000,
+      { timeoutMs: 60_000, interval: 100 },
     );
   }
 

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
 import { opencodeBinary, ROOT } from "../../crash/processes.js";
+import { waitFor } from "../../support/wait-for.js";
 
 export const PLUGIN_ENTRY = join(ROOT, "src", "index.ts");
 
@@ -57,6 +58,26 @@ export interface ServerOptions {
    * @opencode-ai/plugin into it itself, next to whatever is there).
    */
   seed?: boolean;
+}
+
+/**
+ * OpenCode's home and XDG folders under `root`, made: nothing of the machine's own configuration, data or cache is
+ * read or written.
+ */
+export function homeFolders(root: string) {
+  const home = join(root, "home");
+  const dirs = {
+    HOME: home,
+    XDG_DATA_HOME: join(home, "data"),
+    XDG_CONFIG_HOME: join(home, "config"),
+    XDG_CACHE_HOME: join(home, "cache"),
+    XDG_STATE_HOME: join(home, "state"),
+    // The opencode binary (Bun) unpacks a 14 MB native library into the temporary folder at every start and leaves
+    // it there: in the world's folder, it goes when the world does.
+    TMPDIR: join(root, "tmp"),
+  };
+  for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
+  return dirs;
 }
 
 /** `path` and everything under it, owned by `user`. */
@@ -137,18 +158,8 @@ export class OpenCodeServer {
 
   async start(timeoutMs = 30_000): Promise<void> {
     const { root } = this.options;
-    const home = join(root, "home");
-    const dirs = {
-      HOME: home,
-      XDG_DATA_HOME: join(home, "data"),
-      XDG_CONFIG_HOME: join(home, "config"),
-      XDG_CACHE_HOME: join(home, "cache"),
-      XDG_STATE_HOME: join(home, "state"),
-      // The opencode binary (Bun) unpacks a 14 MB native library into the temporary folder at every start and leaves
-      // it there: in the world's folder, it goes when the world does.
-      TMPDIR: join(root, "tmp"),
-    };
-    for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
+    const dirs = homeFolders(root);
+    mkdirSync(this.project, { recursive: true });
     if (this.options.seed !== false) seedConfigFolder(join(dirs.XDG_CONFIG_HOME, "opencode"));
     if (this.options.git && !existsSync(join(this.project, ".git"))) initRepository(this.project);
     if (this.options.user) for (const dir of [root, this.project]) chownTree(dir, this.options.user);
@@ -195,24 +206,24 @@ export class OpenCodeServer {
     };
     this.child.stdout!.on("data", append);
     this.child.stderr!.on("data", append);
-    const started = Date.now();
-    while (Date.now() - started < timeoutMs) {
-      const match = /opencode server listening on (http:\/\/[\d.:]+)/.exec(this.log);
-      if (match) {
-        this.url = match[1]!;
-        const headers: Record<string, string> = this.options.password
-          ? { Authorization: `Basic ${Buffer.from(`opencode:${this.options.password}`).toString("base64")}` }
-          : {};
-        this.client = createOpencodeClient({ baseUrl: this.url, directory: this.project, headers });
-        // The first request for a directory creates the instance (and loads the plugin): make it a warm-up.
-        await this.client.config.get({ throwOnError: true, signal: AbortSignal.timeout(30_000) });
-        return;
-      }
-      if (this.child.exitCode !== null)
-        throw new Error(`opencode exited with ${this.child.exitCode}:\n${this.log.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`opencode did not start within ${timeoutMs} ms:\n${this.log.slice(-3000)}`);
+    const child = this.child;
+    const listening = await waitFor(
+      "opencode to start (its listening line)",
+      () => {
+        const match = /opencode server listening on (http:\/\/[\d.:]+)/.exec(this.log);
+        if (!match && child.exitCode !== null)
+          throw new Error(`opencode exited with ${child.exitCode}:\n${this.log.slice(-3000)}`);
+        return match;
+      },
+      { timeoutMs, report: () => this.log.slice(-3000) },
+    );
+    this.url = listening[1]!;
+    const headers: Record<string, string> = this.options.password
+      ? { Authorization: `Basic ${Buffer.from(`opencode:${this.options.password}`).toString("base64")}` }
+      : {};
+    this.client = createOpencodeClient({ baseUrl: this.url, directory: this.project, headers });
+    // The first request for a directory creates the instance (and loads the plugin): make it a warm-up.
+    await this.client.config.get({ throwOnError: true, signal: AbortSignal.timeout(30_000) });
   }
 
   /** Kills the server's whole process group by its own pid. */

@@ -1,22 +1,22 @@
 // OpenCode's own TUI (`opencode --port P`: the TUI with its server in a worker) run in tmux, isolated and offline like
-// the e2e server, with the server plugin in opencode.json and the TUI plugin in tui.json. Tests type and press keys
-// with `send-keys` and assert on what `capture-pane` shows.
+// the e2e server, with the server plugin in opencode.json and the TUI plugin in tui.json, besides what every world has
+// (world.ts: the folder, the scripted model, the plugin's database). Tests type and press keys with `send-keys` and
+// assert on what `capture-pane` shows.
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import Database from "better-sqlite3";
 import { opencodeBinary, ROOT } from "../../crash/processes.js";
-import { OFFLINE, opencodeConfig, PLUGIN_ENTRY, seedConfigFolder } from "./opencode-server.js";
+import { sleep, waitFor } from "../../support/wait-for.js";
+import { homeFolders, OFFLINE, opencodeConfig, PLUGIN_ENTRY, seedConfigFolder } from "./opencode-server.js";
+import type { Script } from "./scripted-model.js";
 import { freePort } from "./tcp-proxy.js";
-import { ScriptedModel, textOf, type ModelRequest, type Script } from "./scripted-model.js";
+import { World, type Owed } from "./world.js";
 
 export const TUI_ENTRY = join(ROOT, "src", "tui", "index.ts");
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const socketName = () => `tc-tui-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 /** The open palette's header row: its title and, at the far right, "esc" (the status bar says "ctrl+p commands"). */
 const PALETTE_HEADER = /Commands\s+esc/;
@@ -50,11 +50,9 @@ export interface TuiWorldOptions {
   modelCost?: { input: number; output: number; cache_read?: number; cache_write?: number };
 }
 
-export class TuiWorld {
-  readonly root = mkdtempSync(join(tmpdir(), "tc-tui-"));
+export class TuiWorld extends World {
   readonly project = join(this.root, "project");
   readonly dbPath = join(this.root, "todo-continuation.db");
-  readonly model: ScriptedModel;
   /** A tmux server of our own, so nothing else on the machine is touched. */
   private socket = socketName();
   private socketPath: string | undefined;
@@ -67,25 +65,16 @@ export class TuiWorld {
     script: Script,
     private readonly options: TuiWorldOptions = {},
   ) {
-    this.model = new ScriptedModel(script);
+    super("tc-tui-", script);
   }
 
   /** Starts OpenCode's TUI; again after `quit`, on the same folders (a warm start). */
   async start(timeoutMs = 45_000): Promise<void> {
-    const home = join(this.root, "home");
-    const dirs = {
-      HOME: home,
-      XDG_DATA_HOME: join(home, "data"),
-      XDG_CONFIG_HOME: join(home, "config"),
-      XDG_CACHE_HOME: join(home, "cache"),
-      XDG_STATE_HOME: join(home, "state"),
-      // OpenCode's binary unpacks a native library there at every start (see opencode-server.ts).
-      TMPDIR: join(this.root, "tmp"),
-    };
-    for (const dir of [this.project, ...Object.values(dirs)]) mkdirSync(dir, { recursive: true });
+    const dirs = homeFolders(this.root);
+    mkdirSync(this.project, { recursive: true });
     const configDir = this.configDir;
     if (this.options.seed !== false) seedConfigFolder(configDir);
-    this.options.prepare?.(home);
+    this.options.prepare?.(dirs.HOME);
     const tuiSpec = this.options.tuiSpec ?? pathToFileURL(TUI_ENTRY).href;
     writeFileSync(
       join(configDir, "tui.json"),
@@ -166,10 +155,8 @@ export class TuiWorld {
     return join(this.root, "home", "cache", "opencode", "packages");
   }
 
-  async stop(): Promise<void> {
+  protected async stopRunning(): Promise<void> {
     await this.quit();
-    await this.model.stop();
-    rmSync(this.root, { recursive: true, force: true });
   }
 
   /** Ends OpenCode and its tmux server, keeping the folders and the model for another `start`. */
@@ -181,8 +168,11 @@ export class TuiWorld {
     } catch {
       // Already gone.
     }
-    for (let i = 0; i < 30 && this.alive(); i++) await sleep(100);
-    if (this.alive()) this.signal("SIGKILL");
+    const exited = await waitFor("OpenCode to exit", () => !this.alive(), { timeoutMs: 3000, interval: 100 }).then(
+      () => true,
+      () => false,
+    );
+    if (!exited) this.signal("SIGKILL");
     try {
       this.tmux("kill-server");
     } catch {
@@ -248,89 +238,33 @@ export class TuiWorld {
 
   /** Polls the screen every `pollMs` (toasts last seconds; a countdown second is short). */
   async waitScreen(what: string, matches: (screen: string) => boolean, timeoutMs = 20_000): Promise<string> {
-    const started = Date.now();
-    for (;;) {
-      const screen = this.screen();
-      if (matches(screen)) return screen;
-      if (Date.now() - started > timeoutMs)
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the screen:\n${screen}`);
-      await sleep(this.options.pollMs ?? 30);
-    }
-  }
-
-  /** Waits for `probe` to give a value (a model request, a row). */
-  async until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
-    const started = Date.now();
-    for (;;) {
-      const value = probe();
-      if (value) return value;
-      if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await sleep(50);
-    }
-  }
-
-  /** Rows of the plugin's file, read with a fresh read-only connection. */
-  rows<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[] {
-    if (!existsSync(this.dbPath)) return [];
-    const db = new Database(this.dbPath, { readonly: true, fileMustExist: true });
-    try {
-      return db.prepare(sql).all(...params) as T[];
-    } finally {
-      db.close();
-    }
-  }
-
-  trail(sessionId: string): string[] {
-    return this.rows<{ event: string; reason: string | null }>(
-      "SELECT event, reason FROM audit_events WHERE session_id = ? ORDER BY id",
-      sessionId,
-    ).map((r) => (r.reason ? `${r.event}:${r.reason}` : r.event));
-  }
-
-  /**
-   * What could still make an enforcer act for the session without a new event, read in one statement: countdowns
-   * armed, continuations `pending`, a look owed (`sessions.recheck_at`), and the last audit row other than
-   * `skipped:in_flight` (OpenCode may load the server plugin twice in TUI mode; the second defers to the first).
-   */
-  restState(sessionId: string): { armed: number; pending: number; recheckAt: number | null; last: string | null } {
-    const [row] = this.rows<{ armed: number; pending: number; recheck_at: number | null; last: string | null }>(
-      `SELECT (SELECT count(*) FROM countdowns WHERE session_id = ? AND state = 'armed') AS armed,
-              (SELECT count(*) FROM injections WHERE session_id = ? AND status = 'pending') AS pending,
-              (SELECT recheck_at FROM sessions WHERE session_id = ?) AS recheck_at,
-              (SELECT event || coalesce(':' || reason, '') FROM audit_events WHERE session_id = ?
-                AND NOT (event = 'skipped' AND reason IS 'in_flight') ORDER BY id DESC LIMIT 1) AS last`,
-      sessionId,
-      sessionId,
-      sessionId,
-      sessionId,
+    let screen = "";
+    return waitFor(
+      what,
+      () => {
+        screen = this.screen();
+        return matches(screen) && screen;
+      },
+      { timeoutMs, interval: this.options.pollMs ?? 30, report: () => `the screen:\n${screen}` },
     );
-    return {
-      armed: Number(row?.armed ?? 0),
-      pending: Number(row?.pending ?? 0),
-      recheckAt: row?.recheck_at ?? null,
-      last: row?.last ?? null,
-    };
   }
 
   /**
-   * Resolves once nothing is armed, pending or owed for the session in the file and its last decision (deferrals
-   * aside) is one of `closing`: no enforcer can send anything for it without a new event.
+   * Resolves once nothing is armed, pending or owed for the session in the file and its last decision is one of
+   * `closing`, deferrals aside (OpenCode may load the server plugin twice in TUI mode; the second defers to the first):
+   * no enforcer can send anything for it without a new event. OpenCode's own state is not asked (the TUI's server has
+   * no client here), unlike `E2E.trailAtRest`.
    */
-  async waitForRest(sessionId: string, closing: string[], timeoutMs = 20_000): Promise<void> {
-    let state: ReturnType<TuiWorld["restState"]> | undefined;
-    try {
-      await this.until(
-        "the enforcer at rest",
-        () => {
-          state = this.restState(sessionId);
-          return state.armed === 0 && state.pending === 0 && state.recheckAt === null && closing.includes(state.last!);
-        },
-        timeoutMs,
-      );
-    } catch (error) {
-      (error as Error).message += ` after ${closing.join(" or ")} (now ${JSON.stringify(state)})`;
-      throw error;
-    }
+  async waitForNothingOwed(sessionId: string, closing: string[], timeoutMs = 20_000): Promise<void> {
+    let state: Owed | undefined;
+    await this.waitFor(
+      () => `the enforcer at rest after ${closing.join(" or ")} (now ${JSON.stringify(state)})`,
+      () => {
+        state = this.owed(sessionId, true);
+        return state.armed === 0 && state.pending === 0 && state.recheckAt === null && closing.includes(state.last!);
+      },
+      timeoutMs,
+    );
   }
 
   /** What the database and OpenCode's log say, for a failing test's report. */
@@ -363,17 +297,6 @@ export class TuiWorld {
   sessionId(): string | undefined {
     return this.rows<{ session_id: string }>("SELECT session_id FROM sessions ORDER BY created_at DESC LIMIT 1")[0]
       ?.session_id;
-  }
-
-  /** Model calls whose last message is a continuation prompt. */
-  continuationRequests(): ModelRequest[] {
-    return this.model
-      .agentRequests()
-      .filter(
-        (r) =>
-          r.messages.at(-1)?.role === "user" &&
-          textOf(r.messages.at(-1)?.content).includes("[SYSTEM REMINDER - TODO CONTINUATION]"),
-      );
   }
 
   private tmux(...args: string[]): string {

@@ -17,15 +17,20 @@ import { SessionMemories } from "../../../src/engine/memory/session-memory.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import type { NewInjection } from "../../../src/store/port.js";
 import { q } from "../../../src/store/script.js";
-import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import { fireContinuation } from "../../support/continuations.js";
-import { liveOwner, makeContext, type TestContext, TestFiles, startFakeTime } from "../../support/engine-context.js";
+import {
+  files,
+  folder,
+  liveOwner,
+  makeContext,
+  store,
+  type TestContext,
+  useTestFiles,
+} from "../../support/engine-context.js";
 import { DIRECTORY, testConfig } from "../../support/engine-fixture.js";
 import { FakeHost } from "../../support/fake-host.js";
 
 const S = "ses_bill";
-let files: TestFiles;
-let store: SqliteStore;
 let ctx: TestContext;
 let billing: Billing;
 let judge: Judge;
@@ -33,7 +38,7 @@ let host: FakeHost;
 let gatherer: FactGatherer;
 
 function build(overrides: Partial<Config> = {}) {
-  const config = testConfig(`${files.folder}/state.db`, overrides);
+  const config = testConfig(`${folder}/state.db`, overrides);
   host = new FakeHost();
   ctx = makeContext({ store, config, owner: liveOwner(), host });
   const queue = new DeliveryQueue(config.maxConcurrentInjections, (error) => ctx.failed("continuation", error));
@@ -42,15 +47,12 @@ function build(overrides: Partial<Config> = {}) {
   judge = new Judge(ctx, new SessionMemories(100, () => false), queue, new StopNotices(ctx), billing);
 }
 
-beforeEach(async () => {
-  startFakeTime();
-  files = new TestFiles();
-  ({ store } = await files.open());
+useTestFiles();
+beforeEach(() => {
   build();
 });
 afterEach(() => {
   ctx.timers.stop();
-  files.end();
 });
 
 const usage = (cost: number, input: number, output: number) => ({

@@ -23,17 +23,19 @@ import { DeliveryQueue } from "../../../src/engine/wait/queue.js";
 import { SessionMemories } from "../../../src/engine/memory/session-memory.js";
 import { oweLook, TAKE } from "../../../src/store/changes/look-owed.js";
 import { stop } from "../../../src/store/changes/stop.js";
-import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import { fireContinuation, pressCancelKey } from "../../support/continuations.js";
 import {
+  elsewhere,
+  folder,
   liveOwner,
   makeContext,
   remoteOwner,
+  rows,
+  store,
   type TestContext,
-  TestFiles,
-  startFakeTime,
+  useTestFiles,
 } from "../../support/engine-context.js";
-import { DIRECTORY, testConfig, type Rows } from "../../support/engine-fixture.js";
+import { DIRECTORY, testConfig } from "../../support/engine-fixture.js";
 import { FakeHost } from "../../support/fake-host.js";
 import { advance } from "../../support/fake-time.js";
 
@@ -42,12 +44,6 @@ const SCOPE = { sessionId: S, directory: DIRECTORY };
 const BASE_MS = 1000;
 const MAX_RETRIES = 2;
 
-let folder: string;
-let files: TestFiles;
-let store: SqliteStore;
-/** Another process's connection to the same file. */
-let elsewhere: SqliteStore;
-let rows: Rows;
 let config: Config;
 let ctx: TestContext;
 let host: FakeHost;
@@ -102,12 +98,8 @@ const skip = (reason: SkipReason, detail: Record<string, unknown> = {}): Skip =>
 const said = (stage: Stage, reason: SkipReason, detail: Record<string, unknown> = {}) =>
   skip(reason, { stage, ...detail });
 
-beforeEach(async () => {
-  startFakeTime();
-  files = new TestFiles();
-  folder = files.folder;
-  ({ store, rows } = await files.open());
-  ({ store: elsewhere } = await files.open());
+useTestFiles({ elsewhere: true });
+beforeEach(() => {
   build();
 });
 
@@ -116,7 +108,6 @@ afterEach(async () => {
   queue.stopQueued();
   for (const release of held.splice(0)) release();
   await queue.drain();
-  files.end();
 });
 
 describe("decide: the session's row", () => {

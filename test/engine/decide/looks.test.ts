@@ -32,17 +32,20 @@ import type { Change } from "../../../src/store/script.js";
 import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import { fireContinuation } from "../../support/continuations.js";
 import {
+  elsewhere,
+  folder,
   liveOwner,
   makeContext,
   quiet,
   remoteOwner,
+  rows,
+  store,
   type TestContext,
-  TestFiles,
-  startFakeTime,
+  useTestFiles,
 } from "../../support/engine-context.js";
-import { DIRECTORY, testConfig, type Rows } from "../../support/engine-fixture.js";
+import { DIRECTORY, testConfig } from "../../support/engine-fixture.js";
 import { FakeHost } from "../../support/fake-host.js";
-import { advance } from "../../support/fake-time.js";
+import { advance, until } from "../../support/fake-time.js";
 import { failChangeOnce } from "../../support/store-spies.js";
 
 const S = "ses_looks";
@@ -51,12 +54,6 @@ const BASE_MS = 1000;
 const WINDOW_MS = 60_000;
 const CHILDREN_RECHECK_MS = 60_000;
 
-let folder: string;
-let files: TestFiles;
-let store: SqliteStore;
-/** Another process's connection to the same file. */
-let elsewhere: SqliteStore;
-let rows: Rows;
 const rigs: Rig[] = [];
 let rig: Rig;
 
@@ -110,12 +107,6 @@ function build(overrides: Partial<Config> = {}, over: SqliteStore = store): Rig 
 /** Lets the timers due now run, then waits for the looks and state changes under way. */
 const settle = (r: Rig = rig) => quiet(r.ctx);
 
-/** Microtask turns until `done` holds, with no time passing. */
-async function until(done: () => boolean) {
-  for (let i = 0; i < 100 && !done(); i++) await advance(0);
-  expect(done()).toBe(true);
-}
-
 /** Todo reads of `host` wait until `release` is called (an OpenCode slow to answer). */
 function holdTodoReads(host: FakeHost) {
   let release!: () => void;
@@ -138,12 +129,8 @@ const owe = (at: number, sessionId = S) => store.change(oweLook(scope(sessionId)
 const armedRows = (sessionId = S) => rows.countdowns(sessionId).filter((c) => c.state === "armed");
 const lastAudit = (sessionId = S) => rows.audit(sessionId).at(-1);
 
-beforeEach(async () => {
-  startFakeTime();
-  files = new TestFiles();
-  folder = files.folder;
-  ({ store, rows } = await files.open());
-  ({ store: elsewhere } = await files.open());
+useTestFiles({ elsewhere: true });
+beforeEach(() => {
   rig = build();
 });
 
@@ -152,7 +139,6 @@ afterEach(() => {
     r.ctx.timers.stop();
     r.queue.stopQueued();
   }
-  files.end();
 });
 
 describe("the pre-check", () => {

@@ -6,17 +6,16 @@
 // never makes `tell` fail or wait, and its failure is not left unhandled. Built as enforcer.ts builds it, over the
 // engine's context on a real SQLite file and the FakeHost; a restart is a new context and StopNotices over a new
 // connection to the same file.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Config } from "../../../src/config/resolve.js";
 import { explain, type Explanation } from "../../../src/core/explain.js";
 import { StopNotices } from "../../../src/engine/decide/stop-notices.js";
 import type { SqliteConnection } from "../../../src/store/sqlite/open.js";
-import { makeContext, openTestStore, type TestContext } from "../../support/engine-context.js";
-import { tempFolder, testConfig, type Rows } from "../../support/engine-fixture.js";
+import { files, folder, makeContext, type TestContext, useTestFiles } from "../../support/engine-context.js";
+import { testConfig, type Rows } from "../../support/engine-fixture.js";
 import { FakeHost } from "../../support/fake-host.js";
-import { advance, START } from "../../support/fake-time.js";
+import { advance } from "../../support/fake-time.js";
 import { unhandledDuring } from "../../support/unhandled.js";
 
 const S = "ses_notices";
@@ -27,7 +26,6 @@ const STAGNATION: Explanation = {
   hint: "/resume-continuation to go on",
 };
 
-let folder: string;
 const connections: SqliteConnection[] = [];
 const contexts: TestContext[] = [];
 let rows: Rows;
@@ -35,7 +33,7 @@ let rows: Rows;
 /** A process: its own connection to the file, its context, and its StopNotices. */
 async function boot(overrides: Partial<Config> = {}, host = new FakeHost()) {
   const config = testConfig(join(folder, "state.db"), { toast: true, hostTimeoutMs: TIMEOUT_MS, ...overrides });
-  const opened = await openTestStore(folder, config);
+  const opened = await files.open(config);
   connections.push(opened.connection);
   rows = opened.rows;
   const ctx = makeContext({ store: opened.store, config, host });
@@ -45,17 +43,11 @@ async function boot(overrides: Partial<Config> = {}, host = new FakeHost()) {
 
 const endedLines = (host: FakeHost) => host.logs.filter((l) => l.message.startsWith("continuation ended"));
 
-beforeEach(() => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(START);
-  folder = tempFolder();
-});
+useTestFiles({ open: false });
 
 afterEach(() => {
   for (const ctx of contexts.splice(0)) ctx.timers.stop();
-  for (const connection of connections.splice(0)) connection.close();
-  rmSync(folder, { recursive: true, force: true });
-  vi.useRealTimers();
+  connections.length = 0;
 });
 
 describe("told once per reason", () => {

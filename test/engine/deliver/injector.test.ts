@@ -25,11 +25,10 @@ import {
   rows,
   S,
   store,
-  until,
   useDeliveryRig,
 } from "../../support/delivery-rig.js";
 import { liveOwner, makeContext } from "../../support/engine-context.js";
-import { advance } from "../../support/fake-time.js";
+import { advance, until } from "../../support/fake-time.js";
 
 useDeliveryRig();
 

@@ -21,9 +21,9 @@ import {
   rows,
   S,
   store,
-  until,
   useDeliveryRig,
 } from "../../support/delivery-rig.js";
+import { until } from "../../support/fake-time.js";
 import { deadOwner, liveOwner, remoteOwner } from "../../support/engine-context.js";
 
 useDeliveryRig();

@@ -23,10 +23,9 @@ import {
   rows,
   S,
   store,
-  until,
   useDeliveryRig,
 } from "../../support/delivery-rig.js";
-import { advance } from "../../support/fake-time.js";
+import { advance, until } from "../../support/fake-time.js";
 
 useDeliveryRig();
 

@@ -16,8 +16,7 @@ import { FactGatherer, inspectOptions, type HostFacts } from "../../../src/engin
 import type { HostPort } from "../../../src/host/port.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { q } from "../../../src/store/script.js";
-import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
-import { makeContext, type TestContext, TestFiles, startFakeTime } from "../../support/engine-context.js";
+import { folder, makeContext, store, type TestContext, useTestFiles } from "../../support/engine-context.js";
 import { DIRECTORY, testConfig } from "../../support/engine-fixture.js";
 import { FakeHost } from "../../support/fake-host.js";
 import { advance } from "../../support/fake-time.js";
@@ -26,9 +25,6 @@ const S = "ses_facts";
 const TIMEOUT_MS = 1000;
 const AGENT_CACHE_MS = 60_000;
 
-let folder: string;
-let files: TestFiles;
-let store: SqliteStore;
 let ctx: TestContext;
 let host: FakeHost;
 let facts: FactGatherer;
@@ -60,17 +56,13 @@ function countChildReads(): string[] {
   return asked;
 }
 
-beforeEach(async () => {
-  startFakeTime();
-  files = new TestFiles();
-  folder = files.folder;
-  ({ store } = await files.open());
+useTestFiles();
+beforeEach(() => {
   build();
 });
 
 afterEach(() => {
   ctx.timers.stop();
-  files.end();
 });
 
 describe("gather", () => {

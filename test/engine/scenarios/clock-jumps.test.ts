@@ -1,8 +1,8 @@
 // The wall clock jumping by hours, during a countdown and across a restart: waits are monotonic, so nothing fires in
 // a burst and no countdown lasts longer than its own duration (plus the scheduler's tolerance).
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ev } from "../../support/events.js";
-import { advance } from "../../support/fake-time.js";
+import { advance, useFakeTime } from "../../support/fake-time.js";
 import { FakeHost } from "../../support/fake-host.js";
 import { startEngine, tempFolder, type EngineFixture } from "../../support/engine-fixture.js";
 
@@ -10,14 +10,7 @@ const HOURS = 3 * 3_600_000;
 const fixtures: EngineFixture[] = [];
 const jump = (ms: number) => vi.setSystemTime(Date.now() + ms);
 
-beforeEach(() => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(new Date("2026-11-21T12:00:00Z"));
-});
-afterEach(async () => {
-  for (const f of fixtures.splice(0)) await f.destroy();
-  vi.useRealTimers();
-});
+useFakeTime(() => fixtures.splice(0));
 
 function host(sessions: string[]) {
   const h = new FakeHost();

@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ev } from "../../support/events.js";
 import { startEngine, type EngineFixture } from "../../support/engine-fixture.js";
+import { turn } from "../../support/wait-for.js";
 
 const S = "ses_faults";
 let f: EngineFixture;
@@ -20,7 +21,7 @@ beforeEach(() => {
 
 /** A few turns of the event loop: a rejection nobody handled is reported by then. */
 const turns = async (n = 3) => {
-  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+  for (let i = 0; i < n; i++) await turn();
 };
 
 afterEach(async () => {

@@ -1,6 +1,6 @@
 // The look a failed todo read owes is a look at the idle it failed on, however late it comes: a continuation fired
 // since that idle (by any process) answered it, and the owed look yields to it.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ev } from "../../support/events.js";
 import { advance, useFakeTime } from "../../support/fake-time.js";
 import { hostWithOpenTodos, type FakeHost } from "../../support/fake-host.js";
@@ -19,11 +19,7 @@ async function engine(folder: string, host: FakeHost) {
 
 const newHost = () => hostWithOpenTodos(S);
 
-useFakeTime();
-
-afterEach(async () => {
-  for (const f of fixtures.splice(0)) await f.destroy();
-});
+useFakeTime(() => fixtures.splice(0));
 
 describe("the retry owed after a failed todo read", () => {
   it("yields to a continuation fired since its idle, when its skip was written after that continuation", async () => {

@@ -1,8 +1,8 @@
 // An engine closed mid-countdown and a new one opened on the same file: the misfire policy decides what happens.
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
 import { ev } from "../../support/events.js";
-import { advance } from "../../support/fake-time.js";
+import { advance, useFakeTime } from "../../support/fake-time.js";
 import { FakeHost, hostWithOpenTodos } from "../../support/fake-host.js";
 import { DIRECTORY, startEngine, tempFolder, type EngineFixture } from "../../support/engine-fixture.js";
 import { openTestDatabase } from "../../support/test-database.js";
@@ -26,15 +26,7 @@ async function armThenClose(folder: string, host: FakeHost, closeAfterMs: number
   return first;
 }
 
-beforeEach(() => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"] });
-  vi.setSystemTime(new Date("2026-11-21T12:00:00Z"));
-});
-
-afterEach(async () => {
-  for (const f of fixtures.splice(0)) await f.destroy();
-  vi.useRealTimers();
-});
+useFakeTime(() => fixtures.splice(0));
 
 const newHost = () => hostWithOpenTodos(S);
 

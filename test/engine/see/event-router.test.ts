@@ -10,7 +10,7 @@
 // Events it cannot read are counted as ignored. Built here from the engine's real parts (Countdowns, Looks, StartWatch,
 // wired as in enforcer.ts) over the engine's context and a real SQLite file, on fake timers.
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/resolve.js";
 import type { OwnMessageIds } from "../../../src/engine/memory/own-messages.js";
 import type { Looks } from "../../../src/engine/decide/looks.js";
@@ -23,16 +23,17 @@ import type { Countdowns } from "../../../src/engine/wait/countdowns.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { stop } from "../../../src/store/changes/stop.js";
 import type { SessionUpdate } from "../../../src/store/port.js";
-import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import {
+  folder,
   liveOwner,
   makeContext,
   quiet,
+  rows,
+  store,
   type TestContext,
-  TestFiles,
-  startFakeTime,
+  useTestFiles,
 } from "../../support/engine-context.js";
-import { testConfig, type Rows } from "../../support/engine-fixture.js";
+import { testConfig } from "../../support/engine-fixture.js";
 import { ev } from "../../support/events.js";
 import { FakeHost } from "../../support/fake-host.js";
 import { advance, START } from "../../support/fake-time.js";
@@ -41,10 +42,6 @@ const S = "ses_router";
 const OTHER = "ses_bystander";
 const GRACE_MS = 500;
 
-let folder: string;
-let files: TestFiles;
-let store: SqliteStore;
-let rows: Rows;
 let rig: Rig;
 
 interface Rig {
@@ -96,18 +93,12 @@ function personWrites(sessionId: string, messageId: string, text = "Stop. Let me
 const preset = (sessionId: string, update: SessionUpdate) =>
   store.change(changeSession(rig.ctx.scope(sessionId), Date.now(), update));
 
-beforeEach(async () => {
-  startFakeTime();
-  files = new TestFiles();
-  folder = files.folder;
-  ({ store, rows } = await files.open());
-});
+useTestFiles();
 
 afterEach(() => {
   rig?.starts.clear();
   rig?.queue.stopQueued();
   rig?.ctx.timers.stop();
-  files.end();
 });
 
 describe("streamed output", () => {

@@ -20,16 +20,18 @@ import { arm } from "../../../src/store/changes/arm.js";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
 import { openStore } from "../../../src/store/open.js";
 import type { OperatorStore } from "../../../src/store/operator.js";
-import type { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import {
   deadOwner,
+  elsewhere,
+  folder,
   liveOwner,
   makeContext,
+  rows,
+  store,
   type TestContext,
-  TestFiles,
-  startFakeTime,
+  useTestFiles,
 } from "../../support/engine-context.js";
-import { DIRECTORY, testConfig, type Rows } from "../../support/engine-fixture.js";
+import { DIRECTORY, testConfig } from "../../support/engine-fixture.js";
 import { FakeHost } from "../../support/fake-host.js";
 import { advance } from "../../support/fake-time.js";
 import { unhandledDuring } from "../../support/unhandled.js";
@@ -37,12 +39,6 @@ import { unhandledDuring } from "../../support/unhandled.js";
 const S = "ses_toasts";
 const COUNTDOWN_S = 3;
 
-let folder: string;
-let files: TestFiles;
-let store: SqliteStore;
-/** Another process's connection to the same file (the TUI). */
-let elsewhere: SqliteStore;
-let rows: Rows;
 let ctx: TestContext;
 let host: FakeHost;
 let countdowns: Countdowns;
@@ -71,18 +67,13 @@ async function pass(ms: number) {
   await Promise.allSettled([...ctx.tracked]);
 }
 
-beforeEach(async () => {
-  startFakeTime();
-  files = new TestFiles();
-  folder = files.folder;
-  ({ store, rows } = await files.open());
-  ({ store: elsewhere } = await files.open());
+useTestFiles({ elsewhere: true });
+beforeEach(() => {
   build();
 });
 
 afterEach(() => {
   ctx.timers.stop();
-  files.end();
 });
 
 describe("during the last countdownSeconds", () => {

@@ -10,18 +10,20 @@ import { Countdowns, type Armed, type DueInfo } from "../../../src/engine/wait/c
 import type { NewCountdown, NewInjection } from "../../../src/store/port.js";
 import { arm } from "../../../src/store/changes/arm.js";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
-import type { SqliteConnection } from "../../../src/store/sqlite/open.js";
 import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import {
+  connection,
   deadOwner,
+  folder,
   liveOwner,
   makeContext,
   remoteOwner,
+  rows,
+  store,
   type TestContext,
-  TestFiles,
-  startFakeTime,
+  useTestFiles,
 } from "../../support/engine-context.js";
-import { DIRECTORY, testConfig, type Rows } from "../../support/engine-fixture.js";
+import { DIRECTORY, testConfig } from "../../support/engine-fixture.js";
 import { advance } from "../../support/fake-time.js";
 import { failChangeOnce, gateChanges } from "../../support/store-spies.js";
 import { TAKE } from "../../../src/store/changes/look-owed.js";
@@ -30,11 +32,6 @@ const S = "ses_countdowns";
 const LEASE_MS = 15_000;
 const WINDOW_S = 60;
 
-let folder: string;
-let files: TestFiles;
-let connection: SqliteConnection;
-let store: SqliteStore;
-let rows: Rows;
 let config: Config;
 const contexts: TestContext[] = [];
 
@@ -108,17 +105,13 @@ function injectionFor(armed: Armed, owner: string, id = `inj_${armed.row.id}`): 
 
 const armedRows = (sessionId = S) => rows.countdowns(sessionId).filter((c) => c.state === "armed");
 
-beforeEach(async () => {
-  startFakeTime();
-  files = new TestFiles();
-  folder = files.folder;
+useTestFiles();
+beforeEach(() => {
   config = testConfig(join(folder, "state.db"), { leaseMs: LEASE_MS, resumeWindowSeconds: WINDOW_S });
-  ({ connection, store, rows } = await files.open(config));
 });
 
 afterEach(() => {
   for (const ctx of contexts.splice(0)) ctx.timers.stop();
-  files.end();
 });
 
 describe("arm", () => {

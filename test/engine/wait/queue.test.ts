@@ -6,21 +6,8 @@
 // every attempt queued or running has finished, after stopQueued() too. Pure: no store, no host, real timers.
 import { describe, expect, it } from "vitest";
 import { DeliveryQueue } from "../../../src/engine/wait/queue.js";
-
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((res) => (resolve = res));
-  return { promise, resolve };
-}
-
-/** A turn of the event loop: lets every attempt that could start meanwhile start. */
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Turns of the event loop until `done` holds. */
-async function until(done: () => boolean) {
-  for (let i = 0; i < 50 && !done(); i++) await turn();
-  expect(done()).toBe(true);
-}
+import { deferred, type Deferred } from "../../support/deferred.js";
+import { afterTurns, turn } from "../../support/wait-for.js";
 
 /**
  * A queue whose attempts say when they start and end and hold until the test lets them go, counting how many run at
@@ -30,7 +17,7 @@ function probe(maxConcurrent: number) {
   const errors: unknown[] = [];
   const queue = new DeliveryQueue(maxConcurrent, (error) => void errors.push(error));
   const log: string[] = [];
-  const gates = new Map<string, ReturnType<typeof deferred>>();
+  const gates = new Map<string, Deferred>();
   const running = new Map<string, number>();
   let active = 0;
   const peak = { global: 0, perSession: 0 };
@@ -60,11 +47,11 @@ describe("one session", () => {
     p.add("ses_a", "first");
     p.add("ses_a", "second");
     p.add("ses_a", "third");
-    await until(() => p.started("first"));
+    await afterTurns(() => p.started("first"));
     await turn();
     expect(p.log).toEqual(["first:start"]);
     p.release("first");
-    await until(() => p.started("second"));
+    await afterTurns(() => p.started("second"));
     p.release("second");
     p.release("third");
     await p.queue.drain();
@@ -79,11 +66,11 @@ describe("one session", () => {
     // Busy from the moment it is added, before it had a chance to start.
     expect(p.queue.isBusy("ses_a")).toBe(true);
     p.add("ses_a", "second");
-    await until(() => p.started("first"));
+    await afterTurns(() => p.started("first"));
     expect(p.queue.isBusy("ses_a")).toBe(true);
     expect(p.queue.isBusy("ses_b")).toBe(false);
     p.release("first");
-    await until(() => p.started("second"));
+    await afterTurns(() => p.started("second"));
     expect(p.queue.isBusy("ses_a")).toBe(true);
     p.release("second");
     await p.queue.drain();
@@ -110,13 +97,13 @@ describe("several sessions", () => {
     p.add("ses_a", "a");
     p.add("ses_b", "b");
     p.add("ses_c", "c");
-    await until(() => p.started("a") && p.started("b"));
+    await afterTurns(() => p.started("a") && p.started("b"));
     await turn();
     expect(p.started("c")).toBe(false);
     // Waiting for the cap, it is queued: its session is busy.
     expect(p.queue.isBusy("ses_c")).toBe(true);
     p.release("b");
-    await until(() => p.started("c"));
+    await afterTurns(() => p.started("c"));
     expect(p.log).toEqual(["a:start", "b:start", "b:end", "c:start"]);
     p.release("a");
     p.release("c");
@@ -133,7 +120,7 @@ describe("stopping", () => {
     p.add("ses_a", "queued_behind");
     // Its session is free, but the global cap (1) is taken.
     p.add("ses_b", "waiting_for_cap");
-    await until(() => p.started("running"));
+    await afterTurns(() => p.started("running"));
     p.queue.stopQueued();
     // Were a dropped attempt to run after all, it would not hold the queue: the log below would show it.
     p.release("running");
@@ -151,12 +138,12 @@ describe("stopping", () => {
     p.add("ses_a", "first");
     p.add("ses_a", "second");
     p.add("ses_b", "other");
-    await until(() => p.started("first") && p.started("other"));
+    await afterTurns(() => p.started("first") && p.started("other"));
     const drained = p.queue.drain().then(() => void p.log.push("drained"));
     await turn();
     p.release("first");
     p.release("other");
-    await until(() => p.started("second"));
+    await afterTurns(() => p.started("second"));
     await turn();
     p.release("second");
     await drained;
