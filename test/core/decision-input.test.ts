@@ -363,8 +363,8 @@ describe("armPatch", () => {
   const go = (extra: Partial<Extract<Decision, { verdict: "continue" }>> = {}) =>
     ({ verdict: "continue", stagnantStreak: 0, workStreak: 0, unproductiveStreak: 0, ...extra }) as const;
 
-  it("always clears the owed look: the idle is decided", () => {
-    expect(armPatch(go(), facts())).toStrictEqual({ recheckAt: null });
+  it("writes nothing for a decision with nothing to record (the look owed is taken by the arming: look-owed.ts)", () => {
+    expect(armPatch(go(), facts())).toStrictEqual({});
   });
 
   it("records the agent and model of the latest real message", () => {
@@ -374,7 +374,6 @@ describe("armPatch", () => {
       modelProvider: "anthropic",
       modelId: "claude",
       variant: "high",
-      recheckAt: null,
     });
   });
 
@@ -384,12 +383,10 @@ describe("armPatch", () => {
       modelProvider: "anthropic",
       modelId: "claude",
       variant: null,
-      recheckAt: null,
     });
     const half = { messageId: "m", agent: "build", providerId: "anthropic" };
     expect(armPatch(go(), facts({ messages: messages({ latestReal: half }) }))).toStrictEqual({
       agent: "build",
-      recheckAt: null,
     });
   });
 
@@ -398,7 +395,6 @@ describe("armPatch", () => {
       pausedAt: null,
       pauseMessageId: null,
       pauseBaseline: null,
-      recheckAt: null,
     });
   });
 
@@ -409,7 +405,6 @@ describe("armPatch", () => {
       lastErrorKind: null,
       lastErrorRetryAfterMs: null,
       errorStreak: 0,
-      recheckAt: null,
     });
   });
 
