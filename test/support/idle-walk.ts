@@ -3,6 +3,7 @@
 // method, in which file, and what it cost — guard runs, OpenCode reads, lane entries, store reads and changes.
 // docs/architecture.md's hop list is checked against it (test/docs/idle-walk.test.ts), and
 // `npx tsx scripts/walk-idle.ts` prints it.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { resolveConfig } from "../../src/config/resolve.js";
@@ -18,6 +19,8 @@ const ENGINE = join(ROOT, "src", "engine");
 export interface Hop {
   /** The source file of the part entered, relative to src/ (`engine/decide/looks.ts`, `store/changes/arm.ts`). */
   file: string;
+  /** The file of the part that called it (across awaits: the part whose method the call ran in), if any. */
+  from?: string;
   /** `Looks.evaluate`, `store.change arm`, `host.getTodos`… */
   call: string;
 }
@@ -37,7 +40,12 @@ export interface IdleWalk {
   files: string[];
   /** How often consecutive hops are in different folders of src/ (`engine/see` → `engine/decide`…). */
   folderChanges: number;
+  /** Calls from a part into a part of another folder, as `from-folder → to-folder` with how many of each. */
+  crossings: Record<string, number>;
 }
+
+/** The part whose method is running, carried across awaits: who called the next part. */
+const caller = new AsyncLocalStorage<string>();
 
 /** The file each class of the engine is declared in, relative to src/. */
 function classFiles(): Map<string, string> {
@@ -70,8 +78,8 @@ function instrument(target: object, file: string, label: string, record: (hop: H
         configurable: true,
         writable: true,
         value: function (this: unknown, ...args: unknown[]) {
-          record({ file, call: `${label}.${name}` });
-          return original.apply(this, args);
+          record({ file, call: `${label}.${name}`, from: caller.getStore() });
+          return caller.run(file, () => original.apply(this, args));
         },
       });
     }
@@ -102,12 +110,12 @@ export async function walkOneIdle(
     parts: Record<string, object>;
     ctx: { lanes: object; timers: object; events: object };
   };
-  const files = classFiles();
+  const declaredIn = classFiles();
   const parts = { ...internals.parts, userMessages: (internals.parts.router as { userMessages: object }).userMessages };
   for (const part of [...Object.values(parts), internals.ctx.timers, internals.ctx.events]) {
     const name = part.constructor.name;
     if (NOT_HOPS.has(name)) continue;
-    const file = files.get(name);
+    const file = declaredIn.get(name);
     if (!file) throw new Error(`the walk does not know where ${name} is declared`);
     instrument(part, file, name, record);
   }
@@ -133,7 +141,7 @@ export async function walkOneIdle(
   store.read = <T>(script: Script<T>) => {
     if (tracing) {
       counts.storeReads++;
-      hops.push({ file: "store/reads.ts", call: "store.read" });
+      hops.push({ file: "store/reads.ts", call: "store.read", from: caller.getStore() });
     }
     return read(script);
   };
@@ -141,7 +149,7 @@ export async function walkOneIdle(
   store.change = (c) => {
     if (tracing) {
       storeChanges.push(c.name);
-      hops.push({ file: `store/changes/${c.name}.ts`, call: `store.change ${c.name}` });
+      hops.push({ file: `store/changes/${c.name}.ts`, call: `store.change ${c.name}`, from: caller.getStore() });
     }
     return change(c);
   };
@@ -150,14 +158,14 @@ export async function walkOneIdle(
     (host as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
       if (tracing) {
         counts.hostReads++;
-        hops.push({ file: "host/port.ts", call: `host.${method}` });
+        hops.push({ file: "host/port.ts", call: `host.${method}`, from: caller.getStore() });
       }
       return original(...args);
     };
   }
   const prompt = host.prompt.bind(host);
   host.prompt = (request, signal) => {
-    if (tracing) hops.push({ file: "host/port.ts", call: "host.prompt" });
+    if (tracing) hops.push({ file: "host/port.ts", call: "host.prompt", from: caller.getStore() });
     return prompt(request, signal);
   };
 
@@ -183,5 +191,12 @@ export async function walkOneIdle(
   const folderOf = (file: string) => file.slice(0, file.lastIndexOf("/"));
   let folderChanges = 0;
   for (let i = 1; i < hops.length; i++) if (folderOf(hops[i]!.file) !== folderOf(hops[i - 1]!.file)) folderChanges++;
-  return { hops, ...counts, storeChanges, files: [...new Set(hops.map((h) => h.file))], folderChanges };
+  const crossings: Record<string, number> = {};
+  for (const { from, file } of hops) {
+    if (!from || folderOf(from) === folderOf(file)) continue;
+    const key = `${folderOf(from)} → ${folderOf(file)}`;
+    crossings[key] = (crossings[key] ?? 0) + 1;
+  }
+  const files = [...new Set(hops.map((h) => h.file))];
+  return { hops, ...counts, storeChanges, files, folderChanges, crossings };
 }
