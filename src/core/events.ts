@@ -22,6 +22,9 @@ export type DomainEvent =
   | { type: "request"; sessionId: string; requestId: string; open: boolean }
   | { type: "compacted"; sessionId: string };
 
+/** A message as its event reported it: a person's, an assistant's, or one of the enforcer's own. */
+export type UserMessageEvent = Extract<DomainEvent, { type: "message" }>;
+
 type Props = Json;
 
 function translateMessage(props: Props): DomainEvent | undefined {

@@ -1,6 +1,6 @@
 // What this process remembers about sessions between events, so that streaming events are answered from memory.
 // Nothing here must survive a restart: the durable state is in the database, the rest is re-read from OpenCode.
-import type { DomainEvent, SessionStatus } from "../../core/events.js";
+import type { SessionStatus } from "../../core/events.js";
 import type { Todo } from "../../core/todos.js";
 
 /**
@@ -161,8 +161,6 @@ export class SessionMemory {
     return owed;
   }
 }
-
-export type UserMessageEvent = Extract<DomainEvent, { type: "message" }>;
 
 export class SessionMemories {
   private readonly map = new Map<string, SessionMemory>();

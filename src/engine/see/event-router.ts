@@ -16,7 +16,8 @@ import type { EngineContext } from "../context.js";
 import type { Looks } from "../decide/looks.js";
 import type { StartWatch } from "../deliver/start-watch.js";
 import type { Countdowns } from "../wait/countdowns.js";
-import type { SessionMemories, SessionMemory, UserMessageEvent } from "../memory/session-memory.js";
+import type { SessionMemories, SessionMemory } from "../memory/session-memory.js";
+import type { UserMessageEvent } from "../../core/events.js";
 import type { OwnMessageIds } from "../memory/own-messages.js";
 import { UserMessages, type Classified } from "./user-messages.js";
 

@@ -8,7 +8,7 @@ import {
   type MessagePart,
   type UserMessageKind,
 } from "../../core/messages.js";
-import type { UserMessageEvent } from "../memory/session-memory.js";
+import type { UserMessageEvent } from "../../core/events.js";
 
 interface Pending {
   event: UserMessageEvent;

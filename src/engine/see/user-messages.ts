@@ -6,7 +6,7 @@
 import type { MessagePart } from "../../core/messages.js";
 import { BoundedMap } from "../bounded-map.js";
 import { HeldMessages, type Classified } from "./held-messages.js";
-import type { UserMessageEvent } from "../memory/session-memory.js";
+import type { UserMessageEvent } from "../../core/events.js";
 
 const KNOWN_MESSAGES_CAP = 20_000;
 /** A message written this long before the process started is history, not someone acting now. */

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { COMMAND_NOTE_PREFIX, idLine, TRANSCRIPT_LINE_PREFIX } from "../../../src/core/prompt.js";
 import { HeldMessages } from "../../../src/engine/see/held-messages.js";
-import type { UserMessageEvent } from "../../../src/engine/memory/session-memory.js";
+import type { UserMessageEvent } from "../../../src/core/events.js";
 
 const A = "ses_a";
 const B = "ses_b";

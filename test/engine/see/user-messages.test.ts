@@ -7,7 +7,7 @@
 // message is no news afterwards.
 import { describe, expect, it } from "vitest";
 import { UserMessages } from "../../../src/engine/see/user-messages.js";
-import type { UserMessageEvent } from "../../../src/engine/memory/session-memory.js";
+import type { UserMessageEvent } from "../../../src/core/events.js";
 
 const S = "ses_user";
 const STARTED_AT = 1_800_000_000_000;
