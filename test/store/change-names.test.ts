@@ -76,4 +76,23 @@ describe("a change is named after its file", () => {
       .map((file) => relative(ROOT, file));
     expect(elsewhere).toEqual([]);
   });
+
+  it("a file of src/store/changes/ only builds changes: it never runs one (each change is one transaction)", () => {
+    const running = filesUnder(CHANGES).flatMap((file) => {
+      const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+      const found: string[] = [];
+      const visit = (node: ts.Node) => {
+        if (
+          ts.isCallExpression(node) &&
+          ts.isPropertyAccessExpression(node.expression) &&
+          ["change", "read"].includes(node.expression.name.text)
+        )
+          found.push(`${relative(ROOT, file)}: ${node.getText(source).slice(0, 60)}`);
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+      return found;
+    });
+    expect(running).toEqual([]);
+  });
 });

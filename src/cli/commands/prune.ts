@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { prune } from "../../store/changes/prune.js";
+import { prune } from "../../store/prune-history.js";
 import { withStore } from "../database.js";
 import { localTime } from "../format.js";
 import { durationArg, examples, globals, positiveIntegerArg, print, printJson, snakeCased } from "../output.js";
