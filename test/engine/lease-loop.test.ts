@@ -6,11 +6,9 @@
 // deciding; stop() stops the ticks. Built here from the engine's real parts (Countdowns, Reconciler, Looks, wired as in
 // enforcer.ts) over the engine's context and a real SQLite file, on fake timers. The whole engine with a stuck tick is
 // test/engine/scenarios/store-failure.test.ts.
-import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
 import type { DeliveryQueue } from "../../src/engine/wait/queue.js";
-import { buildParts } from "../../src/engine/parts.js";
 import type { LeaseLoop } from "../../src/engine/lease-loop.js";
 import type { Countdowns } from "../../src/engine/wait/countdowns.js";
 import { arm } from "../../src/store/changes/arm.js";
@@ -18,19 +16,9 @@ import { oweLook } from "../../src/store/changes/look-owed.js";
 import { claim } from "../../src/store/changes/claim.js";
 import type { EngineStore } from "../../src/store/port.js";
 import type { Change } from "../../src/store/script.js";
-import {
-  connection,
-  deadOwner,
-  folder,
-  liveOwner,
-  makeContext,
-  quiet,
-  rows,
-  store,
-  type TestContext,
-  useTestFiles,
-} from "../support/engine-context.js";
-import { DIRECTORY, testConfig } from "../support/engine-fixture.js";
+import { connection, deadOwner, quiet, rows, store, type TestContext } from "../support/engine-context.js";
+import { buildPartsRig, useParts } from "../support/parts-rig.js";
+import { DIRECTORY } from "../support/engine-fixture.js";
 import { FakeHost } from "../support/fake-host.js";
 import { advance, START } from "../support/fake-time.js";
 import { failChangeOnce, gateChanges } from "../support/store-spies.js";
@@ -54,10 +42,8 @@ interface Rig {
 
 /** The parts the enforcer builds around the lease loop, built the same way. */
 function build(overrides: Partial<Config> = {}): Rig {
-  const config = testConfig(join(folder, "state.db"), { leaseMs: LEASE_MS, ...overrides });
-  const host = new FakeHost();
-  const ctx = makeContext({ store, config, owner: liveOwner(), host });
-  const { queue, countdowns, leases: loop } = buildParts(ctx);
+  const { ctx, host, parts } = buildPartsRig({ config: { leaseMs: LEASE_MS, ...overrides } });
+  const { queue, countdowns, leases: loop } = parts;
   rig = { ctx, host, countdowns, queue, loop, changes: countChanges(store), heartbeats: countHeartbeats(store) };
   return rig;
 }
@@ -121,13 +107,7 @@ async function plantCountdown(sessionId: string, owner: string, inMs: number) {
   return id;
 }
 
-useTestFiles();
-
-afterEach(() => {
-  rig?.loop.stop();
-  rig?.queue.stopQueued();
-  rig?.ctx.timers.stop();
-});
+useParts();
 
 describe("a tick", () => {
   it("comes every third of the lease, and the first only then", async () => {

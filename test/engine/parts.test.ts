@@ -1,22 +1,13 @@
 // The engine's parts built in order and wired by typed calls: a countdown armed shows its toast, a countdown due
 // becomes an attempt that sends, an idle that came while a continuation was in flight is looked at once it settled;
 // and session memory never forgets a session whose countdown, attempt or start watch is still live.
-import { afterEach, describe, expect, it } from "vitest";
-import { buildParts, type EngineParts } from "../../src/engine/parts.js";
-import {
-  folder,
-  liveOwner,
-  makeContext,
-  quiet,
-  rows,
-  store,
-  type TestContext,
-  useTestFiles,
-} from "../support/engine-context.js";
-import { testConfig } from "../support/engine-fixture.js";
+import { describe, expect, it } from "vitest";
+import type { EngineParts } from "../../src/engine/parts.js";
+import { quiet, rows, type TestContext } from "../support/engine-context.js";
 import { ev } from "../support/events.js";
 import { FakeHost } from "../support/fake-host.js";
 import { advance } from "../support/fake-time.js";
+import { buildPartsRig, useParts } from "../support/parts-rig.js";
 
 const S = "ses_parts";
 let ctx: TestContext;
@@ -26,13 +17,7 @@ function build(memoryCap?: number): FakeHost {
   const host = new FakeHost();
   host.addUserMessage(S, "go");
   host.setTodos(S, [["a", "pending"]]);
-  ctx = makeContext({
-    store,
-    config: testConfig(folder, { countdownSeconds: 2, toast: true }),
-    owner: liveOwner(),
-    host,
-  });
-  parts = buildParts(ctx, memoryCap);
+  ({ ctx, parts } = buildPartsRig({ config: { countdownSeconds: 2, toast: true }, host, memoryCap }));
   return host;
 }
 
@@ -40,13 +25,7 @@ async function settle(): Promise<void> {
   await quiet(ctx, () => parts.queue.drain());
 }
 
-useTestFiles();
-
-afterEach(() => {
-  parts?.queue.stopQueued();
-  parts?.starts.clear();
-  ctx?.timers.stop();
-});
+useParts();
 
 describe("the parts, wired", () => {
   it("an idle goes all the way: armed (its toast shown), due, sent", async () => {

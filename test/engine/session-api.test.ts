@@ -2,42 +2,24 @@
 // never applied to some session; stop writes the durable stop and ends the countdown, once; resume lifts it and looks
 // at the session at once, except for a command (whose own turn brings the idle); recovery marks end the countdown and
 // are lifted; and once the engine is ending, a stop or resume rejects instead of writing.
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { buildParts, type EngineParts } from "../../src/engine/parts.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import type { EngineParts } from "../../src/engine/parts.js";
 import { SessionApi } from "../../src/engine/session-api.js";
-import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { liveOwner, makeContext, quiet, type TestContext, TestFiles } from "../support/engine-context.js";
-import { testConfig, type Rows } from "../support/engine-fixture.js";
+import { quiet, rows, type TestContext } from "../support/engine-context.js";
 import { ev } from "../support/events.js";
-import { FakeHost } from "../support/fake-host.js";
-import { useFakeTime } from "../support/fake-time.js";
+import { hostWithOpenTodos } from "../support/fake-host.js";
+import { buildPartsRig, useParts } from "../support/parts-rig.js";
 
-useFakeTime();
+useParts();
 
 const S = "ses_api";
-let files: TestFiles;
-let store: SqliteStore;
-let rows: Rows;
 let ctx: TestContext;
 let parts: EngineParts;
 let api: SessionApi;
 
-beforeEach(async () => {
-  files = new TestFiles();
-  ({ store, rows } = await files.open());
-  const host = new FakeHost();
-  host.addUserMessage(S, "go");
-  host.setTodos(S, [["a", "pending"]]);
-  ctx = makeContext({ store, config: testConfig(files.folder, { countdownSeconds: 60 }), owner: liveOwner(), host });
-  parts = buildParts(ctx);
+beforeEach(() => {
+  ({ ctx, parts } = buildPartsRig({ config: { countdownSeconds: 60 }, host: hostWithOpenTodos(S) }));
   api = new SessionApi(ctx, parts);
-});
-
-afterEach(() => {
-  parts.queue.stopQueued();
-  parts.starts.clear();
-  ctx.timers.stop();
-  files.end();
 });
 
 const settle = () => quiet(ctx, () => parts.queue.drain());

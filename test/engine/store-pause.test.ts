@@ -2,48 +2,31 @@
 // countdowns it holds from memory (their rows stay its own) and the user messages it held, and reports `store_paused`;
 // told it works again, it runs again, adopts its countdowns back, then looks at every idle the pause kept from being
 // judged, and reports `store_resumed`. Reports arrive whatever the mode; the mode changes only from the one expected.
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { EngineEvents } from "../../src/engine/engine-events.js";
-import { buildParts, type EngineParts } from "../../src/engine/parts.js";
+import type { EngineParts } from "../../src/engine/parts.js";
 import { StorePause } from "../../src/engine/store-pause.js";
-import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { liveOwner, makeContext, quiet, type TestContext, TestFiles } from "../support/engine-context.js";
-import { testConfig, type Rows } from "../support/engine-fixture.js";
+import { quiet, rows, type TestContext } from "../support/engine-context.js";
 import { ev } from "../support/events.js";
-import { FakeHost } from "../support/fake-host.js";
-import { useFakeTime } from "../support/fake-time.js";
+import { hostWithOpenTodos } from "../support/fake-host.js";
+import { buildPartsRig, useParts } from "../support/parts-rig.js";
 
-useFakeTime();
+useParts();
 
 const S = "ses_pause";
 const PAUSED: EngineEvents["store_paused"] = { problem: "locked", message: "paused: locked" };
 const RESUMED: EngineEvents["store_resumed"] = { problem: "locked", pausedForMs: 5000, failedWrites: 2 };
-let files: TestFiles;
-let store: SqliteStore;
-let rows: Rows;
 let ctx: TestContext;
 let parts: EngineParts;
 let pause: StorePause;
 let reported: string[];
 
-beforeEach(async () => {
-  files = new TestFiles();
-  ({ store, rows } = await files.open());
-  const host = new FakeHost();
-  host.addUserMessage(S, "go");
-  host.setTodos(S, [["a", "pending"]]);
-  ctx = makeContext({ store, config: testConfig(files.folder, { countdownSeconds: 60 }), owner: liveOwner(), host });
-  parts = buildParts(ctx);
+beforeEach(() => {
+  ({ ctx, parts } = buildPartsRig({ config: { countdownSeconds: 60 }, host: hostWithOpenTodos(S) }));
   pause = new StorePause(ctx, parts);
   reported = [];
   ctx.events.on("store_paused", ({ message }) => void reported.push(`paused ${message}`));
   ctx.events.on("store_resumed", ({ pausedForMs }) => void reported.push(`resumed after ${pausedForMs}`));
-});
-
-afterEach(() => {
-  parts.queue.stopQueued();
-  ctx.timers.stop();
-  files.end();
 });
 
 const settle = () => quiet(ctx, () => parts.queue.drain());

@@ -3,12 +3,11 @@
 // looked at again is only recorded (no looks, no toasts). One rig per
 // test, for the tests of the injector, the outcomes, the reconciler and the start watch.
 //
-// `store`, `rows` and `rig` are live bindings: `useDeliveryRig()` opens a fresh file before each test (engine-context's
-// `useTestFiles`) and `build()` wires a fresh rig, so a test file imports them once and reads them as its own.
+// `store`, `rows` and `rig` are live bindings: `useDeliveryRig()` opens a fresh file before each test (parts-rig's
+// `useParts`) and `build()` wires a fresh rig, so a test file imports them once and reads them as its own.
 import { join } from "node:path";
-import { afterEach, vi } from "vitest";
+import { vi } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
-import { buildParts } from "../../src/engine/parts.js";
 import type { Countdowns } from "../../src/engine/wait/countdowns.js";
 import type { FactGatherer } from "../../src/engine/read/facts.js";
 import type { Injector } from "../../src/engine/deliver/injector.js";
@@ -20,16 +19,8 @@ import type { StartWatch } from "../../src/engine/deliver/start-watch.js";
 import type { SessionMemories } from "../../src/engine/memory/session-memory.js";
 import type { PromptRequest } from "../../src/host/port.js";
 import { changeSession } from "../../src/store/changes/change-session.js";
-import {
-  folder,
-  liveOwner,
-  makeContext,
-  quiet,
-  rows,
-  store,
-  type TestContext,
-  useTestFiles,
-} from "./engine-context.js";
+import { folder, quiet, rows, store, type TestContext } from "./engine-context.js";
+import { buildPartsRig, useParts } from "./parts-rig.js";
 import { claimContinuation } from "./continuations.js";
 import { DIRECTORY, testConfig } from "./engine-fixture.js";
 import { FakeHost } from "./fake-host.js";
@@ -63,15 +54,11 @@ export interface Rig {
 
 /** Fake timers from START and a fresh SQLite file for every test of the file; the rig stopped after each. */
 export function useDeliveryRig(): void {
-  useTestFiles();
-  afterEach(() => {
-    rig?.queue.stopQueued();
-    rig?.ctx.timers.stop();
-  });
+  useParts();
 }
 
 /** The delivery parts as the enforcer builds them (engine/parts.ts); only a due countdown is routed (to the injector). */
-export function build(overrides: Partial<Config> = {}, owner = liveOwner()): Rig {
+export function build(overrides: Partial<Config> = {}, owner?: string): Rig {
   const config = testConfig(join(folder, "state.db"), {
     retryBaseMs: BASE_MS,
     retryMaxMs: 8000,
@@ -85,8 +72,7 @@ export function build(overrides: Partial<Config> = {}, owner = liveOwner()): Rig
     ["a", "pending"],
     ["b", "pending"],
   ]);
-  const ctx = makeContext({ store, config, owner, host });
-  const parts = buildParts(ctx);
+  const { ctx, parts } = buildPartsRig({ config, host, owner });
   const { countdowns, queue, injector, outcomes, reconciler, starts, lookups, facts, memories } = parts;
   // The delivery group's tests stop where it hands a session back to be looked at again: recorded, not looked at.
   const looks: string[] = [];

@@ -9,13 +9,11 @@
 // observe() keeps only the live facts in memory (no row is written, no countdown ended) and owes the idles a look.
 // Events it cannot read are counted as ignored. Built here from the engine's real parts (Countdowns, Looks, StartWatch,
 // wired as in enforcer.ts) over the engine's context and a real SQLite file, on fake timers.
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/resolve.js";
 import type { OwnMessageIds } from "../../../src/engine/memory/own-messages.js";
 import type { Looks } from "../../../src/engine/decide/looks.js";
 import type { DeliveryQueue } from "../../../src/engine/wait/queue.js";
-import { buildParts } from "../../../src/engine/parts.js";
 import type { StartWatch } from "../../../src/engine/deliver/start-watch.js";
 import type { EventRouter } from "../../../src/engine/see/event-router.js";
 import type { SessionMemories } from "../../../src/engine/memory/session-memory.js";
@@ -23,17 +21,8 @@ import type { Countdowns } from "../../../src/engine/wait/countdowns.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { stop } from "../../../src/store/changes/stop.js";
 import type { SessionUpdate } from "../../../src/store/port.js";
-import {
-  folder,
-  liveOwner,
-  makeContext,
-  quiet,
-  rows,
-  store,
-  type TestContext,
-  useTestFiles,
-} from "../../support/engine-context.js";
-import { testConfig } from "../../support/engine-fixture.js";
+import { quiet, rows, store, type TestContext } from "../../support/engine-context.js";
+import { buildPartsRig, useParts } from "../../support/parts-rig.js";
 import { ev } from "../../support/events.js";
 import { FakeHost } from "../../support/fake-host.js";
 import { advance, START } from "../../support/fake-time.js";
@@ -59,10 +48,8 @@ interface Rig {
 
 /** The parts the enforcer builds around the event router, built the same way (no injector: nothing is sent). */
 function build(overrides: Partial<Config> = {}): Rig {
-  const config = testConfig(join(folder, "state.db"), { gracePeriodMs: GRACE_MS, ...overrides });
-  const host = new FakeHost();
-  const ctx = makeContext({ store, config, owner: liveOwner(), host });
-  const { countdowns, memories, looks, starts, queue, router, ownMessages } = buildParts(ctx);
+  const { ctx, host, parts } = buildPartsRig({ config: { gracePeriodMs: GRACE_MS, ...overrides } });
+  const { countdowns, memories, looks, starts, queue, router, ownMessages } = parts;
   rig = { ctx, host, countdowns, memories, looks, starts, queue, router, ownMessages };
   return rig;
 }
@@ -93,13 +80,7 @@ function personWrites(sessionId: string, messageId: string, text = "Stop. Let me
 const preset = (sessionId: string, update: SessionUpdate) =>
   store.change(changeSession(rig.ctx.scope(sessionId), Date.now(), update));
 
-useTestFiles();
-
-afterEach(() => {
-  rig?.starts.clear();
-  rig?.queue.stopQueued();
-  rig?.ctx.timers.stop();
-});
+useParts();
 
 describe("streamed output", () => {
   it.each([
