@@ -27,18 +27,18 @@ export function withLook(row: SessionRow, look: LookOwed): SessionRow {
   return { ...row, recheckAt: look.owe, owedSince: look.since ?? null };
 }
 
-/** Owes the session a look (creating its row if needed). */
-export function oweLook(scope: SessionScope, now: number, look: Extract<LookOwed, { owe: number }>): Change<void> {
-  return change("look-owed", scope.sessionId, function* () {
-    yield* lookOwed(scope, now, look);
-  });
+/** Owes the session a look (creating its row if needed); the row as written. */
+export function oweLook(
+  scope: SessionScope,
+  now: number,
+  look: Extract<LookOwed, { owe: number }>,
+): Change<SessionRow> {
+  return change("look-owed", scope.sessionId, () => lookOwed(scope, now, look));
 }
 
-/** The session is owed no look (any it was owed is made or dropped). */
-export function takeOwedLook(scope: SessionScope, now: number): Change<void> {
-  return change("look-owed", scope.sessionId, function* () {
-    yield* lookOwed(scope, now, TAKE);
-  });
+/** The session is owed no look (any it was owed is made or dropped); the row as written. */
+export function takeOwedLook(scope: SessionScope, now: number): Change<SessionRow> {
+  return change("look-owed", scope.sessionId, () => lookOwed(scope, now, TAKE));
 }
 
 /** A look owed to the session found beyond the resume window: it is dropped, and the drop recorded (`expired`). */
@@ -49,7 +49,7 @@ export function expireOwedLook(scope: SessionScope, now: number, detail: Record<
   });
 }
 
-function* lookOwed(scope: SessionScope, now: number, look: LookOwed): Script<void> {
+function* lookOwed(scope: SessionScope, now: number, look: LookOwed): Script<SessionRow> {
   const row = yield* ensureSession(scope, now);
-  yield* patchSession(withLook(row, look), {}, now);
+  return yield* patchSession(withLook(row, look), {}, now);
 }
