@@ -1,5 +1,5 @@
 // The enforcer's schema on PostgreSQL: the same tables, columns, defaults and indexes as ../schema.ts (SQLite), kept
-// equal by test/store/schemas.test.ts. Epoch milliseconds need 64 bits: every time is `bigint` in number mode (a
+// equal by test/store/schemas.postgres.test.ts. Epoch milliseconds need 64 bits: every time is `bigint` in number mode (a
 // JavaScript number is exact to 2^53, and the driver then returns numbers, not strings). Tables that exist only
 // here serve a fleet: replicas' heartbeats (lease liveness across hosts) and the OpenCode servers they follow.
 import { sql } from "drizzle-orm";
