@@ -56,4 +56,39 @@ export const RECORD_BILL_CASES: ContractCase[] = [
       assert.deepEqual([resumed.continuationCost, resumed.continuationTokens], [0, 0]);
     },
   },
+  {
+    name: "bills: the counts a bill leaves out are stored as 0, and a bill with them all as given",
+    async run({ a }) {
+      const base = {
+        sessionId: "ses_1",
+        directory: "/p",
+        continuedAt: NOW - 10,
+        recordedAt: NOW,
+        outcome: "completed" as const,
+      };
+      assert.equal(await a.change(recordBill(S1, { ...base, injectionId: "i_bare", messageId: "m_bare" }, NOW)), true);
+      const full = { messages: 1, steps: 2, toolCalls: 3, inputTokens: 4, outputTokens: 5, reasoningTokens: 6 };
+      const all = { ...full, cacheReadTokens: 7, cacheWriteTokens: 8, tokens: 9, cost: 0.5 };
+      assert.equal(
+        await a.change(recordBill(S1, { ...base, ...all, injectionId: "i_full", messageId: "m_f" }, NOW)),
+        true,
+      );
+      const counts =
+        "messages, steps, tool_calls, input_tokens, output_tokens, reasoning_tokens, cache_read_tokens, cache_write_tokens, tokens, cost";
+      const stored = await a.reader.all<Record<string, number>>(
+        `SELECT injection_id, ${counts} FROM continuation_bills ORDER BY injection_id`,
+      );
+      assert.deepEqual(
+        stored.map((r) => Object.values(r).map(Number).slice(1)),
+        [
+          [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+          [1, 2, 3, 4, 5, 6, 7, 8, 9, 0.5],
+        ],
+      );
+      assert.deepEqual(
+        stored.map((r) => r.injection_id),
+        ["i_bare", "i_full"],
+      );
+    },
+  },
 ];
