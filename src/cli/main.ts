@@ -2,6 +2,7 @@
 // `todo-continuation`: history, audit, status, stop/resume, migrate, doctor, prune, the standalone service and the
 // servers a fleet of them follows.
 // Exit codes: 0 ok, 1 failure (explained on stderr), 2 usage error.
+import { loadZod } from "../config/zod.js";
 import { Command, CommanderError } from "commander";
 import { registerAudit } from "./commands/audit.js";
 import { registerCost } from "./commands/cost.js";
@@ -54,6 +55,7 @@ export function buildProgram(): Command {
 
 export async function run(argv: string[]): Promise<number> {
   try {
+    await loadZod();
     await buildProgram().parseAsync(argv);
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (error) {

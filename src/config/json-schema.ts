@@ -1,7 +1,8 @@
 // The JSON Schema of todo-continuation.json(c), made from the option table (options.ts): the file the package ships
 // for editors (`$schema`), and the configuration page's table, so that neither can drift from what the code accepts.
-import * as z from "zod";
+import type * as z from "zod";
 import { allowedOf, ENFORCER_OPTIONS, TUI_OPTIONS, type OptionSpec } from "./options.js";
+import { zod } from "./zod.js";
 
 export const SCHEMA_FILE = "todo-continuation.schema.json";
 /** Where the schema will be once the package is published; until then, the installed package's file. */
@@ -18,6 +19,7 @@ function documentedObject(specs: Record<string, OptionSpec>) {
 }
 
 export function configJsonSchema(): Record<string, unknown> {
+  const z = zod();
   const file = z
     .strictObject({
       $schema: z.string().optional().describe("The JSON Schema of this file, for editors."),

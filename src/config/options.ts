@@ -1,10 +1,13 @@
 // Every option of the enforcer, once: its type and range (a zod schema), its default, its environment variable and
-// what it means. Validation, the shipped JSON Schema and the configuration page are all made from this table.
-import * as z from "zod";
+// what it means. Validation, the shipped JSON Schema and the configuration page are all made from this table. Each
+// schema is built the first time it is asked for (zod.ts: zod itself is loaded then).
+import type * as z from "zod";
 import { DEFAULT_PROMPT_TEMPLATE } from "../core/prompt.js";
+import { zod } from "./zod.js";
 
 export interface OptionSpec<T extends z.ZodType = z.ZodType> {
-  schema: T;
+  /** Built when first read. */
+  readonly schema: T;
   /** The value when no source gives one; `undefined` for one that depends on the machine (said in `shownDefault`). */
   default: z.output<T> | undefined;
   /** How the documentation shows the default when the value itself would not help. */
@@ -15,11 +18,22 @@ export interface OptionSpec<T extends z.ZodType = z.ZodType> {
   allowed?: string;
 }
 
-const option = <T extends z.ZodType>(spec: OptionSpec<T>): OptionSpec<T> => spec;
-const integer = (min: number, max: number) => z.number().int().min(min).max(max);
-const number = (min: number, max: number) => z.number().min(min).max(max);
+type Z = typeof z;
+
+/** An option whose schema `build` makes from zod the first time the schema is read. */
+function option<T extends z.ZodType>(spec: Omit<OptionSpec<T>, "schema"> & { schema: (z: Z) => T }): OptionSpec<T> {
+  const { schema: build, ...rest } = spec;
+  let built: T | undefined;
+  return Object.defineProperty(rest, "schema", {
+    enumerable: true,
+    get: () => (built ??= build(zod())),
+  }) as OptionSpec<T>;
+}
+const integer = (min: number, max: number) => (z: Z) => z.number().int().min(min).max(max);
+const number = (min: number, max: number) => (z: Z) => z.number().min(min).max(max);
 /** A string with something in it; the pattern is also what the JSON Schema tells an editor. */
-const text = z.string().regex(/\S/, "a non-empty string");
+const text = (z: Z) => z.string().regex(/\S/, "a non-empty string");
+const boolean = (z: Z) => z.boolean();
 
 export const ENFORCER_OPTIONS = {
   databasePath: option({
@@ -31,7 +45,7 @@ export const ENFORCER_OPTIONS = {
       "The SQLite file, or a postgres:// or postgresql:// URL. `~` is the home folder; a relative path is the project directory's.",
   }),
   enabled: option({
-    schema: z.boolean(),
+    schema: boolean,
     default: true,
     env: "TODO_CONTINUATION_ENABLED",
     description: "Master switch. Off, every idle is still judged and audited as `disabled`; nothing is sent.",
@@ -61,13 +75,13 @@ export const ENFORCER_OPTIONS = {
       "After a transient provider error, look again this much later (doubled per error in a row, capped at retryMaxMs; a longer retry-after wins).",
   }),
   skipAgents: option({
-    schema: z.array(text),
+    schema: (z) => z.array(text(z)),
     default: ["plan", "compaction"],
     allowed: "an array of agent names",
     description: "Agents never continued.",
   }),
   continueChildSessions: option({
-    schema: z.boolean(),
+    schema: boolean,
     default: false,
     description:
       "Also continue child (subagent) sessions. Off by default: a child that went idle has handed its result to its parent.",
@@ -107,7 +121,7 @@ export const ENFORCER_OPTIONS = {
     description: "What every continuation of the database may cost per UTC day (a fleet shares it). 0: no cap.",
   }),
   pauseAfterUserMessage: option({
-    schema: z.boolean(),
+    schema: boolean,
     default: true,
     description:
       "After a real user message that follows one of our continuations, pause until the todos progress, the list is rewritten, or a resume.",
@@ -118,7 +132,7 @@ export const ENFORCER_OPTIONS = {
     description: "Continuations in a row answered with text only (no tool call, no edit) before stopping.",
   }),
   detectTextQuestions: option({
-    schema: z.boolean(),
+    schema: boolean,
     default: true,
     description:
       "An assistant message that ends by asking the user something in text holds the session like a question.",
@@ -129,7 +143,7 @@ export const ENFORCER_OPTIONS = {
     description: "A sent continuation whose turn has not started by then counts as a failed attempt (`not_started`).",
   }),
   continueAfterCompaction: option({
-    schema: z.boolean(),
+    schema: boolean,
     default: false,
     description:
       "Continue right after a finished compaction (with the session's real agent) instead of waiting for activity.",
@@ -180,12 +194,12 @@ export const ENFORCER_OPTIONS = {
     description: "The timeout of the prompt call.",
   }),
   toast: option({
-    schema: z.boolean(),
+    schema: boolean,
     default: true,
     description: "Show the countdown toast every second, and the toast that says why continuation stopped.",
   }),
   quietTranscript: option({
-    schema: z.boolean(),
+    schema: boolean,
     default: true,
     description:
       "A continuation shows in the transcript as one line; the full prompt still reaches the model as a synthetic part.",
@@ -219,13 +233,13 @@ const KEY_ALLOWED = 'an OpenCode key such as "escape", "ctrl+y" or "<leader>k"';
 /** The TUI module's own options: under `tui` in the file, or the object after its entry in tui.json. */
 export const TUI_OPTIONS = {
   cancelKey: option({
-    schema: z.string().refine((key) => TUI_KEY_PATTERN.test(key.trim().toLowerCase()), KEY_ALLOWED),
+    schema: (z) => z.string().refine((key) => TUI_KEY_PATTERN.test(key.trim().toLowerCase()), KEY_ALLOWED),
     default: "escape",
     allowed: KEY_ALLOWED,
     description: 'The key that cancels a running countdown: "escape", or any OpenCode key such as "ctrl+y".',
   }),
   cancelOnTyping: option({
-    schema: z.boolean(),
+    schema: boolean,
     default: true,
     description:
       "Typing into the prompt while a countdown runs cancels it too (you are about to write: nothing is sent).",

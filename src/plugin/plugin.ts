@@ -3,6 +3,7 @@
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { hostname } from "node:os";
 import { resolveConfiguration, type Config } from "../config/resolve.js";
+import { loadZod } from "../config/zod.js";
 import { Announcer } from "./announcer.js";
 import { Enforcer } from "../engine/enforcer.js";
 import { describeDatabaseFailure } from "../store/failure.js";
@@ -64,6 +65,7 @@ export async function TodoContinuation(
 ): Promise<TodoContinuationHooks> {
   const host = new OpenCodeHost(input.client, input.directory);
   const announcer = new Announcer(host, input.directory);
+  await loadZod();
   const resolution = resolveConfiguration({ options: options ?? {}, directory: input.directory, files: true });
   announcer.configured(resolution);
   const config = resolution.config;

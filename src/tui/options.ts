@@ -10,6 +10,7 @@ import {
   resolveConfiguration,
 } from "../config/resolve.js";
 import type { ConfigProblem } from "../config/resolve.js";
+import { findConfigFiles } from "../config/files.js";
 import { ENFORCER_OPTIONS, TUI_OPTIONS } from "../config/options.js";
 import { defaultDatabasePath } from "../store/default-path.js";
 
@@ -60,6 +61,12 @@ export function resolveTuiOptions(
     cancelKey: tuiValue<string>("cancelKey").trim().toLowerCase(),
     cancelOnTyping: tuiValue<boolean>("cancelOnTyping"),
   };
+}
+
+/** Whether the TUI has settings to check: options in tui.json, or a configuration file of the project or the user. */
+export function somethingToCheck(options: unknown, directory: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  const given = typeof options === "object" && options !== null && Object.keys(options).length > 0;
+  return given || findConfigFiles(directory, env).files.length > 0;
 }
 
 /** How a key is named to the user in the panel. */

@@ -6,7 +6,8 @@
 // panel. It opens the database when first needed, not while OpenCode starts (tui-store.ts).
 import type { PanelRenderer, TuiApi, TuiKeyEvent } from "./host-api.js";
 import { Controls } from "./controls.js";
-import { keyLabel, resolveTuiOptions, type TuiOptions } from "./options.js";
+import { loadZod } from "../config/zod.js";
+import { keyLabel, resolveTuiOptions, somethingToCheck, type TuiOptions } from "./options.js";
 import { panelLines, promptLine, type PanelInput } from "./panel.js";
 import { PluginNews } from "./plugin-news.js";
 import { SessionViews } from "./session-views.js";
@@ -139,6 +140,7 @@ export function createTuiPlugin(renderer: PanelRenderer) {
     let options: TuiOptions | undefined;
     let problem: string | undefined;
     try {
+      if (somethingToCheck(rawOptions, api.state.path.directory)) await loadZod();
       options = resolveTuiOptions(rawOptions ?? {}, process.env, api.state.path.directory, true);
     } catch (error) {
       problem = oneLine(error);
