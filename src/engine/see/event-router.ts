@@ -35,6 +35,8 @@ export interface RouterParts {
 export class EventRouter {
   readonly userMessages: UserMessages;
   eventsIgnored = 0;
+  /** What a streamed chunk is answered from, held here to spare the hot path a load. */
+  private readonly countdowns: Countdowns;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -42,6 +44,7 @@ export class EventRouter {
     startedAt: number,
   ) {
     this.userMessages = new UserMessages(startedAt, (id) => peers.ownMessages.chose(id));
+    this.countdowns = peers.countdowns;
   }
 
   /**
@@ -49,7 +52,7 @@ export class EventRouter {
    * small enough (no call, no try/catch) for the JIT to inline into OpenCode's call of the hook.
    */
   changesNothing(raw: unknown): boolean {
-    if (this.peers.countdowns.size !== 0) return false;
+    if (this.countdowns.size !== 0) return false;
     const type = (raw as { type?: unknown } | null)?.type;
     return type === "message.part.delta" || (type === "message.part.updated" && this.userMessages.held === 0);
   }
