@@ -1,6 +1,7 @@
 // The spend budgets: per session since the last real user message (cost and tokens, like `maxContinuations`), and per
 // day across every session of the database (a fleet shares it). A budget is spent once what was spent reaches it, and
-// a continuation is not started when what this session's recent ones cost says it would likely overrun. Pure.
+// a continuation is not started when what this session's recent ones cost says it would likely overrun — for the daily
+// budget, what today's recent ones of the database cost when the session has none yet. Pure.
 import type { DecisionConfig, DurableFacts } from "./decision.js";
 
 /** What the continuations of one session cost lately: the estimate of the next one is their median. */
@@ -17,11 +18,13 @@ function median(values: readonly number[]): number | undefined {
 
 /** The detail of the `cost_budget` skip: which budget, spent, its limit and window, and the estimate if it decided. */
 export function overBudget(
-  durable: Pick<DurableFacts, "spent" | "spentToday" | "recentBills">,
+  durable: Pick<DurableFacts, "spent" | "spentToday" | "recentBills" | "recentBillsToday">,
   config: Pick<DecisionConfig, "maxContinuationCost" | "maxContinuationTokens" | "dailyContinuationCost">,
 ): Record<string, unknown> | undefined {
   const recent = (durable.recentBills ?? []).slice(-ESTIMATE_FROM);
   const costEstimate = median(recent.map((b) => b.cost));
+  // A session's first continuation costs what today's latest ones did: a day's cap holds for it too.
+  const dayEstimate = costEstimate ?? median((durable.recentBillsToday ?? []).slice(-ESTIMATE_FROM).map((b) => b.cost));
   const budgets: Array<{ budget: BudgetName; limit: number; spent: number; estimate?: number; window: string }> = [
     {
       budget: "session_cost",
@@ -41,7 +44,7 @@ export function overBudget(
       budget: "daily_cost",
       limit: config.dailyContinuationCost,
       spent: durable.spentToday ?? 0,
-      estimate: costEstimate,
+      estimate: dayEstimate,
       window: "today",
     },
   ];

@@ -85,7 +85,11 @@ export interface DecisionContext {
   /** A continuation of the session fired (by any process) since the idle the look judges was seen, if one was. */
   answeredBy?: { injectionId: string; firedAt: number };
   /** What the budgets need beyond the row, read only when one is set: today's spend, the latest bills. */
-  spending?: { today?: number; recentBills: ReadonlyArray<{ cost: number; tokens: number }> };
+  spending?: {
+    today?: number;
+    recentBills: ReadonlyArray<{ cost: number; tokens: number }>;
+    recentBillsToday?: ReadonlyArray<{ cost: number; tokens: number }>;
+  };
 }
 
 export function decisionInput(context: DecisionContext): DecisionInput {
@@ -141,6 +145,7 @@ function durableFacts(
     spent: { cost: row?.continuationCost ?? 0, tokens: row?.continuationTokens ?? 0 },
     spentToday: sinceLook.spending?.today,
     recentBills: sinceLook.spending?.recentBills,
+    recentBillsToday: sinceLook.spending?.recentBillsToday,
     unproductiveReplies: row?.unproductiveReplies ?? 0,
     ledger: parseLedger(row?.todoSnapshot),
     backoffUntil: row?.backoffUntil ?? null,

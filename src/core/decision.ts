@@ -68,6 +68,11 @@ export interface DurableFacts {
   spentToday?: number;
   /** The bills of this session's latest continuations, oldest first: the next one's estimate. */
   recentBills?: ReadonlyArray<{ cost: number; tokens: number }>;
+  /**
+   * The database's latest bills of today, oldest first, read when the session has none of its own: the daily budget's
+   * estimate for a session's first continuation.
+   */
+  recentBillsToday?: ReadonlyArray<{ cost: number; tokens: number }>;
   /** Text-only replies in a row to continuations (before the last one). */
   unproductiveReplies?: number;
   /** Progress baseline: the todos as of the continuations since the last real user message. */

@@ -126,14 +126,22 @@ export function dayStartUtc(now: number): number {
 
 /**
  * What the spend budgets need beyond the session's row: today's spend across the database (only when a daily cap is
- * set) and the session's latest bills (what the next continuation is estimated from).
+ * set), the session's latest bills (what the next continuation is estimated from), and, for a session with none yet
+ * under a daily cap, today's latest bills of the database.
  */
 export function* spending(
   sessionId: string,
   now: number,
   o: { daily: boolean; recent: number },
-): Script<{ today?: number; recentBills: Array<{ cost: number; tokens: number }> }> {
+): Script<{
+  today?: number;
+  recentBills: Array<{ cost: number; tokens: number }>;
+  recentBillsToday?: Array<{ cost: number; tokens: number }>;
+}> {
   const today = o.daily ? yield* q.spentSince(dayStartUtc(now)) : undefined;
   const recentBills = (yield* q.recentBills(sessionId, o.recent)).reverse();
-  return { today, recentBills };
+  // A session with no bill of its own is estimated from the day's: only the daily budget reads them.
+  if (!o.daily || recentBills.length > 0) return { today, recentBills };
+  const recentBillsToday = (yield* q.recentBillsToday(dayStartUtc(now), o.recent)).reverse();
+  return { today, recentBills, recentBillsToday };
 }

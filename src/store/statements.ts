@@ -93,6 +93,11 @@ export interface Statements {
   /** The latest bills of a session, newest first (at most `limit`). */
   recentBills(sessionId: string, limit: number): Array<{ cost: number; tokens: number }>;
   /**
+   * The latest bills of the whole database recorded since `dayStart` (the reader's clock; PostgreSQL's own: today,
+   * UTC), newest first (at most `limit`).
+   */
+  recentBillsToday(dayStart: number, limit: number): Array<{ cost: number; tokens: number }>;
+  /**
    * Adds a bill's cost and tokens to the session's spend in its window. Only these two columns: the row, with its
    * ledgers, is not rewritten for two sums (recording a bill stays within 1.5× of its raw rows, see BENCHMARKS.md).
    */
@@ -151,6 +156,7 @@ export const STATEMENT_NAMES = {
   insertBill: true,
   spentSince: true,
   recentBills: true,
+  recentBillsToday: true,
   addSpend: true,
   unbilledOf: true,
   unbilledIn: true,

@@ -55,6 +55,24 @@ describe("the spend budgets", () => {
       window: "today",
     });
   });
+
+  it("a session's first continuation is estimated from today's latest of the database under a daily cap", () => {
+    // As a user found it: a cap of 0.003, continuations of ~0.0012, the day at 0.0024 after another session stopped.
+    const config = { ...NONE, dailyContinuationCost: 0.003 };
+    const day = { spent: { cost: 0, tokens: 0 }, spentToday: 0.0024, recentBillsToday: bills(0.0012, 0.0012) };
+    expect(overBudget({ ...day, recentBills: [] }, config)).toEqual({
+      budget: "daily_cost",
+      spent: 0.0024,
+      limit: 0.003,
+      window: "today",
+      estimate: 0.0012,
+    });
+    // The session's own bills, once it has some, are its estimate.
+    expect(overBudget({ ...day, recentBills: bills(0.0001) }, config)).toBeUndefined();
+    // The day's bills estimate the daily cap only: a session's own budget waits for its own.
+    const own = { ...NONE, maxContinuationCost: 0.0013 };
+    expect(overBudget({ ...day, spent: { cost: 0.0002, tokens: 0 }, recentBills: [] }, own)).toBeUndefined();
+  });
 });
 
 describe("what the stop says", () => {

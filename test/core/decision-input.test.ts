@@ -221,6 +221,7 @@ describe("decisionInput", () => {
         spent: { cost: 0, tokens: 0 },
         spentToday: undefined,
         recentBills: undefined,
+        recentBillsToday: undefined,
         unproductiveReplies: 0,
         ledger: null,
         backoffUntil: null,
@@ -266,7 +267,11 @@ describe("decisionInput", () => {
           }),
           userCancelledAt: NOW - 8,
           answeredBy: { injectionId: "inj_other", firedAt: NOW - 9 },
-          spending: { today: 3.5, recentBills: [{ cost: 0.1, tokens: 100 }] },
+          spending: {
+            today: 3.5,
+            recentBills: [{ cost: 0.1, tokens: 100 }],
+            recentBillsToday: [{ cost: 0.2, tokens: 9 }],
+          },
         }),
       ).durable;
       expect(durable).toStrictEqual({
@@ -290,6 +295,7 @@ describe("decisionInput", () => {
         spent: { cost: 0.42, tokens: 1234 },
         spentToday: 3.5,
         recentBills: [{ cost: 0.1, tokens: 100 }],
+        recentBillsToday: [{ cost: 0.2, tokens: 9 }],
         unproductiveReplies: 3,
         ledger: baseline,
         backoffUntil: NOW + 6,

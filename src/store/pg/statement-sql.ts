@@ -204,6 +204,14 @@ export const S = {
     `SELECT cost::float8 AS cost, tokens::float8 AS tokens FROM continuation_bills
      WHERE session_id = $1 ORDER BY continued_at DESC LIMIT $2`,
   ),
+  // The same day as spentSince's.
+  recentBillsToday: statement(
+    "recent_bills_today",
+    `SELECT cost::float8 AS cost, tokens::float8 AS tokens FROM continuation_bills
+     WHERE recorded_at >= $1::bigint - 86400000
+       AND coalesce(db_recorded_at, recorded_at) >= extract(epoch from date_trunc('day', now() AT TIME ZONE 'UTC')) * 1000
+     ORDER BY recorded_at DESC LIMIT $2`,
+  ),
   unbilledOf: statement(
     "unbilled_of",
     `SELECT latest.id FROM (SELECT id FROM injections WHERE session_id = $1 AND status IN ('sent', 'unknown')

@@ -225,6 +225,11 @@ export class PgStatements implements AsyncStatements {
     ]);
   }
 
+  async recentBillsToday(dayStart: number, limit: number): Promise<Array<{ cost: number; tokens: number }>> {
+    const rows = await this.run<{ cost: number; tokens: number }>(S.recentBillsToday, [dayStart, limit]);
+    return rows.map((r) => ({ cost: Number(r.cost), tokens: Number(r.tokens) }));
+  }
+
   async recentBills(sessionId: string, limit: number): Promise<Array<{ cost: number; tokens: number }>> {
     return (await this.run<{ cost: number; tokens: number }>(S.recentBills, [sessionId, limit])).map((r) => ({
       cost: Number(r.cost),

@@ -259,6 +259,13 @@ function prepareBills(db: Db, raw: RawDatabase) {
       .from(continuationBills)
       .where(gte(continuationBills.recordedAt, p("since")))
       .prepare(),
+    recentBillsToday: db
+      .select({ cost: continuationBills.cost, tokens: continuationBills.tokens })
+      .from(continuationBills)
+      .where(gte(continuationBills.recordedAt, p("since")))
+      .orderBy(desc(continuationBills.recordedAt))
+      .limit(p("limit"))
+      .prepare(),
     recentBills: db
       .select({ cost: continuationBills.cost, tokens: continuationBills.tokens })
       .from(continuationBills)

@@ -140,6 +140,10 @@ export class SqliteStatements implements Statements {
     return this.prepared.spentSince.get({ since: dayStart })?.cost ?? 0;
   }
 
+  recentBillsToday(dayStart: number, limit: number): Array<{ cost: number; tokens: number }> {
+    return this.prepared.recentBillsToday.all({ since: dayStart, limit });
+  }
+
   recentBills(sessionId: string, limit: number): Array<{ cost: number; tokens: number }> {
     return this.prepared.recentBills.all({ sessionId, limit });
   }

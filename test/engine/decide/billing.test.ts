@@ -276,4 +276,26 @@ describe("the budgets, with the bills", () => {
       detail: { budget: "daily_cost", limit: 1 },
     });
   });
+
+  it("a session's first continuation is held by the daily cap when today's latest ones say it would overrun", async () => {
+    build({ dailyContinuationCost: 0.003 });
+    const { store: elsewhere } = await files.open();
+    const otherEngine = new Billing({ ...ctx, store: elsewhere } as TestContext, gatherer);
+    for (let i = 0; i < 2; i++) {
+      const other = await fireContinuation(
+        elsewhere,
+        { sessionId: "ses_other", owner: "otherhost/2/other", settled: "sent" },
+        ctx.config,
+      );
+      await otherEngine.record("ses_other", facts(other, turn(other, { cost: 0.0012 })), "idle");
+    }
+    // S has no continuation, so no bill of its own: the day's 0.0024 and its latest ones' 0.0012 hold it.
+    const { decision } = await judge.decide(S, "idle", { todos: [{ content: "x", status: "pending" }] });
+    expect(decision).toMatchObject({
+      verdict: "skip",
+      reason: "cost_budget",
+      detail: { budget: "daily_cost", limit: 0.003, window: "today", estimate: 0.0012 },
+    });
+    expect((decision as unknown as { detail: { spent: number } }).detail.spent).toBeCloseTo(0.0024, 9);
+  });
 });
