@@ -204,6 +204,19 @@ export const ENFORCER_OPTIONS = {
     description:
       "A continuation shows in the transcript as one line; the full prompt still reaches the model as a synthetic part.",
   }),
+  notify: option({
+    schema: (z) => z.array(z.record(z.string(), z.unknown())),
+    default: [],
+    allowed: "an array of channels (see docs/notifications.md)",
+    description:
+      "Where notices go when a session needs you (a question, a budget spent, stuck, done, an error): webhook, ntfy, slack, discord or command channels, each with its kinds. A channel that is not valid is reported at start and left out; the others work.",
+  }),
+  noticesPerHour: option({
+    schema: integer(1, 1000),
+    default: 4,
+    description:
+      "Notices one session may send per hour and channel; the rest wait, and are folded into the next one sent.",
+  }),
   retentionDays: option({
     schema: number(0, 36_500),
     default: 0,

@@ -15,7 +15,7 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
-import type { CountdownRow, InjectionRow, SessionRow } from "../schema.js";
+import { NOTICE_STATES, type CountdownRow, type InjectionRow, type SessionRow } from "../schema.js";
 import { DB_NOW_MS } from "./rows.js";
 
 const ms = (name: string) => bigint(name, { mode: "number" });
@@ -50,6 +50,9 @@ export const sessions = pgTable(
     fileLedger: text("file_ledger"),
     continuationCost: doublePrecision("continuation_cost").notNull().default(0),
     continuationTokens: ms("continuation_tokens").notNull().default(0),
+    allowedContinuations: integer("allowed_continuations").notNull().default(0),
+    allowedCost: doublePrecision("allowed_cost").notNull().default(0),
+    allowedTokens: ms("allowed_tokens").notNull().default(0),
     unproductiveReplies: integer("unproductive_replies").notNull().default(0),
     todoSnapshot: text("todo_snapshot"),
     consecutiveFailures: integer("consecutive_failures").notNull().default(0),
@@ -195,6 +198,40 @@ export const continuationBills = pgTable(
   ],
 );
 
+/** The outbox of notices: see ../schema.ts. Leases are the database's clock here, as countdowns'. */
+export const notices = pgTable(
+  "notices",
+  {
+    id: text("id").primaryKey(),
+    noticeId: text("notice_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    directory: text("directory").notNull(),
+    server: text("server"),
+    channel: text("channel").notNull(),
+    kind: text("kind").notNull(),
+    reason: text("reason").notNull(),
+    createdAt: ms("created_at").notNull(),
+    body: text("body").notNull(),
+    state: text("state", { enum: NOTICE_STATES }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ms("next_attempt_at").notNull(),
+    owner: text("owner"),
+    leaseUntil: ms("lease_until"),
+    sentAt: ms("sent_at"),
+    lastError: text("last_error"),
+    foldedInto: text("folded_into"),
+    updatedAt: ms("updated_at").notNull(),
+  },
+  (t) => [
+    check("notices_state_check", sql`${t.state} in ('pending', 'sent', 'failed', 'folded')`),
+    index("notices_due_idx")
+      .on(t.nextAttemptAt)
+      .where(sql`state = 'pending'`),
+    index("notices_session_idx").on(t.sessionId, t.channel, t.createdAt),
+    index("notices_created_idx").on(t.createdAt),
+  ],
+);
+
 /**
  * One row per running process (plugin or service replica) that owns leases. Its heartbeat is the database's clock,
  * never the host's: on another host a pid means nothing, and hosts' clocks drift. An owner is alive while its
@@ -335,7 +372,16 @@ export const decisions = pgView("decisions", {
   FROM audit_events`),
 );
 
-export const pgSchema = { sessions, countdowns, injections, auditEvents, replicas, servers, continuationBills };
+export const pgSchema = {
+  sessions,
+  countdowns,
+  injections,
+  auditEvents,
+  replicas,
+  servers,
+  continuationBills,
+  notices,
+};
 export type PgSchema = typeof pgSchema;
 
 // The row types the engine sees are the SQLite ones; these fail to compile the day the two drift apart.
