@@ -3,10 +3,10 @@
 // the todos, what the continuations cost, and the way on. Pure: a decision's reason and detail and the session's
 // counts in, a notice out. Delivered by the sender (engine/notify) through the channels (src/notify).
 import { explain, money } from "./explain.js";
+import { NOTICE_KINDS, type NoticeKind } from "./reasons.js";
 import type { TodoSummary } from "./todos.js";
 
-export const NOTICE_KINDS = ["question", "budget", "stuck", "done", "error"] as const;
-export type NoticeKind = (typeof NOTICE_KINDS)[number];
+export { NOTICE_KINDS, type NoticeKind };
 
 /** What each kind is for, in the words of the docs and `--help`. */
 export const NOTICE_KIND_MEANING: Record<NoticeKind, string> = {

@@ -12,6 +12,8 @@ export const AUDIT_EVENTS = [
   "reconciled",
   "stopped",
   "unstopped",
+  "notified",
+  "notice_failed",
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 
@@ -89,6 +91,10 @@ export type ReconcileReason = (typeof RECONCILE_REASONS)[number];
 export const STOP_SOURCES = ["command", "cli", "api", "tui"] as const;
 export type StopSource = (typeof STOP_SOURCES)[number];
 
+/** `notified` and `notice_failed` rows: the kind of notice delivered, or whose delivery failed (docs/notifications.md). */
+export const NOTICE_KINDS = ["question", "budget", "stuck", "done", "error"] as const;
+export type NoticeKind = (typeof NOTICE_KINDS)[number];
+
 /** Every reason each audit event may carry (`null` alone: the event has no reason). */
 export const AUDIT_VOCABULARY: { readonly [E in AuditEvent]: readonly (string | null)[] } = {
   armed: [null],
@@ -102,6 +108,8 @@ export const AUDIT_VOCABULARY: { readonly [E in AuditEvent]: readonly (string | 
   reconciled: RECONCILE_REASONS,
   stopped: STOP_SOURCES,
   unstopped: STOP_SOURCES,
+  notified: NOTICE_KINDS,
+  notice_failed: NOTICE_KINDS,
 };
 
 /**
@@ -116,6 +124,7 @@ export type AuditRecord =
   | { event: "expired"; reason: ExpireReason }
   | { event: "resumed"; reason: ResumeReason }
   | { event: "reconciled"; reason: ReconcileReason }
-  | { event: "stopped" | "unstopped"; reason: StopSource };
+  | { event: "stopped" | "unstopped"; reason: StopSource }
+  | { event: "notified" | "notice_failed"; reason: NoticeKind };
 
 export type AuditEntry = AuditRecord & { detail?: Record<string, unknown> };

@@ -13,6 +13,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { createContext, type EngineContext } from "./context.js";
 import { EngineEmitter, logEngineEvents, type EngineEventName, type EngineEvents } from "./engine-events.js";
 import { Lifecycle, type Mode } from "./lifecycle.js";
+import type { NoticeChannels } from "./notice-sender.js";
 import { buildParts, type EngineParts } from "./parts.js";
 import { SessionApi } from "./session-api.js";
 import { SessionLanes } from "./session-lanes.js";
@@ -40,6 +41,8 @@ export interface EnforcerOptions {
    * it follows), who says when it is gone; absent: the engine makes its own and retires it when disposed.
    */
   owner?: string;
+  /** Where notices go (the `notify` option's channels, parsed by the adapter); none: nothing is sent. */
+  notify?: NoticeChannels;
 }
 
 export interface EnforcerStats {
@@ -108,7 +111,7 @@ export class Enforcer {
       failed,
     }));
 
-    const parts = (this.parts = buildParts(ctx));
+    const parts = (this.parts = buildParts(ctx, { notify: options.notify }));
     this.router = parts.router;
     this.api = new SessionApi(ctx, parts);
     pause = new StorePause(ctx, parts);
@@ -124,8 +127,9 @@ export class Enforcer {
 
   /**
    * Starts what runs in the background, in this order: adopt or expire the countdowns left armed in this scope,
-   * start the lease loop, reconcile pending injections, look again at the sessions owed a look, schedule retention.
-   * Idempotent. A step that fails is reported (a failing store pauses the enforcer) and the next one runs.
+   * start the lease loop, reconcile pending injections, look again at the sessions owed a look, schedule retention,
+   * start sending the notices due. Idempotent.
+   * A step that fails is reported (a failing store pauses the enforcer) and the next one runs.
    */
   start(): Promise<RecoveryReport> {
     this.starting ??= this.doStart();
@@ -143,6 +147,7 @@ export class Enforcer {
     await this.step("recheck", () => this.parts.looks.recheckOwed("restart"));
     const billed = await this.step("billing", () => this.parts.billing.recover());
     this.parts.retention.start();
+    this.parts.sender.start();
     if (billed) this.ctx.log("info", "turns billed after restart", { billed });
     if (report.rearmed + report.fired + report.expired > 0)
       this.ctx.log("info", "countdowns recovered after restart", { ...report });

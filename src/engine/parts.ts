@@ -14,6 +14,7 @@ import { DeliveryQueue } from "./wait/queue.js";
 import { Reconciler } from "./deliver/reconciler.js";
 import { StartWatch } from "./deliver/start-watch.js";
 import { LeaseLoop } from "./lease-loop.js";
+import { NoticeSender, type NoticeChannels } from "./notice-sender.js";
 import { RetentionSchedule } from "./retention-schedule.js";
 import { EventRouter } from "./see/event-router.js";
 import { OwnMessageIds } from "./memory/own-messages.js";
@@ -41,23 +42,38 @@ export interface EngineParts {
   router: EventRouter;
   retention: RetentionSchedule;
   leases: LeaseLoop;
+  sender: NoticeSender;
 }
+
+export interface PartsOptions {
+  /** Sessions remembered at most. */
+  memoryCap?: number;
+  /** Where notices go; none: stops are still told (the toast), nothing is sent. */
+  notify?: NoticeChannels;
+}
+
+const NO_CHANNELS: NoticeChannels = {
+  channels: [],
+  deliver: () => Promise.resolve({ ok: false, retryable: false, error: "no channels" }),
+};
 
 /** Sessions remembered at most (the oldest without live work are forgotten first). */
 export const MEMORY_CAP = 5000;
 
-export function buildParts(ctx: EngineContext, memoryCap = MEMORY_CAP): EngineParts {
+export function buildParts(ctx: EngineContext, options: PartsOptions = {}): EngineParts {
   const { config, host, clock } = ctx;
+  const notify = options.notify ?? NO_CHANNELS;
+  const sender = new NoticeSender(ctx, notify);
   const queue = new DeliveryQueue(config.maxConcurrentInjections, (error) => ctx.failed("continuation", error));
   const countdowns = new Countdowns(ctx);
   const toasts = new CountdownToasts(ctx, countdowns);
   const ownMessages = new OwnMessageIds(ctx.store);
   const facts = new FactGatherer(host, config.hostTimeoutMs, () => clock.monotonic(), ownMessages);
-  const notices = new StopNotices(ctx);
+  const notices = new StopNotices(ctx, { channels: notify.channels, written: () => sender.wake() });
   const outcomes = new Outcomes(ctx, countdowns, notices);
   const starts = new StartWatch(ctx, facts, outcomes);
   const pinned = (id: string) => countdowns.has(id) || queue.isBusy(id) || starts.has(id);
-  const memories = new SessionMemories(memoryCap, pinned);
+  const memories = new SessionMemories(options.memoryCap ?? MEMORY_CAP, pinned);
   const billing = new Billing(ctx, facts);
   const judge = new Judge(ctx, memories, queue, notices, billing);
   const lookups = new Lookups(ctx);
@@ -95,5 +111,5 @@ export function buildParts(ctx: EngineContext, memoryCap = MEMORY_CAP): EnginePa
     lookups,
     reconciler,
   };
-  return { ...parts, ownMessages, injector, looks, router, retention, leases };
+  return { ...parts, ownMessages, injector, looks, router, retention, leases, sender };
 }

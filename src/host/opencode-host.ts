@@ -53,6 +53,8 @@ function session(raw: unknown): HostSession | undefined {
   const id = str(s?.id);
   if (!id) return undefined;
   const found: HostSession = { id, parentId: str(s?.parentID), directory: str(s?.directory) };
+  const title = str(s?.title);
+  if (title) found.title = title;
   const spend = readUsage(s);
   if (spend) found.spend = spend;
   return found;

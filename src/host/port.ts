@@ -22,6 +22,8 @@ export interface HostSession {
   id: string;
   parentId?: string;
   directory?: string;
+  /** What the session is called in OpenCode's lists (a notice names the session by it). */
+  title?: string;
   /** The whole session's spend so far (every step of it), when OpenCode says. */
   spend?: Usage;
 }

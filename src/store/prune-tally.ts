@@ -13,13 +13,14 @@ export interface PruneReport {
   injections: number;
   sessions: number;
   bills: number;
+  notices: number;
   batches: number;
   /** The longest single batch: how long a concurrent writer could have waited for the lock. */
   longestBatchMs: number;
   medianBatchMs: number;
 }
 
-export type PrunedTable = "auditEvents" | "countdowns" | "injections" | "sessions" | "bills";
+export type PrunedTable = "auditEvents" | "countdowns" | "injections" | "sessions" | "bills" | "notices";
 
 export class PruneTally {
   readonly report: PruneReport = {
@@ -28,6 +29,7 @@ export class PruneTally {
     injections: 0,
     sessions: 0,
     bills: 0,
+    notices: 0,
     batches: 0,
     longestBatchMs: 0,
     medianBatchMs: 0,

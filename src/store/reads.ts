@@ -1,7 +1,7 @@
 // What everyone outside store/ reads back from the database, each read by its name: single rows and the rows of a
 // session or a scope, and the facts a decision needs that no event brought to this process (what another process or a
 // person did since the idle a look judges). The statements themselves (script.ts's `q`) are for the store's scripts.
-import type { CountdownRow, InjectionRow, SessionRow } from "./schema.js";
+import type { CountdownRow, InjectionRow, NoticeRow, SessionRow } from "./schema.js";
 import { q, type Script } from "./script.js";
 import type { ArmedRef, ContinuationRef, Scope } from "./types.js";
 
@@ -144,4 +144,20 @@ export function* spending(
   if (!o.daily || recentBills.length > 0) return { today, recentBills };
   const recentBillsToday = (yield* q.recentBillsToday(dayStartUtc(now), o.recent)).reverse();
   return { today, recentBills, recentBillsToday };
+}
+
+// ── notices ──────────────────────────────────────────────────────────────────
+
+/**
+ * What decides a claimed notice's turn: the session's notices still pending on its channel (oldest first), and when
+ * those sent on it since `since` went out.
+ */
+export function* noticeTurnFacts(
+  sessionId: string,
+  channel: string,
+  since: number,
+): Script<{ pending: NoticeRow[]; sentAt: number[] }> {
+  const pending = yield* q.pendingNoticesOf(sessionId, channel);
+  const sentAt = yield* q.noticesSentSince(sessionId, channel, since);
+  return { pending, sentAt };
 }

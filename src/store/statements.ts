@@ -3,11 +3,20 @@
 // and none decides anything: the rules live in the transaction scripts of changes/, written once for every backend.
 // SQLite implements them synchronously (sqlite/statements.ts), PostgreSQL asynchronously (pg/statements.ts).
 import type { AuditValues } from "./audit-row.js";
-import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "./types.js";
-import type { CountdownRow, InjectionRow, NewBill, SessionRow } from "./schema.js";
+import type {
+  ArmedRef,
+  ContinuationRef,
+  NewCountdown,
+  NewInjection,
+  NewNotice,
+  NoticeSettlement,
+  Scope,
+  SessionScope,
+} from "./types.js";
+import type { CountdownRow, InjectionRow, NewBill, NoticeRow, SessionRow } from "./schema.js";
 
 /** The tables retention deletes from, and what in each is settled history (`?` is the cutoff, epoch ms). */
-export type HistoryTable = "audit_events" | "injections" | "countdowns" | "sessions" | "continuation_bills";
+export type HistoryTable = "audit_events" | "injections" | "countdowns" | "sessions" | "continuation_bills" | "notices";
 
 export interface Statements {
   // ── sessions ────────────────────────────────────────────────────────────────
@@ -107,6 +116,31 @@ export interface Statements {
   /** Continuations of a scope created since `since` that went out (`sent`, `unknown`) and have no bill, oldest first. */
   unbilledIn(scope: Scope, since: number): Array<{ injectionId: string; sessionId: string }>;
 
+  // ── notices (the outbox) ──────────────────────────────────────────────────────
+  /** The notices of one stop, one per channel, `pending` and due at once. */
+  insertNotices(notices: NewNotice[]): void;
+  /**
+   * Takes up to `limit` notices of a scope on `channels` that are pending, due by `now` and free (no owner, or its
+   * lease ran out), for `owner` for `leaseMs`; the rows taken, earliest due first. PostgreSQL judges leases by the
+   * database's clock, and skips rows another replica is taking at this moment.
+   */
+  claimNotices(
+    scope: Scope,
+    channels: readonly string[],
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): NoticeRow[];
+  /** Writes what became of a notice `owner` holds, and frees it; false when `owner` no longer holds it pending. */
+  settleNotice(id: string, owner: string, settlement: NoticeSettlement, now: number): boolean;
+  /** The session's pending notices on `channel`, oldest first: what a notice sent folds in, or waits for. */
+  pendingNoticesOf(sessionId: string, channel: string): NoticeRow[];
+  /** Pending → folded into `into`; how many. */
+  foldNotices(ids: readonly string[], into: string, now: number): number;
+  /** When the session's notices on `channel` sent at or after `since` were sent, oldest first (the rate limit). */
+  noticesSentSince(sessionId: string, channel: string, since: number): number[];
+
   // ── who is there ────────────────────────────────────────────────────────────
   /**
    * Whether a TUI that draws the countdowns of `directory` is there now (its `replicas` heartbeat is fresh: on
@@ -160,6 +194,12 @@ export const STATEMENT_NAMES = {
   addSpend: true,
   unbilledOf: true,
   unbilledIn: true,
+  insertNotices: true,
+  claimNotices: true,
+  settleNotice: true,
+  pendingNoticesOf: true,
+  foldNotices: true,
+  noticesSentSince: true,
   tuiWatching: true,
   deleteHistory: true,
   countHistory: true,

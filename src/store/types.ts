@@ -44,6 +44,30 @@ export interface NewInjection extends SessionScope {
   leaseUntil: number;
 }
 
+/** One notice for one channel, as its stop's transaction writes it: `pending`, due at once. */
+export interface NewNotice extends SessionScope {
+  /** `<noticeId>:<channel>`. */
+  id: string;
+  noticeId: string;
+  channel: string;
+  kind: string;
+  reason: string;
+  createdAt: number;
+  /** JSON of the notice. */
+  body: string;
+}
+
+/** What became of a notice's delivery attempt (or of its turn, when the rate limit holds it). */
+export interface NoticeSettlement {
+  state: "pending" | "sent" | "failed";
+  attempts: number;
+  nextAttemptAt: number;
+  sentAt: number | null;
+  lastError: string | null;
+  /** The body as sent (with what it folded in and the session's title), or as it stands. */
+  body: string;
+}
+
 export type SessionUpdate = SessionPatch & Partial<Pick<SessionRow, "parentId" | "projectId" | "deletedAt">>;
 /** A session change: the columns to write, or a pure function that computes them from the row read in the transaction. */
 export type SessionChange = SessionUpdate | ((row: SessionRow) => SessionUpdate);

@@ -212,7 +212,7 @@ describe("todo-continuation CLI", () => {
     expect(status.armed).toHaveLength(1);
     const human = await cli(["--db", engine.dbPath, "prune", "--older-than", "1h"]);
     expect(human.stdout).toMatch(
-      /^deleted history before .*: 0 audit rows, 0 closed countdowns, 0 settled injections, 0 deleted sessions, 0 bills \(\d+ batches, median \d+\.\d ms, longest \d+\.\d ms\)/,
+      /^deleted history before .*: 0 audit rows, 0 closed countdowns, 0 settled injections, 0 deleted sessions, 0 bills, 0 settled notices \(\d+ batches, median \d+\.\d ms, longest \d+\.\d ms\)/,
     );
     await engine.destroy();
   });

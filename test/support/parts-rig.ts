@@ -43,7 +43,7 @@ export function buildPartsRig(options: PartsOptions = {}): PartsRig {
   const host = options.host ?? new FakeHost();
   const config = testConfig(join(folder, "state.db"), options.config);
   const ctx = makeContext({ store, config, owner: options.owner ?? liveOwner(), host });
-  const rig = { ctx, host, parts: buildParts(ctx, options.memoryCap) };
+  const rig = { ctx, host, parts: buildParts(ctx, { memoryCap: options.memoryCap }) };
   built.push(rig);
   return rig;
 }

@@ -27,7 +27,8 @@ export function registerPrune(program: Command): void {
       const verb = options.dryRun ? "would delete" : "deleted";
       print(
         `${verb} history before ${localTime(cutoff)}: ${report.auditEvents} audit rows, ${report.countdowns} closed countdowns, ` +
-          `${report.injections} settled injections, ${report.sessions} deleted sessions, ${report.bills} bills` +
+          `${report.injections} settled injections, ${report.sessions} deleted sessions, ${report.bills} bills, ` +
+          `${report.notices} settled notices` +
           (options.dryRun
             ? ""
             : ` (${report.batches} batches, median ${report.medianBatchMs.toFixed(1)} ms, longest ${report.longestBatchMs.toFixed(1)} ms)`),

@@ -4,9 +4,9 @@
 import { decide } from "../../core/decide.js";
 import type { Decision, Stage } from "../../core/decision.js";
 import { decisionInput, type HostFacts } from "../../core/decision-input.js";
-import { explain, STOP_NOTICES } from "../../core/explain.js";
 import { retryDetail } from "../../core/injection-outcome.js";
 import { afterTodoReadFailed } from "../../core/transitions.js";
+import { summarize } from "../../core/todos.js";
 import { skip as skipChange } from "../../store/changes/skip.js";
 import { TAKE, type LookOwed } from "../../store/changes/look-owed.js";
 import { sinceIdle, spending } from "../../store/reads.js";
@@ -17,6 +17,7 @@ import type { EngineContext } from "../context.js";
 import type { DeliveryQueue } from "../wait/queue.js";
 import type { SessionMemories } from "../memory/session-memory.js";
 import type { StopNotices } from "./stop-notices.js";
+import type { Telling } from "../../store/changes/tell-stop.js";
 
 export type Skip = Extract<Decision, { verdict: "skip" }>;
 
@@ -102,12 +103,28 @@ export class Judge {
     };
   }
 
-  /** A skip is a decision: its audit row, with what it does to the look owed, in one transaction. */
+  /** What ending a countdown with a guard's skip writes if the skip is a stop to tell (tell-stop.ts). */
+  telling(sessionId: string, facts?: HostFacts): Telling {
+    const todos = Array.isArray(facts?.todos) ? facts.todos : this.memories.get(sessionId).todos;
+    return this.notices.telling(todos ? summarize(todos) : undefined);
+  }
+
+  /** A countdown ended by a guard's skip with a telling: the stop it told, if any, is sent without waiting. */
+  endedBySkip(): void {
+    this.notices.mayHaveTold();
+  }
+
+  /**
+   * A skip is a decision: its audit row, with what it does to the look owed and the stop it may tell (the notice
+   * carries the todos as this process last saw them), in one transaction.
+   */
   async recordSkip(sessionId: string, skip: Skip, extra: Record<string, unknown>, look?: LookOwed) {
     const { ctx } = this;
     const detail = { ...skip.detail, ...extra };
-    await ctx.store.change(skipChange(ctx.scope(sessionId), ctx.clock.now(), skip.reason, detail, { look }));
-    if (STOP_NOTICES.has(skip.reason))
-      await this.notices.tell(sessionId, skip.reason, explain("skipped", skip.reason, detail));
+    const tell = this.telling(sessionId);
+    const told = await ctx.store.change(
+      skipChange(ctx.scope(sessionId), ctx.clock.now(), skip.reason, detail, { look, tell }),
+    );
+    this.notices.told(sessionId, skip.reason, detail, told);
   }
 }

@@ -95,7 +95,10 @@ export class Injector {
     if (!this.current(armed) || !(await countdowns.stillArmed(armed))) return undefined;
     const { decision, row } = await judge.decide(armed.row.sessionId, "deadline");
     if (decision.verdict === "continue") return row ?? null;
-    await countdowns.end(armed, { skipped: decision.reason, detail: { ...decision.detail, lateMs: info.lateMs } });
+    const detail = { ...decision.detail, lateMs: info.lateMs };
+    const { sessionId } = armed.row;
+    if (await countdowns.end(armed, { skipped: decision.reason, detail }, undefined, judge.telling(sessionId)))
+      judge.endedBySkip();
     return undefined;
   }
 
@@ -124,7 +127,13 @@ export class Injector {
       const retry =
         decision.reason === "todo_fetch_failed" ? judge.retryTodoRead(sessionId, facts, armed.row.armedAt) : undefined;
       const detail = { ...decision.detail, ...retry?.detail };
-      const ended = await countdowns.end(armed, { skipped: decision.reason, detail });
+      const ended = await countdowns.end(
+        armed,
+        { skipped: decision.reason, detail },
+        undefined,
+        judge.telling(sessionId, facts),
+      );
+      if (ended) judge.endedBySkip();
       // A countdown someone else ended meanwhile (the TUI's key) is owed no second look.
       if (ended && retry) await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), {}, retry.look));
       return undefined;

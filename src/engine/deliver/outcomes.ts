@@ -1,7 +1,6 @@
 // What became of a continuation, recorded (store/changes/record-outcome.ts builds every outcome's row), and what the
 // engine does next: the retry the plan asks for (a countdown armed for when its backoff ends, unless something newer
 // counts down already), or, when it gave up, the one notice that says so.
-import { explain } from "../../core/explain.js";
 import type { RetryPlan } from "../../core/injection-outcome.js";
 import type { TodoSummary } from "../../core/todos.js";
 import { recordOutcome, type Outcome, type OutcomeOf, type Recorded } from "../../store/changes/record-outcome.js";
@@ -36,10 +35,7 @@ export class Outcomes {
   /** Arms the retry the plan asks for (unless something newer counts down already), or tells the user it gave up. */
   async retry(sessionId: string, next: RetryPlan, summary: TodoSummary | undefined, cause: RetryCause): Promise<void> {
     if (this.ctx.lifecycle.ending) return;
-    if (!next.retry) {
-      const explanation = explain("injection_failed", "gave_up", { attempt: next.attempt, final: true });
-      return this.notices.tell(sessionId, "gave_up", explanation);
-    }
+    if (!next.retry) return this.notices.tell(sessionId, "gave_up", { failures: next.attempt }, summary);
     if (this.countdowns.has(sessionId)) return;
     const { attempt, delayMs } = next;
     await this.countdowns.arm({ sessionId, summary, attempt, delayMs, detail: { ...cause } });

@@ -23,6 +23,7 @@ import { end, type CountdownEnd } from "../../store/changes/end.js";
 import type { LookOwed } from "../../store/changes/look-owed.js";
 import type { NewCountdown, NewInjection, SessionChange, SessionUpdate } from "../../store/port.js";
 import type { CountdownRow } from "../../store/schema.js";
+import type { Telling } from "../../store/changes/tell-stop.js";
 import type { EngineContext } from "../context.js";
 import { newId } from "../ids.js";
 
@@ -216,11 +217,14 @@ export class Countdowns {
 
   // ── end, claim (called in the session's lane by the injector) ──────────────
 
-  /** Ends `armed` (a guard's skip at its deadline, or activity during arming); false if it had ended already. */
-  async end(armed: Armed, how: CountdownEnd, change?: SessionChange): Promise<boolean> {
+  /**
+   * Ends `armed` (a guard's skip at its deadline, or activity during arming); false if it had ended already. A skip's
+   * `tell` is the stop it may tell (store/changes/tell-stop.ts).
+   */
+  async end(armed: Armed, how: CountdownEnd, change?: SessionChange, tell?: Telling): Promise<boolean> {
     if (this.isCurrent(armed)) this.detach(armed.row.sessionId);
     return this.whileWriting(armed.row.id, () =>
-      this.ctx.store.change(end(armed.row, how, this.ctx.clock.now(), change)),
+      this.ctx.store.change(end(armed.row, how, this.ctx.clock.now(), change, undefined, tell)),
     );
   }
 

@@ -7,6 +7,7 @@ import { change, q, type Change, type Script } from "../script.js";
 import type { CountdownRef, SessionChange } from "../types.js";
 import { applyChange } from "./change-session.js";
 import type { LookOwed } from "./look-owed.js";
+import { tellStop, type Telling } from "./tell-stop.js";
 
 /** How a countdown ends, and what its audit row says. */
 export type CountdownEnd =
@@ -34,17 +35,25 @@ export function* endArmed(countdown: CountdownRef, end: CountdownEnd, now: numbe
   );
 }
 
-/** Ends the countdown if it is still armed, and applies `update` and `look` (look-owed.ts) to the session either way. */
+/**
+ * Ends the countdown if it is still armed, and applies `update` and `look` (look-owed.ts) to the session either way. A
+ * guard's skip that ended it is a stop that may be told (`tell`, see tell-stop.ts).
+ */
 export function end(
   countdown: CountdownRef,
   how: CountdownEnd,
   now: number,
   update?: SessionChange,
   look?: LookOwed,
+  tell?: Telling,
 ): Change<boolean> {
   return change("end", countdown.sessionId, function* () {
     const ended = yield* endArmed(countdown, how, now);
     if (update || look) yield* applyChange(countdown, now, update ?? {}, look);
+    if (ended && tell && "skipped" in how) {
+      const scope = { sessionId: countdown.sessionId, directory: countdown.directory, server: countdown.server };
+      yield* tellStop(scope, how.skipped, how.detail ?? {}, tell, now);
+    }
     return ended;
   });
 }

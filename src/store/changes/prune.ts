@@ -14,6 +14,8 @@ export const SETTLED: ReadonlyArray<{ key: PrunedTable; table: HistoryTable; set
   { key: "sessions", table: "sessions", settled: "deleted_at IS NOT NULL AND deleted_at < ?" },
   // After the injections: a look that comes between finds the continuation gone and does not bill its turn again.
   { key: "bills", table: "continuation_bills", settled: "recorded_at < ?" },
+  // A notice still to be delivered is never history, however old.
+  { key: "notices", table: "notices", settled: "state <> 'pending' AND created_at < ?" },
 ];
 
 /** Deletes up to `batchSize` settled rows of one table older than `cutoff`; how many went. */

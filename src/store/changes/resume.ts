@@ -5,6 +5,7 @@
 // idle that is looked at; the CLI and the TUI are other processes, so the look is left owed (`recheck_at`), and a
 // running enforcer takes it within a lease tick.
 import type { SkipReason, StopSource } from "../../core/reasons.js";
+import { STOP_NOTICES } from "../../core/explain.js";
 import { afterExplicitResume } from "../../core/transitions.js";
 import { auditRow } from "../audit-row.js";
 import type { SessionRow } from "../schema.js";
@@ -31,7 +32,9 @@ function holdsOf(row: SessionRow): SkipReason[] {
   if (row.stoppedAt != null) holds.add("stopped");
   if (row.pausedAt != null) holds.add("user_took_over");
   if (row.lastErrorKind === "permanent") holds.add("provider_error");
-  if (row.notifiedStop && !NOT_LIFTED.has(row.notifiedStop)) holds.add(row.notifiedStop as SkipReason);
+  // A question or all done told is no hold: the session waits for the person, not for a resume.
+  if (row.notifiedStop && STOP_NOTICES.has(row.notifiedStop) && !NOT_LIFTED.has(row.notifiedStop))
+    holds.add(row.notifiedStop as SkipReason);
   return [...holds];
 }
 

@@ -10,7 +10,7 @@ import { DB_NOW_MS } from "./rows.js";
 import { continuationBills, countdowns, injections, sessions } from "./schema.js";
 
 /** A table's columns as the rows' keys, epoch milliseconds as float8 (both drivers give int8 back as text). */
-function selectList(table: PgTable): string {
+export function selectList(table: PgTable): string {
   return Object.entries(getTableColumns(table) as Record<string, PgColumn>)
     .map(([key, column]) => `${column.name}${column.columnType === "PgBigInt53" ? "::float8" : ""} AS "${key}"`)
     .join(", ");

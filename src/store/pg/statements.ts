@@ -5,20 +5,31 @@
 // data-modifying WITH). Liveness is a heartbeat by the database's clock, never a host's.
 import type { AuditValues } from "../audit-row.js";
 import { ownerMayBeAlive } from "../owner.js";
-import type { CountdownRow, InjectionRow, NewBill, SessionRow } from "../schema.js";
+import type { CountdownRow, InjectionRow, NewBill, NoticeRow, SessionRow } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
 import type { AsyncStatements, HistoryTable } from "../statements.js";
-import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "../types.js";
+import type {
+  ArmedRef,
+  ContinuationRef,
+  NewCountdown,
+  NewInjection,
+  NewNotice,
+  NoticeSettlement,
+  Scope,
+  SessionScope,
+} from "../types.js";
 import type { PgDb } from "./connection.js";
 import type { LiveOwners } from "./live-owners.js";
 import { exec, statement, type Statement } from "./prepared.js";
 import { BILL_KEYS, S } from "./statement-sql.js";
+import { N } from "./notice-sql.js";
 import { whole } from "./rows.js";
 
 const auditParams = (a: AuditValues) => [a.at, a.sessionId, a.directory, a.server, a.event, a.reason, a.detail];
 const SESSION = ["sessionId", "directory", "createdAt", "updatedAt"] as const;
 const COUNTDOWN = ["id", "sessionId", "directory", "armedAt", "deadlineAt", "state"] as const;
 const INJECTION = ["id", "sessionId", "countdownId", "directory", "createdAt", "status"] as const;
+const NOTICE = ["id", "noticeId", "sessionId", "channel", "kind", "createdAt", "body", "state"] as const;
 
 /** The key retention deletes by, table by table. */
 const KEY: Record<HistoryTable, string> = {
@@ -27,6 +38,7 @@ const KEY: Record<HistoryTable, string> = {
   countdowns: "id",
   sessions: "session_id",
   continuation_bills: "injection_id",
+  notices: "id",
 };
 
 const scoped = (scope: Scope) => [scope.directory, scope.server ?? null];
@@ -252,6 +264,42 @@ export class PgStatements implements AsyncStatements {
 
   async uncertainIn(sessionId: string, since: number): Promise<InjectionRow[]> {
     return whole(await this.run<InjectionRow>(S.uncertainIn, [sessionId, since]), INJECTION);
+  }
+
+  async insertNotices(notices: NewNotice[]): Promise<void> {
+    if (notices.length > 0) await this.run(N.insertNotices, [JSON.stringify(notices)]);
+  }
+
+  async claimNotices(
+    scope: Scope,
+    channels: readonly string[],
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<NoticeRow[]> {
+    const values = [...scoped(scope), JSON.stringify(channels), now, owner, leaseMs, limit];
+    return whole(await this.run<NoticeRow>(N.claimNotices, values), NOTICE);
+  }
+
+  async settleNotice(id: string, owner: string, s: NoticeSettlement, now: number): Promise<boolean> {
+    const values = [id, owner, s.state, s.attempts, s.nextAttemptAt, s.sentAt, s.lastError, s.body, now];
+    return whole(await this.run<{ id: string }>(N.settleNotice, values), ["id"]).length > 0;
+  }
+
+  async pendingNoticesOf(sessionId: string, channel: string): Promise<NoticeRow[]> {
+    return whole(await this.run<NoticeRow>(N.pendingNoticesOf, [sessionId, channel]), NOTICE);
+  }
+
+  async foldNotices(ids: readonly string[], into: string, now: number): Promise<number> {
+    if (ids.length === 0) return 0;
+    const rows = await this.run<{ n: number }>(N.foldNotices, [JSON.stringify(ids), into, now]);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async noticesSentSince(sessionId: string, channel: string, since: number): Promise<number[]> {
+    const rows = await this.run<{ sentAt: number }>(N.noticesSentSince, [sessionId, channel, since]);
+    return whole(rows, ["sentAt"]).map((r) => Number(r.sentAt));
   }
 
   /** Rows other transactions have locked are skipped rather than waited for (they are not history yet). */

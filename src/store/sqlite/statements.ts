@@ -4,11 +4,29 @@
 // one changes it.
 import type { AuditValues } from "../audit-row.js";
 import { ownerMayBeAlive } from "../owner.js";
-import type { CountdownRow, InjectionRow, NewBill, SessionRow } from "../schema.js";
+import type { CountdownRow, InjectionRow, NewBill, NoticeRow, SessionRow } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
 import type { HistoryTable, Statements } from "../statements.js";
-import type { ArmedRef, ContinuationRef, NewCountdown, NewInjection, Scope, SessionScope } from "../types.js";
+import type {
+  ArmedRef,
+  ContinuationRef,
+  NewCountdown,
+  NewInjection,
+  NewNotice,
+  NoticeSettlement,
+  Scope,
+  SessionScope,
+} from "../types.js";
 import type { Db, RawDatabase } from "./connection.js";
+import {
+  CLAIM_NOTICES,
+  claimParams,
+  FOLD_NOTICES,
+  INSERT_NOTICE,
+  NOTICES_SENT_SINCE,
+  PENDING_NOTICES_OF,
+  SETTLE_NOTICE,
+} from "./notice-sql.js";
 import { BILL_KEYS, changes, EXPIRE_ORPHANS, prepareStatements, scoped, TAKE_OVER } from "./prepared.js";
 
 export class SqliteStatements implements Statements {
@@ -171,6 +189,55 @@ export class SqliteStatements implements Statements {
 
   uncertainIn(sessionId: string, since: number): InjectionRow[] {
     return this.prepared.uncertainIn.all({ sessionId, since });
+  }
+
+  insertNotices(notices: NewNotice[]): void {
+    for (const n of notices)
+      this.raw.run(
+        INSERT_NOTICE,
+        n.id,
+        n.noticeId,
+        n.sessionId,
+        n.directory,
+        n.server ?? null,
+        n.channel,
+        n.kind,
+        n.reason,
+        n.createdAt,
+        n.body,
+        n.createdAt,
+        n.createdAt,
+      );
+  }
+
+  claimNotices(
+    scope: Scope,
+    channels: readonly string[],
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): NoticeRow[] {
+    return this.raw.all<NoticeRow>(CLAIM_NOTICES, ...claimParams(scope, channels, owner, now, leaseMs, limit));
+  }
+
+  settleNotice(id: string, owner: string, s: NoticeSettlement, now: number): boolean {
+    const { state, attempts, nextAttemptAt, sentAt, lastError, body } = s;
+    return (
+      this.raw.run(SETTLE_NOTICE, state, attempts, nextAttemptAt, sentAt, lastError, body, now, id, owner).changes > 0
+    );
+  }
+
+  pendingNoticesOf(sessionId: string, channel: string): NoticeRow[] {
+    return this.raw.all<NoticeRow>(PENDING_NOTICES_OF, sessionId, channel);
+  }
+
+  foldNotices(ids: readonly string[], into: string, now: number): number {
+    return ids.length === 0 ? 0 : this.raw.run(FOLD_NOTICES, into, now, JSON.stringify(ids)).changes;
+  }
+
+  noticesSentSince(sessionId: string, channel: string, since: number): number[] {
+    return this.raw.all<{ sentAt: number }>(NOTICES_SENT_SINCE, sessionId, channel, since).map((r) => r.sentAt);
   }
 
   deleteHistory(table: HistoryTable, settled: string, cutoff: number, limit: number): number {

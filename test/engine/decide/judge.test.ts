@@ -366,14 +366,20 @@ describe("recordSkip", () => {
     expect(rows.session(S)).toMatchObject({ notified_stop: reason });
   });
 
-  // Waiting states end by themselves, and done is done: nobody is told.
+  // A question is told (remembered, so its notice goes once) but shows no toast: the session waits, it did not stop.
+  it("waiting_for_user is remembered for its notice, without a toast", async () => {
+    await judge.recordSkip(S, skip("waiting_for_user"), { trigger: "idle" });
+    expect(host.toasts).toEqual([]);
+    expect(rows.session(S)).toMatchObject({ notified_stop: "waiting_for_user" });
+  });
+
+  // Waiting states end by themselves, and done is done (after no continuation: nothing to tell): nobody is told.
   it.each([
     "todos_complete",
     "no_todos",
     "busy",
     "in_flight",
     "children_running",
-    "waiting_for_user",
     "todo_fetch_failed",
     "compaction",
     "recovering",

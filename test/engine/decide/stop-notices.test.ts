@@ -9,7 +9,6 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Config } from "../../../src/config/resolve.js";
-import { explain, type Explanation } from "../../../src/core/explain.js";
 import { StopNotices } from "../../../src/engine/decide/stop-notices.js";
 import type { SqliteConnection } from "../../../src/store/sqlite/open.js";
 import { files, folder, makeContext, type TestContext, useTestFiles } from "../../support/engine-context.js";
@@ -20,11 +19,7 @@ import { unhandledDuring } from "../../support/unhandled.js";
 
 const S = "ses_notices";
 const TIMEOUT_MS = 1000;
-const STAGNATION: Explanation = {
-  standing: "stopped",
-  text: "stopped: 3 times without progress",
-  hint: "/resume-continuation to go on",
-};
+const STAGNATION = { unproductiveContinuations: 3 };
 
 const connections: SqliteConnection[] = [];
 const contexts: TestContext[] = [];
@@ -76,7 +71,7 @@ describe("told once per reason", () => {
     const { notices, host } = await boot();
     await notices.tell(S, "stagnation", STAGNATION);
     await notices.tell(S, "stagnation", STAGNATION);
-    await notices.tell(S, "stagnation", { ...STAGNATION, text: "stopped: 4 times without progress" });
+    await notices.tell(S, "stagnation", { unproductiveContinuations: 4 });
     expect(host.toasts).toHaveLength(1);
     expect(endedLines(host)).toHaveLength(1);
   });
@@ -84,7 +79,7 @@ describe("told once per reason", () => {
   it("another reason is news, and so is the first one once it is no longer the last told", async () => {
     const { notices, host } = await boot();
     await notices.tell(S, "stagnation", STAGNATION);
-    await notices.tell(S, "budget_exhausted", explain("skipped", "budget_exhausted", { continuations: 20 }));
+    await notices.tell(S, "budget_exhausted", { continuations: 20 });
     await notices.tell(S, "stagnation", STAGNATION);
     expect(host.toasts.map((t) => t.message)).toEqual([
       "Stopped: 3 times without progress.\n/resume-continuation to go on.",
@@ -110,13 +105,13 @@ describe("told once per reason", () => {
     await restarted.notices.tell(S, "stagnation", STAGNATION);
     expect(restarted.host.toasts).toEqual([]);
     expect(endedLines(restarted.host)).toEqual([]);
-    await restarted.notices.tell(S, "token_limit", explain("skipped", "token_limit"));
+    await restarted.notices.tell(S, "token_limit", {});
     expect(restarted.host.toasts).toHaveLength(1);
   });
 
-  it("a decision with no words tells nothing and writes nothing", async () => {
+  it("a reason that is no stop tells nothing and writes nothing", async () => {
     const { notices, host } = await boot();
-    await notices.tell(S, "stagnation", undefined);
+    await notices.tell(S, "busy", {});
     expect(host.toasts).toEqual([]);
     expect(host.logs).toEqual([]);
     expect(rows.session(S)).toBeUndefined();
@@ -126,20 +121,16 @@ describe("told once per reason", () => {
 describe("the toast's words", () => {
   it("the explanation and the hint, each a sentence on a line of its own (a command never breaks across two)", async () => {
     const { notices, host } = await boot();
-    await notices.tell(S, "token_limit", {
-      standing: "stopped",
-      text: "stopped: the context is full",
-      hint: "compact the session or write to go on",
-    });
-    expect(host.toasts.map((t) => t.message)).toEqual([
-      "Stopped: the context is full.\nCompact the session or write to go on.",
-    ]);
+    await notices.tell(S, "token_limit", {});
+    expect(host.toasts.map((t) => t.message)).toEqual(["Stopped: the context is full.\nCompact or write to go on."]);
   });
 
-  it("without a hint, the explanation alone", async () => {
+  it("a question is told (remembered, for its notice) but is no toast: the session waits, it did not stop", async () => {
     const { notices, host } = await boot();
-    await notices.tell(S, "user_took_over", { standing: "paused", text: "paused: you stepped in" });
-    expect(host.toasts.map((t) => t.message)).toEqual(["Paused: you stepped in."]);
+    await notices.tell(S, "waiting_for_user", { source: "text_question" });
+    expect(host.toasts).toEqual([]);
+    expect(endedLines(host)).toEqual([]);
+    expect(rows.session(S)).toMatchObject({ notified_stop: "waiting_for_user" });
   });
 });
 

@@ -5,7 +5,7 @@ import { changeSession } from "../../../src/store/changes/change-session.js";
 import { end } from "../../../src/store/changes/end.js";
 import { prune } from "../../../src/store/prune-history.js";
 import { recordBill } from "../../../src/store/changes/record-bill.js";
-import { q } from "../../../src/store/script.js";
+import { change, q } from "../../../src/store/script.js";
 import { countdown, NOW, type ContractCase } from "../contract-world.js";
 
 export const PRUNE_CASES: ContractCase[] = [
@@ -27,11 +27,32 @@ export const PRUNE_CASES: ContractCase[] = [
       });
       await a.change(recordBill({ sessionId: "ses_2", directory: "/p" }, bill("i_old", 1000), 1000));
       await a.change(recordBill({ sessionId: "ses_2", directory: "/p" }, bill("i_new", NOW), NOW));
+      const notice = (id: string) => ({
+        ...{ id, noticeId: id, sessionId: "ses_2", directory: "/p", channel: "hook" },
+        ...{ kind: "stuck", reason: "stagnation", createdAt: 1000, body: "{}" },
+      });
+      await a.change(change("test", undefined, () => q.insertNotices([notice("n_sent"), notice("n_pending")])));
+      await a.change(
+        change("test", undefined, function* () {
+          yield* q.claimNotices({ directory: "/p" }, ["hook"], "me", 1000, 60_000, 2);
+          const sent = { state: "sent" as const, attempts: 1, nextAttemptAt: 1000, sentAt: 1100, lastError: null };
+          yield* q.settleNotice("n_sent", "me", { ...sent, body: "{}" }, 1100);
+        }),
+      );
       const dry = await prune(b, { cutoff: NOW, dryRun: true });
-      assert.deepEqual([dry.countdowns, dry.sessions, dry.auditEvents, dry.bills], [1, 1, 3, 1]);
+      assert.deepEqual([dry.countdowns, dry.sessions, dry.auditEvents, dry.bills, dry.notices], [1, 1, 3, 1, 1]);
       const report = await prune(b, { cutoff: NOW, batchSize: 2, pauseMs: 0 });
-      assert.deepEqual([report.countdowns, report.sessions, report.auditEvents, report.bills], [1, 1, 3, 1]);
-      assert.equal(report.batches, 6);
+      assert.deepEqual(
+        [report.countdowns, report.sessions, report.auditEvents, report.bills, report.notices],
+        [1, 1, 3, 1, 1],
+      );
+      assert.equal(report.batches, 7);
+      const notices = await a.reader.all<{ id: string }>("SELECT id FROM notices");
+      assert.deepEqual(
+        notices.map((r) => r.id),
+        ["n_pending"],
+        "a notice still to be delivered is never history",
+      );
       const bills = await a.reader.all<{ id: string }>("SELECT injection_id AS id FROM continuation_bills");
       assert.deepEqual(
         bills.map((r) => r.id),
