@@ -4,6 +4,7 @@ import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { hostname } from "node:os";
 import { resolveConfiguration, type Config } from "../config/resolve.js";
 import { loadZod } from "../config/zod.js";
+import { channelsFrom } from "../notify/sending.js";
 import { Announcer } from "./announcer.js";
 import { Enforcer } from "../engine/enforcer.js";
 import { describeDatabaseFailure } from "../store/failure.js";
@@ -118,7 +119,10 @@ export function pluginHooks(
   // On a database that several machines share, the sessions of this OpenCode are those of this host: pods often run
   // OpenCode in the same directory path, and one pod's countdowns must never be adopted by another's OpenCode.
   const server = isPostgresUrl(config.databasePath) ? hostname() : null;
-  const enforcer = new Enforcer({ config, store, host, directory: input.directory, server });
+  const report = (problem: string) =>
+    announcer ? announcer.warn(problem) : host.log("warn", `todo-continuation: ${problem}`);
+  const notify = channelsFrom(config.notify, input.directory, report);
+  const enforcer = new Enforcer({ config, store, host, directory: input.directory, server, notify });
   // Told by the engine, not by a wrapper around the event hook: that hook runs for every streamed chunk.
   if (announcer) enforcer.on("session_idle", () => announcer.idle());
   // Recovery reads OpenCode (pending injections are reconciled against the session's messages): after init only.

@@ -4,6 +4,7 @@
 // records until when it had each server's event stream. A replica that dies stops its heartbeat; once its lease has
 // run out the others share its servers again, adopt its countdowns and catch up on the sessions that changed meanwhile.
 import type { Config } from "../config/resolve.js";
+import type { NoticeChannels } from "../engine/notice-sender.js";
 import { describeDatabaseFailure } from "../store/failure.js";
 import type { LogLevel } from "../host/port.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
@@ -58,6 +59,8 @@ export interface FleetOptions {
    */
   liveness?: OperatorStore;
   config: Config;
+  /** Where notices go, for every server followed; none: nothing is sent. */
+  notify?: NoticeChannels;
   log: Log;
   /** Where the servers' passwords are read from (`servers.password_env` names the variable). */
   env?: NodeJS.ProcessEnv;
@@ -308,6 +311,7 @@ export class FleetReplica {
       username: row.username ?? undefined,
       password,
       config: this.o.config,
+      notify: this.o.notify,
       store: this.o.store,
       log: (level, message, extra) => this.o.log(level, message, { ...extra, server: row.name }),
       server: row.name,

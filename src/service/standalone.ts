@@ -7,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
 import PQueue from "p-queue";
 import type { Config } from "../config/resolve.js";
+import type { NoticeChannels } from "../engine/notice-sender.js";
 import { Enforcer } from "../engine/enforcer.js";
 import { errorMessage, withCause } from "../engine/host-calls.js";
 import type { LogLevel } from "../host/port.js";
@@ -48,6 +49,8 @@ export interface ServiceOptions {
   username?: string;
   password?: string;
   config: Config;
+  /** Where notices go (parsed once by the caller from `config.notify`); none: nothing is sent. */
+  notify?: NoticeChannels;
   store: EngineStore;
   log: (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
   /** Backoff between reconnection attempts (doubling up to the maximum). */
@@ -117,6 +120,7 @@ export class StandaloneService {
       directory: o.directory,
       server: o.server,
       owner: o.owner,
+      notify: o.notify,
     });
   }
 

@@ -1,4 +1,6 @@
 import { InvalidArgumentError, type Command } from "commander";
+import type { NoticeChannels } from "../../engine/notice-sender.js";
+import { channelsFrom } from "../../notify/sending.js";
 import { ConfigError, resolveConfiguration, type Config } from "../../config/resolve.js";
 import { FleetReplica } from "../../service/fleet.js";
 import { LOG_FORMATS, serviceLog, type Log, type LogFormat } from "../../service/log.js";
@@ -137,8 +139,9 @@ export function registerServe(program: Command): void {
       const config = configOf(options, db === undefined ? undefined : databasePath(db));
       const silenceMs = silenceMsOf(options);
       const log = serviceLog(options.logFormat);
-      if (options.url === undefined) return serveFleet(config, silenceMs, options, log);
-      return serveOne(options.url, config, silenceMs, options, log);
+      const notify = channelsFrom(config.notify, options.directory, (problem) => log("error", problem));
+      if (options.url === undefined) return serveFleet(config, silenceMs, options, log, notify);
+      return serveOne(options.url, config, silenceMs, options, log, notify);
     });
 }
 
@@ -149,6 +152,7 @@ async function serveOne(
   silenceMs: number | undefined,
   options: ServeOptions,
   log: Log,
+  notify: NoticeChannels,
 ): Promise<void> {
   try {
     new URL(url);
@@ -190,6 +194,7 @@ async function serveOne(
     username: options.username ?? process.env.OPENCODE_SERVER_USERNAME,
     password: options.password ?? process.env.OPENCODE_SERVER_PASSWORD,
     config,
+    notify,
     store: metrics ? observeStore(opened, metrics) : opened,
     log,
     server: options.name ?? null,
@@ -238,6 +243,7 @@ async function serveFleet(
   silenceMs: number | undefined,
   options: ServeOptions,
   log: Log,
+  notify: NoticeChannels,
 ): Promise<void> {
   const location = config.databasePath;
   if (!isPostgresUrl(location))
@@ -258,6 +264,7 @@ async function serveFleet(
     store,
     liveness,
     config,
+    notify,
     log,
     silenceMs,
     onTakeover: () => metrics?.tookOver(),
