@@ -108,6 +108,12 @@ function seeConfig(announcer: Announcer | undefined, cfg: { plugin?: unknown }):
   }
 }
 
+/** A problem said where the person looks: the announcer's status, log and toast, else OpenCode's log. */
+function warn(host: OpenCodeHost, announcer: Announcer | undefined, problem: string): void {
+  if (announcer) announcer.warn(problem);
+  else host.log("warn", `todo-continuation: ${problem}`);
+}
+
 /** The hooks over an open store: what the plugin function returns once its configuration and file are settled. */
 export function pluginHooks(
   input: PluginInput,
@@ -119,9 +125,7 @@ export function pluginHooks(
   // On a database that several machines share, the sessions of this OpenCode are those of this host: pods often run
   // OpenCode in the same directory path, and one pod's countdowns must never be adopted by another's OpenCode.
   const server = isPostgresUrl(config.databasePath) ? hostname() : null;
-  const report = (problem: string) =>
-    announcer ? announcer.warn(problem) : host.log("warn", `todo-continuation: ${problem}`);
-  const notify = channelsFrom(config.notify, input.directory, report);
+  const notify = channelsFrom(config.notify, input.directory, (problem) => warn(host, announcer, problem));
   const enforcer = new Enforcer({ config, store, host, directory: input.directory, server, notify });
   // Told by the engine, not by a wrapper around the event hook: that hook runs for every streamed chunk.
   if (announcer) enforcer.on("session_idle", () => announcer.idle());

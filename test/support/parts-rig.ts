@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
+import type { NoticeChannels } from "../../src/engine/notice-sender.js";
 import { buildParts, type EngineParts } from "../../src/engine/parts.js";
 import { folder, liveOwner, makeContext, store, type TestContext, useTestFiles } from "./engine-context.js";
 import { testConfig } from "./engine-fixture.js";
@@ -23,6 +24,8 @@ export interface PartsOptions {
   owner?: string;
   /** Sessions remembered at most (parts.ts MEMORY_CAP by default). */
   memoryCap?: number;
+  /** Where notices go (none by default). */
+  notify?: NoticeChannels;
 }
 
 /** A fresh file for every test of the file (fake time from START), and the parts built in each stopped after it. */
@@ -31,6 +34,7 @@ export function useParts(): void {
   afterEach(() => {
     for (const { ctx, parts } of built.splice(0)) {
       parts.leases.stop();
+      parts.sender.stop();
       parts.queue.stopQueued();
       parts.starts.clear();
       ctx.timers.stop();
@@ -43,7 +47,7 @@ export function buildPartsRig(options: PartsOptions = {}): PartsRig {
   const host = options.host ?? new FakeHost();
   const config = testConfig(join(folder, "state.db"), options.config);
   const ctx = makeContext({ store, config, owner: options.owner ?? liveOwner(), host });
-  const rig = { ctx, host, parts: buildParts(ctx, { memoryCap: options.memoryCap }) };
+  const rig = { ctx, host, parts: buildParts(ctx, { memoryCap: options.memoryCap, notify: options.notify }) };
   built.push(rig);
   return rig;
 }
