@@ -8,11 +8,16 @@ import {
   AUDIT_VOCABULARY,
   CANCEL_REASONS,
   INJECTION_FAILURE_REASONS,
+  NOTICE_KINDS,
   RESUME_REASONS,
   SKIP_REASONS,
 } from "../core/reasons.js";
 import type { AuditValues } from "../store/audit-row.js";
 import type { NewBill } from "../store/schema.js";
+import { CHANNEL_TYPES } from "../notify/types.js";
+
+/** What became of one attempt to deliver a notice. */
+const NOTICE_OUTCOMES = ["sent", "retrying", "failed"] as const;
 
 export const METRIC_PREFIX = "todo_continuation_";
 
@@ -135,6 +140,14 @@ export class Metrics {
   private readonly billed = this.counter("continuation_bills_total", "Continuations billed, by how their turn ended", [
     "outcome",
   ]);
+  private readonly notices = this.counter(
+    "notices_total",
+    "Notice deliveries by kind, channel type and outcome: sent, retrying (an attempt failed, another follows) or failed (given up)",
+    ["kind", "channel_type", "outcome"],
+    NOTICE_KINDS.flatMap((kind) =>
+      CHANNEL_TYPES.flatMap((channel_type) => NOTICE_OUTCOMES.map((outcome) => ({ kind, channel_type, outcome }))),
+    ),
+  );
 
   /**
    * `live`: the engines' figures now. `ready`: whether the process can do its work now, as `/readyz` says (the alerting
@@ -195,6 +208,7 @@ export class Metrics {
       else if (row.event === "cancelled") this.cancels.inc({ reason });
       else if (row.event === "injected") this.continuations.inc({ outcome: "injected" });
       else if (row.event === "injection_failed") this.continuations.inc({ outcome: reason });
+      else if (row.event === "notified" || row.event === "notice_failed") this.noticeDelivered(row);
       if (row.event === "armed" || row.event === "skipped") {
         const lookMs = millisecondsIn(detailOf(row), "lookMs");
         if (lookMs !== undefined) this.decisionSeconds.observe(lookMs / 1000);
@@ -212,6 +226,16 @@ export class Metrics {
       this.cost.inc(Number(bill.cost ?? 0));
       this.billed.inc({ outcome: bill.outcome });
     }
+  }
+
+  /** A notice delivery's row, counted under labels from the vocabulary only (a channel's name or URL never is one). */
+  private noticeDelivered(row: AuditValues): void {
+    const detail = detailOf(row);
+    const channelType = CHANNEL_TYPES.find((type) => type === detail.channelType);
+    const kind = NOTICE_KINDS.find((k) => k === row.reason);
+    if (!channelType || !kind) return;
+    const outcome = row.event === "notified" ? "sent" : detail.final === true ? "failed" : "retrying";
+    this.notices.inc({ kind, channel_type: channelType, outcome });
   }
 
   /** One piece of database work, timed: a state change by its name, or `read`. */

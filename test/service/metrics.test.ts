@@ -138,3 +138,32 @@ describe("what a transaction committed", () => {
     expect(seen.get(`${METRIC_PREFIX}continuation_bills_total{outcome="interrupted"}`)).toBe(1);
   });
 });
+
+describe("notice deliveries", () => {
+  it("are counted by kind, channel type and outcome, each series there from the start; no other label ever", async () => {
+    const m = metrics();
+    const before = await samples(m);
+    expect(before.get(`${METRIC_PREFIX}notices_total{kind="question",channel_type="ntfy",outcome="sent"}`)).toBe(0);
+    const delivery = { channel: "my-hook https://hooks.test/secret-path", channelType: "webhook", attempt: 1 };
+    m.committed({
+      audit: [
+        row("notice_failed", "budget", { ...delivery, error: "503", retryInMs: 5000 }),
+        row("notified", "budget", { ...delivery, attempt: 2 }),
+        row("notice_failed", "stuck", { ...delivery, channelType: "command", final: true }),
+        row("notified", "done", { ...delivery, channelType: "not-a-type" }),
+      ],
+      bills: [],
+    });
+    const text = await m.text();
+    const seen = await samples(m);
+    const series = (kind: string, type: string, outcome: string) =>
+      seen.get(`${METRIC_PREFIX}notices_total{kind="${kind}",channel_type="${type}",outcome="${outcome}"}`);
+    expect(series("budget", "webhook", "retrying")).toBe(1);
+    expect(series("budget", "webhook", "sent")).toBe(1);
+    expect(series("stuck", "command", "failed")).toBe(1);
+    expect(series("done", "webhook", "sent")).toBe(0);
+    expect(text).not.toContain("secret-path");
+    expect(text).not.toContain("not-a-type");
+    expect(seen.get(`${METRIC_PREFIX}audit_events_total{event="notified",reason="budget"}`)).toBe(1);
+  });
+});
