@@ -7,6 +7,7 @@ import { startProcess } from "../test/crash/processes.js";
 import { bills } from "./bills.js";
 import { fanout } from "./fanout.js";
 import { hotPath } from "./hot-path.js";
+import { notices } from "./notices.js";
 import type { Figure } from "./lib.js";
 import { recovery } from "./recovery.js";
 import { schedulerPrecision } from "./scheduler.js";
@@ -33,6 +34,7 @@ await step("hot-path", hotPath);
 await step("state-changes", stateChanges);
 await step("pg-state-changes", pgStateChanges);
 await step("bills", bills);
+await step("notices", notices);
 await step("scheduler", async () => [...(await schedulerPrecision(1000)), ...(await schedulerPrecision(10_000))]);
 // Recovery: 20 rounds at 10k armed, 7 at 100k (a round there takes about 5 s); about a minute in all.
 await step("recovery", async () => [

@@ -49,11 +49,10 @@ export function end(
 ): Change<boolean> {
   return change("end", countdown.sessionId, function* () {
     const ended = yield* endArmed(countdown, how, now);
-    if (update || look) yield* applyChange(countdown, now, update ?? {}, look);
     if (ended && tell && "skipped" in how) {
       const scope = { sessionId: countdown.sessionId, directory: countdown.directory, server: countdown.server };
-      yield* tellStop(scope, how.skipped, how.detail ?? {}, tell, now);
-    }
+      yield* tellStop(scope, how.skipped, how.detail ?? {}, tell, now, { update, look });
+    } else if (update || look) yield* applyChange(countdown, now, update ?? {}, look);
     return ended;
   });
 }

@@ -19,8 +19,9 @@ export function skip(
   after: { update?: SessionChange; look?: LookOwed; tell?: Telling } = {},
 ): Change<Told> {
   return change("skip", scope.sessionId, function* () {
-    if (after.update || after.look) yield* applyChange(scope, now, after.update ?? {}, after.look);
     yield* q.audit(auditRow(now, scope, { event: "skipped", reason, detail }));
-    return after.tell ? yield* tellStop(scope, reason, detail, after.tell, now) : UNTOLD;
+    if (after.tell) return yield* tellStop(scope, reason, detail, after.tell, now, after);
+    if (after.update || after.look) yield* applyChange(scope, now, after.update ?? {}, after.look);
+    return UNTOLD;
   });
 }

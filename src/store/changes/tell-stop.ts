@@ -7,7 +7,9 @@ import { noticeKindOf, noticeOf, type NoticeKind } from "../../core/notices.js";
 import { STOP_NOTICES } from "../../core/explain.js";
 import type { TodoSummary } from "../../core/todos.js";
 import { change, q, type Change, type Script } from "../script.js";
-import type { NewNotice, SessionScope } from "../types.js";
+import type { NewNotice, SessionChange, SessionScope } from "../types.js";
+import { applyChange } from "./change-session.js";
+import { withLook, type LookOwed } from "./look-owed.js";
 import { ensureSession, patchSession } from "./session-row.js";
 
 /** What the caller knows that the notice carries, and where notices go. */
@@ -34,20 +36,34 @@ export function isTold(reason: string): boolean {
   return STOP_NOTICES.has(reason) || noticeKindOf(reason, true) !== undefined;
 }
 
+/**
+ * Tells the stop of `reason` if it is news, with the session change and the look owed that go with its decision
+ * (`along`) folded into the same write of the row.
+ */
 export function* tellStop(
   scope: SessionScope,
   reason: string,
   detail: Record<string, unknown>,
   telling: Telling,
   now: number,
+  along: { update?: SessionChange; look?: LookOwed } = {},
 ): Script<Told> {
-  if (!isTold(reason)) return NOTHING;
+  const moving = along.update !== undefined || along.look !== undefined;
+  if (!isTold(reason)) {
+    if (moving) yield* applyChange(scope, now, along.update ?? {}, along.look);
+    return NOTHING;
+  }
   const existing = yield* q.session(scope.sessionId);
   const continued = (existing?.continuations ?? 0) > 0;
   // All done is news only after continuations: nothing is remembered for a list the person watched close.
-  if (existing?.notifiedStop === reason || (!STOP_NOTICES.has(reason) && !noticeKindOf(reason, continued)))
-    return NOTHING;
-  const row = yield* patchSession(existing ?? (yield* ensureSession(scope, now)), { notifiedStop: reason }, now);
+  const news =
+    existing?.notifiedStop !== reason && (STOP_NOTICES.has(reason) || noticeKindOf(reason, continued) !== undefined);
+  if (!news && !moving) return NOTHING;
+  const base = existing ?? (yield* ensureSession(scope, now));
+  const update = typeof along.update === "function" ? along.update(base) : (along.update ?? {});
+  const looked = along.look ? withLook(base, along.look) : base;
+  const row = yield* patchSession(looked, news ? { ...update, notifiedStop: reason } : update, now);
+  if (!news) return NOTHING;
   const notice = noticeOf({
     id: telling.noticeId,
     now,

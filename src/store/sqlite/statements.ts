@@ -32,6 +32,7 @@ import { BILL_KEYS, changes, EXPIRE_ORPHANS, prepareStatements, scoped, TAKE_OVE
 export class SqliteStatements implements Statements {
   /** Each statement prepared once, under the name of the method it answers. */
   private readonly prepared;
+  private insertNotice: { run(...params: unknown[]): { changes: number } } | undefined;
 
   constructor(
     db: Db,
@@ -192,9 +193,10 @@ export class SqliteStatements implements Statements {
   }
 
   insertNotices(notices: NewNotice[]): void {
+    // Prepared once, on first use: a stop that tells writes a row per channel, and a stop is on a session's path.
+    this.insertNotice ??= this.raw.prepare(INSERT_NOTICE);
     for (const n of notices)
-      this.raw.run(
-        INSERT_NOTICE,
+      this.insertNotice.run(
         n.id,
         n.noticeId,
         n.sessionId,
