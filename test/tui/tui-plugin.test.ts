@@ -163,6 +163,15 @@ async function countdownArmed() {
 
 const settle = () => settleEngine(f!);
 
+/** A lease tick of the engine (leaseMs 3000) picks up what the palette wrote; the countdown it arms then sends. */
+async function sentAfterALeaseTick() {
+  await advance(1100);
+  await settle();
+  await advance(5000);
+  await settle();
+  expect(f!.host.prompts).toHaveLength(1);
+}
+
 function readRows(path: string, sql: string): unknown[] {
   const db = new Database(path, { readonly: true });
   try {
@@ -356,11 +365,7 @@ describe("the TUI plugin", () => {
     expect(api.toasts.at(-1)?.message).toBe(
       "Lifted the provider's refusal.\nResumed: it goes on soon if todos are open.",
     );
-    await advance(1100); // a lease tick of the engine picks the resume up
-    await settle();
-    await advance(5000);
-    await settle();
-    expect(f!.host.prompts).toHaveLength(1);
+    await sentAfterALeaseTick();
   });
 
   it("the palette's Allow more lifts a spent budget with as much again, says so, and the next look continues", async () => {
@@ -389,11 +394,7 @@ describe("the TUI plugin", () => {
     expect(api.toasts.at(-1)?.message).toBe(
       "Allowed 20 more continuations.\nLifted the spent budget.\nIt goes on soon if todos are open.",
     );
-    await advance(1100); // a lease tick of the engine picks the allowance up
-    await settle();
-    await advance(5000);
-    await settle();
-    expect(f!.host.prompts).toHaveLength(1);
+    await sentAfterALeaseTick();
   });
 
   it("refreshes on OpenCode's events, not by polling", async () => {
