@@ -40,12 +40,8 @@ const NOTHING: Allowance = { continuations: 0, cost: 0, tokens: 0 };
  * it sent (at least one), and what they cost and used. A session stopped by the daily cap before spending anything of
  * its own gets no cost this way: it needs an amount (`--cost`).
  */
-export function asMuchAgain(row: Pick<SessionRow, "continuations" | "continuationCost" | "continuationTokens">) {
-  return {
-    continuations: Math.max(row.continuations, 1),
-    cost: row.continuationCost,
-    tokens: row.continuationTokens,
-  } satisfies Allowance;
+function asMuchAgain(row: SessionRow): Allowance {
+  return { continuations: Math.max(row.continuations, 1), cost: row.continuationCost, tokens: row.continuationTokens };
 }
 
 function grantedOf(grant: Grant, row: SessionRow): Allowance {
