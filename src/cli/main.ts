@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// `todo-continuation`: history, audit, status, stop/resume, migrate, doctor, prune, the standalone service and the
-// servers a fleet of them follows.
+// `todo-continuation`: history, audit, status, stop/resume/allow, migrate, doctor, prune, the standalone service and
+// the servers a fleet of them follows.
 // Exit codes: 0 ok, 1 failure (explained on stderr), 2 usage error.
 import { loadZod } from "../config/zod.js";
 import { Command, CommanderError } from "commander";
+import { registerAllow } from "./commands/allow.js";
 import { registerAudit } from "./commands/audit.js";
 import { registerCost } from "./commands/cost.js";
 import { registerDoctor } from "./commands/doctor.js";
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   registerCost(program);
   registerStatus(program);
   registerStopResume(program);
+  registerAllow(program);
   registerMigrate(program);
   registerDoctor(program);
   registerPrune(program);

@@ -55,6 +55,19 @@ export function positiveIntegerArg(name: string, value: string): number {
   return n;
 }
 
+/** The largest amount of money a command takes: the largest cost cap there can be (src/config/options.ts). */
+const MAX_AMOUNT = 1_000_000;
+
+/** A commander argument parser for options that take an amount above 0 ("0.50", "2"). */
+export function positiveAmountArg(name: string, value: string): number {
+  if (!/^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(value))
+    throw new InvalidArgumentError(`${name} takes an amount such as 0.50 (in the currency of the models' prices).`);
+  const amount = Number(value);
+  if (amount <= 0 || amount > MAX_AMOUNT)
+    throw new InvalidArgumentError(`${name} is out of range: it takes more than 0, up to ${MAX_AMOUNT}.`);
+  return amount;
+}
+
 /** A century: longer than any history, and a time the database's integer columns still hold. */
 const MAX_DURATION_MS = 100 * 365 * 86_400_000;
 

@@ -289,16 +289,19 @@ const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
   ["cost_budget", ({ durable, config }) => overBudget(durable, config)],
   [
     "budget_exhausted",
-    ({ durable, config }) =>
-      durable.continuations >= config.maxContinuations
-        ? {
-            continuations: durable.continuations,
-            limit: config.maxContinuations,
-            ...(durable.spent && durable.spent.tokens > 0
-              ? { spent: durable.spent.cost, tokens: durable.spent.tokens }
-              : {}),
-          }
-        : pass,
+    ({ durable, config }) => {
+      const allowed = durable.allowed?.continuations ?? 0;
+      const limit = config.maxContinuations + allowed;
+      if (durable.continuations < limit) return pass;
+      return {
+        continuations: durable.continuations,
+        limit,
+        ...(allowed > 0 ? { allowed } : {}),
+        ...(durable.spent && durable.spent.tokens > 0
+          ? { spent: durable.spent.cost, tokens: durable.spent.tokens }
+          : {}),
+      };
+    },
   ],
 ];
 

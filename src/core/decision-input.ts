@@ -29,6 +29,9 @@ export interface SessionState {
   fileLedger: string | null;
   continuationCost: number;
   continuationTokens: number;
+  allowedContinuations: number;
+  allowedCost: number;
+  allowedTokens: number;
   unproductiveReplies: number;
   todoSnapshot: string | null;
   backoffUntil: number | null;
@@ -146,6 +149,11 @@ function durableFacts(
     spentToday: sinceLook.spending?.today,
     recentBills: sinceLook.spending?.recentBills,
     recentBillsToday: sinceLook.spending?.recentBillsToday,
+    allowed: {
+      continuations: row?.allowedContinuations ?? 0,
+      cost: row?.allowedCost ?? 0,
+      tokens: row?.allowedTokens ?? 0,
+    },
     unproductiveReplies: row?.unproductiveReplies ?? 0,
     ledger: parseLedger(row?.todoSnapshot),
     backoffUntil: row?.backoffUntil ?? null,

@@ -73,6 +73,11 @@ export interface DurableFacts {
    * estimate for a session's first continuation.
    */
   recentBillsToday?: ReadonlyArray<{ cost: number; tokens: number }>;
+  /**
+   * Granted beyond the caps since the last real user message or resume (`todo-continuation allow`, the palette's "Allow
+   * more"): added to `maxContinuations` and to each spend cap that is set (see budget.ts).
+   */
+  allowed?: Allowance;
   /** Text-only replies in a row to continuations (before the last one). */
   unproductiveReplies?: number;
   /** Progress baseline: the todos as of the continuations since the last real user message. */
@@ -90,6 +95,13 @@ export interface DurableFacts {
   pauseMessageId?: string | null;
   /** The todos when the user took over: progress is measured against them. */
   pauseLedger?: ProgressLedger | null;
+}
+
+/** What a person allowed a session beyond its caps: continuations, cost (in the models' currency), tokens. */
+export interface Allowance {
+  continuations: number;
+  cost: number;
+  tokens: number;
 }
 
 /** What this process sees right now (memory mirror of events, and the host when asked). */

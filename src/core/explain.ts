@@ -26,6 +26,9 @@ const RESUME_BY: Record<string, string> = {
 const RESUME_HINT = "/resume-continuation to go on";
 const resumeHint = (source: unknown) => RESUME_BY[String(source)] ?? RESUME_HINT;
 
+/** The way on from a spent budget: more of it, from the palette (no model turn; the CLI's `allow` is the same). */
+const ALLOW_HINT = "palette: Allow more to go on";
+
 const STOPPED_BY: Record<string, string> = {
   command: "stopped by /stop-continuation",
   tui: "stopped from the palette",
@@ -141,20 +144,17 @@ const SKIPS: Record<string, (detail: Record<string, unknown>) => Explanation> = 
     const spent = n(d, "spent") ?? 0;
     const limit = n(d, "limit") ?? 0;
     if (d.budget === "session_tokens")
-      return { standing: "stopped", text: `stopped: ${tokens(spent)} of ${tokens(limit)} tokens`, hint: RESUME_HINT };
+      return { standing: "stopped", text: `stopped: ${tokens(spent)} of ${tokens(limit)} tokens`, hint: ALLOW_HINT };
+    // An allowance lets this session past the day's cap; raising dailyContinuationCost lets every session.
     if (d.budget === "daily_cost")
-      return {
-        standing: "stopped",
-        text: `stopped: ${money(spent)} of ${money(limit)} today`,
-        hint: "raise dailyContinuationCost to go on",
-      };
-    return { standing: "stopped", text: `stopped: ${money(spent)} of ${money(limit)} spent`, hint: RESUME_HINT };
+      return { standing: "stopped", text: `stopped: ${money(spent)} of ${money(limit)} today`, hint: ALLOW_HINT };
+    return { standing: "stopped", text: `stopped: ${money(spent)} of ${money(limit)} spent`, hint: ALLOW_HINT };
   },
   budget_exhausted: (d) => ({
     standing: "stopped",
     text: `stopped: the budget${n(d, "continuations") !== undefined ? ` of ${n(d, "continuations")}` : ""} is spent`,
     // What those continuations cost, when they were billed: the amount beside the way on.
-    hint: n(d, "spent") ? `${money(n(d, "spent")!)} spent; /resume-continuation` : RESUME_HINT,
+    hint: n(d, "spent") ? `${money(n(d, "spent")!)} spent; palette: Allow more` : ALLOW_HINT,
   }),
 };
 
@@ -216,7 +216,7 @@ export function explain(
     case "stopped":
       return stoppedBy(reason);
     case "unstopped":
-      return { standing: "continuing", text: "resumed" };
+      return { standing: "continuing", text: detail.allowed ? "more allowed" : "resumed" };
     default:
       return undefined;
   }
@@ -235,11 +235,25 @@ const HOLDS: Record<string, string> = {
   cost_budget: "the spent cost budget",
 };
 
-/** "the stop and the provider's refusal"; undefined when nothing was lifted. */
-export function liftedWords(lifted: readonly string[]): string | undefined {
-  const words = lifted.map((reason) => HOLDS[reason] ?? reason.replaceAll("_", " "));
+/** "a, b and c"; undefined for none. */
+function listed(words: readonly string[]): string | undefined {
   if (words.length === 0) return undefined;
   return words.length === 1 ? words[0] : `${words.slice(0, -1).join(", ")} and ${words.at(-1)}`;
+}
+
+/** "the stop and the provider's refusal"; undefined when nothing was lifted. */
+export function liftedWords(lifted: readonly string[]): string | undefined {
+  return listed(lifted.map((reason) => HOLDS[reason] ?? reason.replaceAll("_", " ")));
+}
+
+/** "10 more continuations, $0.42 and 9000 tokens", "$0.25 more": what an allowance granted, the amounts it has. */
+export function allowedWords(granted: { continuations: number; cost: number; tokens: number }): string {
+  const amounts = [
+    ...(granted.cost > 0 ? [money(granted.cost)] : []),
+    ...(granted.tokens > 0 ? [`${tokens(granted.tokens)} tokens`] : []),
+  ];
+  if (granted.continuations > 0) return listed([plural(granted.continuations, "more continuation"), ...amounts])!;
+  return amounts.length > 0 ? `${listed(amounts)} more` : "nothing more";
 }
 
 /**

@@ -41,13 +41,13 @@ export function noticeKindOf(reason: string, continued: boolean): NoticeKind | u
   return kind;
 }
 
-/** How a person goes on from a notice of `kind`: the palette entry and the command, both named. */
-export function wayOn(kind: NoticeKind, reason: string, sessionId: string): { palette: string; command: string } {
+/**
+ * How a person goes on from a notice of `kind`: the palette entry and the command, both named. A budget's: `allow`
+ * with no amount grants as much again as the session had (store/changes/allow.ts).
+ */
+export function wayOn(kind: NoticeKind, sessionId: string): { palette: string; command: string } {
   if (kind === "budget")
-    return {
-      palette: "Allow more todo continuations",
-      command: `todo-continuation allow ${sessionId}${reason === "budget_exhausted" ? " --continuations 10" : ""}`,
-    };
+    return { palette: "Allow more todo continuations", command: `todo-continuation allow ${sessionId}` };
   if (kind === "question" || kind === "done")
     return { palette: "(answer in the session)", command: `opencode --session ${sessionId}` };
   return { palette: "Resume todo continuation", command: `todo-continuation resume ${sessionId}` };
@@ -113,7 +113,7 @@ export function noticeOf(facts: NoticeFacts): Notice | undefined {
     ...(words?.hint ? { hint: sentence(words.hint) } : {}),
     todos: { done: todos.completed, open: todos.open, total: todos.total },
     continuations: facts.continuations,
-    goOn: wayOn(kind, facts.reason, facts.sessionId),
+    goOn: wayOn(kind, facts.sessionId),
   };
 }
 

@@ -24,6 +24,10 @@ export interface SessionPatch {
   /** What the session's continuations cost since the last real user message or resume. */
   continuationCost?: number;
   continuationTokens?: number;
+  /** Granted beyond the caps by `todo-continuation allow` since the last real user message or resume. */
+  allowedContinuations?: number;
+  allowedCost?: number;
+  allowedTokens?: number;
   unproductiveReplies?: number;
   /** JSON of the progress ledger (see core/todos.ts). */
   todoSnapshot?: string | null;
@@ -41,7 +45,10 @@ export interface SessionPatch {
   variant?: string | null;
 }
 
-/** Everything a fresh start clears: the loop protections and the failure and error counts. */
+/**
+ * Everything a fresh start clears: the loop protections, the failure and error counts, and what was allowed beyond the
+ * budgets (an allowance is for the stretch the budgets count, which starts over here).
+ */
 const FRESH_START: SessionPatch = {
   notifiedStop: null,
   lastErrorAt: null,
@@ -55,6 +62,9 @@ const FRESH_START: SessionPatch = {
   fileLedger: null,
   continuationCost: 0,
   continuationTokens: 0,
+  allowedContinuations: 0,
+  allowedCost: 0,
+  allowedTokens: 0,
   unproductiveReplies: 0,
   todoSnapshot: null,
   consecutiveFailures: 0,

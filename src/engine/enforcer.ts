@@ -6,6 +6,7 @@
 import { RESUME_REASON, type StopSource } from "../core/reasons.js";
 import type { Config } from "../config/resolve.js";
 import type { HostPort } from "../host/port.js";
+import type { Allowed, Grant } from "../store/changes/allow.js";
 import { describeDatabaseFailure } from "../store/failure.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
 import type { EngineStore } from "../store/port.js";
@@ -256,6 +257,11 @@ export class Enforcer {
   /** See SessionApi.resume: lifts the stop and a takeover pause, and looks at the session again at once. */
   resume(sessionId: string, source: StopSource = "api"): Promise<boolean> {
     return this.api.resume(sessionId, source);
+  }
+
+  /** See SessionApi.allow: more budget for the session; a budget stop lifted, and the session looked at at once. */
+  allow(sessionId: string, grant: Grant = {}, source: StopSource = "api"): Promise<Allowed> {
+    return this.api.allow(sessionId, grant, source);
   }
 
   /** Evaluates a session as if it had just gone idle (after a reconnect, a resume, or a lost injection). */

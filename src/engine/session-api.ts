@@ -1,8 +1,9 @@
 // The programmatic API on one session (Enforcer's methods of the same names): a session id is checked before anything
-// is applied, a recovery mark or a stop goes through the same durable changes as the CLI's and the TUI's, and a write
-// that fails is reported and thrown to the caller.
+// is applied, a recovery mark, a stop or an allowance goes through the same durable changes as the CLI's and the
+// TUI's, and a write that fails is reported and thrown to the caller.
 import { idOf } from "../core/fields.js";
 import type { StopSource } from "../core/reasons.js";
+import { allow as allowChange, type Allowed, type Grant } from "../store/changes/allow.js";
 import { resume as resumeChange } from "../store/changes/resume.js";
 import { stop as stopChange } from "../store/changes/stop.js";
 import type { SessionScope } from "../store/port.js";
@@ -53,6 +54,21 @@ export class SessionApi {
     // the TUI, other processes, leave the look owed: store/changes/resume.ts).
     if (changed && source !== "command") void this.parts.looks.evaluate(sessionId, "resume");
     return changed;
+  }
+
+  /**
+   * More budget for the session (`grant`'s amounts, or with none as much again as it had since the last real user
+   * message): added beyond the caps until the next real user message or resume. A budget stop the user was told of is
+   * lifted, and the session looked at again at once. Resolves with what was granted and lifted (`changed: false`: a
+   * session never seen); rejects when it could not be written, or an amount is below 0.
+   */
+  async allow(sessionId: string, grant: Grant = {}, source: StopSource = "api"): Promise<Allowed> {
+    this.requireSession("allow", sessionId);
+    const allowed = await this.change("allow", sessionId, (scope, now) =>
+      this.ctx.store.change(allowChange(scope, grant, source, now)),
+    );
+    if (allowed.lifted.length > 0 && source !== "command") void this.parts.looks.evaluate(sessionId, "resume");
+    return allowed;
   }
 
   /** Evaluates a session as if it had just gone idle (after a reconnect, a resume, or a lost injection). */

@@ -9,6 +9,7 @@ import { Announcer } from "./announcer.js";
 import { Enforcer } from "../engine/enforcer.js";
 import { describeDatabaseFailure } from "../store/failure.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
+import type { Allowed, Grant } from "../store/changes/allow.js";
 import type { EngineStore } from "../store/port.js";
 import { isPostgresUrl, redactUrl } from "../store/location.js";
 import { openStore } from "../store/open.js";
@@ -22,6 +23,11 @@ export interface TodoContinuationApi {
   stop(sessionID: string): Promise<boolean>;
   /** Lifts the durable stop; false if it was not set (or the enforcer is off); rejects if it cannot be written. */
   resume(sessionID: string): Promise<boolean>;
+  /**
+   * More budget for the session (the amounts given, or with none as much again as it had since the last real user
+   * message), and a budget stop lifted; `changed: false` for a session never seen (or the enforcer off).
+   */
+  allow(sessionID: string, grant?: Grant): Promise<Allowed>;
   dispose(): Promise<void>;
 }
 
@@ -32,6 +38,7 @@ const OFF: TodoContinuationApi = {
   markRecoveryComplete: () => undefined,
   stop: async () => false,
   resume: async () => false,
+  allow: async () => ({ changed: false, granted: { continuations: 0, cost: 0, tokens: 0 }, lifted: [] }),
   dispose: async () => undefined,
 };
 
@@ -193,5 +200,6 @@ export function pluginHooks(
     markRecoveryComplete: (sessionID) => enforcer.markRecoveryComplete(sessionID),
     stop: (sessionID) => enforcer.stop(sessionID, "api"),
     resume: (sessionID) => enforcer.resume(sessionID, "api"),
+    allow: (sessionID, grant) => enforcer.allow(sessionID, grant, "api"),
   };
 }

@@ -1,7 +1,9 @@
 // What a person can do from the TUI, each a durable state change of the same scripts every writer uses
-// (store/changes/): cancel the running countdown (the key, typing into the prompt), stop, resume. No model turn; the
-// server side obeys the row.
-import { liftedWords } from "../core/explain.js";
+// (store/changes/): cancel the running countdown (the key, typing into the prompt), stop, resume, allow more. No model
+// turn; the server side obeys the row.
+import type { Allowance } from "../core/decision.js";
+import { allowedWords, liftedWords } from "../core/explain.js";
+import { allow } from "../store/changes/allow.js";
 import { cancelByKey } from "../store/changes/cancel-by-key.js";
 import { resume } from "../store/changes/resume.js";
 import { stop } from "../store/changes/stop.js";
@@ -20,12 +22,27 @@ export const SAID = {
   alreadyStopped: "Already stopped.",
   resumed: "Resumed: it goes on soon if todos are open.",
   nothingToResume: "Nothing to resume: it was not stopped or paused.",
+  allowedOn: "It goes on soon if todos are open.",
+  allowedUntil: "It counts until your next message or a resume.",
+  nothingToAllow: "Nothing to allow: not seen by the enforcer yet.",
 } as const;
 
 /** The resume's toast: what it lifted, on a line of its own, then what happens next. */
 export function resumedSaying(lifted: readonly string[]): string {
   const what = liftedWords(lifted);
   return what ? `Lifted ${what}.\n${SAID.resumed}` : SAID.resumed;
+}
+
+/**
+ * The allowance's toast: the continuations granted, then the amounts, then what it lifted and what happens next, each on
+ * a line of its own (one line for all would not fit a toast).
+ */
+export function allowedSaying(granted: Allowance, lifted: readonly string[]): string {
+  const lines = granted.continuations > 0 ? [`Allowed ${allowedWords({ ...granted, cost: 0, tokens: 0 })}.`] : [];
+  if (granted.cost > 0 || granted.tokens > 0)
+    lines.push(`${lines.length > 0 ? "Also" : "Allowed"} ${allowedWords({ ...granted, continuations: 0 })}.`);
+  const what = liftedWords(lifted);
+  return [...lines, ...(what ? [`Lifted ${what}.`, SAID.allowedOn] : [SAID.allowedUntil])].join("\n");
 }
 
 export class Controls {
@@ -96,6 +113,20 @@ export class Controls {
       store.change(resume(await this.scope(store, sessionId), "tui", Date.now())),
     );
     if (resumed) this.say(resumed.changed ? resumedSaying(resumed.lifted) : SAID.nothingToResume, "success");
+    await this.views.refresh(sessionId);
+  }
+
+  /** As much again as the session had since the last real user message (changes/allow.ts); a budget stop lifted. */
+  async allowMore(): Promise<void> {
+    const sessionId = this.inView();
+    const store = sessionId && (await this.store?.get());
+    if (!sessionId || !store) return this.say(SAID.noSession);
+    // The enforcer looks at the session again within a lease tick, as after the CLI's allow (changes/allow.ts).
+    const allowed = await this.guarded("allowing more", async () =>
+      store.change(allow(await this.scope(store, sessionId), {}, "tui", Date.now())),
+    );
+    if (allowed)
+      this.say(allowed.changed ? allowedSaying(allowed.granted, allowed.lifted) : SAID.nothingToAllow, "success");
     await this.views.refresh(sessionId);
   }
 

@@ -1,5 +1,6 @@
 // The TUI side: a panel in the session sidebar, the countdown beside the prompt where no sidebar is drawn, the key and
-// typing that cancel a running countdown, and palette entries that stop and resume continuation without a model turn.
+// typing that cancel a running countdown, and palette entries that stop, resume and allow more continuation without a
+// model turn.
 // It reads and writes the same database as the server plugin: a cancel or a stop is a row, which the server side
 // obeys at its next tick, at the deadline and before the prompt (so it holds across a restart and whatever the
 // timing). It decides nothing itself and never throws into the TUI: a missing or broken database is one line in the
@@ -29,6 +30,7 @@ const COMMANDS = {
   cancel: "todo-continuation.cancel",
   stop: "todo-continuation.stop",
   resume: "todo-continuation.resume",
+  allow: "todo-continuation.allow",
 };
 
 /** The palette's entries: a title and a description that fit its row (about 52 columns) together. */
@@ -36,6 +38,7 @@ export const PALETTE = {
   cancel: { title: "Cancel continuation countdown", desc: "Nothing sent" },
   stop: { title: "Stop todo continuation", desc: "Until you resume it" },
   resume: { title: "Resume todo continuation", desc: "Lift a stop or a pause" },
+  allow: { title: "Allow more todo continuations", desc: "As much again" },
 } as const;
 
 function sessionOf(properties: Record<string, unknown> | undefined): string | undefined {
@@ -83,6 +86,7 @@ function registerCommands({ api, controls, cancelKey }: Parts): void {
       entry(COMMANDS.cancel, PALETTE.cancel, () => void controls.cancel("palette", true)),
       entry(COMMANDS.stop, PALETTE.stop, () => void controls.stop()),
       entry(COMMANDS.resume, PALETTE.resume, () => void controls.resume()),
+      entry(COMMANDS.allow, PALETTE.allow, () => void controls.allowMore()),
     ],
     // Escape is watched, never bound: OpenCode keeps every use it has for it (closing dialogs, interrupting).
     bindings: cancelKey === "escape" ? [] : [{ key: cancelKey, cmd: COMMANDS.cancel, desc: PALETTE.cancel.title }],

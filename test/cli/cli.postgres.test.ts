@@ -67,6 +67,13 @@ describe("todo-continuation CLI on PostgreSQL", () => {
     expect(json.armed).toEqual([]);
     expect(json.stopped).toMatchObject([{ session_id: "ses_pg_armed", stop_source: "cli" }]);
     expect((await cli(["--db", f.dbPath, "resume", "ses_pg_armed"])).stdout).toContain("resumed ses_pg_armed");
+    expect((await cli(["--db", f.dbPath, "allow", "ses_pg_armed", "--continuations", "3"])).stdout).toContain(
+      "allowed 3 more continuations to ses_pg_armed",
+    );
+    const allowed = JSON.parse(
+      (await cli(["--db", f.dbPath, "--json", "allow", "ses_pg_armed", "--cost", "0.25"])).stdout,
+    );
+    expect(allowed).toMatchObject({ changed: true, granted: { continuations: 0, cost: 0.25, tokens: 0 }, lifted: [] });
   });
 
   it("doctor shows the server's version, the replicas with their heartbeat age, and the schema", async () => {

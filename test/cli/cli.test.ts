@@ -146,6 +146,52 @@ describe("todo-continuation CLI", () => {
     expect(json).toMatchObject({ session_id: "ses_cli_refused", stopped: false, changed: false, lifted: [] });
   });
 
+  it("allow grants more budget, lifts a budget stop and says both; with no amount, as much again", async () => {
+    f.store.raw.run(
+      "INSERT INTO sessions (session_id, directory, continuations, continuation_cost, continuation_tokens, notified_stop, created_at, updated_at) VALUES ('ses_cli_budget', '/work/project', 20, 0.42, 9000, 'budget_exhausted', ?, ?)",
+      Date.now(),
+      Date.now(),
+    );
+    const allowed = await cli(["--db", f.dbPath, "allow", "ses_cli_budget", "--continuations", "10"]);
+    expect(allowed).toMatchObject({ code: 0 });
+    expect(allowed.stdout).toContain(
+      "allowed 10 more continuations to ses_cli_budget; lifted the spent budget; a running enforcer looks at it again",
+    );
+    const again = JSON.parse((await cli(["--db", f.dbPath, "--json", "allow", "ses_cli_budget"])).stdout) as unknown;
+    expect(again).toMatchObject({
+      session_id: "ses_cli_budget",
+      changed: true,
+      granted: { continuations: 20, cost: 0.42, tokens: 9000 },
+      lifted: [],
+      stopped: false,
+    });
+    const cost = await cli(["--db", f.dbPath, "allow", "ses_cli_budget", "--cost", "0.5", "--tokens", "20000"]);
+    expect(cost.stdout).toContain("allowed $0.50 and 20k tokens more to ses_cli_budget; it counts until your next");
+    const row = f.store.raw.all<Record<string, number>>(
+      "SELECT allowed_continuations, allowed_cost, allowed_tokens FROM sessions WHERE session_id = 'ses_cli_budget'",
+    )[0];
+    expect(row).toEqual({ allowed_continuations: 30, allowed_cost: expect.closeTo(0.92, 9), allowed_tokens: 29_000 });
+    expect(f.rows.trail("ses_cli_budget")).toEqual(["unstopped:cli", "unstopped:cli", "unstopped:cli"]);
+  });
+
+  it("allow refuses an amount that is not one (exit 2), names the option, and writes nothing", async () => {
+    for (const [option, value] of [
+      ["--continuations", "0"],
+      ["--continuations", "2.5"],
+      ["--tokens", "many"],
+      ["--cost", "0"],
+      ["--cost", "$5"],
+    ]) {
+      const refused = await cli(["--db", f.dbPath, "allow", S, option!, value!]);
+      expect(refused.code, `${option} ${value}`).toBe(2);
+      expect(refused.stderr).toContain(option);
+    }
+    expect(f.rows.trail(S).filter((r) => r.startsWith("unstopped"))).toEqual([]);
+    const typo = await cli(["--db", f.dbPath, "allow", "ses_nobody"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("no session ses_nobody in");
+  });
+
   it("a stop written by the CLI holds in a running engine, before it arms and before it injects", async () => {
     // A countdown far longer than a CLI process takes to start on a loaded machine: the stop lands while it runs.
     const engine = await startEngine({ config: { countdownSeconds: 10, toast: false } });

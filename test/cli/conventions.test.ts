@@ -34,6 +34,7 @@ const COMMANDS = [
   "status",
   "stop",
   "resume",
+  "allow",
   "migrate",
   "doctor",
   "prune",
@@ -81,6 +82,14 @@ describe("a session id the database has never seen", () => {
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain("no session ses_unknown in");
     expect((await cli(["--db", f.dbPath, "resume", S])).code).toBe(0);
+  });
+
+  it("allow refuses it (exit 2) and records nothing; a known session is allowed more", async () => {
+    const typo = await cli(["--db", f.dbPath, "allow", "ses_unknown"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("no session ses_unknown in");
+    expect(f.rows.trail("ses_unknown")).toEqual([]);
+    expect((await cli(["--db", f.dbPath, "allow", S])).code).toBe(0);
   });
 });
 
@@ -142,6 +151,7 @@ describe("JSON for scripts", () => {
       ["doctor"],
       ["stop", S],
       ["resume", S],
+      ["allow", S],
       ["prune", "--older-than", "30d", "--dry-run"],
     ];
     for (const args of runs) {

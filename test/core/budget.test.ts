@@ -75,28 +75,75 @@ describe("the spend budgets", () => {
   });
 });
 
+describe("what a person allowed beyond the caps", () => {
+  const allowed = (cost: number, tokens = 0) => ({ continuations: 0, cost, tokens });
+
+  it("is added to the session's caps, and the stop names the limit it used and the allowance", () => {
+    const config = { ...NONE, maxContinuationCost: 1, maxContinuationTokens: 50_000 };
+    expect(overBudget({ spent: { cost: 1.2, tokens: 0 }, allowed: allowed(0.5) }, config)).toBeUndefined();
+    expect(overBudget({ spent: { cost: 1.5, tokens: 0 }, allowed: allowed(0.5) }, config)).toEqual({
+      budget: "session_cost",
+      spent: 1.5,
+      limit: 1.5,
+      allowed: 0.5,
+      window: "since_user_message",
+    });
+    expect(overBudget({ spent: { cost: 0, tokens: 60_000 }, allowed: allowed(0, 20_000) }, config)).toBeUndefined();
+    expect(overBudget({ spent: { cost: 0, tokens: 70_000 }, allowed: allowed(0, 20_000) }, config)).toMatchObject({
+      budget: "session_tokens",
+      limit: 70_000,
+      allowed: 20_000,
+    });
+    // The estimate is measured against the raised limit too.
+    const recentBills = bills(0.3);
+    expect(overBudget({ spent: { cost: 1.3, tokens: 0 }, recentBills, allowed: allowed(0.5) }, config)).toEqual({
+      budget: "session_cost",
+      spent: 1.3,
+      limit: 1.5,
+      allowed: 0.5,
+      window: "since_user_message",
+      estimate: 0.3,
+    });
+  });
+
+  it("lets this session spend that much beyond the day's cap", () => {
+    const config = { ...NONE, dailyContinuationCost: 5 };
+    const day = { spent: { cost: 0, tokens: 0 }, spentToday: 5.2 };
+    expect(overBudget({ ...day, allowed: allowed(1) }, config)).toBeUndefined();
+    expect(overBudget({ ...day, spentToday: 6, allowed: allowed(1) }, config)).toEqual({
+      budget: "daily_cost",
+      spent: 6,
+      limit: 6,
+      allowed: 1,
+      window: "today",
+    });
+  });
+
+  it("a cap that is not set stays none: an allowance makes no cap", () => {
+    expect(
+      overBudget({ spent: { cost: 1e6, tokens: 1e12 }, spentToday: 1e6, allowed: allowed(0.01, 1) }, NONE),
+    ).toBeUndefined();
+  });
+});
+
 describe("what the stop says", () => {
   it.each([
     [
       { budget: "session_cost", spent: 1.02, limit: 1 },
       "stopped: $1.02 of $1.00 spent",
-      "/resume-continuation to go on",
+      "palette: Allow more to go on",
     ],
     [
       { budget: "session_cost", spent: 0.045, limit: 0.05 },
       "stopped: $0.045 of $0.050 spent",
-      "/resume-continuation to go on",
+      "palette: Allow more to go on",
     ],
     [
       { budget: "session_tokens", spent: 412_345, limit: 400_000 },
       "stopped: 412k of 400k tokens",
-      "/resume-continuation to go on",
+      "palette: Allow more to go on",
     ],
-    [
-      { budget: "daily_cost", spent: 5.2, limit: 5 },
-      "stopped: $5.20 of $5.00 today",
-      "raise dailyContinuationCost to go on",
-    ],
+    [{ budget: "daily_cost", spent: 5.2, limit: 5 }, "stopped: $5.20 of $5.00 today", "palette: Allow more to go on"],
   ])("%j", (detail, text, hint) => {
     expect(explain("skipped", "cost_budget", detail)).toEqual({ standing: "stopped", text, hint });
   });
@@ -108,11 +155,11 @@ describe("the continuation budget's stop says what it cost", () => {
       {
         standing: "stopped",
         text: "stopped: the budget of 20 is spent",
-        hint: "$0.42 spent; /resume-continuation",
+        hint: "$0.42 spent; palette: Allow more",
       },
     );
     expect(explain("skipped", "budget_exhausted", { continuations: 20, limit: 20 })?.hint).toBe(
-      "/resume-continuation to go on",
+      "palette: Allow more to go on",
     );
   });
 });

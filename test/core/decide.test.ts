@@ -219,6 +219,18 @@ describe("decide: guard order and boundaries", () => {
       detail: { continuations: 2, limit: 2, spent: 0.42, tokens: 9000 },
     });
   });
+
+  it("budget: continuations allowed since count beyond maxContinuations, and the stop names the limit it used", () => {
+    const allowed = (continuations: number) => ({ continuations, cost: 0, tokens: 0 });
+    const config = { maxContinuations: 2 };
+    expect(reason(input({ durable: { continuations: 2, allowed: allowed(3) }, config }))).toBe("continue");
+    expect(reason(input({ durable: { continuations: 4, allowed: allowed(3) }, config }))).toBe("continue");
+    expect(decide(input({ durable: { continuations: 5, allowed: allowed(3) }, config }))).toEqual({
+      verdict: "skip",
+      reason: "budget_exhausted",
+      detail: { stage: "idle", continuations: 5, limit: 5, allowed: 3 },
+    });
+  });
 });
 
 describe("waiting for a backoff or an error cooldown", () => {

@@ -74,6 +74,12 @@ describe("session transitions", () => {
     });
   });
 
+  it("what was allowed beyond the budgets is for the stretch they count: a real message or a resume ends it", () => {
+    const none = { allowedContinuations: 0, allowedCost: 0, allowedTokens: 0 };
+    expect(afterRealUserMessage(5, { agent: "build" })).toMatchObject(none);
+    expect(afterExplicitResume(7)).toMatchObject(none);
+  });
+
   it("provider errors count in a row; an abort resets the failures and keeps no streak", () => {
     const before = { errorStreak: 2, lastErrorAt: 1_000, lastErrorKind: "transient" };
     expect(afterSessionError("transient", { name: "APIError", retryAfterMs: 2000 }, 90_000, before)).toMatchObject({

@@ -1,7 +1,8 @@
-// SessionApi promises: a session id nobody could have is refused (a warning, nothing applied; stop and resume throw),
-// never applied to some session; stop writes the durable stop and ends the countdown, once; resume lifts it and looks
-// at the session at once, except for a command (whose own turn brings the idle); recovery marks end the countdown and
-// are lifted; and once the engine is ending, a stop or resume rejects instead of writing.
+// SessionApi promises: a session id nobody could have is refused (a warning, nothing applied; stop, resume and allow
+// throw), never applied to some session; stop writes the durable stop and ends the countdown, once; resume lifts it and
+// looks at the session at once, except for a command (whose own turn brings the idle); allow adds to the budget and,
+// when it lifted a budget stop, looks at once; recovery marks end the countdown and are lifted; and once the engine is
+// ending, a stop, resume or allow rejects instead of writing.
 import { beforeEach, describe, expect, it } from "vitest";
 import type { EngineParts } from "../../src/engine/parts.js";
 import { SessionApi } from "../../src/engine/session-api.js";
@@ -37,6 +38,7 @@ describe("a session id nobody could have", () => {
     await api.reevaluate(id as string);
     await expect(api.stop(id as string)).rejects.toThrow(TypeError);
     await expect(api.resume(id as string)).rejects.toThrow(TypeError);
+    await expect(api.allow(id as string)).rejects.toThrow(TypeError);
     await settle();
     expect(rows.audit()).toEqual([]);
     expect(ctx.host.logs.filter((l) => l.level === "warn").map((l) => l.message)).toEqual([
@@ -45,6 +47,7 @@ describe("a session id nobody could have", () => {
       "reevaluate ignored: no session id (or one no OpenCode session can have)",
       "stop ignored: no session id (or one no OpenCode session can have)",
       "resume ignored: no session id (or one no OpenCode session can have)",
+      "allow ignored: no session id (or one no OpenCode session can have)",
     ]);
   });
 });
@@ -73,7 +76,42 @@ describe("stop and resume", () => {
     ctx.lifecycle.enter("disposing");
     await expect(api.stop(S)).rejects.toThrow("todo-continuation cannot stop: it is stopped");
     await expect(api.resume(S)).rejects.toThrow("todo-continuation cannot resume: it is stopped");
+    await expect(api.allow(S)).rejects.toThrow("todo-continuation cannot allow: it is stopped");
     expect(rows.session(S)).toBeUndefined();
+  });
+});
+
+describe("allow", () => {
+  const spentBudget = { continuations: 20, notifiedStop: "budget_exhausted" };
+
+  it("lifts the budget stop with more continuations and looks at once: the next continuation is armed", async () => {
+    await ctx.changeSession(S, spentBudget);
+    parts.router.handle(ev.idle(S));
+    await settle();
+    expect(rows.audit(S).at(-1)).toMatchObject({ event: "skipped", reason: "budget_exhausted" });
+    expect(await api.allow(S, { continuations: 5 })).toEqual({
+      changed: true,
+      granted: { continuations: 5, cost: 0, tokens: 0 },
+      lifted: ["budget_exhausted"],
+    });
+    await settle();
+    expect(rows.session(S)).toMatchObject({ allowed_continuations: 5, continuations: 20, notified_stop: null });
+    expect(rows.audit(S).at(-1)).toMatchObject({ event: "armed", detail: { trigger: "resume" } });
+    expect(parts.countdowns.has(S)).toBe(true);
+  });
+
+  it("with no stop to lift, the allowance is kept for later and nothing is looked at", async () => {
+    await ctx.changeSession(S, { continuations: 3 });
+    expect(await api.allow(S)).toMatchObject({ changed: true, granted: { continuations: 3 }, lifted: [] });
+    await settle();
+    expect(rows.audit(S).map((r) => r.event)).toEqual(["unstopped"]);
+  });
+
+  it("a command's allowance leaves the look to the idle its own turn brings", async () => {
+    await ctx.changeSession(S, spentBudget);
+    expect((await api.allow(S, { continuations: 1 }, "command")).lifted).toEqual(["budget_exhausted"]);
+    await settle();
+    expect(rows.audit(S).filter((r) => r.event === "armed")).toEqual([]);
   });
 });
 

@@ -5,6 +5,7 @@
 // test: a change script of src/store/changes (one per file), or the statements, reads, liveness and operator face.
 import type { ContractCase } from "./contract-world.js";
 import { ADOPT_CASES } from "./changes/adopt.cases.js";
+import { ALLOW_CASES } from "./changes/allow.cases.js";
 import { ARM_CASES } from "./changes/arm.cases.js";
 import { CANCEL_BY_KEY_CASES } from "./changes/cancel-by-key.cases.js";
 import { CHANGE_SESSION_CASES } from "./changes/change-session.cases.js";
@@ -37,6 +38,7 @@ export const CONTRACT: ContractSubject[] = [
   { subject: "changes/cancel-by-key", cases: CANCEL_BY_KEY_CASES },
   { subject: "changes/stop", cases: STOP_CASES },
   { subject: "changes/resume", cases: RESUME_CASES },
+  { subject: "changes/allow", cases: ALLOW_CASES },
   { subject: "changes/session-row", cases: SESSION_ROW_CASES },
   { subject: "changes/record-bill", cases: RECORD_BILL_CASES },
   { subject: "changes/claim", cases: CLAIM_CASES },

@@ -112,7 +112,7 @@ describe("the sidebar panel", () => {
       ),
       [
         "stopped: $1.02 of $1.00 spent",
-        "/resume-continuation to go on",
+        "palette: Allow more to go on",
         "2 of 20 continuations",
         "90k tokens · $1.02 of $1.00",
       ],
@@ -125,7 +125,7 @@ describe("the sidebar panel", () => {
     [
       "the budget",
       decided("skipped", "budget_exhausted", { continuations: 20, limit: 20 }),
-      ["stopped: the budget of 20 is spent", "/resume-continuation to go on", "2 of 20 continuations"],
+      ["stopped: the budget of 20 is spent", "palette: Allow more to go on", "2 of 20 continuations"],
     ],
     [
       "a question in text",

@@ -1,8 +1,8 @@
 // The TUI plugin without a terminal: a recorded TUI API and a real engine sharing one SQLite file. The key and typing
 // cancel the running countdown durably, read from the database whatever is drawn, and never from a dialog; the
-// countdown is drawn once, in the sidebar's panel or beside the prompt; the palette stops and resumes without a model
-// turn; events refresh what is drawn; the database is opened when first needed, and while it is open the server's toasts
-// give way; a broken database or bad options are one line in the panel, never a throw.
+// countdown is drawn once, in the sidebar's panel or beside the prompt; the palette stops, resumes and allows more
+// without a model turn; events refresh what is drawn; the database is opened when first needed, and while it is open
+// the server's toasts give way; a broken database or bad options are one line in the panel, never a throw.
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -162,6 +162,15 @@ async function countdownArmed() {
 }
 
 const settle = () => settleEngine(f!);
+
+/** A lease tick of the engine (leaseMs 3000) picks up what the palette wrote; the countdown it arms then sends. */
+async function sentAfterALeaseTick() {
+  await advance(1100);
+  await settle();
+  await advance(5000);
+  await settle();
+  expect(f!.host.prompts).toHaveLength(1);
+}
 
 function readRows(path: string, sql: string): unknown[] {
   const db = new Database(path, { readonly: true });
@@ -356,11 +365,36 @@ describe("the TUI plugin", () => {
     expect(api.toasts.at(-1)?.message).toBe(
       "Lifted the provider's refusal.\nResumed: it goes on soon if todos are open.",
     );
-    await advance(1100); // a lease tick of the engine picks the resume up
+    await sentAfterALeaseTick();
+  });
+
+  it("the palette's Allow more lifts a spent budget with as much again, says so, and the next look continues", async () => {
+    const { api, handle, panel } = await world({ leaseMs: 3000 });
+    f!.store.raw.run(
+      "INSERT INTO sessions (session_id, directory, continuations, notified_stop, created_at, updated_at) VALUES (?, ?, 20, 'budget_exhausted', ?, ?)",
+      S,
+      DIRECTORY,
+      Date.now(),
+      Date.now(),
+    );
+    f!.enforcer.handleEvent(ev.idle(S));
+    await advance(10);
     await settle();
-    await advance(5000);
-    await settle();
-    expect(f!.host.prompts).toHaveLength(1);
+    expect(f!.rows.trail(S)).toEqual(["skipped:budget_exhausted"]);
+    await handle.refresh(S);
+    expect(panel().slice(0, 3)).toEqual([
+      "Todo continuation",
+      "stopped: the budget of 20 is spent",
+      "palette: Allow more to go on",
+    ]);
+    api.run("todo-continuation.allow");
+    await advance(0);
+    expect(f!.rows.trail(S).at(-1)).toBe("unstopped:tui");
+    expect(f!.rows.session(S)).toMatchObject({ allowed_continuations: 20, continuations: 20 });
+    expect(api.toasts.at(-1)?.message).toBe(
+      "Allowed 20 more continuations.\nLifted the spent budget.\nIt goes on soon if todos are open.",
+    );
+    await sentAfterALeaseTick();
   });
 
   it("refreshes on OpenCode's events, not by polling", async () => {

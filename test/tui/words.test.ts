@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { explain, LINE_WIDTH } from "../../src/core/explain.js";
 import { CANCEL_REASONS, SKIP_REASONS, STOP_SOURCES } from "../../src/core/reasons.js";
 import { countdownToastText } from "../../src/engine/wait/countdown-toasts.js";
-import { SAID } from "../../src/tui/controls.js";
+import { allowedSaying, SAID } from "../../src/tui/controls.js";
 import { panelLines, promptLine } from "../../src/tui/panel.js";
 import { PALETTE } from "../../src/tui/tui-plugin.js";
 import { aSessionView } from "../support/session-view.js";
@@ -122,6 +122,10 @@ function drawn(): Row[] {
   }
   for (const open of [undefined, 1, 12]) rows.push(["countdown toast", countdownToastText(10, open), TOAST]);
   for (const said of Object.values(SAID)) rows.push(["TUI toast", said, TOAST]);
+  // What the palette's Allow more granted, at its widest, and what it lifted.
+  const widest = { continuations: 100_000, cost: 999.99, tokens: 999_000 };
+  for (const line of allowedSaying(widest, ["budget_exhausted", "cost_budget"]).split("\n"))
+    rows.push(["TUI toast: allowed", line, TOAST]);
   for (const [name, entry] of Object.entries(PALETTE)) {
     // Only the cancel entry can have a key bound (the cancelKey option).
     const width = name === "cancel" ? PALETTE_ROW - KEY_ROOM : PALETTE_ROW;

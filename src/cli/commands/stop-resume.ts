@@ -11,7 +11,7 @@ import { UsageError } from "../errors.js";
 import { examples, globals, print, printJson, snakeCased } from "../output.js";
 
 /** The session's own scope when the database knows it; else the given or current directory. */
-async function scopeOf(store: EngineStore, sessionId: string, directory: string | undefined) {
+export async function scopeOf(store: EngineStore, sessionId: string, directory: string | undefined) {
   const known = await store.read(sessionRow(sessionId));
   return { sessionId, directory: known?.directory ?? directory ?? process.cwd(), server: known?.server ?? null };
 }
@@ -20,7 +20,7 @@ async function scopeOf(store: EngineStore, sessionId: string, directory: string 
  * A session id the database has never seen is most likely a typo: refused (exit 2) rather than recorded, unless the
  * person says they mean a session not seen yet.
  */
-async function requireSeen(
+export async function requireSeen(
   store: OperatorStore,
   db: string | undefined,
   sessionId: string,

@@ -14,7 +14,8 @@ import type { SessionScope } from "../types.js";
 import { withLook } from "./look-owed.js";
 import { patchSession } from "./session-row.js";
 
-const LOOKS_ITSELF: ReadonlySet<StopSource> = new Set(["api", "command"]);
+/** Who looks at the session itself after lifting a hold; the others (the CLI, the TUI) leave the look owed. */
+export const LOOKS_ITSELF: ReadonlySet<StopSource> = new Set(["api", "command"]);
 
 /** Stops a resume does not lift: the way out is another (write, or compact). */
 const NOT_LIFTED: ReadonlySet<string> = new Set(["token_limit"]);

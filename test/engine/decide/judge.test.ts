@@ -332,7 +332,7 @@ describe("recordSkip", () => {
     expect(host.toasts).toEqual([
       {
         title: "Todo continuation",
-        message: "Stopped: the budget of 20 is spent.\n/resume-continuation to go on.",
+        message: "Stopped: the budget of 20 is spent.\nPalette: Allow more to go on.",
         variant: "warning",
         durationMs: 8000,
       },

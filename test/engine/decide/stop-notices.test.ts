@@ -83,7 +83,7 @@ describe("told once per reason", () => {
     await notices.tell(S, "stagnation", STAGNATION);
     expect(host.toasts.map((t) => t.message)).toEqual([
       "Stopped: 3 times without progress.\n/resume-continuation to go on.",
-      "Stopped: the budget of 20 is spent.\n/resume-continuation to go on.",
+      "Stopped: the budget of 20 is spent.\nPalette: Allow more to go on.",
       "Stopped: 3 times without progress.\n/resume-continuation to go on.",
     ]);
     expect(rows.session(S)).toMatchObject({ notified_stop: "stagnation" });
