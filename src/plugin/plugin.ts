@@ -121,6 +121,20 @@ function warn(host: OpenCodeHost, announcer: Announcer | undefined, problem: str
   else host.log("warn", `todo-continuation: ${problem}`);
 }
 
+function enforcerOf(
+  input: PluginInput,
+  config: Config,
+  store: EngineStore,
+  host: OpenCodeHost,
+  announcer: Announcer | undefined,
+): Enforcer {
+  // On a database that several machines share, the sessions of this OpenCode are those of this host: pods often run
+  // OpenCode in the same directory path, and one pod's countdowns must never be adopted by another's OpenCode.
+  const server = isPostgresUrl(config.databasePath) ? hostname() : null;
+  const notify = channelsFrom(config.notify, input.directory, (problem) => warn(host, announcer, problem));
+  return new Enforcer({ config, store, host, directory: input.directory, server, notify });
+}
+
 /** The hooks over an open store: what the plugin function returns once its configuration and file are settled. */
 export function pluginHooks(
   input: PluginInput,
@@ -129,11 +143,7 @@ export function pluginHooks(
   host = new OpenCodeHost(input.client, input.directory),
   announcer?: Announcer,
 ): TodoContinuationHooks {
-  // On a database that several machines share, the sessions of this OpenCode are those of this host: pods often run
-  // OpenCode in the same directory path, and one pod's countdowns must never be adopted by another's OpenCode.
-  const server = isPostgresUrl(config.databasePath) ? hostname() : null;
-  const notify = channelsFrom(config.notify, input.directory, (problem) => warn(host, announcer, problem));
-  const enforcer = new Enforcer({ config, store, host, directory: input.directory, server, notify });
+  const enforcer = enforcerOf(input, config, store, host, announcer);
   // Told by the engine, not by a wrapper around the event hook: that hook runs for every streamed chunk.
   if (announcer) enforcer.on("session_idle", () => announcer.idle());
   // Recovery reads OpenCode (pending injections are reconciled against the session's messages): after init only.

@@ -113,7 +113,7 @@ describe("the slack channel", () => {
     expect(body.blocks[2]!.elements).toEqual([
       {
         type: "mrkdwn",
-        text: "Go on: `todo-continuation allow ses_0123456789 --continuations 10` (palette: Allow more todo continuations)",
+        text: "Go on: `todo-continuation allow ses_0123456789` (palette: Allow more todo continuations)",
       },
     ]);
   });
