@@ -159,6 +159,10 @@ export type AsyncStatements = {
   [K in keyof Statements]: (...args: Parameters<Statements[K]>) => Promise<ReturnType<Statements[K]>>;
 };
 
+/** The order `claimNotices` answers in: earliest due first. Neither database orders the rows an UPDATE returns. */
+export const earliestDueFirst = (a: NoticeRow, b: NoticeRow): number =>
+  a.nextAttemptAt - b.nextAttemptAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 /** Every statement's name, checked against the interface: the scripts' verbs are made from this list. */
 export const STATEMENT_NAMES = {
   session: true,

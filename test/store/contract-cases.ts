@@ -10,6 +10,7 @@ import { ARM_CASES } from "./changes/arm.cases.js";
 import { CANCEL_BY_KEY_CASES } from "./changes/cancel-by-key.cases.js";
 import { CHANGE_SESSION_CASES } from "./changes/change-session.cases.js";
 import { CLAIM_CASES } from "./changes/claim.cases.js";
+import { CLAIM_NOTICES_CASES } from "./changes/claim-notices.cases.js";
 import { END_CASES } from "./changes/end.cases.js";
 import { LOOK_OWED_CASES } from "./changes/look-owed.cases.js";
 import { PRUNE_CASES } from "./changes/prune.cases.js";
@@ -19,8 +20,10 @@ import { RECORD_BILL_CASES } from "./changes/record-bill.cases.js";
 import { RECORD_OUTCOME_CASES } from "./changes/record-outcome.cases.js";
 import { RESUME_CASES } from "./changes/resume.cases.js";
 import { SESSION_ROW_CASES } from "./changes/session-row.cases.js";
+import { SETTLE_NOTICE_CASES } from "./changes/settle-notice.cases.js";
 import { SKIP_CASES } from "./changes/skip.cases.js";
 import { STOP_CASES } from "./changes/stop.cases.js";
+import { TELL_STOP_CASES } from "./changes/tell-stop.cases.js";
 import { LIVENESS_CASES } from "./liveness.cases.js";
 import { OPERATOR_CASES } from "./operator.cases.js";
 import { READS_CASES } from "./reads.cases.js";
@@ -50,6 +53,9 @@ export const CONTRACT: ContractSubject[] = [
   { subject: "changes/skip", cases: SKIP_CASES },
   { subject: "changes/look-owed", cases: LOOK_OWED_CASES },
   { subject: "changes/prune", cases: PRUNE_CASES },
+  { subject: "changes/tell-stop", cases: TELL_STOP_CASES },
+  { subject: "changes/claim-notices", cases: CLAIM_NOTICES_CASES },
+  { subject: "changes/settle-notice", cases: SETTLE_NOTICE_CASES },
   { subject: "statements", cases: STATEMENTS_CASES },
   { subject: "reads", cases: READS_CASES },
   { subject: "liveness", cases: LIVENESS_CASES },

@@ -25,7 +25,10 @@ describe("the store's contract files", () => {
     expect(scripts.filter((script) => !tests.has(script.replace(/\.ts$/, ".test.ts")))).toEqual([]);
   });
 
-  const subjects = filesEnding(HERE, ".cases.ts").map((file) => file.replace(/\.cases\.ts$/, ""));
+  // Sorted once the suffix is off: `claim-notices.cases.ts` sorts before `claim.cases.ts`, `claim-notices` after `claim`.
+  const subjects = filesEnding(HERE, ".cases.ts")
+    .map((file) => file.replace(/\.cases\.ts$/, ""))
+    .sort();
 
   it("runs every file of cases on better-sqlite3 in a test file named after it", () => {
     const tests = new Set(filesEnding(HERE, ".test.ts"));

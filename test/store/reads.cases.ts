@@ -5,8 +5,11 @@ import { cancelByKey } from "../../src/store/changes/cancel-by-key.js";
 import { changeSession } from "../../src/store/changes/change-session.js";
 import { claim } from "../../src/store/changes/claim.js";
 import { recordBill } from "../../src/store/changes/record-bill.js";
-import { sinceIdle, spending } from "../../src/store/reads.js";
-import { countdown, injection, LATER, NOW, S1, type ContractCase } from "./contract-world.js";
+import { claimNotices } from "../../src/store/changes/claim-notices.js";
+import { settleNotice } from "../../src/store/changes/settle-notice.js";
+import { noticeTurnFacts, sinceIdle, spending } from "../../src/store/reads.js";
+import { countdown, injection, LATER, ME, NOW, S1, type ContractCase } from "./contract-world.js";
+import { insertNotices, newNotice } from "./notice-rows.js";
 
 export const READS_CASES: ContractCase[] = [
   {
@@ -64,6 +67,44 @@ export const READS_CASES: ContractCase[] = [
       assert.equal(own.recentBills.length, 5);
       const noCap = await b.read(spending("ses_new", NOW + 10, { daily: false, recent: 5 }));
       assert.deepEqual([noCap.today, noCap.recentBillsToday], [undefined, undefined]);
+    },
+  },
+  {
+    name: "reads: a notice's turn: the session's pending notices on its channel oldest first, and what it sent since",
+    async run({ a, b }) {
+      const old = (id: string, more = {}) => newNotice(id, NOW - 10_000, more);
+      await insertNotices(a, newNotice("n_b", NOW - 1000), newNotice("n_a", NOW - 1000), newNotice("n_0", NOW - 5000));
+      await insertNotices(a, old("n_ntfy", { channel: "ntfy" }), old("n_ses_2", { sessionId: "ses_2" }));
+      await insertNotices(a, old("s_1"), old("s_2"), old("s_3"), old("s_ntfy", { channel: "ntfy" }), old("s_failed"));
+      const held = await a.change(claimNotices({ directory: "/p" }, ["hook", "ntfy"], ME, NOW - 10_000, 60_000, 10));
+      const byId = new Map(held.map((r) => [r.id, r]));
+      const settle = (id: string, at: number, sent = true) => {
+        const outcome = sent
+          ? ({ sent: true, body: "{}", folded: [], deliveryMs: 1 } as const)
+          : ({ sent: false, error: "404", body: "{}", deliveryMs: 1 } as const);
+        return a.change(settleNotice(byId.get(id)!, ME, outcome, "webhook", at));
+      };
+      for (const [id, at] of [
+        ["s_3", NOW - 100],
+        ["s_1", NOW - 300],
+        ["s_2", NOW - 200],
+        ["s_ntfy", NOW],
+      ] as const)
+        await settle(id, at);
+      await settle("s_failed", NOW - 100, false);
+      const facts = await b.read(noticeTurnFacts("ses_1", "hook", NOW - 200));
+      assert.deepEqual(
+        facts.pending.map((r) => r.id),
+        ["n_0", "n_a", "n_b"],
+        "oldest first; made in the same millisecond, by id",
+      );
+      assert.deepEqual(facts.sentAt, [NOW - 200, NOW - 100], "sent from `since` on, oldest first, on this channel");
+      assert.deepEqual((await b.read(noticeTurnFacts("ses_1", "hook", NOW - 1000))).sentAt, [
+        NOW - 300,
+        NOW - 200,
+        NOW - 100,
+      ]);
+      assert.deepEqual(await b.read(noticeTurnFacts("ses_3", "hook", 0)), { pending: [], sentAt: [] });
     },
   },
 ];

@@ -7,7 +7,7 @@ import type { AuditValues } from "../audit-row.js";
 import { ownerMayBeAlive } from "../owner.js";
 import type { CountdownRow, InjectionRow, NewBill, NoticeRow, SessionRow } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
-import type { AsyncStatements, HistoryTable } from "../statements.js";
+import { earliestDueFirst, type AsyncStatements, type HistoryTable } from "../statements.js";
 import type {
   ArmedRef,
   ContinuationRef,
@@ -279,7 +279,7 @@ export class PgStatements implements AsyncStatements {
     limit: number,
   ): Promise<NoticeRow[]> {
     const values = [...scoped(scope), JSON.stringify(channels), now, owner, leaseMs, limit];
-    return whole(await this.run<NoticeRow>(N.claimNotices, values), NOTICE);
+    return whole(await this.run<NoticeRow>(N.claimNotices, values), NOTICE).sort(earliestDueFirst);
   }
 
   async settleNotice(id: string, owner: string, s: NoticeSettlement, now: number): Promise<boolean> {

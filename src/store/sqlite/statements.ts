@@ -6,7 +6,7 @@ import type { AuditValues } from "../audit-row.js";
 import { ownerMayBeAlive } from "../owner.js";
 import type { CountdownRow, InjectionRow, NewBill, NoticeRow, SessionRow } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
-import type { HistoryTable, Statements } from "../statements.js";
+import { earliestDueFirst, type HistoryTable, type Statements } from "../statements.js";
 import type {
   ArmedRef,
   ContinuationRef,
@@ -220,7 +220,8 @@ export class SqliteStatements implements Statements {
     leaseMs: number,
     limit: number,
   ): NoticeRow[] {
-    return this.raw.all<NoticeRow>(CLAIM_NOTICES, ...claimParams(scope, channels, owner, now, leaseMs, limit));
+    const taken = this.raw.all<NoticeRow>(CLAIM_NOTICES, ...claimParams(scope, channels, owner, now, leaseMs, limit));
+    return taken.sort(earliestDueFirst);
   }
 
   settleNotice(id: string, owner: string, s: NoticeSettlement, now: number): boolean {

@@ -56,4 +56,20 @@ export const RESUME_CASES: ContractCase[] = [
       assert.deepEqual(await a.change(resume(S1, "api", NOW + 3)), { lifted: [], changed: false });
     },
   },
+  {
+    name: "resume: a question or all done told is no hold: not reported as lifted",
+    async run({ a }) {
+      await a.change(changeSession(S1, NOW, { notifiedStop: "waiting_for_user" }));
+      assert.deepEqual(await a.change(resume(S1, "cli", NOW + 1)), { lifted: [], changed: false });
+      await a.change(changeSession(S1, NOW + 2, { notifiedStop: "todos_complete", continuations: 3 }));
+      assert.deepEqual(
+        await a.change(resume(S1, "api", NOW + 3)),
+        { lifted: [], changed: true },
+        "a fresh start all the same",
+      );
+      await a.change(changeSession(S1, NOW + 4, { notifiedStop: "waiting_for_user", pausedAt: NOW + 4 }));
+      assert.deepEqual(await a.change(resume(S1, "tui", NOW + 5)), { lifted: ["user_took_over"], changed: true });
+      assert.equal((await a.read(q.session("ses_1")))?.notifiedStop, null);
+    },
+  },
 ];
