@@ -10,6 +10,7 @@ import { registerCost } from "./commands/cost.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerHistory } from "./commands/history.js";
 import { registerMigrate } from "./commands/migrate.js";
+import { registerNotices } from "./commands/notices.js";
 import { registerPrune } from "./commands/prune.js";
 import { registerServe } from "./commands/serve.js";
 import { registerServers } from "./commands/servers.js";
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
   registerHistory(program);
   registerAudit(program);
   registerCost(program);
+  registerNotices(program);
   registerStatus(program);
   registerStopResume(program);
   registerAllow(program);

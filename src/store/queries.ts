@@ -13,7 +13,8 @@ function numericRow<T>(row: T): T {
   return copy as T;
 }
 
-function numeric<T>(rows: T[]): T[] {
+/** Rows with the integer columns PostgreSQL's drivers gave as strings made numbers. */
+export function numeric<T>(rows: T[]): T[] {
   return rows.map(numericRow);
 }
 

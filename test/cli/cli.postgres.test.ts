@@ -8,6 +8,8 @@ import { cli, requireBuiltCli } from "../support/cli.js";
 import { ev } from "../support/events.js";
 import { drained, startEngine, type EngineFixture } from "../support/engine-fixture.js";
 import { freshDatabase } from "../support/pg-database.js";
+import { tempFolder } from "../support/temp-folders.js";
+import { writeOutbox } from "./notice-outbox.js";
 
 let f: EngineFixture;
 const S = "ses_pg_main";
@@ -90,6 +92,32 @@ describe("todo-continuation CLI on PostgreSQL", () => {
     expect(json.replicas).toHaveLength(1);
     expect(json.replicas[0]).toMatchObject({ alive: true, kind: "plugin" });
     expect(json.schema).toMatchObject({ pending: 0, newer: false });
+  });
+
+  it("notices and doctor's notifications read the outbox as on SQLite: numbers as numbers, each channel's last error", async () => {
+    const outbox = await writeOutbox(f.port);
+    const table = await cli(["--db", f.dbPath, "notices"]);
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(6);
+    expect(lines[2]).toMatch(
+      /\s+question\s+hook\s+pending\s+1\s+next in [12] min \d+ s\s+error: 503 from hooks\.example\.com$/,
+    );
+    const rows = JSON.parse((await cli(["--db", f.dbPath, "--json", "notices", "--state", "sent"])).stdout);
+    expect(rows.map((r: { id: string }) => r.id)).toEqual(["ntc_budget:old", "ntc_budget:hook"]);
+    expect(rows[1]).toMatchObject({ attempts: 1, sent_at: outbox.sentAt, body: { id: "ntc_budget", kind: "budget" } });
+    expect(typeof rows[1].created_at).toBe("number");
+    const doctor = JSON.parse((await cli(["--db", f.dbPath, "--json", "doctor", "--directory", tempFolder()])).stdout);
+    expect(doctor.notifications.channels).toEqual([
+      expect.objectContaining({
+        channel: "hook",
+        pending: 1,
+        last_sent_at: outbox.sentAt,
+        last_error_at: outbox.hookFailedAt,
+      }),
+      expect.objectContaining({ channel: "old", sent: 1, pending: 1, last_error: null }),
+      expect.objectContaining({ channel: "phone", failed: 1, last_error: "404 from ntfy.example.com" }),
+    ]);
   });
 
   it("migrate creates the schema on an empty database once; prune counts what would go", async () => {

@@ -31,6 +31,7 @@ const COMMANDS = [
   "history",
   "audit",
   "cost",
+  "notices",
   "status",
   "stop",
   "resume",

@@ -1,12 +1,12 @@
 // `todo-continuation doctor` on the plugin of a project: what the real plugin function wrote at its start (on, off and
 // why, each option's source), the config files as they are now, and a database that is not there said with its cause;
 // and every command finds the database a config file names.
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { TodoContinuation, type TodoContinuationHooks } from "../../src/plugin/plugin.js";
 import { FakeHost } from "../support/fake-host.js";
 import { fakeSdkClient } from "../support/fake-sdk-client.js";
+import { projectFolder } from "../support/project-folder.js";
 import { tempFolder } from "../support/temp-folders.js";
 import { cli, requireBuiltCli } from "../support/cli.js";
 
@@ -17,15 +17,6 @@ afterEach(async () => {
   hooks = undefined;
 });
 
-function project(file?: object): string {
-  const directory = tempFolder("project-");
-  if (file) {
-    mkdirSync(join(directory, ".opencode"));
-    writeFileSync(join(directory, ".opencode", "todo-continuation.json"), JSON.stringify(file));
-  }
-  return directory;
-}
-
 async function pluginStarted(directory: string, options: Record<string, unknown>): Promise<void> {
   const host = new FakeHost();
   const input = { client: fakeSdkClient(host), directory, worktree: directory, project: { id: "p" } };
@@ -35,7 +26,7 @@ async function pluginStarted(directory: string, options: Record<string, unknown>
 
 describe("doctor on the plugin", () => {
   it("a plugin that is off: each problem on a FAIL line, the database's absence explained, exit 1", async () => {
-    const directory = project({ countdownSecs: 3 });
+    const directory = projectFolder({ countdownSecs: 3 });
     await pluginStarted(directory, { maxContinuations: 0, databasePath: "state/todo.db" });
     const { code, stdout } = await cli(["doctor"], {}, directory);
     expect(code).toBe(1);
@@ -55,7 +46,7 @@ describe("doctor on the plugin", () => {
   });
 
   it("a plugin that runs: OK, and the options not at their default with their source; the CLI uses the file's database", async () => {
-    const directory = project({ databasePath: "state/todo.db", maxContinuations: 5 });
+    const directory = projectFolder({ databasePath: "state/todo.db", maxContinuations: 5 });
     await pluginStarted(directory, { toast: false });
     const file = join(directory, ".opencode", "todo-continuation.json");
     const { code, stdout } = await cli(["doctor"], {}, directory);
@@ -76,7 +67,7 @@ describe("doctor on the plugin", () => {
   });
 
   it("no plugin ever ran in the project: said, with where a load failure is logged; --directory looks elsewhere", async () => {
-    const elsewhere = project();
+    const elsewhere = projectFolder();
     const { stdout } = await cli(["doctor", "--directory", elsewhere], {}, tempFolder());
     expect(stdout).toMatch(new RegExp(`WARN\\s+plugin\\s+no OpenCode has loaded the plugin in ${elsewhere} yet`));
     expect(stdout).toContain("OpenCode's log (~/.local/share/opencode/log/)");

@@ -18,6 +18,15 @@ import { duration, localTime, table, untilOrLate, type Column } from "../format.
 import { examples, globals, print, printJson, snakeCased } from "../output.js";
 import { leaseState } from "./status.js";
 import {
+  channelReports,
+  notificationsTable,
+  notifyFindings,
+  notifySetup,
+  statusWithoutSecrets,
+  type ChannelReport,
+  type NotifySetup,
+} from "./doctor-notifications.js";
+import {
   chosenOptions,
   examinePlugin,
   missingDatabase,
@@ -26,6 +35,7 @@ import {
 } from "./doctor-plugin.js";
 import { statusPath } from "../../plugin/status-file.js";
 import { isPostgresUrl } from "../../store/location.js";
+import { noticeChannels } from "../../store/notice-queries.js";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 
@@ -42,6 +52,8 @@ interface Examination {
   servers: ServerState[];
   /** Empty on a database whose bills table is not there yet (a migration pending). */
   models: ModelPricing[];
+  /** Each channel configured or seen in the outbox; the configured ones alone on a database without it yet. */
+  notifications: ChannelReport[];
   alive: (owner: string) => boolean;
 }
 
@@ -54,7 +66,7 @@ const NO_SCHEMA: SchemaState = {
   newer: false,
 };
 
-async function examine(store: OperatorStore): Promise<Examination> {
+async function examine(store: OperatorStore, notify: NotifySetup): Promise<Examination> {
   const diagnostics = await query(() => store.diagnostics());
   const schema = diagnostics.integrity.ok ? await query(() => store.schemaState()) : NO_SCHEMA;
   const readable = diagnostics.integrity.ok && schema.applied > 0;
@@ -68,6 +80,17 @@ async function examine(store: OperatorStore): Promise<Examination> {
     replicas: await read(() => store.replicas(), []),
     servers: await read(async () => (store.roster ? store.roster.list() : []), []),
     models: await read(() => billedModels(store.reader).catch(() => []), []),
+    notifications: channelReports(
+      notify,
+      await read(
+        () =>
+          noticeChannels(
+            store.reader,
+            notify.channels.map((c) => c.name),
+          ).catch(() => []),
+        [],
+      ),
+    ),
     alive: await read(
       () => store.liveness(),
       () => false,
@@ -227,10 +250,16 @@ function printTables(x: Examination, findings: Finding[], now: number): void {
     { header: "STATUS", value: (r) => r.status },
     { header: "SINCE", value: (r) => localTime(r.created_at) },
   ]);
+  if (x.notifications.length > 0)
+    print(`\nNotifications (each channel's deliveries):\n${notificationsTable(x.notifications)}`);
 }
 
 function pluginJson({ directory, status, files }: PluginExamination) {
   return { directory, statusFile: statusPath(directory), status: status ?? null, configFiles: files.files };
+}
+
+function notificationsJson(notify: NotifySetup, channels: ChannelReport[]) {
+  return { source: notify.source, channels, problems: notify.problems };
 }
 
 function printOptions({ status }: PluginExamination): void {
@@ -249,9 +278,16 @@ function printOptions({ status }: PluginExamination): void {
 }
 
 /** Doctor with no database file to look into: the plugin's findings and why the file is not there. Exit 1. */
-function reportWithoutDatabase(plugin: PluginExamination, missing: Finding, json: boolean | undefined): void {
-  const findings = [...plugin.findings, missing];
-  if (json) printJson(snakeCased({ plugin: pluginJson(plugin), findings }));
+function reportWithoutDatabase(
+  plugin: PluginExamination,
+  notify: NotifySetup,
+  missing: Finding,
+  json: boolean | undefined,
+): void {
+  const channels = channelReports(notify, []);
+  const findings = [...plugin.findings, ...notifyFindings(notify, channels, plugin.status), missing];
+  if (json)
+    printJson(snakeCased({ plugin: pluginJson(plugin), notifications: notificationsJson(notify, channels), findings }));
   else {
     print(findingsTable(findings));
     printOptions(plugin);
@@ -267,22 +303,29 @@ export function registerDoctor(program: Command): void {
       examples("todo-continuation doctor", "todo-continuation --db postgres://tc@db.internal/tc doctor --json"),
     )
     .description(
-      "check the plugin (on or off and why, its options and their sources), the config files and the database: file, schema version, integrity, leases, unsettled continuations (exit 1 on a problem)",
+      "check the plugin (on or off and why, its options and their sources), the config files and the database: file, schema version, integrity, leases, unsettled continuations, each notify channel's last success and error (exit 1 on a problem)",
     )
     .option("--directory <dir>", "the project whose plugin and configuration files to look at", process.cwd())
     .action(async (options: { directory: string }, command: Command) => {
       const { db, json } = globals(command);
-      const plugin = examinePlugin(resolve(options.directory));
+      const examined = examinePlugin(resolve(options.directory));
+      const notify = notifySetup(examined.directory, examined.status, examined.files);
+      // Doctor shows the options the plugin runs with: the notify channels' without their URLs' paths and secrets.
+      const plugin = { ...examined, status: statusWithoutSecrets(examined.status) };
       const location = databasePath(db);
       const path = shownLocation(location);
       if (!isPostgresUrl(location) && !existsSync(location))
-        return reportWithoutDatabase(plugin, missingDatabase(path, plugin), json);
+        return reportWithoutDatabase(plugin, notify, missingDatabase(path, plugin), json);
       const store = await openForReading(location);
       const now = Date.now();
       let findings: Finding[];
       try {
-        const x = await examine(store);
-        findings = [...plugin.findings, ...findingsOf(x, now)];
+        const x = await examine(store, notify);
+        findings = [
+          ...plugin.findings,
+          ...findingsOf(x, now),
+          ...notifyFindings(notify, x.notifications, plugin.status),
+        ];
         const { diagnostics: d } = x;
         if (json)
           printJson(
@@ -300,6 +343,7 @@ export function registerDoctor(program: Command): void {
               unsettled: x.unsettled,
               stoppedSessions: x.stopped,
               plugin: pluginJson(plugin),
+              notifications: notificationsJson(notify, x.notifications),
               findings,
             }),
           );

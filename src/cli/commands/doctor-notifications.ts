@@ -1,0 +1,164 @@
+// `doctor`'s look at notifications: the channels of the notify option the plugin of the project runs with (each wrong
+// one named), and for each channel what the outbox says — its last success, its last error and when, what is pending
+// or failed — beside the channels the database has notices of that this project does not configure. A channel is shown
+// as its type and host (`describeChannel`); its URL's path, its token and its secret never appear, nor in the plugin's
+// options that doctor shows.
+import { isFileSource, type Resolution } from "../../config/resolve.js";
+import { describeChannel, parseChannels } from "../../notify/channels.js";
+import { shownUrl } from "../../notify/redact.js";
+import type { Channel } from "../../notify/types.js";
+import { NOTICE_KINDS } from "../../core/notices.js";
+import type { PluginStatus } from "../../plugin/status-file.js";
+import type { NoticeChannelState } from "../../store/notice-queries.js";
+import { localTime, table } from "../format.js";
+import type { PluginFinding } from "./doctor-plugin.js";
+
+export interface NotifySetup {
+  /** Where the notify option came from: a file's path, "plugin options" (as of the plugin's last start), "default". */
+  source: string;
+  channels: Channel[];
+  /** One line per channel left out, without its secrets. */
+  problems: string[];
+}
+
+/**
+ * The channels of the project: the plugin options' when the plugin said at its start that they came from there (doctor
+ * cannot read opencode.json's plugin options itself), else the configuration files' as they are now. Secrets written
+ * as `{ "env": … }` are read from doctor's own environment.
+ */
+export function notifySetup(directory: string, status: PluginStatus | undefined, files: Resolution): NotifySetup {
+  const fromPlugin = status?.options.notify?.source === "plugin options";
+  const raw = fromPlugin ? status!.options.notify!.value : files.merged.notify;
+  const { channels, problems } = parseChannels(raw, process.env, directory);
+  return { source: fromPlugin ? "plugin options" : files.sources.notify, channels, problems };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const isEnvReference = (value: unknown) =>
+  isObject(value) && Object.keys(value).length === 1 && typeof value.env === "string";
+
+/** Keys of a channel that hold no secret. */
+const PLAIN_KEYS = new Set(["type", "name", "kinds", "timeoutMs", "priority", "tags", "command"]);
+
+/** Every value hidden but the names of environment variables (a name is not the secret it holds). */
+function hidden(value: unknown): unknown {
+  if (isEnvReference(value)) return value;
+  if (Array.isArray(value)) return value.map(hidden);
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, hidden(v)]));
+  return "(hidden)";
+}
+
+/** The notify option as it may be shown: URLs as scheme and host, tokens, secrets, headers and arguments hidden. */
+function shownNotify(raw: unknown): unknown {
+  if (!Array.isArray(raw)) return hidden(raw);
+  return raw.map((entry) =>
+    isObject(entry)
+      ? Object.fromEntries(
+          Object.entries(entry).map(([key, value]) => [
+            key,
+            PLAIN_KEYS.has(key) ? value : key === "url" && typeof value === "string" ? shownUrl(value) : hidden(value),
+          ]),
+        )
+      : hidden(entry),
+  );
+}
+
+/** The plugin's status with its notify option shown without secrets: doctor prints the options it ran with. */
+export function statusWithoutSecrets(status: PluginStatus | undefined): PluginStatus | undefined {
+  const notify = status?.options.notify;
+  if (!status || !notify) return status;
+  return { ...status, options: { ...status.options, notify: { ...notify, value: shownNotify(notify.value) } } };
+}
+
+/** One channel as doctor shows it. `describes`: its type and host, null for a channel not configured here. */
+export interface ChannelReport extends NoticeChannelState {
+  describes: string | null;
+  kinds: string[] | null;
+}
+
+const report = (channel: string, describes: string | null, kinds: string[] | null, s?: NoticeChannelState) => ({
+  channel,
+  describes,
+  kinds,
+  pending: s?.pending ?? 0,
+  sent: s?.sent ?? 0,
+  failed: s?.failed ?? 0,
+  folded: s?.folded ?? 0,
+  last_sent_at: s?.last_sent_at ?? null,
+  last_error: s?.last_error ?? null,
+  last_error_at: s?.last_error_at ?? null,
+});
+
+/** The configured channels in their order, then the channels only the database knows, by name. */
+export function channelReports(setup: NotifySetup, states: readonly NoticeChannelState[]): ChannelReport[] {
+  const byName = new Map(states.map((s) => [s.channel, s]));
+  const names = new Set(setup.channels.map((c) => c.name));
+  return [
+    ...setup.channels.map((c) => report(c.name, describeChannel(c), c.kinds, byName.get(c.name))),
+    ...states
+      .filter((s) => !names.has(s.channel))
+      .sort((a, b) => a.channel.localeCompare(b.channel))
+      .map((s) => report(s.channel, null, null, s)),
+  ];
+}
+
+const WHERE =
+  "the notify option in .opencode/todo-continuation.json, the user's todo-continuation.json or the plugin options; " +
+  "see docs/notifications.md";
+
+/** Each wrong channel (unless the plugin's own warnings already say it), then whether notices go anywhere. */
+export function notifyFindings(
+  setup: NotifySetup,
+  reports: readonly ChannelReport[],
+  status: PluginStatus | undefined,
+): PluginFinding[] {
+  const findings: PluginFinding[] = setup.problems
+    .filter((problem) => !status?.warnings.some((warning) => warning.endsWith(problem)))
+    .map((problem) => ({ level: "warn", check: "notify", message: `left out: ${problem}` }));
+  if (setup.channels.length === 0) {
+    if (setup.problems.length === 0)
+      findings.push({ level: "ok", check: "notifications", message: `off: no channel configured (${WHERE})` });
+    return findings;
+  }
+  const from = isFileSource(setup.source) ? ` from ${setup.source}` : ` from the ${setup.source}`;
+  const names = setup.channels.map((c) => c.name).join(", ");
+  findings.push({
+    level: "ok",
+    check: "notifications",
+    message: `${setup.channels.length} channel(s)${from}: ${names}`,
+  });
+  for (const r of reports)
+    if (r.describes !== null && r.last_error_at !== null && r.last_error_at > (r.last_sent_at ?? 0))
+      findings.push({
+        level: "warn",
+        check: "notifications",
+        message: `${r.channel}: its last delivery failed (${localTime(r.last_error_at)}: ${r.last_error})`,
+      });
+  return findings;
+}
+
+const ALL_KINDS = NOTICE_KINDS.length;
+
+/** The section's table: one line per channel. */
+export function notificationsTable(reports: readonly ChannelReport[]): string {
+  return table(
+    [
+      { header: "CHANNEL", value: (r: ChannelReport) => r.channel },
+      { header: "WHERE", value: (r) => r.describes ?? "(not configured here)", max: 40 },
+      {
+        header: "KINDS",
+        value: (r) => (r.kinds === null ? "" : r.kinds.length === ALL_KINDS ? "all" : r.kinds.join(",")),
+      },
+      { header: "LAST SENT", value: (r) => (r.last_sent_at === null ? "never" : localTime(r.last_sent_at)) },
+      {
+        header: "LAST ERROR",
+        value: (r) => (r.last_error_at === null ? "" : `${localTime(r.last_error_at)} ${r.last_error}`),
+        max: 70,
+      },
+      { header: "PENDING", value: (r) => String(r.pending), align: "right" },
+      { header: "FAILED", value: (r) => String(r.failed), align: "right" },
+    ],
+    [...reports],
+  );
+}
