@@ -102,7 +102,7 @@ describe("todo-continuation notices", () => {
         kind: "budget",
         text: outbox.budgetText,
         session: { id: BUDGET_SESSION, title: "Fix the parser" },
-        goOn: { command: `todo-continuation allow ${BUDGET_SESSION} --continuations 10` },
+        goOn: { command: `todo-continuation allow ${BUDGET_SESSION}` },
       },
     });
     expect(rows[0]).toMatchObject({ state: "failed", last_error: "404 from ntfy.example.com", sent_at: null });
