@@ -7,6 +7,7 @@ import type * as z from "zod";
 import { nearest } from "../core/nearest.js";
 import { defaultDatabasePath } from "../store/default-path.js";
 import { LocationError, redactUrl, resolveLocation } from "../store/location.js";
+import { shownNotify, withoutSecrets } from "../notify/redact.js";
 import { findConfigFiles, readConfigFile, type ConfigFile } from "./files.js";
 import {
   allowedOf,
@@ -61,9 +62,17 @@ function describe(value: unknown): string {
   }
 }
 
+/** What a problem may show of a value: a channel's URLs, tokens and secrets never (they are credentials). */
+function shown(key: string, value: unknown): unknown {
+  const option = key.split(".").at(-1)!;
+  if (option === "notify") return shownNotify(value);
+  return Object.hasOwn(ENFORCER_OPTIONS, option) || Object.hasOwn(TUI_OPTIONS, option) ? value : withoutSecrets(value);
+}
+
 export function problemOf(source: string, key: string, value: unknown, allowed: string): ConfigProblem {
   const where = source === "plugin options" || source === "environment" ? "" : `in ${source}: `;
-  return { source, key, value, allowed, text: `${where}${key} = ${describe(value)}; allowed: ${allowed}` };
+  const safe = shown(key, value);
+  return { source, key, value: safe, allowed, text: `${where}${key} = ${describe(safe)}; allowed: ${allowed}` };
 }
 
 const TRUE_WORDS = ["true", "1", "yes", "on"];

@@ -51,3 +51,54 @@ export function redact(text: string, channel: Channel): string {
   for (const secret of secretsOf(channel)) out = out.split(secret).join("…");
   return out;
 }
+
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const isEnvReference = (value: unknown) =>
+  isObject(value) && Object.keys(value).length === 1 && typeof value.env === "string";
+
+/** Keys of a channel that hold no secret. */
+const PLAIN_KEYS = new Set(["type", "name", "kinds", "timeoutMs", "priority", "tags", "command"]);
+
+/** Every value hidden but the names of environment variables (a name is not the secret it holds). */
+function hidden(value: unknown): unknown {
+  if (isEnvReference(value)) return value;
+  if (Array.isArray(value)) return value.map(hidden);
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, hidden(v)]));
+  return "(hidden)";
+}
+
+/** The notify option as it may be shown: URLs as scheme and host, tokens, secrets, headers and arguments hidden. */
+export function shownNotify(raw: unknown): unknown {
+  if (!Array.isArray(raw)) return hidden(raw);
+  return raw.map((entry) =>
+    isObject(entry)
+      ? Object.fromEntries(
+          Object.entries(entry).map(([key, value]) => [
+            key,
+            PLAIN_KEYS.has(key) ? value : key === "url" && typeof value === "string" ? shownUrl(value) : hidden(value),
+          ]),
+        )
+      : hidden(entry),
+  );
+}
+
+const SECRET_KEYS = /^(secret|token|password|headers|authorization)$/i;
+const URL_PATTERN = /^[a-z][a-z0-9+.-]*:\/\/\S+$/i;
+
+/**
+ * Any configuration value as a problem line may show it: URLs cut to scheme and host, and what a key named like a
+ * credential holds hidden. For a value whose key is unknown (a misspelt `notify`) that a person still has to recognise.
+ */
+export function withoutSecrets(value: unknown): unknown {
+  if (typeof value === "string") return URL_PATTERN.test(value) ? shownUrl(value) : value;
+  if (Array.isArray(value)) return value.map(withoutSecrets);
+  if (isObject(value))
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [
+        k,
+        SECRET_KEYS.test(k) && !isEnvReference(v) ? "(hidden)" : withoutSecrets(v),
+      ]),
+    );
+  return value;
+}

@@ -3,6 +3,7 @@
 // and the TUI read, and one toast at the first idle unless the TUI already showed it.
 import type { Resolution } from "../config/resolve.js";
 import type { HostPort } from "../host/port.js";
+import { shownNotify } from "../notify/redact.js";
 import { redactUrl } from "../store/location.js";
 import { PACKAGE_VERSION } from "../package-version.js";
 import { otherEnforcerWarning } from "./other-enforcers.js";
@@ -14,6 +15,12 @@ const TOAST_MS = 15_000;
 const PROCESS_START_MS = Date.now() - process.uptime() * 1000;
 /** The news each project's plugins in this process showed: a second start of the plugin for it says nothing again. */
 const shownNews = new Set<string>();
+
+/** An option's value as the status file keeps it: a database URL's password and a channel's credentials never. */
+function withoutSecretsOf(key: string, value: unknown): unknown {
+  if (key === "databasePath") return redactUrl(String(value));
+  return key === "notify" ? shownNotify(value) : value;
+}
 
 export class Announcer {
   readonly status: PluginStatus;
@@ -46,7 +53,7 @@ export class Announcer {
     if (resolution.config) {
       for (const [key, value] of Object.entries(resolution.config)) {
         const source = resolution.sources[key as keyof typeof resolution.sources];
-        this.status.options[key] = { value: key === "databasePath" ? redactUrl(String(value)) : value, source };
+        this.status.options[key] = { value: withoutSecretsOf(key, value), source };
       }
       this.status.database = redactUrl(resolution.config.databasePath);
     }

@@ -108,6 +108,43 @@ describe("the plugin's news", () => {
     expect(host.toasts.filter((t) => t.title?.startsWith("todo-continuation"))).toEqual([]);
   });
 
+  it("notify channels: a bad one said and left out, the good ones kept, and no credential in the status or a problem", async () => {
+    const project = tempFolder();
+    const secrets = ["T0ken-Sl4ck-p4th", "sign-me-secret", "tk_ntfy_token", "topic-password-x"];
+    const host = await start(project, {
+      databasePath: join(project, "t.db"),
+      notify: [
+        { type: "slack", url: `https://hooks.slack.com/services/${secrets[0]}` },
+        { type: "webhook", url: "https://hooks.test/in", secret: secrets[1], kinds: ["quesiton"] },
+        { type: "ntfy", url: `https://ntfy.test/${secrets[3]}`, token: secrets[2] },
+      ],
+    });
+    const status = readStatus(project)!;
+    expect(status.state).toBe("on");
+    expect(status.warnings).toEqual([expect.stringMatching(/^a notify channel is left out: notify\[1\].*quesiton/)]);
+    expect(host.logs.some((l) => l.message.includes("notify[1]"))).toBe(true);
+    const said = JSON.stringify({ status, logs: host.logs });
+    for (const secret of secrets) expect(said).not.toContain(secret);
+    expect(status.options.notify!.value).toMatchObject([
+      { type: "slack", url: "https://hooks.slack.com/…" },
+      { type: "webhook", url: "https://hooks.test/…", secret: "(hidden)" },
+      { type: "ntfy", url: "https://ntfy.test/…", token: "(hidden)" },
+    ]);
+  });
+
+  it("a misspelt notify: off, and the problem shows the channel's host, never its path or token", async () => {
+    const project = tempFolder();
+    await start(project, {
+      databasePath: join(project, "t.db"),
+      notfy: [{ type: "ntfy", url: "https://ntfy.test/topic-password-x", token: "tk_ntfy_token" }],
+    });
+    const status = readStatus(project)!;
+    expect(status.state).toBe("off");
+    expect(status.problems).toEqual([expect.stringContaining("did you mean notify?")]);
+    expect(status.problems[0]).toContain("https://ntfy.test/…");
+    expect(JSON.stringify(status)).not.toMatch(/topic-password-x|tk_ntfy_token/);
+  });
+
   describe("another enforcer in the same OpenCode", () => {
     const omo = (project: string, disabled: string[] | undefined) => {
       if (disabled === undefined) return;

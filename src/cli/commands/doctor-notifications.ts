@@ -5,7 +5,7 @@
 // options that doctor shows.
 import { isFileSource, type Resolution } from "../../config/resolve.js";
 import { describeChannel, parseChannels } from "../../notify/channels.js";
-import { shownUrl } from "../../notify/redact.js";
+import { shownNotify } from "../../notify/redact.js";
 import type { Channel } from "../../notify/types.js";
 import { NOTICE_KINDS } from "../../core/notices.js";
 import type { PluginStatus } from "../../plugin/status-file.js";
@@ -31,37 +31,6 @@ export function notifySetup(directory: string, status: PluginStatus | undefined,
   const raw = fromPlugin ? status!.options.notify!.value : files.merged.notify;
   const { channels, problems } = parseChannels(raw, process.env, directory);
   return { source: fromPlugin ? "plugin options" : files.sources.notify, channels, problems };
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-const isEnvReference = (value: unknown) =>
-  isObject(value) && Object.keys(value).length === 1 && typeof value.env === "string";
-
-/** Keys of a channel that hold no secret. */
-const PLAIN_KEYS = new Set(["type", "name", "kinds", "timeoutMs", "priority", "tags", "command"]);
-
-/** Every value hidden but the names of environment variables (a name is not the secret it holds). */
-function hidden(value: unknown): unknown {
-  if (isEnvReference(value)) return value;
-  if (Array.isArray(value)) return value.map(hidden);
-  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, hidden(v)]));
-  return "(hidden)";
-}
-
-/** The notify option as it may be shown: URLs as scheme and host, tokens, secrets, headers and arguments hidden. */
-function shownNotify(raw: unknown): unknown {
-  if (!Array.isArray(raw)) return hidden(raw);
-  return raw.map((entry) =>
-    isObject(entry)
-      ? Object.fromEntries(
-          Object.entries(entry).map(([key, value]) => [
-            key,
-            PLAIN_KEYS.has(key) ? value : key === "url" && typeof value === "string" ? shownUrl(value) : hidden(value),
-          ]),
-        )
-      : hidden(entry),
-  );
 }
 
 /** The plugin's status with its notify option shown without secrets: doctor prints the options it ran with. */
