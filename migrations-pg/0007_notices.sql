@@ -24,6 +24,4 @@ CREATE TABLE "notices" (
 ALTER TABLE "sessions" ADD COLUMN "allowed_continuations" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "sessions" ADD COLUMN "allowed_cost" double precision DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "sessions" ADD COLUMN "allowed_tokens" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
-CREATE INDEX "notices_due_idx" ON "notices" USING btree ("next_attempt_at") WHERE state = 'pending';--> statement-breakpoint
-CREATE INDEX "notices_session_idx" ON "notices" USING btree ("session_id","channel","created_at");--> statement-breakpoint
-CREATE INDEX "notices_created_idx" ON "notices" USING btree ("created_at");
+CREATE INDEX "notices_due_idx" ON "notices" USING btree ("next_attempt_at") WHERE state = 'pending';

@@ -22,8 +22,6 @@ CREATE TABLE `notices` (
 );
 --> statement-breakpoint
 CREATE INDEX `notices_due_idx` ON `notices` (`next_attempt_at`) WHERE state = 'pending';--> statement-breakpoint
-CREATE INDEX `notices_session_idx` ON `notices` (`session_id`,`channel`,`created_at`);--> statement-breakpoint
-CREATE INDEX `notices_created_idx` ON `notices` (`created_at`);--> statement-breakpoint
 ALTER TABLE `sessions` ADD `allowed_continuations` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE `sessions` ADD `allowed_cost` real DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE `sessions` ADD `allowed_tokens` integer DEFAULT 0 NOT NULL;

@@ -332,6 +332,24 @@ function errorDetail(error: MessageFacts["unansweredError"]): Record<string, unk
   };
 }
 
+/** The stops a pre-check decides without the todos that a finished list outranks (todos_complete comes before them). */
+const OUTRANKED_BY_DONE: ReadonlySet<SkipReason> = new Set(["cost_budget", "budget_exhausted"]);
+
+/**
+ * A pre-check's budget stop when the list last reported has every todo closed: the session is done, not over budget
+ * (the last continuation finished the list), and a person told so hears "done". A skip either way: only its reason
+ * follows the list.
+ */
+function finished(input: DecisionInput, reason: SkipReason): Decision | undefined {
+  const reported = input.reportedTodos;
+  if (input.todos !== undefined || !OUTRANKED_BY_DONE.has(reason) || !reported || reported.length === 0)
+    return undefined;
+  const summary = summarize(reported);
+  if (summary.open > 0) return undefined;
+  const detail = { stage: input.stage, total: summary.total, completed: summary.completed, reported: true };
+  return { verdict: "skip", reason: "todos_complete", detail };
+}
+
 export function decide(input: DecisionInput): Decision {
   const derived: Derived = {
     pause: pauseOf(input),
@@ -341,7 +359,8 @@ export function decide(input: DecisionInput): Decision {
   };
   for (const [reason, guard] of GUARDS) {
     const detail = guard(input, derived);
-    if (detail) return { verdict: "skip", reason, detail: { stage: input.stage, ...detail } };
+    if (detail)
+      return finished(input, reason) ?? { verdict: "skip", reason, detail: { stage: input.stage, ...detail } };
   }
   const todos = Array.isArray(input.todos) ? input.todos : undefined;
   const messages = input.live.messages;

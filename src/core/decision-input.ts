@@ -118,7 +118,8 @@ export function decisionInput(context: DecisionContext): DecisionInput {
   };
   // The deadline is judged on the todos events reported; an idle's pre-check on none (it passes the todo guards).
   const todos = facts ? facts.todos : stage === "deadline" ? seen.todos : undefined;
-  return { stage, now, config, durable: durableFacts(row, seen, facts, context), live, todos };
+  const durable = durableFacts(row, seen, facts, context);
+  return { stage, now, config, durable, live, todos, ...(seen.todos ? { reportedTodos: seen.todos } : {}) };
 }
 
 function durableFacts(

@@ -130,6 +130,8 @@ export interface DecisionInput {
   live: LiveFacts;
   /** `undefined`: not fetched yet (pre-check); `"fetch_failed"`: the host could not say. */
   todos?: readonly Todo[] | "fetch_failed";
+  /** The list the latest `todo.updated` reported: names a pre-check's stop for what it is when every todo is closed. */
+  reportedTodos?: readonly Todo[];
 }
 
 /** What a continuation's turn counted as: todos moved, files changed (net of rewrites and undos), or neither. */

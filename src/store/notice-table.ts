@@ -48,7 +48,5 @@ export const notices = sqliteTable(
     index("notices_due_idx")
       .on(t.nextAttemptAt)
       .where(sql`state = 'pending'`),
-    index("notices_session_idx").on(t.sessionId, t.channel, t.createdAt),
-    index("notices_created_idx").on(t.createdAt),
   ],
 );

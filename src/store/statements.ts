@@ -138,7 +138,10 @@ export interface Statements {
   pendingNoticesOf(sessionId: string, channel: string): NoticeRow[];
   /** Pending → folded into `into`; how many. */
   foldNotices(ids: readonly string[], into: string, now: number): number;
-  /** When the session's notices on `channel` sent at or after `since` were sent, oldest first (the rate limit). */
+  /**
+   * When the session's notices on `channel` sent at or after `since` were sent, oldest first (the rate limit): their
+   * `notified` audit rows, which the session's index of the audit log finds.
+   */
   noticesSentSince(sessionId: string, channel: string, since: number): number[];
 
   // ── who is there ────────────────────────────────────────────────────────────

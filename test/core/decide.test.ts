@@ -28,6 +28,7 @@ function input(
     stage: overrides.stage ?? "idle",
     now: overrides.now ?? NOW,
     todos: "todos" in overrides ? overrides.todos : open,
+    ...(overrides.reportedTodos ? { reportedTodos: overrides.reportedTodos } : {}),
     config: {
       enabled: true,
       continueChildSessions: false,
@@ -230,6 +231,45 @@ describe("decide: guard order and boundaries", () => {
       reason: "budget_exhausted",
       detail: { stage: "idle", continuations: 5, limit: 5, allowed: 3 },
     });
+  });
+});
+
+describe("a pre-check's budget stop on a list reported finished", () => {
+  const closed = [
+    { content: "a", status: "completed" },
+    { content: "b", status: "cancelled" },
+  ];
+  const over = { durable: { continuations: 2 }, config: { maxContinuations: 2 } };
+
+  it("is todos_complete (the last continuation finished the list), said to come from the list reported", () => {
+    expect(decide(input({ ...over, todos: undefined, reportedTodos: closed }))).toEqual({
+      verdict: "skip",
+      reason: "todos_complete",
+      detail: { stage: "idle", total: 2, completed: 1, reported: true },
+    });
+    const spent = { dailyContinuationCost: 1, maxContinuations: 20 };
+    const day = {
+      durable: { continuations: 1, spentToday: 1 },
+      config: spent,
+      todos: undefined,
+      reportedTodos: closed,
+    };
+    expect(reason(input(day))).toBe("todos_complete");
+  });
+
+  it("stays a budget stop when a reported todo is open, none was reported, or the todos were read", () => {
+    const openOne = [...closed, { content: "c", status: "pending" }];
+    expect(reason(input({ ...over, todos: undefined, reportedTodos: openOne }))).toBe("budget_exhausted");
+    expect(reason(input({ ...over, todos: undefined }))).toBe("budget_exhausted");
+    expect(reason(input({ ...over, todos: undefined, reportedTodos: [] }))).toBe("budget_exhausted");
+    // Read, the todos judge for themselves (open here): the list reported earlier does not count.
+    expect(reason(input({ ...over, reportedTodos: closed }))).toBe("budget_exhausted");
+  });
+
+  it("never turns a continuation or another stop into one", () => {
+    expect(reason(input({ todos: undefined, reportedTodos: closed }))).toBe("continue");
+    const stopped = { durable: { continuations: 2, stoppedAt: NOW - 1 }, config: { maxContinuations: 2 } };
+    expect(reason(input({ ...stopped, todos: undefined, reportedTodos: closed }))).toBe("stopped");
   });
 });
 

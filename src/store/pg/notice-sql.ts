@@ -50,7 +50,7 @@ export const N = {
   ),
   noticesSentSince: statement(
     "notices_sent_since",
-    `SELECT sent_at::float8 AS "sentAt" FROM notices
-     WHERE session_id = $1 AND channel = $2 AND state = 'sent' AND sent_at >= $3 ORDER BY sent_at`,
+    `SELECT at::float8 AS "sentAt" FROM audit_events
+     WHERE session_id = $1 AND at >= $3 AND event = 'notified' AND (detail::jsonb ->> 'channel') = $2 ORDER BY at`,
   ),
 };

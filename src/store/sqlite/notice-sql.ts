@@ -32,8 +32,9 @@ export const PENDING_NOTICES_OF = `SELECT ${NOTICE_COLUMNS} FROM notices
 export const FOLD_NOTICES = `UPDATE notices SET state = 'folded', folded_into = ?, updated_at = ?, owner = NULL,
   lease_until = NULL WHERE state = 'pending' AND id IN (SELECT value FROM json_each(?))`;
 
-export const NOTICES_SENT_SINCE = `SELECT sent_at AS sentAt FROM notices
-  WHERE session_id = ? AND channel = ? AND state = 'sent' AND sent_at >= ? ORDER BY sent_at`;
+/** From the `notified` rows (audit_session_idx): the outbox keeps no index by session, to keep a stop's insert cheap. */
+export const NOTICES_SENT_SINCE = `SELECT at AS sentAt FROM audit_events
+  WHERE session_id = ? AND at >= ? AND event = 'notified' AND json_extract(detail, '$.channel') = ? ORDER BY at`;
 
 export const claimParams = (
   scope: Scope,

@@ -240,7 +240,7 @@ export class SqliteStatements implements Statements {
   }
 
   noticesSentSince(sessionId: string, channel: string, since: number): number[] {
-    return this.raw.all<{ sentAt: number }>(NOTICES_SENT_SINCE, sessionId, channel, since).map((r) => r.sentAt);
+    return this.raw.all<{ sentAt: number }>(NOTICES_SENT_SINCE, sessionId, since, channel).map((r) => r.sentAt);
   }
 
   deleteHistory(table: HistoryTable, settled: string, cutoff: number, limit: number): number {
