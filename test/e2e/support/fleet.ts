@@ -23,7 +23,7 @@ const exec = promisify(execFile);
 export const LEASE_MS = 3000;
 /** The replicas' round: a third of the lease. */
 export const TICK_MS = LEASE_MS / 3;
-const OPTIONS = JSON.stringify({ countdownSeconds: 1, leaseMs: LEASE_MS });
+const OPTIONS = { countdownSeconds: 1, leaseMs: LEASE_MS };
 
 /** Each continuation completes one more todo: two open after the first turn, so two continuations per session. */
 const STEPS: Array<Array<[string, string]>> = [
@@ -91,6 +91,9 @@ export class Fleet {
    * polled in a loop would starve it, and with it every OpenCode server. */
   private pool: pg.Pool | undefined;
 
+  /** `options`: more enforcer options for every replica (its `--options`), over the fleet's own. */
+  constructor(private readonly options: Record<string, unknown> = {}) {}
+
   async all<T = Record<string, unknown>>(text: string, ...params: unknown[]): Promise<T[]> {
     let n = 0;
     return (
@@ -153,7 +156,8 @@ export class Fleet {
   startReplica(): Replica {
     const target = this.targets.shift();
     const listen = target ? ["--listen", target] : [];
-    const child = spawn(process.execPath, [BIN, "serve", "--db", this.url, "--options", OPTIONS, ...listen], {
+    const options = JSON.stringify({ ...OPTIONS, ...this.options });
+    const child = spawn(process.execPath, [BIN, "serve", "--db", this.url, "--options", options, ...listen], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const replica: Replica = {
@@ -322,7 +326,7 @@ export class Fleet {
     const kept = mkdtempSync(join(tmpdir(), "tc-fleet-failure-"));
     this.replicas.forEach((r, i) => writeFileSync(join(kept, `replica-${i}-${r.child.pid}.log`), r.log));
     this.servers.forEach((s, i) => writeFileSync(join(kept, `opencode-pod-${i}.log`), s.output()));
-    for (const table of ["audit_events", "countdowns", "injections", "replicas", "servers"])
+    for (const table of ["audit_events", "countdowns", "injections", "notices", "replicas", "servers"])
       writeFileSync(join(kept, `${table}.json`), JSON.stringify(await this.all(`SELECT * FROM ${table}`), null, 1));
     return kept;
   }

@@ -20,6 +20,21 @@ export interface AuditRow {
   detail: Record<string, unknown>;
 }
 
+/** A row of the notices outbox (`notices`): one per notice and channel. */
+export interface NoticeRow {
+  id: string;
+  notice_id: string;
+  session_id: string;
+  server: string | null;
+  channel: string;
+  kind: string;
+  reason: string;
+  state: string;
+  attempts: number;
+  created_at: number;
+  body: string;
+}
+
 /** What could still make an enforcer act for a session without a new event from OpenCode (`World.owed`). */
 export interface Owed {
   armed: number;
