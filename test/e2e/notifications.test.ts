@@ -150,10 +150,10 @@ describe("notices from a real OpenCode server", () => {
       kind: "budget",
       reason: "budget_exhausted",
       text: "Stopped: the budget of 2 is spent.",
-      hint: "/resume-continuation to go on.",
+      hint: "Palette: Allow more to go on.",
       todos: { done: 1, open: 2, total: 3 },
       continuations: { count: 2 },
-      goOn: { palette: "Allow more todo continuations", command: `todo-continuation allow ${id} --continuations 10` },
+      goOn: { palette: "Allow more todo continuations", command: `todo-continuation allow ${id}` },
     });
     expect(hooksOf(id)).toHaveLength(1);
   });
