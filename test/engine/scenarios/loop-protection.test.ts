@@ -80,6 +80,32 @@ describe("loop protection", () => {
     expect(f.host.prompts).toHaveLength(4);
   });
 
+  it("the budget's last continuation finishing the list is done, not a budget spent", async () => {
+    await boot({ maxContinuations: 2, stagnationLimit: 100 });
+    await cycle([
+      ["a", "pending"],
+      ["b", "pending"],
+    ]);
+    await cycle([
+      ["a", "completed"],
+      ["b", "pending"],
+    ]);
+    expect(f.host.prompts).toHaveLength(2);
+    // The turn of the last continuation closes the last todo, as OpenCode reports it, and the session goes idle.
+    const done: Array<[string, string]> = [
+      ["a", "completed"],
+      ["b", "completed"],
+    ];
+    f.enforcer.handleEvent(ev.todos(S, done));
+    await cycle(done);
+    expect(f.host.prompts).toHaveLength(2);
+    expect(f.rows.audit(S).at(-1)).toMatchObject({
+      event: "skipped",
+      reason: "todos_complete",
+      detail: { total: 2, completed: 2, reported: true },
+    });
+  });
+
   it("the budget stops at maxContinuations; a real user message resets it", async () => {
     await boot({ maxContinuations: 2, stagnationLimit: 100 });
     await cycle([
