@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `todo-continuation`: history, audit, status, stop/resume/allow, migrate, doctor, prune, the standalone service and
-// the servers a fleet of them follows.
+// `todo-continuation`: history, audit, status, stop/resume/allow, notices, migrate, doctor, prune, the standalone
+// service and the servers a fleet of them follows.
 // Exit codes: 0 ok, 1 failure (explained on stderr), 2 usage error.
 import { loadZod } from "../config/zod.js";
 import { Command, CommanderError } from "commander";
