@@ -196,9 +196,11 @@ export class Looks {
       trigger,
       lookMs,
       continuations: row?.continuations ?? 0,
-      maxContinuations: ctx.config.maxContinuations,
+      // What `allow` granted counts as budget: the panel says "21 of 25", not "21 of 20".
+      maxContinuations: ctx.config.maxContinuations + (row?.allowedContinuations ?? 0),
     };
-    if (ctx.config.maxContinuationCost > 0) detail.maxContinuationCost = ctx.config.maxContinuationCost;
+    if (ctx.config.maxContinuationCost > 0)
+      detail.maxContinuationCost = ctx.config.maxContinuationCost + (row?.allowedCost ?? 0);
     if (decision.waitingFor) detail.waitingFor = decision.waitingFor;
     if (decision.pauseLifted) detail.pauseLifted = decision.pauseLifted;
     Object.assign(detail, progressDetail(decision, ctx.config.workWithoutProgressLimit));

@@ -306,6 +306,12 @@ describe("arming", () => {
     expect(rows.session(S)).toMatchObject({ agent: "build", model_id: "model-1", recheck_at: null });
   });
 
+  it("the budget in the `armed` row counts what `allow` granted", async () => {
+    await write({ continuations: 21, allowedContinuations: 5 });
+    await rig.looks.evaluate(S, "idle");
+    expect(lastAudit()).toMatchObject({ event: "armed", detail: { continuations: 21, maxContinuations: 25 } });
+  });
+
   it("a backoff still running: armed for its end, as the retry it is", async () => {
     const now = Date.now();
     await write({ backoffUntil: now + 5000, consecutiveFailures: 2 });
