@@ -134,7 +134,7 @@ describe("the SQLite and PostgreSQL schemas", () => {
       ).map((r) => ({
         name: r.name,
         unique: /UNIQUE/i.test(r.def),
-        where: /WHERE \((.*)\)$/i.exec(r.def)?.[1]?.replace("'armed'::text", "'armed'") ?? null,
+        where: /WHERE \((.*)\)$/i.exec(r.def)?.[1]?.replace(/'(\w+)'::text/g, "'$1'") ?? null,
       }));
       expect(pgIndexes.map((i) => ({ ...i, where: i.where?.replace(/[()]/g, "") ?? null }))).toEqual(
         sqliteIndexes.map((i) => ({ ...i, where: i.where?.replace(/[()"]/g, "") ?? null })),
