@@ -4,6 +4,7 @@
 // a session needs exactly `todosPerSession` of them, one more is doubled work, one less is lost work.
 import { Scheduler } from "./scheduler.js";
 import { SimServer } from "./server.js";
+import type { SdkCall } from "./requests.js";
 import type { EventDetail } from "./turn-events.js";
 
 export interface SimFleetOptions {
@@ -13,8 +14,11 @@ export interface SimFleetOptions {
   todosPerSession?: number;
   /** How long a turn takes (default 1500 ms). */
   turnMs?: number;
-  /** How long each answer waits before it is written (default 0). */
-  latencyMs?: number;
+  /**
+   * How long each answer waits before it is written (default 0): one delay for every call, or one per SDK call
+   * (`{ "session.messages": 40, "session.promptAsync": 20 }`). Event streams deliver without delay.
+   */
+  latencyMs?: number | Partial<Record<SdkCall, number>>;
   /** Server i's project directory (default `/sim/project-<i>`). */
   directoryOf?: (i: number) => string;
   /** The first turns end over this span after `turnMs` (default 0: all at once). */
@@ -56,8 +60,13 @@ export interface SimStats {
   requests: number;
   events: number;
   subscribers: number;
+  /** Event bytes written but not yet taken by the followers' sockets (a follower reading slower than events come). */
+  streamBacklogBytes: number;
   rssBytes: number;
   heapUsedBytes: number;
+  /** This process's CPU time so far (the fleet is meant to have a process of its own). */
+  cpuUserMs: number;
+  cpuSystemMs: number;
 }
 
 export class SimFleet {
@@ -101,6 +110,7 @@ export class SimFleet {
   }
 
   stats(now = Date.now()): SimStats {
+    const cpu = process.cpuUsage();
     const stats: SimStats = {
       servers: this.sims.length,
       sessions: 0,
@@ -117,13 +127,17 @@ export class SimFleet {
       requests: 0,
       events: 0,
       subscribers: 0,
+      streamBacklogBytes: 0,
       rssBytes: process.memoryUsage.rss(),
       heapUsedBytes: process.memoryUsage().heapUsed,
+      cpuUserMs: Math.round(cpu.user / 1000),
+      cpuSystemMs: Math.round(cpu.system / 1000),
     };
     for (const server of this.sims) {
       stats.requests += server.requests;
       stats.events += server.events;
       stats.subscribers += server.subscribers;
+      stats.streamBacklogBytes += server.backlogBytes;
       for (const s of server.sessions.values()) {
         stats.sessions++;
         stats.prompts += s.prompts;
