@@ -1,7 +1,7 @@
 // A fleet of simulated OpenCode servers in one process: M servers on their own ports, S sessions each, one scheduler
-// and one heartbeat timer for all of them. Every session starts busy with a first turn (spread over `startStaggerMs`)
-// that leaves `todosPerSession` todos open; each continuation completes one. `stats()` says what the prompts did:
-// a session needs exactly `todosPerSession` of them, one more is doubled work, one less is lost work.
+// and one heartbeat timer for all of them. Every session starts with a first turn (the starts spread over
+// `startStaggerMs`) that leaves `todosPerSession` todos open; each continuation completes one. `stats()` says what the
+// prompts did: a session needs exactly `todosPerSession` of them, one more is doubled work, one less is lost work.
 import { Scheduler } from "./scheduler.js";
 import { SimServer } from "./server.js";
 import type { SdkCall } from "./requests.js";
@@ -21,7 +21,10 @@ export interface SimFleetOptions {
   latencyMs?: number | Partial<Record<SdkCall, number>>;
   /** Server i's project directory (default `/sim/project-<i>`). */
   directoryOf?: (i: number) => string;
-  /** The first turns end over this span after `turnMs` (default 0: all at once). */
+  /**
+   * The first turns start spread over this span, each lasting `turnMs` (default 0: all busy at once). A session
+   * whose first turn has not started is idle, without messages or todos, as a session nobody prompted yet.
+   */
   startStaggerMs?: number;
   /** `true`: the first turns start at `begin()`, not at once (so that followers can connect first). */
   paused?: boolean;
@@ -92,12 +95,12 @@ export class SimFleet {
     const stagger = this.options.startStaggerMs ?? 0;
     const perServer = this.options.sessionsPerServer;
     const total = this.sims.length * perServer;
-    // Session n of server i is the (n × servers + i)-th to end: every server gets its share of each moment.
+    // Session n of server i is the (n × servers + i)-th to start: every server gets its share of each moment.
     this.sims.forEach((server, i) => {
       let n = 0;
       for (const session of server.sessions.values()) {
         const rank = n++ * this.sims.length + i;
-        session.beginFirstTurn(now, total > 1 ? Math.round((stagger * rank) / (total - 1)) : 0);
+        session.beginFirstTurn(now + (total > 1 ? Math.round((stagger * rank) / (total - 1)) : 0), now);
       }
     });
   }

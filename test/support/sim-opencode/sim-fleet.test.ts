@@ -74,6 +74,18 @@ function fleetSessions(): string[] {
   return [...fleet!.sims[0]!.sessions.keys()];
 }
 
+describe("the first turns", () => {
+  it("start spread over startStaggerMs: a session not started yet is idle, without todos", async () => {
+    fleet = await startSimFleet({ servers: 1, sessionsPerServer: 3, startStaggerMs: 400, turnMs: 2000 });
+    expect(fleet.stats()).toMatchObject({ busy: 1, turns: 0 });
+    const server = fleet.servers[0]!;
+    const sdk = createOpencodeClient({ baseUrl: server.url, directory: server.directory });
+    const last = fleetSessions()[2]!;
+    expect((await sdk.session.todo({ path: { id: last }, throwOnError: true })).data).toEqual([]);
+    await waitFor("every first turn started", () => fleet!.stats().busy === 3);
+  });
+});
+
 describe("the service's host adapter reading a simulated server", () => {
   it("reads todos, messages with the prompt it sent, statuses, the session's spend and the agents", async () => {
     fleet = await startSimFleet({ servers: 1, sessionsPerServer: 1, todosPerSession: 3, turnMs: 30 });
