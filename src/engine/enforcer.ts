@@ -39,7 +39,8 @@ export interface EnforcerOptions {
   clock?: Clock;
   /**
    * Who owns the countdowns armed here. Given: it belongs to the caller (a fleet replica shares one among the servers
-   * it follows), who says when it is gone; absent: the engine makes its own and retires it when disposed.
+   * it follows), who keeps it alive (its heartbeat), renews its countdowns' leases and says when it is gone; absent:
+   * the engine makes its own, keeps it alive and retires it when disposed.
    */
   owner?: string;
   /** Where notices go (the `notify` option's channels, parsed by the adapter); none: nothing is sent. */
@@ -112,7 +113,7 @@ export class Enforcer {
       failed,
     }));
 
-    const parts = (this.parts = buildParts(ctx, { notify: options.notify }));
+    const parts = (this.parts = buildParts(ctx, { notify: options.notify, keepsOwner: this.ownsOwnerId }));
     this.router = parts.router;
     this.api = new SessionApi(ctx, parts);
     pause = new StorePause(ctx, parts);

@@ -1,5 +1,7 @@
 // Every third of a lease: say this process is alive (the heartbeat), renew its countdowns' leases, adopt what nobody
-// holds any more, settle continuations left pending by a process that died, and take the looks owed to sessions.
+// holds any more, settle continuations left pending by a process that died, and take the looks owed to sessions. The
+// heartbeat and the renewal are the owner's, once for all its countdowns: an engine whose owner id belongs to its caller
+// (a fleet replica's engines, one per server, share one) leaves both to that caller, which does them once a round.
 import { TAKEOVER_REASON } from "../core/reasons.js";
 import type { EngineContext } from "./context.js";
 import type { Looks } from "./decide/looks.js";
@@ -22,6 +24,8 @@ export class LeaseLoop {
   constructor(
     private readonly ctx: EngineContext,
     private readonly p: LeaseParts,
+    /** False: the caller keeps the owner alive and renews its leases (see above). */
+    private readonly keepsOwner = true,
   ) {}
 
   /** Starts ticking; nothing once the engine is ending (a dispose that came while the engine was starting). */
@@ -36,8 +40,9 @@ export class LeaseLoop {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** Says this owner is alive for another lease (a slow heartbeat is joined, not doubled). */
+  /** Says this owner is alive for another lease (a slow heartbeat is joined, not doubled); its caller's to say if not. */
   heartbeat(): Promise<void> {
+    if (!this.keepsOwner) return Promise.resolve();
     this.beating ??= this.ctx.store
       .heartbeat(this.ctx.owner, this.ctx.config.leaseMs)
       .finally(() => (this.beating = undefined));
@@ -54,7 +59,7 @@ export class LeaseLoop {
     this.running = true;
     try {
       await beat;
-      await this.p.countdowns.renewLeases();
+      if (this.keepsOwner) await this.p.countdowns.renewLeases();
       await this.p.countdowns.recover(TAKEOVER_REASON);
       void this.ctx.track(this.p.reconciler.reconcilePending());
       await this.p.looks.recheckOwed("recheck");

@@ -50,6 +50,8 @@ export interface PartsOptions {
   memoryCap?: number;
   /** Where notices go; none: stops are still told (the toast), nothing is sent. */
   notify?: NoticeChannels;
+  /** False: the owner id is the caller's, who keeps it alive and renews its leases (lease-loop.ts). */
+  keepsOwner?: boolean;
 }
 
 const NO_CHANNELS: NoticeChannels = {
@@ -96,7 +98,7 @@ export function buildParts(ctx: EngineContext, options: PartsOptions = {}): Engi
   countdowns.connect({ armed: (armed) => toasts.show(armed), due: (armed, info) => injector.due(armed, info) });
   const router = new EventRouter(ctx, { memories, countdowns, looks, starts, ownMessages }, clock.now());
   const retention = new RetentionSchedule(ctx);
-  const leases = new LeaseLoop(ctx, { countdowns, reconciler, looks });
+  const leases = new LeaseLoop(ctx, { countdowns, reconciler, looks }, options.keepsOwner ?? true);
   const parts = {
     queue,
     countdowns,

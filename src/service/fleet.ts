@@ -9,6 +9,7 @@ import { describeDatabaseFailure } from "../store/failure.js";
 import type { LogLevel } from "../host/port.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
 import { releaseLeases } from "../store/changes/release-leases.js";
+import { renewLeases } from "../store/changes/renew-leases.js";
 import type { OperatorStore } from "../store/operator.js";
 import type { Scope } from "../store/port.js";
 import type { ServerRoster, ServerRow } from "../store/roster.js";
@@ -246,6 +247,9 @@ export class FleetReplica {
     if (lateMs > leaseMs / 3) this.o.log("warn", `fleet round ${lateMs} ms late (lease ${leaseMs} ms)`);
     try {
       await this.liveness.heartbeat(this.id, this.o.config.leaseMs);
+      // The followers' engines share this replica's owner id and leave its heartbeat and its leases to the round: one
+      // heartbeat and one renewal per replica, whatever the number of servers it follows.
+      await this.liveness.change(renewLeases(this.id, Date.now() + leaseMs));
       const share = await this.roster.share(this.id, SETTLE_LEASES * leaseMs);
       this.replicas = share.replicas;
       this.roundAtLapse(share.nextLapseInMs);

@@ -41,8 +41,8 @@ interface Rig {
 }
 
 /** The parts the enforcer builds around the lease loop, built the same way. */
-function build(overrides: Partial<Config> = {}): Rig {
-  const { ctx, host, parts } = buildPartsRig({ config: { leaseMs: LEASE_MS, ...overrides } });
+function build(overrides: Partial<Config> = {}, keepsOwner = true): Rig {
+  const { ctx, host, parts } = buildPartsRig({ config: { leaseMs: LEASE_MS, ...overrides }, keepsOwner });
   const { queue, countdowns, leases: loop } = parts;
   rig = { ctx, host, countdowns, queue, loop, changes: countChanges(store), heartbeats: countHeartbeats(store) };
   return rig;
@@ -120,6 +120,22 @@ describe("a tick", () => {
     await pass(TICK_MS);
     expect(replica()?.heartbeat_at).toBe(START.getTime() + 2 * TICK_MS);
     expect(rig.heartbeats()).toBe(2);
+  });
+
+  it("of an engine whose owner is its caller's (a fleet replica's): no heartbeat, no renewal, the rest as ever", async () => {
+    const { loop, countdowns, changes } = build({}, false);
+    const ours = (await countdowns.arm({ sessionId: "ses_ours", attempt: 0, delayMs: 60_000, detail: {} }))!;
+    const orphan = await plantCountdown("ses_orphan", deadOwner(), 30_000);
+    loop.start();
+    await pass(TICK_MS);
+    expect(rig.heartbeats()).toBe(0);
+    expect(changes.get("renew-leases") ?? 0).toBe(0);
+    expect(replica()).toBeUndefined();
+    // Its lease is left as it was armed (the caller renews it); the orphan is adopted as by any engine.
+    expect(rows.countdowns("ses_ours")).toMatchObject([{ id: ours.row.id, lease_until: START.getTime() + LEASE_MS }]);
+    expect(rows.countdowns("ses_orphan")).toMatchObject([{ id: orphan, owner: rig.ctx.owner }]);
+    await expect(loop.heartbeat()).resolves.toBeUndefined();
+    expect(rig.heartbeats()).toBe(0);
   });
 
   it("never more often than every 100 ms, however short the lease", async () => {

@@ -64,6 +64,39 @@ describe("a fleet replica", () => {
     expect(replica.stats().following).toEqual(["pod-0", "pod-1"]);
   });
 
+  it("keeps its owner alive and its countdowns' leases renewed once a round, however many servers it follows", async () => {
+    const { replica, url, store } = await aReplica("replica_owner");
+    const refused = `http://127.0.0.1:${await freePort()}`;
+    const servers = ["pod-0", "pod-1", "pod-2", "pod-3"];
+    for (const name of servers) await store.roster!.add({ name, url: refused, directory: "/workspace" });
+    let heartbeats = 0;
+    const heartbeat = store.heartbeat.bind(store);
+    store.heartbeat = (owner, leaseMs) => (owner === replica.id && heartbeats++, heartbeat(owner, leaseMs));
+    await replica.start();
+    await waitFor("the replica to follow every server", () => replica.stats().following.length === servers.length);
+    // One of its countdowns, in a followed server's scope, its lease about to run out: the round renews it.
+    await pgQuery(
+      url,
+      `INSERT INTO countdowns (id, session_id, directory, server, armed_at, deadline_at, state, owner, lease_until)
+       VALUES ('cd_held', 'ses_held', '/workspace', 'pod-0', 0, 9e12, 'armed', $1, 1)`,
+      [replica.id],
+    );
+    heartbeats = 0;
+    const startedAt = Date.now();
+    await waitFor("the lease renewed by a round", async () => {
+      const [row] = await pgQuery<{ lease_until: string }>(
+        url,
+        "SELECT lease_until FROM countdowns WHERE id = 'cd_held'",
+      );
+      return Number(row!.lease_until) > startedAt;
+    });
+    // Rounds come a second apart (lease 3 s): over four more, one heartbeat each, not one per server as well.
+    await waitFor("four more rounds", () => heartbeats >= 5);
+    const elapsedRounds = (Date.now() - startedAt) / 1000;
+    expect(heartbeats).toBeLessThanOrEqual(Math.ceil(elapsedRounds) + 1);
+    expect(heartbeats).toBeLessThan(servers.length * Math.floor(elapsedRounds));
+  });
+
   it("is ready while it follows no server, and not ready, saying why, while none of those it follows answers", async () => {
     const url = await freshDatabase("replica_ready");
     const store = await openStore(url, { kind: "fleet" });

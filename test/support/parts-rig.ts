@@ -26,6 +26,8 @@ export interface PartsOptions {
   memoryCap?: number;
   /** Where notices go (none by default). */
   notify?: NoticeChannels;
+  /** False: the owner is the caller's to keep alive (a fleet replica's engines). */
+  keepsOwner?: boolean;
 }
 
 /** A fresh file for every test of the file (fake time from START), and the parts built in each stopped after it. */
@@ -47,7 +49,11 @@ export function buildPartsRig(options: PartsOptions = {}): PartsRig {
   const host = options.host ?? new FakeHost();
   const config = testConfig(join(folder, "state.db"), options.config);
   const ctx = makeContext({ store, config, owner: options.owner ?? liveOwner(), host });
-  const rig = { ctx, host, parts: buildParts(ctx, { memoryCap: options.memoryCap, notify: options.notify }) };
+  const rig = {
+    ctx,
+    host,
+    parts: buildParts(ctx, { memoryCap: options.memoryCap, notify: options.notify, keepsOwner: options.keepsOwner }),
+  };
   built.push(rig);
   return rig;
 }
