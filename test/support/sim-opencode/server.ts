@@ -1,0 +1,287 @@
+// One simulated OpenCode server: its own 127.0.0.1 port, one project directory (its instance), its sessions, and its
+// event streams. It answers every route the service calls in OpenCode 1.18.33's shapes, after `latencyMs`; frozen, it
+// answers nothing and publishes nothing until it thaws, as a stopped process would (what arrived meanwhile is answered
+// then).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { agentsJson } from "./agents.js";
+import { descendingId, newAscendingId, reserveStamps } from "./ids.js";
+import { messageList, sessionInfo, todoItems } from "./payloads.js";
+import {
+  directoryOf,
+  logBody,
+  PayloadError,
+  promptBody,
+  readJson,
+  routeOf,
+  toastBody,
+  type Route,
+} from "./requests.js";
+import type { Due, Scheduler } from "./scheduler.js";
+import { SimSession, type SessionHost } from "./session.js";
+import { createdEvents, type EventDetail, type EventSink } from "./turn-events.js";
+
+export interface SimServerOptions {
+  name: string;
+  directory: string;
+  todos: number;
+  turnMs: number;
+  latencyMs: number;
+  detail: EventDetail;
+}
+
+interface Answer {
+  status: number;
+  body?: string;
+}
+
+const JSON_HEADERS = { "content-type": "application/json" };
+const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+  "x-content-type-options": "nosniff",
+};
+
+const json = (value: unknown, status = 200): Answer => ({ status, body: JSON.stringify(value) });
+const notFound = (id: string) => json({ name: "NotFoundError", data: { message: `Session not found: ${id}` } }, 404);
+const badRequest = (message: string) => json({ name: "BadRequest", data: { message, kind: "Payload" } }, 400);
+/** What OpenCode answers to a session id that is not one (it does not start with `ses`). */
+const unexpected = () =>
+  json(
+    {
+      name: "UnknownError",
+      data: { message: "Unexpected server error. Check server logs for details.", ref: newAscendingId("err") },
+    },
+    500,
+  );
+
+/** An answer written later: after the server's latency, or once it thaws. */
+class LateAnswer implements Due {
+  constructor(
+    private readonly server: SimServer,
+    private readonly res: ServerResponse,
+    private readonly answer: Answer,
+  ) {}
+
+  due(now: number): void {
+    if (this.server.frozenUntil > now) return this.server.scheduler.schedule(this.server.frozenUntil, this);
+    this.server.write(this.res, this.answer);
+  }
+}
+
+export class SimServer implements SessionHost, EventSink {
+  readonly sessions = new Map<string, SimSession>();
+  url = "";
+  frozenUntil = 0;
+  /** Requests answered, events written (counted per stream). */
+  requests = 0;
+  events = 0;
+  private readonly streams = new Set<ServerResponse>();
+  /** Streams of another directory's instance: they hear the heartbeat only. */
+  private readonly foreignStreams = new Set<ServerResponse>();
+  private held: Array<[IncomingMessage, ServerResponse]> = [];
+  private readonly http: Server;
+  private agents: string | undefined;
+
+  constructor(
+    readonly scheduler: Scheduler,
+    private readonly options: SimServerOptions,
+  ) {
+    this.http = createServer((req, res) => this.arrive(req, res));
+    this.http.keepAliveTimeout = 65_000;
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+  get directory(): string {
+    return this.options.directory;
+  }
+  get todos(): number {
+    return this.options.todos;
+  }
+  get turnMs(): number {
+    return this.options.turnMs;
+  }
+  get detail(): EventDetail {
+    return this.options.detail;
+  }
+  get sink(): EventSink {
+    return this;
+  }
+  get listening(): boolean {
+    return this.streams.size > 0;
+  }
+  get subscribers(): number {
+    return this.streams.size + this.foreignStreams.size;
+  }
+
+  async listen(host = "127.0.0.1"): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.http.once("error", reject);
+      this.http.listen(0, host, () => resolve());
+    });
+    this.url = `http://${host}:${(this.http.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    for (const res of [...this.streams, ...this.foreignStreams]) res.destroy();
+    this.http.closeAllConnections();
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  }
+
+  /** A session with a new id, idle and without messages. */
+  addSession(title: string, now = Date.now()): SimSession {
+    const session = new SimSession(this, descendingId("ses", reserveStamps(1, now)), title, now);
+    this.sessions.set(session.facts.id, session);
+    return session;
+  }
+
+  emit(type: string, properties: Record<string, unknown>): void {
+    const frame = `data: ${JSON.stringify({ id: newAscendingId("evt"), type, properties })}\n\n`;
+    for (const res of this.streams) res.write(frame);
+    this.events += this.streams.size;
+  }
+
+  /** OpenCode's `server.heartbeat`, every 10 s on every stream of every instance. */
+  heartbeat(): void {
+    if (this.frozenUntil > Date.now() || this.subscribers === 0) return;
+    const frame = `data: ${JSON.stringify({ id: newAscendingId("evt"), type: "server.heartbeat", properties: {} })}\n\n`;
+    for (const res of this.streams) res.write(frame);
+    for (const res of this.foreignStreams) res.write(frame);
+  }
+
+  /** Stops answering and publishing for `ms`; what arrives meanwhile is answered when it thaws. */
+  freeze(ms: number, now = Date.now()): void {
+    this.frozenUntil = Math.max(this.frozenUntil, now + ms);
+    this.scheduler.schedule(this.frozenUntil, { due: (at) => this.thaw(at) });
+  }
+
+  write(res: ServerResponse, answer: Answer): void {
+    if (res.destroyed) return;
+    this.requests++;
+    if (answer.body === undefined) res.writeHead(answer.status).end();
+    else res.writeHead(answer.status, JSON_HEADERS).end(answer.body);
+  }
+
+  private thaw(now: number): void {
+    if (this.frozenUntil > now) return;
+    const held = this.held;
+    this.held = [];
+    for (const [req, res] of held) if (!res.destroyed) this.arrive(req, res);
+  }
+
+  private arrive(req: IncomingMessage, res: ServerResponse): void {
+    if (this.frozenUntil > Date.now()) {
+      this.held.push([req, res]);
+      return;
+    }
+    this.handle(req, res).then(
+      (answer) => {
+        if (!answer) return;
+        if (this.options.latencyMs <= 0) return this.write(res, answer);
+        this.scheduler.schedule(Date.now() + this.options.latencyMs, new LateAnswer(this, res, answer));
+      },
+      (error: unknown) => this.write(res, json({ name: "UnknownError", data: { message: String(error) } }, 500)),
+    );
+  }
+
+  /** The answer to a request, or undefined for an event stream (answered as it goes). */
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<Answer | undefined> {
+    const route = routeOf(req);
+    const ours = directoryOf(req, route, this.directory) === this.directory;
+    const [first, id, sub] = route.segments;
+    const get = route.method === "GET";
+    if (get && first === "event" && !id) return this.subscribe(res, ours);
+    if (first === "session" && id === undefined) return get ? this.list(ours) : this.create(await readJson(req));
+    if (get && first === "session" && id === "status" && !sub) return this.statuses(ours);
+    if (first === "session" && id !== undefined && route.segments.length <= 3)
+      return this.sessionRoute(route, id, sub, req);
+    if (get && first === "agent" && !id)
+      return { status: 200, body: (this.agents ??= agentsJson(`/sim/home/${this.name}`)) };
+    if (route.method === "POST" && first === "tui" && id === "show-toast") return this.toast(await readJson(req));
+    if (route.method === "POST" && first === "log" && !id) return this.log(await readJson(req));
+    return json(
+      {
+        name: "NotFoundError",
+        data: { message: `no route ${route.method} /${route.segments.join("/")} in the simulated OpenCode` },
+      },
+      404,
+    );
+  }
+
+  private async sessionRoute(route: Route, id: string, sub: string | undefined, req: IncomingMessage) {
+    if (!id.startsWith("ses")) return unexpected();
+    const session = this.sessions.get(id);
+    if (!session) return notFound(id);
+    const get = route.method === "GET";
+    if (get && sub === undefined) return json(sessionInfo(session.facts));
+    if (get && sub === "children") return json([]);
+    if (get && sub === "todo") return json(session.turnsDone === 0 ? [] : todoItems(session.completed, this.todos));
+    if (get && sub === "message") {
+      const limit = Number(route.query?.get("limit") ?? 0) || 0;
+      return json(messageList(id, session.entries, this.todos, this.directory, limit));
+    }
+    if (route.method === "POST" && sub === "prompt_async") {
+      const body = await readJson(req);
+      try {
+        session.prompt(promptBody(body), Date.now());
+      } catch (error) {
+        if (error instanceof PayloadError) return badRequest(error.message);
+        throw error;
+      }
+      return { status: 204 };
+    }
+    return json({ name: "NotFoundError", data: { message: `no route ${route.method} ${sub}` } }, 404);
+  }
+
+  private subscribe(res: ServerResponse, ours: boolean): undefined {
+    const streams = ours ? this.streams : this.foreignStreams;
+    res.writeHead(200, SSE_HEADERS);
+    res.write(`data: ${JSON.stringify({ id: newAscendingId("evt"), type: "server.connected", properties: {} })}\n\n`);
+    streams.add(res);
+    res.on("close", () => streams.delete(res));
+    return undefined;
+  }
+
+  private list(ours: boolean): Answer {
+    if (!ours) return json([]);
+    return json([...this.sessions.values()].map((s) => sessionInfo(s.facts)));
+  }
+
+  /** Only sessions that are not idle, as OpenCode lists them. */
+  private statuses(ours: boolean): Answer {
+    const busy: Record<string, { type: "busy" }> = {};
+    if (ours) for (const [id, s] of this.sessions) if (s.busy) busy[id] = { type: "busy" };
+    return json(busy);
+  }
+
+  private create(body: unknown): Answer {
+    const title = (body as { title?: unknown } | undefined)?.title;
+    const session = this.addSession(typeof title === "string" ? title : `New session - ${new Date().toISOString()}`);
+    createdEvents(session);
+    return json(sessionInfo(session.facts));
+  }
+
+  private toast(body: unknown): Answer {
+    try {
+      const properties = toastBody(body);
+      this.emit("tui.toast.show", properties);
+      return json(true);
+    } catch (error) {
+      if (error instanceof PayloadError) return badRequest(error.message);
+      throw error;
+    }
+  }
+
+  private log(body: unknown): Answer {
+    try {
+      logBody(body);
+      return json(true);
+    } catch (error) {
+      if (error instanceof PayloadError) return badRequest(error.message);
+      throw error;
+    }
+  }
+}
