@@ -36,6 +36,8 @@ class Caller {
   readonly answers = new Map<string, Answer>();
   readonly client: OpencodeClient;
   readonly query: { directory: string };
+  /** The session the exercise created. */
+  session = "";
 
   constructor(readonly target: Target) {
     this.client = createOpencodeClient({ baseUrl: target.url, directory: target.directory });
@@ -120,7 +122,7 @@ async function prompt(c: Caller, stream: EventRecorder, id: string): Promise<voi
   await reads(c, id, "after");
 }
 
-/** What OpenCode refuses: unknown sessions, and bodies it does not accept (the service's toast duration, say). */
+/** What OpenCode refuses: unknown sessions, and bodies it does not accept (a toast's duration in fractions, say). */
 async function refusals(c: Caller): Promise<void> {
   const { client, query } = c;
   const path = { id: NO_SESSION };
@@ -130,6 +132,12 @@ async function refusals(c: Caller): Promise<void> {
   await c.record("missing.children", client.session.children({ path, query }));
   const text = { parts: [{ type: "text" as const, text: "x" }] };
   await c.record("missing.prompt", client.session.promptAsync({ path, query, body: text }));
+  const session = { id: c.session };
+  await c.record("refused.prompt.no-parts", client.session.promptAsync({ path: session, query, body: {} as never }));
+  await c.record(
+    "refused.prompt.parts",
+    client.session.promptAsync({ path: session, query, body: { parts: "x" } as never }),
+  );
   const toast = { message: "m", variant: "info" as const, duration: 1.5 };
   await c.record("refused.toast.duration", client.tui.showToast({ query, body: toast }));
   await c.record(
@@ -157,7 +165,7 @@ export async function exercise(target: Target): Promise<Exercise> {
   const stream = new EventRecorder();
   await stream.open(`${target.url}/event?directory=${encodeURIComponent(target.directory)}`);
   const warmUp = await firstTurn(c, stream, "warm-up", false);
-  const session = await firstTurn(c, stream, "first-turn", true);
+  const session = (c.session = await firstTurn(c, stream, "first-turn", true));
   stream.phase = "reads";
   await reads(c, session, "reads");
   await c.record(

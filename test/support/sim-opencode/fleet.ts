@@ -1,9 +1,10 @@
 // A fleet of simulated OpenCode servers in one process: M servers on their own ports, S sessions each, one scheduler
-// and one heartbeat timer for all of them. Every session starts busy with a first turn (spread over `startStaggerMs`)
-// that leaves `todosPerSession` todos open; each continuation completes one. `stats()` says what the prompts did:
-// a session needs exactly `todosPerSession` of them, one more is doubled work, one less is lost work.
+// and one heartbeat timer for all of them. Every session starts with a first turn (the starts spread over
+// `startStaggerMs`) that leaves `todosPerSession` todos open; each continuation completes one. `stats()` says what the
+// prompts did: a session needs exactly `todosPerSession` of them, one more is doubled work, one less is lost work.
 import { Scheduler } from "./scheduler.js";
 import { SimServer } from "./server.js";
+import type { SdkCall } from "./requests.js";
 import type { EventDetail } from "./turn-events.js";
 
 export interface SimFleetOptions {
@@ -13,11 +14,17 @@ export interface SimFleetOptions {
   todosPerSession?: number;
   /** How long a turn takes (default 1500 ms). */
   turnMs?: number;
-  /** How long each answer waits before it is written (default 0). */
-  latencyMs?: number;
+  /**
+   * How long each answer waits before it is written (default 0): one delay for every call, or one per SDK call
+   * (`{ "session.messages": 40, "session.promptAsync": 20 }`). Event streams deliver without delay.
+   */
+  latencyMs?: number | Partial<Record<SdkCall, number>>;
   /** Server i's project directory (default `/sim/project-<i>`). */
   directoryOf?: (i: number) => string;
-  /** The first turns end over this span after `turnMs` (default 0: all at once). */
+  /**
+   * The first turns start spread over this span, each lasting `turnMs` (default 0: all busy at once). A session
+   * whose first turn has not started is idle, without messages or todos, as a session nobody prompted yet.
+   */
   startStaggerMs?: number;
   /** `true`: the first turns start at `begin()`, not at once (so that followers can connect first). */
   paused?: boolean;
@@ -56,8 +63,13 @@ export interface SimStats {
   requests: number;
   events: number;
   subscribers: number;
+  /** Event bytes written but not yet taken by the followers' sockets (a follower reading slower than events come). */
+  streamBacklogBytes: number;
   rssBytes: number;
   heapUsedBytes: number;
+  /** This process's CPU time so far (the fleet is meant to have a process of its own). */
+  cpuUserMs: number;
+  cpuSystemMs: number;
 }
 
 export class SimFleet {
@@ -83,12 +95,12 @@ export class SimFleet {
     const stagger = this.options.startStaggerMs ?? 0;
     const perServer = this.options.sessionsPerServer;
     const total = this.sims.length * perServer;
-    // Session n of server i is the (n × servers + i)-th to end: every server gets its share of each moment.
+    // Session n of server i is the (n × servers + i)-th to start: every server gets its share of each moment.
     this.sims.forEach((server, i) => {
       let n = 0;
       for (const session of server.sessions.values()) {
         const rank = n++ * this.sims.length + i;
-        session.beginFirstTurn(now, total > 1 ? Math.round((stagger * rank) / (total - 1)) : 0);
+        session.beginFirstTurn(now + (total > 1 ? Math.round((stagger * rank) / (total - 1)) : 0), now);
       }
     });
   }
@@ -101,6 +113,7 @@ export class SimFleet {
   }
 
   stats(now = Date.now()): SimStats {
+    const cpu = process.cpuUsage();
     const stats: SimStats = {
       servers: this.sims.length,
       sessions: 0,
@@ -117,13 +130,17 @@ export class SimFleet {
       requests: 0,
       events: 0,
       subscribers: 0,
+      streamBacklogBytes: 0,
       rssBytes: process.memoryUsage.rss(),
       heapUsedBytes: process.memoryUsage().heapUsed,
+      cpuUserMs: Math.round(cpu.user / 1000),
+      cpuSystemMs: Math.round(cpu.system / 1000),
     };
     for (const server of this.sims) {
       stats.requests += server.requests;
       stats.events += server.events;
       stats.subscribers += server.subscribers;
+      stats.streamBacklogBytes += server.backlogBytes;
       for (const s of server.sessions.values()) {
         stats.sessions++;
         stats.prompts += s.prompts;

@@ -12,6 +12,51 @@ export interface Route {
   query: URLSearchParams | undefined;
 }
 
+/** The SDK calls a simulated server answers, named as the SDK names them. */
+export const SDK_CALLS = [
+  "event.subscribe",
+  "session.list",
+  "session.create",
+  "session.status",
+  "session.get",
+  "session.children",
+  "session.todo",
+  "session.messages",
+  "session.promptAsync",
+  "app.agents",
+  "tui.showToast",
+  "app.log",
+] as const;
+
+export type SdkCall = (typeof SDK_CALLS)[number];
+
+const SESSION_CALLS: Record<string, SdkCall> = {
+  "GET ": "session.get",
+  "GET children": "session.children",
+  "GET todo": "session.todo",
+  "GET message": "session.messages",
+  "POST prompt_async": "session.promptAsync",
+};
+
+/** The SDK call a request is (the session's id, if it names one), or undefined for a route OpenCode has and we lack. */
+export function sdkCallOf(route: Route): { call: SdkCall; id?: string } | undefined {
+  const { method, segments } = route;
+  const [first, second, third, ...more] = segments;
+  if (more.length > 0) return undefined;
+  const get = method === "GET";
+  if (first === "event" && second === undefined) return get ? { call: "event.subscribe" } : undefined;
+  if (first === "agent" && second === undefined) return get ? { call: "app.agents" } : undefined;
+  if (method === "POST" && first === "log" && second === undefined) return { call: "app.log" };
+  if (method === "POST" && first === "tui" && second === "show-toast" && third === undefined)
+    return { call: "tui.showToast" };
+  if (first !== "session") return undefined;
+  if (second === undefined)
+    return get ? { call: "session.list" } : method === "POST" ? { call: "session.create" } : undefined;
+  if (second === "status" && third === undefined) return get ? { call: "session.status" } : undefined;
+  const call = SESSION_CALLS[`${method} ${third ?? ""}`];
+  return call ? { call, id: second } : undefined;
+}
+
 export function routeOf(req: IncomingMessage): Route {
   const url = req.url ?? "/";
   const q = url.indexOf("?");

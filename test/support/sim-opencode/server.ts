@@ -14,8 +14,10 @@ import {
   promptBody,
   readJson,
   routeOf,
+  sdkCallOf,
   toastBody,
   type Route,
+  type SdkCall,
 } from "./requests.js";
 import type { Due, Scheduler } from "./scheduler.js";
 import { SimSession, type SessionHost } from "./session.js";
@@ -26,7 +28,8 @@ export interface SimServerOptions {
   directory: string;
   todos: number;
   turnMs: number;
-  latencyMs: number;
+  /** Before each answer is written: one delay for every call, or one per call (absent: none). */
+  latencyMs: number | Partial<Record<SdkCall, number>>;
   detail: EventDetail;
 }
 
@@ -55,6 +58,17 @@ const unexpected = () =>
     },
     500,
   );
+
+/** The answer to a request with a JSON body, or OpenCode's 400 when it refuses the body. */
+async function refusing(req: IncomingMessage, answer: (body: unknown) => Answer): Promise<Answer> {
+  const body = await readJson(req);
+  try {
+    return answer(body);
+  } catch (error) {
+    if (error instanceof PayloadError) return badRequest(error.message);
+    throw error;
+  }
+}
 
 /** An answer written later: after the server's latency, or once it thaws. */
 class LateAnswer implements Due {
@@ -112,6 +126,11 @@ export class SimServer implements SessionHost, EventSink {
   }
   get listening(): boolean {
     return this.streams.size > 0;
+  }
+  get backlogBytes(): number {
+    let bytes = 0;
+    for (const res of this.streams) bytes += res.writableLength;
+    return bytes;
   }
   get subscribers(): number {
     return this.streams.size + this.foreignStreams.size;
@@ -177,63 +196,85 @@ export class SimServer implements SessionHost, EventSink {
       this.held.push([req, res]);
       return;
     }
-    this.handle(req, res).then(
+    const route = routeOf(req);
+    const found = sdkCallOf(route);
+    if (!found) {
+      const message = `no route ${route.method} /${route.segments.join("/")} in the simulated OpenCode`;
+      return this.write(res, json({ name: "NotFoundError", data: { message } }, 404));
+    }
+    const ours = directoryOf(req, route, this.directory) === this.directory;
+    this.answer(found.call, found.id, route, req, res, ours).then(
       (answer) => {
         if (!answer) return;
-        if (this.options.latencyMs <= 0) return this.write(res, answer);
-        this.scheduler.schedule(Date.now() + this.options.latencyMs, new LateAnswer(this, res, answer));
+        const delay = this.latencyOf(found.call);
+        if (delay <= 0) return this.write(res, answer);
+        this.scheduler.schedule(Date.now() + delay, new LateAnswer(this, res, answer));
       },
       (error: unknown) => this.write(res, json({ name: "UnknownError", data: { message: String(error) } }, 500)),
     );
   }
 
-  /** The answer to a request, or undefined for an event stream (answered as it goes). */
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<Answer | undefined> {
-    const route = routeOf(req);
-    const ours = directoryOf(req, route, this.directory) === this.directory;
-    const [first, id, sub] = route.segments;
-    const get = route.method === "GET";
-    if (get && first === "event" && !id) return this.subscribe(res, ours);
-    if (first === "session" && id === undefined) return get ? this.list(ours) : this.create(await readJson(req));
-    if (get && first === "session" && id === "status" && !sub) return this.statuses(ours);
-    if (first === "session" && id !== undefined && route.segments.length <= 3)
-      return this.sessionRoute(route, id, sub, req);
-    if (get && first === "agent" && !id)
-      return { status: 200, body: (this.agents ??= agentsJson(`/sim/home/${this.name}`)) };
-    if (route.method === "POST" && first === "tui" && id === "show-toast") return this.toast(await readJson(req));
-    if (route.method === "POST" && first === "log" && !id) return this.log(await readJson(req));
-    return json(
-      {
-        name: "NotFoundError",
-        data: { message: `no route ${route.method} /${route.segments.join("/")} in the simulated OpenCode` },
-      },
-      404,
-    );
+  private latencyOf(call: SdkCall): number {
+    const { latencyMs } = this.options;
+    return typeof latencyMs === "number" ? latencyMs : (latencyMs[call] ?? 0);
   }
 
-  private async sessionRoute(route: Route, id: string, sub: string | undefined, req: IncomingMessage) {
+  /** The answer to a call, or undefined for an event stream (answered as it goes). */
+  private async answer(
+    call: SdkCall,
+    id: string | undefined,
+    route: Route,
+    req: IncomingMessage,
+    res: ServerResponse,
+    ours: boolean,
+  ): Promise<Answer | undefined> {
+    switch (call) {
+      case "event.subscribe":
+        return this.subscribe(res, ours);
+      case "session.list":
+        return this.list(ours);
+      case "session.create":
+        return this.create(await readJson(req));
+      case "session.status":
+        return this.statuses(ours);
+      case "app.agents":
+        return { status: 200, body: (this.agents ??= agentsJson(`/sim/home/${this.name}`)) };
+      case "tui.showToast":
+        return refusing(req, (body) => {
+          this.emit("tui.toast.show", toastBody(body));
+          return json(true);
+        });
+      case "app.log":
+        return refusing(req, (body) => {
+          logBody(body);
+          return json(true);
+        });
+      default:
+        return this.sessionCall(call, id!, route, req);
+    }
+  }
+
+  private async sessionCall(call: SdkCall, id: string, route: Route, req: IncomingMessage): Promise<Answer> {
     if (!id.startsWith("ses")) return unexpected();
     const session = this.sessions.get(id);
     if (!session) return notFound(id);
-    const get = route.method === "GET";
-    if (get && sub === undefined) return json(sessionInfo(session.facts));
-    if (get && sub === "children") return json([]);
-    if (get && sub === "todo") return json(session.turnsDone === 0 ? [] : todoItems(session.completed, this.todos));
-    if (get && sub === "message") {
-      const limit = Number(route.query?.get("limit") ?? 0) || 0;
-      return json(messageList(id, session.entries, this.todos, this.directory, limit));
-    }
-    if (route.method === "POST" && sub === "prompt_async") {
-      const body = await readJson(req);
-      try {
-        session.prompt(promptBody(body), Date.now());
-      } catch (error) {
-        if (error instanceof PayloadError) return badRequest(error.message);
-        throw error;
+    switch (call) {
+      case "session.get":
+        return json(sessionInfo(session.facts));
+      case "session.children":
+        return json([]);
+      case "session.todo":
+        return json(session.turnsDone === 0 ? [] : todoItems(session.completed, this.todos));
+      case "session.messages": {
+        const limit = Number(route.query?.get("limit") ?? 0) || 0;
+        return json(messageList(id, session.entries, this.todos, this.directory, limit));
       }
-      return { status: 204 };
+      default:
+        return refusing(req, (body) => {
+          session.prompt(promptBody(body), Date.now());
+          return { status: 204 };
+        });
     }
-    return json({ name: "NotFoundError", data: { message: `no route ${route.method} ${sub}` } }, 404);
   }
 
   private subscribe(res: ServerResponse, ours: boolean): undefined {
@@ -262,26 +303,5 @@ export class SimServer implements SessionHost, EventSink {
     const session = this.addSession(typeof title === "string" ? title : `New session - ${new Date().toISOString()}`);
     createdEvents(session);
     return json(sessionInfo(session.facts));
-  }
-
-  private toast(body: unknown): Answer {
-    try {
-      const properties = toastBody(body);
-      this.emit("tui.toast.show", properties);
-      return json(true);
-    } catch (error) {
-      if (error instanceof PayloadError) return badRequest(error.message);
-      throw error;
-    }
-  }
-
-  private log(body: unknown): Answer {
-    try {
-      logBody(body);
-      return json(true);
-    } catch (error) {
-      if (error instanceof PayloadError) return badRequest(error.message);
-      throw error;
-    }
   }
 }

@@ -99,12 +99,17 @@ export class SimSession implements Due, TurnScene {
     return !this.busy && this.turnsDone > 0 && this.completed >= this.host.todos;
   }
 
-  /** A premade session's first turn, as if a person had just prompted it; it ends `delayMs` + `turnMs` from now. */
-  beginFirstTurn(now: number, delayMs: number): void {
+  /**
+   * A premade session's first turn, as if a person prompted it at `at` (now, or later through the scheduler): busy
+   * from then, for `turnMs`. A session someone prompted before that keeps the turn it has.
+   */
+  beginFirstTurn(at: number, now = at): void {
+    if (at > now) return this.host.scheduler.schedule(at, this);
+    if (this.entries.length > 0) return;
     const message = this.store(undefined, FIRST_PARTS, undefined, undefined, now);
     this.facts.prompted = true;
     promptEvents(this, message, true, true);
-    this.start(message, now, delayMs);
+    this.start(message, now);
   }
 
   /** `prompt_async`: stores the user message and starts a turn, or queues it behind the running one. */
@@ -122,14 +127,14 @@ export class SimSession implements Due, TurnScene {
     }
     if (this.turnsDone > 0 && this.completed >= this.host.todos) this.afterDone++;
     promptEvents(this, message, true, first);
-    this.start(message, now, 0);
+    this.start(message, now);
   }
 
-  /** The running turn's end (the scheduler's call). */
+  /** The scheduler's call: the running turn's end, or the first turn's start. */
   due(now: number): void {
-    const turn = this.running;
-    if (!turn) return;
     if (this.host.frozenUntil > now) return this.host.scheduler.schedule(this.host.frozenUntil, this);
+    const turn = this.running;
+    if (!turn) return this.beginFirstTurn(now);
     turn.ended = now;
     turn.completedAfter = this.turnsDone === 0 ? 0 : Math.min(this.host.todos, this.completed + 1);
     this.completed = turn.completedAfter;
@@ -141,7 +146,7 @@ export class SimSession implements Due, TurnScene {
     if (this.queued?.length === 0) this.queued = undefined;
     this.busy = next !== undefined;
     turnEndEvents(this, turn, next === undefined);
-    if (next) this.start(next, now, 0);
+    if (next) this.start(next, now);
   }
 
   private store(
@@ -165,7 +170,7 @@ export class SimSession implements Due, TurnScene {
     return message;
   }
 
-  private start(message: UserMessage, now: number, delayMs: number): void {
+  private start(message: UserMessage, now: number): void {
     const turn: Turn = {
       answers: message,
       stamp: reserveStamps(TURN_STAMPS, now),
@@ -179,6 +184,6 @@ export class SimSession implements Due, TurnScene {
     this.facts.summarized = true;
     this.entries.push(turn);
     turnStartEvents(this, turn);
-    this.host.scheduler.schedule(now + delayMs + this.host.turnMs, this);
+    this.host.scheduler.schedule(now + this.host.turnMs, this);
   }
 }

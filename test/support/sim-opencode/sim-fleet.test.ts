@@ -1,6 +1,9 @@
 // The simulated OpenCode fleet on its own: a session needs exactly `todosPerSession` continuations, doubles and
 // losses are counted, the service's own host adapter reads it as it reads OpenCode, latency and freezes delay answers,
 // and a thousand servers of fifty sessions start in one process (start time and memory printed, not asserted).
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import { createOpencodeClient } from "@opencode-ai/sdk";
 import { OpenCodeHost } from "../../../src/host/opencode-host.js";
@@ -70,6 +73,18 @@ describe("a simulated fleet driven by a tiny continuation client", () => {
 function fleetSessions(): string[] {
   return [...fleet!.sims[0]!.sessions.keys()];
 }
+
+describe("the first turns", () => {
+  it("start spread over startStaggerMs: a session not started yet is idle, without todos", async () => {
+    fleet = await startSimFleet({ servers: 1, sessionsPerServer: 3, startStaggerMs: 400, turnMs: 2000 });
+    expect(fleet.stats()).toMatchObject({ busy: 1, turns: 0 });
+    const server = fleet.servers[0]!;
+    const sdk = createOpencodeClient({ baseUrl: server.url, directory: server.directory });
+    const last = fleetSessions()[2]!;
+    expect((await sdk.session.todo({ path: { id: last }, throwOnError: true })).data).toEqual([]);
+    await waitFor("every first turn started", () => fleet!.stats().busy === 3);
+  });
+});
 
 describe("the service's host adapter reading a simulated server", () => {
   it("reads todos, messages with the prompt it sent, statuses, the session's spend and the agents", async () => {
@@ -157,6 +172,62 @@ describe("latency and freezes", () => {
     const [frozen, answering] = await Promise.all([timed(b!.url), timed(a!.url)]);
     expect(answering).toBeLessThan(frozen);
     expect(frozen).toBeGreaterThanOrEqual(590);
+  });
+
+  it("delays only the calls given a latency of their own", async () => {
+    fleet = await startSimFleet({
+      servers: 1,
+      sessionsPerServer: 1,
+      latencyMs: { "session.status": 200 },
+      turnMs: 5000,
+    });
+    const [server] = fleet.servers;
+    const order: string[] = [];
+    const call = (path: string) => fetch(`${server!.url}${path}`, { signal: signal() }).then(() => order.push(path));
+    const started = Date.now();
+    await Promise.all([call("/session/status"), call("/agent")]);
+    expect(order).toEqual(["/agent", "/session/status"]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(195);
+  });
+});
+
+describe("the sim fleet as a process of its own (main.ts)", () => {
+  it("prints its servers when ready, its stats when asked, and its last stats when stopped", async () => {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", join(import.meta.dirname, "main.ts"), "--servers", "2"].concat([
+        "--sessions",
+        "3",
+        "--turn-ms",
+        "30",
+        "--latency-ms",
+        '{"session.todo":5}',
+        "--events",
+        "lean",
+      ]),
+      { stdio: ["pipe", "pipe", "inherit"] },
+    );
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    try {
+      const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+      const next = async () => JSON.parse((await lines.next()).value as string) as Record<string, any>;
+      const ready = await next();
+      expect(ready).toMatchObject({
+        type: "ready",
+        servers: [{ name: "sim-0", directory: "/sim/project-0" }, { name: "sim-1" }],
+      });
+      const status = await fetch(`${ready.servers[1].url}/session/status`);
+      expect(status.status).toBe(200);
+      child.kill("SIGUSR2");
+      expect(await next()).toMatchObject({ type: "stats", servers: 2, sessions: 6 });
+      child.stdin!.write("stats\n");
+      expect(await next()).toMatchObject({ type: "stats", sessions: 6 });
+      child.kill("SIGTERM");
+      expect(await next()).toMatchObject({ type: "final", sessions: 6 });
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
   });
 });
 

@@ -2,6 +2,7 @@
 // stream and, when a session goes idle with open todos, prompts it once. Tests use it to drive simulated servers
 // without the whole service; a test that wants doubles or losses tells it to prompt twice or to skip sessions.
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
+import PQueue from "p-queue";
 import { newMessageId } from "../../../src/engine/ids.js";
 import type { SimServerInfo } from "./fleet.js";
 
@@ -10,6 +11,8 @@ export interface TinyClientOptions {
   promptsPerIdle?: number;
   /** Sessions never prompted (their work is lost). */
   skip?: (sessionId: string) => boolean;
+  /** Sessions continued at once, over all servers (default 64): each holds a connection. */
+  concurrency?: number;
 }
 
 export class TinyClient {
@@ -17,11 +20,14 @@ export class TinyClient {
   private readonly follows: Array<Promise<void>> = [];
   readonly failures: string[] = [];
   private connected = 0;
+  private readonly queue: PQueue;
 
   constructor(
     private readonly servers: SimServerInfo[],
     private readonly options: TinyClientOptions = {},
-  ) {}
+  ) {
+    this.queue = new PQueue({ concurrency: options.concurrency ?? 64 });
+  }
 
   /** Resolves once every server's event stream delivered `server.connected`. */
   async start(): Promise<void> {
@@ -48,7 +54,7 @@ export class TinyClient {
         if (event.type !== "session.idle") continue;
         const id = event.properties.sessionID as string;
         if (this.options.skip?.(id)) continue;
-        void this.continueSession(client, id, query);
+        void this.queue.add(() => this.continueSession(client, id, query));
       }
     } catch (error) {
       if (!this.abort.signal.aborted) this.failures.push(`${server.name}: ${String(error)}`);
