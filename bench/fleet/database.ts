@@ -108,6 +108,16 @@ export class BenchDatabase {
     return Number(readFileSync(join(this.server.dir, "postmaster.pid"), "utf8").split("\n")[0]);
   }
 
+  /** The server log's errors by message (numbers and names left out), most frequent first: deadlocks, timeouts. */
+  errors(): Record<string, number> {
+    const counts = new Map<string, number>();
+    for (const match of readFileSync(join(this.server.dir, "server.log"), "utf8").matchAll(/ (ERROR|FATAL): +(.*)/g)) {
+      const message = `${match[1]}: ${match[2]!.replace(/\d+/g, "N").replace(/"[^"]*"/g, '"…"')}`;
+      counts.set(message, (counts.get(message) ?? 0) + 1);
+    }
+    return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).slice(0, 12));
+  }
+
   /** Stopped (fast: connections cut, as when a database server goes away) and started again after `downMs`. */
   async restart(downMs: number): Promise<{ stoppedAt: number; startedAt: number }> {
     this.server.stop("fast");

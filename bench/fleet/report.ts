@@ -12,10 +12,8 @@ import {
 import type { Scrape } from "./metrics.js";
 import { CLOCK_TICKS, openFilesLimit } from "./processes.js";
 import { adoptedFrom, auditCounts, doubledInRows, firedLateness, injectedBetween, suspects } from "./rows.js";
-import type { Measured, SizeRun } from "./size-run.js";
+import type { Drained, Measured, SizeRun } from "./size-run.js";
 import type { Takeover } from "./faults.js";
-
-type Drained = Awaited<ReturnType<SizeRun["drain"]>>;
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0);
 
@@ -89,8 +87,12 @@ async function figuresOf(run: SizeRun, m: Measured, drained: Drained) {
   const at = (q: number) => (dbLateness.length ? dbLateness[Math.floor(q * (dbLateness.length - 1))]! / 1000 : null);
   const rows = await doubledInRows(run.db, run.settings.todos);
   const { stats } = drained;
+  // Unfinished sessions are lost once the fleet is at rest; while it still works they are a capacity limit.
+  const lost = drained.ended === "still working" ? 0 : stats.unfinished;
   const verdict = {
-    lost: stats.unfinished,
+    lost,
+    stillWorking: stats.unfinished - lost,
+    drainEnded: drained.ended,
     doubled: stats.doubled + stats.afterDone + rows.countdownsInjectedTwice + rows.sessionsOverContinued,
     simUnfinished: stats.unfinished,
     simBusy: stats.busy,
@@ -143,6 +145,7 @@ async function figuresOf(run: SizeRun, m: Measured, drained: Drained) {
     freeze: await adoption(run, m.freeze, m.freeze ? m.freeze.at + m.freeze.frozenMs : 0),
     restart: m.restart ? await restartFigures(run, m) : undefined,
     faultErrors: m.faultErrors,
+    postgresErrors: run.db.errors(),
     verdict,
     audit: await auditCounts(run.db),
     troubles: Object.fromEntries(run.replicas.map((r) => [r.pid, r.troubles()])),
@@ -191,6 +194,12 @@ function limits(r: Figures, run: SizeRun): string[] {
     found.push(
       `throughput: ${throughput.continuationsPerSecond.toFixed(1)} continuations/s of the ` +
         `${throughput.offeredPerSecond.toFixed(1)}/s offered: the fleet fell behind`,
+    );
+  const deadlocks = r.postgresErrors["ERROR: deadlock detected"] ?? 0;
+  if (deadlocks > 0) found.push(`PostgreSQL: ${deadlocks} deadlocks detected (its log)`);
+  if (r.verdict.stillWorking > 0)
+    found.push(
+      `drain: ${r.verdict.stillWorking} sessions still unfinished after ${r.verdict.drainSeconds} s of draining`,
     );
   const fdLimit = openFilesLimit();
   if (r.perReplica.openFiles > 0.8 * fdLimit)

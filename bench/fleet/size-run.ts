@@ -33,11 +33,21 @@ export interface RunSettings {
   dbDownMs: number;
   /** The drain gives up once nothing moved for this long. */
   drainQuietMs: number;
+  /** The drain gives up after this long, moving or not. */
+  drainMaxMs: number;
   /** How long the fleet is watched following every server before the first turn. */
   idleSeconds: number;
 }
 
 export type Say = (message: string) => void;
+
+export interface Drained {
+  seconds: number;
+  stats: SimStats;
+  rest: Awaited<ReturnType<typeof atRest>>;
+  /** finished; at rest with sessions unfinished (lost); stuck (something armed or busy that never moved); or still working. */
+  ended: "finished" | "at rest" | "stuck" | "still working";
+}
 
 export interface Idle {
   seconds: number;
@@ -270,23 +280,29 @@ export class SizeRun implements FleetUnderTest {
 
   /**
    * Waits until every session is finished and the fleet is at rest (nothing armed, pending or owed, no session busy),
-   * or until nothing moved for `drainQuietMs`: what is unfinished then is lost.
+   * until nothing moved for `drainQuietMs` (what is unfinished then is lost), or until `drainMaxMs` (the fleet still
+   * working then is too slow for the load, which is said apart from lost work).
    */
-  async drain(): Promise<{ seconds: number; stats: SimStats; rest: Awaited<ReturnType<typeof atRest>> }> {
+  async drain(): Promise<Drained> {
     const started = Date.now();
     let moved = Date.now();
+    let said = Date.now();
     let last = "";
     for (;;) {
       const stats = await this.sim.stats();
       const rest = await atRest(this.db);
-      const done = stats.unfinished === 0 && stats.busy === 0;
-      if (done && rest.armed === 0 && rest.pending === 0 && rest.owed === 0)
-        return { seconds: (Date.now() - started) / 1000, stats, rest };
+      const atEnd = (ended: Drained["ended"]) => ({ seconds: (Date.now() - started) / 1000, stats, rest, ended });
+      const quiet = rest.armed === 0 && rest.pending === 0 && rest.owed === 0 && stats.busy === 0;
+      if (quiet && stats.unfinished === 0) return atEnd("finished");
       const now = `${stats.prompts}/${stats.finished}/${stats.busy}/${rest.armed}/${rest.pending}/${rest.owed}`;
       if (now !== last) moved = Date.now();
       last = now;
-      if (Date.now() - moved > this.settings.drainQuietMs)
-        return { seconds: (Date.now() - started) / 1000, stats, rest };
+      if (Date.now() - moved > this.settings.drainQuietMs) return atEnd(quiet ? "at rest" : "stuck");
+      if (Date.now() - started > this.settings.drainMaxMs) return atEnd("still working");
+      if (Date.now() - said > 30_000) {
+        said = Date.now();
+        this.say(`draining: ${stats.unfinished} sessions unfinished, ${stats.busy} busy; ${JSON.stringify(rest)}`);
+      }
       await sleep(2000);
     }
   }
