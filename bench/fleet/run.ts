@@ -114,8 +114,23 @@ function summary(r: SizeResult): string {
 /** 0 lost and 0 doubled, with every session finished: nothing left unproven by a drain that gave up. */
 const proven = (r: SizeResult) => r.verdict.lost === 0 && r.verdict.doubled === 0 && r.verdict.stillWorking === 0;
 
+/** Stopped from outside (Ctrl-C): the replicas, the simulated servers and PostgreSQL go too, the logs are kept. */
+function stopOnSignal(run: SizeRun): () => void {
+  const stop = () => {
+    say("stopping: tearing the fleet down");
+    void run.tearDown(true).finally(() => process.exit(130));
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  return () => {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  };
+}
+
 async function runOne(size: SizeSpec): Promise<SizeResult> {
   const run = new SizeRun(size, settings, say);
+  const unhook = stopOnSignal(run);
   let failed = true;
   try {
     say(`size ${sizeKey(size)}: starting`);
@@ -128,6 +143,7 @@ async function runOne(size: SizeSpec): Promise<SizeResult> {
     failed = !proven(result);
     return result;
   } finally {
+    unhook();
     await run.tearDown(failed || values.keep === true);
   }
 }
