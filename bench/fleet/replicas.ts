@@ -17,6 +17,8 @@ export interface ReplicaSettings {
   options: Record<string, unknown>;
   /** Where the replicas' logs, home and working folder go. */
   folder: string;
+  /** The first replica writes a CPU profile (node --cpu-prof) into the folder when it stops. */
+  profile?: boolean;
 }
 
 /** What one replica looked like at a moment: its metrics, CPU so far, memory, open files. */
@@ -54,7 +56,8 @@ export class Replica {
     const logFile = join(settings.folder, `replica-${index}.log`);
     const log = openSync(logFile, "a");
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: settings.folder, LANG: "C" };
-    const args = [BIN, "serve", "--db", settings.url, "--options", JSON.stringify(settings.options)];
+    const profile = settings.profile && index === 0 ? ["--cpu-prof", "--cpu-prof-dir", settings.folder] : [];
+    const args = [...profile, BIN, "serve", "--db", settings.url, "--options", JSON.stringify(settings.options)];
     const child = spawn(process.execPath, [...args, "--listen", listen, "--directory", settings.folder], {
       cwd: settings.folder,
       env,

@@ -37,6 +37,8 @@ export interface RunSettings {
   drainMaxMs: number;
   /** How long the fleet is watched following every server before the first turn. */
   idleSeconds: number;
+  /** The first replica writes a CPU profile. */
+  profile: boolean;
 }
 
 export type Say = (message: string) => void;
@@ -173,6 +175,7 @@ export class SizeRun implements FleetUnderTest {
       url: this.db.url,
       folder: this.folder,
       options: { countdownSeconds: this.settings.countdownSeconds, leaseMs: this.settings.leaseMs },
+      profile: this.settings.profile,
     };
     const replica = await Replica.start(this.replicas.length, settings);
     this.replicas.push(replica);
