@@ -37,6 +37,33 @@ async function fleet(servers: number) {
 }
 
 describe("the servers a fleet shares (PostgreSQL)", () => {
+  it("replicas sharing while others record their streams and hand servers back never deadlock", async () => {
+    const { store, roster, round } = await fleet(120);
+    const replicas = ["r-0", "r-1", "r-2", "r-3"];
+    for (const replica of replicas) await round(replica);
+    const failures: unknown[] = [];
+    const until = Date.now() + 4000;
+    // Each replica, in a loop, as its rounds and followers do: share, say which streams it has (its servers in an
+    // order of its own, as a Map of followers gives them), and now and then hand one back.
+    await Promise.all(
+      replicas.map(async (replica, r) => {
+        let turn = 0;
+        while (Date.now() < until) {
+          try {
+            const share = await round(replica);
+            const names = share.held.map((s) => s.name).sort(() => ((turn * 7 + r) % 3) - 1);
+            await roster.seen(replica, names);
+            if (++turn % 5 === 0 && names.length > 0) await roster.handBack(replica, [names[0]!]);
+          } catch (error) {
+            failures.push(error);
+          }
+        }
+      }),
+    );
+    expect(failures.map((e) => (e as Error).message)).toEqual([]);
+    expect(store).toBeDefined();
+  });
+
   it("adds, lists and removes servers; a name is listed once", async () => {
     const { roster } = await fleet(0);
     const row = await roster.add({

@@ -150,7 +150,7 @@ export class PgServerRoster implements ServerRoster {
     await this.db
       .update(servers)
       .set({ owner: null, ownedSince: null })
-      .where(and(inArray(servers.name, names), eq(servers.owner, replica)));
+      .where(inArray(servers.name, this.lockedInNameOrder(replica, names)));
   }
 
   /** Records that this replica has the event streams of `names` now: a successor catches up from here. */
@@ -159,6 +159,20 @@ export class PgServerRoster implements ServerRoster {
     await this.db
       .update(servers)
       .set({ seenUntil: sql`${dbNow}` })
-      .where(and(inArray(servers.name, names), eq(servers.owner, replica)));
+      .where(inArray(servers.name, this.lockedInNameOrder(replica, names)));
+  }
+
+  /**
+   * Those of `names` still held by `replica`, their rows locked in name order: the order `share` locks every row in.
+   * An update that locked its rows in whatever order it found them deadlocked with another replica's share (measured:
+   * thousands an hour with 1,000 servers and 8 replicas, each costing a round).
+   */
+  private lockedInNameOrder(replica: string, names: string[]) {
+    return this.db
+      .select({ name: servers.name })
+      .from(servers)
+      .where(and(inArray(servers.name, names), eq(servers.owner, replica)))
+      .orderBy(asc(servers.name))
+      .for("update");
   }
 }
