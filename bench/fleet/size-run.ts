@@ -237,7 +237,8 @@ export class SizeRun implements FleetUnderTest {
     const sim0 = cpuTicks(this.sim.pid);
     const simFrom = await this.sim.stats();
     this.say(`window of ${seconds} s begins (${simFrom.prompts} prompts so far)`);
-    const spare = new Set<number>();
+    // The profiled replica is not faulted: a killed one writes no profile.
+    const spare = new Set<number>(this.settings.profile ? [this.replicas[0]!.pid] : []);
     const m: Partial<Measured> = { faultErrors: [] };
     const step = async (at: number, name: string, run: () => Promise<void>) => {
       await until(t0 + at * seconds * 1000);
