@@ -114,6 +114,7 @@ async function figuresOf(run: SizeRun, m: Measured, drained: Drained) {
   const result = {
     size: { ...run.size, sessionsPerServer: run.sessionsPerServer },
     window: { seconds, from: new Date(m.t0).toISOString() },
+    startup: run.startup,
     throughput: {
       continuations,
       continuationsPerSecond: continuations / seconds,

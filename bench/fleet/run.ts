@@ -142,6 +142,8 @@ async function runOne(size: SizeSpec): Promise<SizeResult> {
     say("window over; draining");
     const drained = await run.drain();
     const result = await report(run, measured, drained);
+    // Beside the logs, kept when the run failed: its suspects' trails among them.
+    writeFileSync(join(run.folder, "result.json"), `${JSON.stringify(result, null, 1)}\n`);
     failed = !proven(result);
     return result;
   } finally {
