@@ -23,7 +23,7 @@ const COLUMNS = 4;
 const PANEL_W = WIDTH / COLUMNS;
 const PANEL_H = 230;
 const TOP = 46;
-const PLOT = { left: 46, right: 14, top: 40, bottom: 44 };
+const PLOT = { left: 46, right: 14, top: 40, bottom: 50 };
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
 
 const escape = (text: string) => text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
@@ -53,7 +53,10 @@ function panelSvg(panel: Panel, labels: string[], x0: number, y0: number): strin
   const h = PANEL_H - PLOT.top - PLOT.bottom;
   const all = panel.series.flatMap((s) => s.values.filter((v): v is number => typeof v === "number"));
   const top = niceTop(Math.max(0, ...all, panel.reference?.value ?? 0) * 1.1);
-  const x = (i: number) => x0 + PLOT.left + (labels.length === 1 ? w / 2 : (i * w) / (labels.length - 1));
+  // Inset from the axes, so that the first and last sizes' labels fit.
+  const inset = 34;
+  const x = (i: number) =>
+    x0 + PLOT.left + (labels.length === 1 ? w / 2 : inset + (i * (w - 2 * inset)) / (labels.length - 1));
   const y = (v: number) => y0 + PLOT.top + h - (v / top) * h;
   const out: string[] = [
     `<text x="${x0 + PANEL_W / 2}" y="${y0 + 16}" class="title">${escape(panel.title)}</text>`,
@@ -63,9 +66,14 @@ function panelSvg(panel: Panel, labels: string[], x0: number, y0: number): strin
     `<text x="${x0 + PLOT.left - 4}" y="${y(top) + 4}" class="tick" text-anchor="end">${short(top)}</text>`,
     `<text x="${x0 + PLOT.left - 4}" y="${y(0) + 4}" class="tick" text-anchor="end">0</text>`,
   ];
-  labels.forEach((label, i) =>
-    out.push(`<text x="${x(i)}" y="${y(0) + 14}" class="tick" text-anchor="middle">${escape(label)}</text>`),
-  );
+  // Two lines a size (replicas × servers, then × sessions), so that neighbours do not run into each other.
+  labels.forEach((label, i) => {
+    const [head, sessions] = label.split(/×(?=[^×]*$)/);
+    out.push(
+      `<text x="${x(i)}" y="${y(0) + 13}" class="tick" text-anchor="middle">${escape(head!)}` +
+        `<tspan x="${x(i)}" dy="10">×${escape(sessions!)}</tspan></text>`,
+    );
+  });
   if (panel.reference) {
     const ry = y(panel.reference.value);
     out.push(`<line x1="${x0 + PLOT.left}" y1="${ry}" x2="${x0 + PLOT.left + w}" y2="${ry}" class="reference"/>`);
@@ -98,6 +106,8 @@ const series = (label: string, values: Series["values"], k: number): Series => (
   color: COLORS[k % COLORS.length]!,
 });
 
+/** Below zero, a figure net of the idle load says the fleet stalled: not drawn. */
+const positive = (v: number | null | undefined) => (typeof v === "number" && v >= 0 ? v : null);
 const seconds = (ms: number | null | undefined) => (typeof ms === "number" ? ms / 1000 : ms);
 
 function panels(sizes: Size[]): Panel[] {
@@ -147,7 +157,7 @@ function panels(sizes: Size[]): Panel[] {
         ),
         series(
           "beyond idle",
-          of((s) => s.database.statementsPerContinuationBeyondIdle),
+          of((s) => positive(s.database.statementsPerContinuationBeyondIdle)),
           2,
         ),
       ],
@@ -197,16 +207,16 @@ function panels(sizes: Size[]): Panel[] {
     },
     {
       title: "replica memory",
-      unit: "MB per followed server",
+      unit: "MB resident (servers per replica grow with size)",
       series: [
         series(
           "working",
-          of((s) => s.perReplica.rssMBPerServer),
+          of((s) => s.perReplica.rssMB),
           0,
         ),
         series(
           "idle",
-          of((s) => s.idle.replicaRssMBPerServer),
+          of((s) => s.idle.replicaRssMB),
           2,
         ),
       ],

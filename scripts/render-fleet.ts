@@ -21,6 +21,8 @@ export function readFleet(root = ROOT): FleetResults {
 }
 
 const n = (v: number | null | undefined, unit = "") => (v === null || v === undefined ? "–" : `${short(v)}${unit}`);
+/** A figure net of the idle load: below zero when the fleet did less than idle (it stalled), which says nothing per continuation. */
+const beyond = (v: number | null | undefined) => (typeof v === "number" && v < 0 ? "below idle" : n(v));
 const ms = (v: number | null | undefined) => (v === null || v === undefined ? "–" : `${(v / 1000).toFixed(1)} s`);
 const label = (s: Size) => `${s.size.replicas} × ${s.size.servers} × ${s.size.sessions}`;
 const row = (cells: string[]) => `| ${cells.map((c) => c.replaceAll("|", "\\|")).join(" | ")} |`;
@@ -48,8 +50,8 @@ function loadTable(sizes: Size[]): string {
       `${n(s.lateness.p50Seconds, " s")} / ${n(s.lateness.p99Seconds, " s")}`,
       n(s.database.statementsPerSecond),
       n(s.database.transactionsPerSecond),
-      `${n(s.database.statementsPerContinuation)} (${n(s.database.statementsPerContinuationBeyondIdle)})`,
-      `${n(s.database.transactionsPerContinuation)} (${n(s.database.transactionsPerContinuationBeyondIdle)})`,
+      `${n(s.database.statementsPerContinuation)} (${beyond(s.database.statementsPerContinuationBeyondIdle)})`,
+      `${n(s.database.transactionsPerContinuation)} (${beyond(s.database.transactionsPerContinuationBeyondIdle)})`,
       n(s.idle.statementsPerSecondPerServer),
     ]),
   );
@@ -101,7 +103,15 @@ function faultTable(sizes: Size[]): string {
     sizes.map((s) => {
       const lease = (s.conditions.settings as { leaseMs: number }).leaseMs;
       const restart = s.restart ? `${ms(s.restart.downMs)}, ${ms(s.restart.firstContinuationAfterMs)}` : "–";
-      return [label(s), ms(lease), fault(s.kill), fault(s.freeze), restart, `${s.verdict.lost} / ${s.verdict.doubled}`];
+      const unfinished = s.verdict.stillWorking ? `; ${s.verdict.stillWorking} sessions unfinished, still working` : "";
+      return [
+        label(s),
+        ms(lease),
+        fault(s.kill),
+        fault(s.freeze),
+        restart,
+        `${s.verdict.lost} / ${s.verdict.doubled}${unfinished}`,
+      ];
     }),
   );
 }

@@ -29,13 +29,23 @@ export interface Takeover {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The busiest owner among the replicas that may be faulted, with its servers. */
+/**
+ * The busiest owner among the replicas that may be faulted, with its servers: one that holds armed countdowns, so that
+ * their takeover is timed too (waited for up to ten seconds; past that, the busiest one whatever it holds).
+ */
 async function busiest(fleet: FleetUnderTest, spare: Set<number>): Promise<[string, string[], Replica]> {
-  for (const [owner, servers] of await owners(fleet.db)) {
-    const replica = fleet.replicas.find((r) => r.pid === pidOf(owner));
-    if (replica && replica.alive && !spare.has(replica.pid)) return [owner, servers, replica];
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const candidates: Array<[string, string[], Replica]> = [];
+    for (const [owner, servers] of await owners(fleet.db)) {
+      const replica = fleet.replicas.find((r) => r.pid === pidOf(owner));
+      if (replica && replica.alive && !spare.has(replica.pid)) candidates.push([owner, servers, replica]);
+    }
+    if (candidates.length === 0) throw new Error("no replica follows a server: nothing to fault");
+    for (const candidate of candidates) if ((await held(fleet.db, candidate[0])).armed > 0) return candidate;
+    if (Date.now() > deadline) return candidates[0]!;
+    await sleep(200);
   }
-  throw new Error("no replica follows a server: nothing to fault");
 }
 
 /** Polls until every one of `servers` is owned by a live replica other than `owner`. */

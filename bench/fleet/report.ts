@@ -114,6 +114,7 @@ async function figuresOf(run: SizeRun, m: Measured, drained: Drained) {
   const result = {
     size: { ...run.size, sessionsPerServer: run.sessionsPerServer },
     window: { seconds, from: new Date(m.t0).toISOString() },
+    startup: run.startup,
     throughput: {
       continuations,
       continuationsPerSecond: continuations / seconds,
@@ -139,7 +140,13 @@ async function figuresOf(run: SizeRun, m: Measured, drained: Drained) {
       rssMBPerServer: mean(steady.flatMap((r) => r.rssMBPerServer ?? [])),
     },
     storeOperations: storeOperations(windows),
-    sim: { cpuCores: simCores, rssMB: m.simRssBytes / 2 ** 20 },
+    sim: {
+      cpuCores: simCores,
+      rssMB: m.simRssBytes / 2 ** 20,
+      // What the replicas asked of OpenCode and heard from it, per continuation: the HTTP calls and the events.
+      requestsPerContinuation: continuations > 0 ? (m.simTo.requests - m.simFrom.requests) / continuations : null,
+      eventsPerContinuation: continuations > 0 ? (m.simTo.events - m.simFrom.events) / continuations : null,
+    },
     machine: { cores: cpus().length, busyCores, otherCores: busyCores - replicaCores - simCores - database.cpuCores },
     kill: await adoption(run, m.kill, m.t1),
     freeze: await adoption(run, m.freeze, m.freeze ? m.freeze.at + m.freeze.frozenMs : 0),
@@ -210,7 +217,10 @@ function limits(r: Figures, run: SizeRun): string[] {
     ["freeze", r.freeze],
   ] as const)
     if (t && (t.takeoverMs === null || t.takeoverMs > lease + 1000))
-      found.push(`takeover after the ${name}: ${t.takeoverMs ?? "never"} ms for ${t.servers} servers (lease ${lease})`);
+      found.push(
+        `takeover after the ${name}: ${t.takeoverMs === null ? `not done within ${3 * lease + 60_000}` : t.takeoverMs} ms ` +
+          `for ${t.servers} servers (lease ${lease})`,
+      );
   // The replicas' logs, every replica summed by kind: a round late or slow says a replica was starved.
   const kinds = new Map<string, { count: number; example: string }>();
   for (const troubles of Object.values(r.troubles))

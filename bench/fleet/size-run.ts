@@ -87,6 +87,8 @@ export class SizeRun implements FleetUnderTest {
   readonly timeline: Array<{ s: number; prompts: number; finished: number; busy: number; simRssMB: number }> = [];
   /** The fleet following every server with no session busy: what following alone costs. */
   idle: Idle | undefined;
+  /** How long the start took: the simulated servers, every server followed, every session looked at once. */
+  readonly startup: { simulatedServersMs?: number; followedMs?: number; firstLooksMs?: number } = {};
   private sampler: ReturnType<typeof setInterval> | undefined;
   private sampling = false;
   private beganAt = 0;
@@ -123,6 +125,7 @@ export class SizeRun implements FleetUnderTest {
       staggerMs: this.staggerMs,
       events: this.settings.events,
     });
+    this.startup.simulatedServersMs = Date.now() - started;
     this.say(`${servers} simulated servers up in ${Date.now() - started} ms (pid ${this.sim.pid})`);
     const store = await openStore(this.db.url, { kind: "cli" });
     try {
@@ -132,6 +135,7 @@ export class SizeRun implements FleetUnderTest {
     }
     for (let i = 0; i < replicas; i++) await this.startReplica();
     await this.sharedOut();
+    this.startup.followedMs = Date.now() - started;
     this.say(`${replicas} replicas follow every server and stream its events (${Date.now() - started} ms)`);
     this.idle = await this.measureIdle();
   }
@@ -147,6 +151,8 @@ export class SizeRun implements FleetUnderTest {
       still = Number(row!.n) === last ? still + 1 : 0;
       last = Number(row!.n);
     }
+    // From the first replica's start until every session had its first look (three quiet seconds included).
+    this.startup.firstLooksMs = Date.now() - this.replicas[0]!.startedAt;
     const pids = this.replicas.map((r) => r.pid);
     const from = {
       at: Date.now(),
@@ -237,7 +243,8 @@ export class SizeRun implements FleetUnderTest {
     const sim0 = cpuTicks(this.sim.pid);
     const simFrom = await this.sim.stats();
     this.say(`window of ${seconds} s begins (${simFrom.prompts} prompts so far)`);
-    const spare = new Set<number>();
+    // The profiled replica is not faulted: a killed one writes no profile.
+    const spare = new Set<number>(this.settings.profile ? [this.replicas[0]!.pid] : []);
     const m: Partial<Measured> = { faultErrors: [] };
     const step = async (at: number, name: string, run: () => Promise<void>) => {
       await until(t0 + at * seconds * 1000);
