@@ -4,12 +4,12 @@
 //   npm run bench:fleet -- [--sizes 8x50x500,8x200x2000,8x1000x5000] [--seconds 180] [--quick] [--fresh] [--keep]
 //     [--profile] [--results bench-results/fleet.json] [--idle 15] [--warmup 20] [--lease-ms 15000] [--countdown 2]
 //     [--turn-ms 1500] [--todos 3] [--events full|lean] [--latency-ms 0] [--db-down-ms 5000] [--drain-max-seconds 600]
-// A size is replicas x servers x sessions (in all). --quick: one small size, short, with a short lease. A size already
-// in the results file is replaced; --fresh starts the file over. Exits 1 if any size lost or doubled work, or left
-// sessions unfinished when its drain gave up.
+// A size is replicas x servers x sessions (in all). --quick: one small size, short, with a short lease, its results in
+// the temporary folder. A size already in the results file is replaced; --fresh starts the file over. Exits 1 if any
+// size lost or doubled work, or left sessions unfinished when its drain gave up.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, totalmem } from "node:os";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { ROOT } from "../../test/crash/processes.js";
@@ -42,8 +42,8 @@ const { values } = parseArgs({
 });
 
 const quick = values.quick === true;
-/** Where the results go (a trial run elsewhere leaves the docs' results file alone). */
-const RESULTS = values.results ?? DEFAULT_RESULTS;
+/** Where the results go: a quick run and a trial run elsewhere leave the docs' results file alone. */
+const RESULTS = values.results ?? (quick ? join(tmpdir(), "fleet-quick.json") : DEFAULT_RESULTS);
 const number = (text: string | undefined, fallback: number) => (text === undefined ? fallback : Number(text));
 
 function sizesOf(text: string): SizeSpec[] {
