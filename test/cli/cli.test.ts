@@ -171,7 +171,9 @@ describe("todo-continuation CLI", () => {
       "SELECT allowed_continuations, allowed_cost, allowed_tokens FROM sessions WHERE session_id = 'ses_cli_budget'",
     )[0];
     expect(row).toEqual({ allowed_continuations: 30, allowed_cost: expect.closeTo(0.92, 9), allowed_tokens: 29_000 });
-    expect(f.rows.trail("ses_cli_budget")).toEqual(["unstopped:cli", "unstopped:cli", "unstopped:cli"]);
+    // The running engine may make the look each one owed (the session has no todos): only the CLI's rows matter here.
+    const bycli = f.rows.trail("ses_cli_budget").filter((entry) => entry.startsWith("unstopped"));
+    expect(bycli).toEqual(["unstopped:cli", "unstopped:cli", "unstopped:cli"]);
   });
 
   it("allow refuses an amount that is not one (exit 2), names the option, and writes nothing", async () => {

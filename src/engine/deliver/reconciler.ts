@@ -70,7 +70,7 @@ export class Reconciler {
       return;
     }
     await ctx.lanes.run(row.sessionId, async () => {
-      const recorded = await this.outcomes.record(row, { kind: "reconciled", found });
+      const recorded = await this.outcomes.record(row, { kind: "reconciled", found, firedAt: row.createdAt });
       if (!found && recorded?.next)
         await this.outcomes.retry(row.sessionId, recorded.next, undefined, { retryOf: row.id, reason: "not_found" });
     });

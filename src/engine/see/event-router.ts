@@ -83,7 +83,11 @@ export class EventRouter {
     else if (event.type === "compacted") this.memory(event.sessionId).sawCompaction();
     else if (event.type === "request") this.request(event.sessionId, event.requestId, event.open);
     else if (event.type === "message") this.userMessages.remember(event.messageId, event.role);
-    else if (event.type === "idle") this.peers.looks.owe(event.sessionId);
+    else if (event.type === "idle") {
+      // As when deciding: an idle is the end of the turn, whether or not its status event came.
+      this.memory(event.sessionId).sawStatus("idle");
+      this.peers.looks.owe(event.sessionId);
+    }
   }
 
   /** After a gap in the event stream: the live state memory holds may be stale, so it is forgotten. */

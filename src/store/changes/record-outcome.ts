@@ -23,8 +23,11 @@ export type Outcome =
   | { kind: "failed"; error: string; final: boolean; detail: Record<string, unknown> }
   /** The call failed and it may have arrived: counted as a continuation and as an attempt. */
   | { kind: "unknown"; error: string; timedOut: boolean; final: boolean; detail: Record<string, unknown> }
-  /** A `pending` one whose process died: found in the session, or not (then `unknown`, and an attempt). */
-  | { kind: "reconciled"; found: boolean }
+  /**
+   * A `pending` one whose outcome was never written (its process died, or the database stopped under the call): found
+   * in the session, or not (then `unknown`, and an attempt). `firedAt`: when it went out.
+   */
+  | { kind: "reconciled"; found: boolean; firedAt: number }
   /** A `failed` or `unknown` one found in the session after all. */
   | { kind: "arrived"; was: "failed" | "unknown" }
   /** Sent, and OpenCode never started its turn. */
@@ -77,7 +80,12 @@ function settle(o: Outcome, of: OutcomeOf, row: SessionRow, now: number, policy:
     }
     case "reconciled": {
       const detail = { injectionId, countdownId: of.countdownId ?? null, owner: of.owner ?? null };
-      if (o.found) return { patch: counted(), entry: { event: "reconciled", reason: "found", detail } };
+      // Found: its turn's idle may have come and been skipped while the row was pending, so the session is looked at
+      // again once the turn had time to start (a look then also finds a turn that never started).
+      if (o.found) {
+        const look = { owe: Math.max(now, o.firedAt + policy.startTimeoutMs) };
+        return { patch: counted(), look, entry: { event: "reconciled", reason: "found", detail } };
+      }
       const { next, patch } = retryAfter(row.consecutiveFailures, now, policy);
       const entry = { event: "reconciled", reason: "not_found", detail: { ...detail, ...retryDetail(next) } } as const;
       return { next, patch: { ...counted(), ...patch }, entry };

@@ -169,3 +169,42 @@ describe("a database that is slow under a running engine", () => {
     expect(f.rows.countdowns(S)).toMatchObject([{ state: "fired" }]);
   });
 });
+
+describe("a continuation whose outcome is lost with the database", () => {
+  // The prompt went out, then the database stopped before its outcome was written: the row stays `pending`, so the
+  // turn's idle is skipped `in_flight`. Once the reconciler finds it in the session, the session must be looked at
+  // again — else it waits with open todos for an idle that already came (lost work in the fleet benchmark).
+  it("is found once the database works again, and the session continues", async () => {
+    f = await startEngine({
+      config: {
+        countdownSeconds: 0.3,
+        busyTimeoutMs: 50,
+        storeProbeMs: 200,
+        leaseMs: 900,
+        startTimeoutMs: 1000,
+        toast: false,
+      },
+    });
+    f.host.addUserMessage(S, "go");
+    f.host.setTodos(S, [["a", "pending"]]);
+    const fx = f;
+    let locker: Database.Database | undefined;
+    fx.host.onAccepted = () => {
+      if (locker) return;
+      locker = new Database(fx.dbPath);
+      locker.exec("BEGIN EXCLUSIVE");
+    };
+    f.enforcer.handleEvent(ev.idle(S));
+    await vi.waitFor(() => expect(fx.enforcer.stats().storeProblem).toBe("locked"), WAIT);
+    expect(fx.host.prompts).toHaveLength(1);
+    // The continuation's turn ends while the file is locked.
+    f.enforcer.handleEvent(ev.status(S, "busy"));
+    f.enforcer.handleEvent(ev.idle(S));
+    await f.enforcer.settled();
+    locker!.exec("ROLLBACK");
+    locker!.close();
+    await vi.waitFor(() => expect(fx.host.prompts).toHaveLength(2), WAIT);
+    expect(fx.rows.trail(S)).toContain("reconciled:found");
+    expect(fx.rows.injections(S).map((r) => r.status)).toEqual(["sent", expect.any(String)]);
+  });
+});

@@ -61,7 +61,7 @@ export const RECORD_OUTCOME_CASES: ContractCase[] = [
     async run({ a, b, trail }) {
       await a.change(arm(countdown("cd1"), {}));
       await a.change(claim(injection("i1", "cd1"), {}));
-      const notFound = { kind: "reconciled", found: false } as const;
+      const notFound = { kind: "reconciled", found: false, firedAt: NOW + 2000 } as const;
       const [x, y] = await Promise.all([
         a.change(recordOutcome(injection("i1", "cd1"), notFound, NOW + 3000, POLICY)),
         b.change(recordOutcome(injection("i1", "cd1"), notFound, NOW + 3000, POLICY)),
@@ -71,9 +71,12 @@ export const RECORD_OUTCOME_CASES: ContractCase[] = [
       assert.deepEqual([row?.status, row?.error], ["unknown", "not found in the session after a restart"]);
       assert.equal((await a.read(q.session("ses_1")))?.continuations, 1, "possibly delivered: counted");
       await a.change(arm(countdown("cd2", "ses_1", { armedAt: NOW + 4000 }), {}));
-      await a.change(claim(injection("i2", "cd2"), {}));
-      await b.change(recordOutcome(injection("i2", "cd2"), { kind: "reconciled", found: true }, NOW + 5000, POLICY));
+      await a.change(claim(injection("i2", "cd2", { createdAt: NOW + 4500 }), {}));
+      const found = { kind: "reconciled", found: true, firedAt: NOW + 4500 } as const;
+      await b.change(recordOutcome(injection("i2", "cd2"), found, NOW + 5000, POLICY));
       assert.equal((await a.read(q.injection("i2")))?.status, "sent");
+      // Its turn's idle may have been skipped while it was pending: a look is owed once the turn had time to start.
+      assert.equal((await a.read(q.session("ses_1")))?.recheckAt, NOW + 4500 + 10_000);
       assert.deepEqual(
         (await trail("ses_1")).filter((e) => e.startsWith("reconciled")),
         ["reconciled:not_found", "reconciled:found"],
