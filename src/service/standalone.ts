@@ -13,6 +13,7 @@ import { errorMessage, withCause } from "../engine/host-calls.js";
 import type { LogLevel } from "../host/port.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
 import type { EngineStore, Scope } from "../store/port.js";
+import { boundedFetch } from "./bounded-fetch.js";
 import { ServiceModes, type ModeTable } from "./modes.js";
 
 /**
@@ -111,6 +112,7 @@ export class StandaloneService {
       baseUrl,
       directory: o.directory,
       headers: authHeaders(url, o.username, o.password),
+      fetch: boundedFetch(),
     });
     const host = new OpenCodeHost(this.client, o.directory, o.log);
     this.enforcer = new Enforcer({
