@@ -98,6 +98,19 @@ describe("the servers a fleet shares (PostgreSQL)", () => {
     expect(again.replicas).toBe(3);
   });
 
+  it("a round with nothing to take or give locks no server row (a row lock is a write of the row)", async () => {
+    const { url, store, round } = await fleet(40);
+    for (const replica of ["r-a", "r-b"]) await store.heartbeat(replica, LEASE_MS);
+    for (const replica of ["r-a", "r-b"]) await round(replica);
+    // xmax: the last transaction that locked or deleted the row; a share that locked every row changes all 40.
+    const lockedBy = async () =>
+      (await pgQuery<{ xmax: string }>(url, "SELECT xmax::text AS xmax FROM servers ORDER BY name")).map((r) => r.xmax);
+    const before = await lockedBy();
+    for (let i = 0; i < 3; i++)
+      for (const replica of ["r-a", "r-b"]) expect((await round(replica)).held).toHaveLength(20);
+    expect(await lockedBy()).toEqual(before);
+  });
+
   it("never gives one server to two replicas sharing at the same moment", async () => {
     const { store, roster, counts } = await fleet(7);
     const replicas = ["r-a", "r-b", "r-c"];

@@ -1,7 +1,7 @@
 // The `servers` table: the OpenCode servers a fleet follows, and which replica follows each. A server is leased to one
 // fleet replica at a time: its `owner` holds it while the owner's heartbeat is fresh by the database's clock (the same
-// liveness that fences countdown claims). Shares are handed out in one transaction that locks every server row, so
-// that replicas deciding at the same moment take turns instead of taking the same server.
+// liveness that fences countdown claims). Servers are taken in one transaction that locks every server row, so that
+// replicas taking at the same moment take turns instead of taking the same server.
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { NewServer, ServerRoster, ServerRow, ServerState, Share } from "../roster.js";
 import { ServerExistsError } from "../roster.js";
@@ -76,72 +76,81 @@ export class PgServerRoster implements ServerRoster {
    * not released here: the caller stops following them first. One it took less than `settleMs` ago is not named.
    */
   async share(replica: string, settleMs = 0): Promise<Share> {
+    // Most rounds take nothing: a glance without locks says so. Locking every row every round cost each replica a
+    // write per server (a row lock is written into the row) whether anything changed or not.
+    const glance = await this.plan(this.db, replica, settleMs, false);
+    if (glance.take.length === 0) return glance.share;
     return this.connection.transaction(async (tx) => {
-      // Locks every server row: two replicas sharing at once take turns, and the second sees what the first took.
-      const rows = await tx
-        .select({ server: servers, heldForMs: sql<string | null>`${dbNow} - ${servers.ownedSince}` })
-        .from(servers)
-        .orderBy(asc(servers.name))
-        .for("update");
-      const all = whole(
-        rows.map((r) => r.server),
-        SERVER,
-      );
-      const settling = new Set(
-        rows.filter((r) => r.heldForMs !== null && Number(r.heldForMs) < settleMs).map((r) => r.server.name),
-      );
-      const peers = await tx
-        .select({ id: replicas.id, lapseInMs: sql<string>`${replicas.heartbeatAt} + ${replicas.leaseMs} - ${dbNow}` })
-        .from(replicas)
-        .where(and(eq(replicas.kind, "fleet"), fresh))
-        .orderBy(asc(replicas.id));
-      const live = peers.map((r) => r.id);
-      const lapses = peers.filter((r) => r.id !== replica).map((r) => Number(r.lapseInMs));
-      if (!live.includes(replica)) live.push(replica);
-      live.sort();
-      const owners = new Set(
-        (
-          await tx
-            .select({ id: replicas.id })
-            .from(replicas)
-            .where(
-              and(
-                inArray(
-                  replicas.id,
-                  all.flatMap((s) => (s.owner ? [s.owner] : [])),
-                ),
-                fresh,
-              ),
-            )
-        ).map((r) => r.id),
-      );
-      const base = Math.floor(all.length / live.length);
-      const quota = base + (live.indexOf(replica) < all.length % live.length ? 1 : 0);
-      const held = all.filter((s) => s.owner === replica);
-      const free = all.filter((s) => s.owner === null || (s.owner !== replica && !owners.has(s.owner)));
-      const take = free.slice(0, Math.max(0, quota - held.length));
-      if (take.length > 0) {
-        const taken = await tx
-          .update(servers)
-          .set({ owner: replica, ownedSince: sql`${dbNow}` })
+      // Locks every server row: two replicas taking at once take turns, and the second sees what the first took.
+      const { share, quota, take, settling } = await this.plan(tx, replica, settleMs, true);
+      if (take.length === 0) return share;
+      const taken = await tx
+        .update(servers)
+        .set({ owner: replica, ownedSince: sql`${dbNow}` })
+        .where(
+          inArray(
+            servers.name,
+            take.map((s) => s.name),
+          ),
+        )
+        .returning();
+      for (const s of taken) settling.add(s.name);
+      const held = [...share.held, ...taken];
+      return { ...share, held, excess: excessOf(held, settling, quota) };
+    });
+  }
+
+  /** What a round would take and give up, from the rows as they are (locked when `lock`). */
+  private async plan(db: PgDb, replica: string, settleMs: number, lock: boolean) {
+    const query = db
+      .select({ server: servers, heldForMs: sql<string | null>`${dbNow} - ${servers.ownedSince}` })
+      .from(servers)
+      .orderBy(asc(servers.name));
+    const rows = await (lock ? query.for("update") : query);
+    const all = whole(
+      rows.map((r) => r.server),
+      SERVER,
+    );
+    const settling = new Set(
+      rows.filter((r) => r.heldForMs !== null && Number(r.heldForMs) < settleMs).map((r) => r.server.name),
+    );
+    const peers = await db
+      .select({ id: replicas.id, lapseInMs: sql<string>`${replicas.heartbeatAt} + ${replicas.leaseMs} - ${dbNow}` })
+      .from(replicas)
+      .where(and(eq(replicas.kind, "fleet"), fresh))
+      .orderBy(asc(replicas.id));
+    const live = peers.map((r) => r.id);
+    const lapses = peers.filter((r) => r.id !== replica).map((r) => Number(r.lapseInMs));
+    if (!live.includes(replica)) live.push(replica);
+    live.sort();
+    const owners = new Set(
+      (
+        await db
+          .select({ id: replicas.id })
+          .from(replicas)
           .where(
-            inArray(
-              servers.name,
-              take.map((s) => s.name),
+            and(
+              inArray(
+                replicas.id,
+                all.flatMap((s) => (s.owner ? [s.owner] : [])),
+              ),
+              fresh,
             ),
           )
-          .returning();
-        held.push(...taken);
-        for (const s of taken) settling.add(s.name);
-      }
-      // The most recently taken go first (the longest-held keep their followers), but not one still settling.
-      const excess = held
-        .filter((s) => !settling.has(s.name))
-        .sort((a, b) => (b.ownedSince ?? 0) - (a.ownedSince ?? 0) || b.name.localeCompare(a.name))
-        .slice(0, Math.max(0, held.length - quota))
-        .map((s) => s.name);
-      return { held, excess, replicas: live.length, nextLapseInMs: lapses.length > 0 ? Math.min(...lapses) : null };
-    });
+      ).map((r) => r.id),
+    );
+    const base = Math.floor(all.length / live.length);
+    const quota = base + (live.indexOf(replica) < all.length % live.length ? 1 : 0);
+    const held = all.filter((s) => s.owner === replica);
+    const free = all.filter((s) => s.owner === null || (s.owner !== replica && !owners.has(s.owner)));
+    const take = free.slice(0, Math.max(0, quota - held.length));
+    const share: Share = {
+      held,
+      excess: excessOf(held, settling, quota),
+      replicas: live.length,
+      nextLapseInMs: lapses.length > 0 ? Math.min(...lapses) : null,
+    };
+    return { share, quota, take, settling };
   }
 
   /** Hands servers back (if still this replica's), so that a replica with fewer takes them at its next round. */
@@ -175,4 +184,13 @@ export class PgServerRoster implements ServerRoster {
       .orderBy(asc(servers.name))
       .for("update");
   }
+}
+
+/** The most recently taken of those held beyond the quota (the longest-held keep their followers), none still settling. */
+function excessOf(held: ServerRow[], settling: Set<string>, quota: number): string[] {
+  return held
+    .filter((s) => !settling.has(s.name))
+    .sort((a, b) => (b.ownedSince ?? 0) - (a.ownedSince ?? 0) || b.name.localeCompare(a.name))
+    .slice(0, Math.max(0, held.length - quota))
+    .map((s) => s.name);
 }
