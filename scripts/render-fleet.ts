@@ -138,16 +138,34 @@ function limitsList(sizes: Size[]): string {
   return sizes.map((s) => `- ${label(s)}: ${s.limits.length ? s.limits.join("; ") : "none seen"}`).join("\n");
 }
 
+/** The settings a run was made with, in words: what every size shares, or what sets one apart. */
+function settingsInWords(settings: Record<string, unknown>): string {
+  const todos = Number(settings.todos);
+  return (
+    `window ${String(settings.seconds)} s after ${String(settings.warmupSeconds)} s of warm-up, countdown ` +
+    `${String(settings.countdownSeconds)} s, turns of ${String(settings.turnMs)} ms, ${todos} ` +
+    `continuation${todos === 1 ? "" : "s"} per session, ${String(settings.events)} events`
+  );
+}
+
+const runOf = (c: Record<string, unknown>) =>
+  `run ${String(c.at).slice(0, 16).replace("T", " ")} UTC, commit ${String(c.commit)}`;
+
 function conditions(results: FleetResults): string {
   const c = results.conditions;
-  const settings = c.settings as Record<string, unknown>;
+  const words = (s: Size) => settingsInWords(s.conditions.settings as Record<string, unknown>);
+  // The settings most sizes were run with are said once; a size run otherwise says how, and every size its run.
+  const counts = new Map<string, number>();
+  for (const s of results.sizes) counts.set(words(s), (counts.get(words(s)) ?? 0) + 1);
+  const common =
+    [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] ?? settingsInWords(c.settings as Record<string, unknown>);
+  const each = results.sizes.map(
+    (s) => `${label(s)}: ${runOf(s.conditions)}${words(s) === common ? "" : `; ${words(s)}`}`,
+  );
   return (
-    `From \`npm run bench:fleet\` (${FLEET_RESULTS}; latest run ${String(c.at).slice(0, 16).replace("T", " ")} UTC, ` +
-    `commit ${String(c.commit)}): Node ${String(c.node)}, ${String(c.cpus)} cores (${String(c.cpu)}), ` +
-    `${String(c.memoryGB)} GB, open-file limit ${String(c.openFilesLimit)}, PostgreSQL ${String(c.postgres)}; ` +
-    `window ${String(settings.seconds)} s after ${String(settings.warmupSeconds)} s of warm-up, countdown ` +
-    `${String(settings.countdownSeconds)} s, turns of ${String(settings.turnMs)} ms, ${String(settings.todos)} ` +
-    `continuations per session, ${String(settings.events)} events.`
+    `From \`npm run bench:fleet\` (${FLEET_RESULTS}): Node ${String(c.node)}, ${String(c.cpus)} cores ` +
+    `(${String(c.cpu)}), ${String(c.memoryGB)} GB, open-file limit ${String(c.openFilesLimit)}, PostgreSQL ` +
+    `${String(c.postgres)}; ${common}.${each.length > 0 ? ` ${each.join(". ")}.` : ""}`
   );
 }
 
