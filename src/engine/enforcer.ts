@@ -10,6 +10,7 @@ import type { Allowed, Grant } from "../store/changes/allow.js";
 import { describeDatabaseFailure } from "../store/failure.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
 import type { EngineStore } from "../store/port.js";
+import type { LeaseRows } from "../store/reads.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createContext, type EngineContext } from "./context.js";
 import { EngineEmitter, logEngineEvents, type EngineEventName, type EngineEvents } from "./engine-events.js";
@@ -39,8 +40,9 @@ export interface EnforcerOptions {
   clock?: Clock;
   /**
    * Who owns the countdowns armed here. Given: it belongs to the caller (a fleet replica shares one among the servers
-   * it follows), who keeps it alive (its heartbeat), renews its countdowns' leases and says when it is gone; absent:
-   * the engine makes its own, keeps it alive and retires it when disposed.
+   * it follows), who keeps it alive (its heartbeat), renews its countdowns' leases, drives the lease ticks
+   * (`leaseTick`) and says when it is gone; absent: the engine makes its own, keeps it alive, ticks on its own timer
+   * and retires it when disposed.
    */
   owner?: string;
   /** Where notices go (the `notify` option's channels, parsed by the adapter); none: nothing is sent. */
@@ -179,6 +181,15 @@ export class Enforcer {
     this.parts.looks.clear();
     unregisterOwner(this.owner);
     this.lifecycle.enter("disposed");
+  }
+
+  /**
+   * One lease tick on the rows of this engine's scope, read by the caller that owns its owner id (a fleet replica reads
+   * them for all its servers at once; such an engine has no lease timer of its own). Nothing before the lease loop
+   * started, while not deciding, or while its last tick still runs; resolves once the tick has settled.
+   */
+  leaseTick(rows: LeaseRows): Promise<void> {
+    return this.parts.leases.tickOn(rows);
   }
 
   /** Resolves when every evaluation, state change and attempt started so far has settled (tests and shutdown). */

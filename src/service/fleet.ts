@@ -1,8 +1,9 @@
 // A fleet replica: one of several `todo-continuation serve --db postgres://…` processes that share the OpenCode servers
 // listed in the `servers` table. Every round (a third of the lease) it says it is alive, takes its share of the
-// servers, follows each one it holds with a StandaloneService, lets go of those it lost or holds beyond its share, and
-// records until when it had each server's event stream. A replica that dies stops its heartbeat; once its lease has
-// run out the others share its servers again, adopt its countdowns and catch up on the sessions that changed meanwhile.
+// servers, follows each one it holds with a StandaloneService, lets go of those it lost or holds beyond its share,
+// runs its followers' lease ticks on rows read once for all of them, and records until when it had each server's event
+// stream. A replica that dies stops its heartbeat; once its lease has run out the others share its servers again,
+// adopt its countdowns and catch up on the sessions that changed meanwhile.
 import type { Config } from "../config/resolve.js";
 import type { NoticeChannels } from "../engine/notice-sender.js";
 import { describeDatabaseFailure } from "../store/failure.js";
@@ -14,6 +15,7 @@ import type { OperatorStore } from "../store/operator.js";
 import type { Scope } from "../store/port.js";
 import type { ServerRoster, ServerRow } from "../store/roster.js";
 import type { LiveFigures } from "./metrics.js";
+import { FollowerTicks } from "./follower-ticks.js";
 import { ServiceModes, type ModeTable } from "./modes.js";
 import { StandaloneService } from "./standalone.js";
 import type { Readiness } from "./status-server.js";
@@ -116,6 +118,7 @@ export class FleetReplica {
   /** When a round last worked from start to end: the heartbeat and the leases are this fresh. */
   private lastGoodRoundAt = 0;
   private failing = false;
+  private readonly ticks: FollowerTicks;
   private readonly modes: ServiceModes<ReplicaMode>;
 
   private readonly liveness: OperatorStore;
@@ -125,6 +128,7 @@ export class FleetReplica {
     if (!this.liveness.roster)
       throw new Error(`a fleet shares its servers through a PostgreSQL database; ${this.liveness.location} is not one`);
     this.roster = this.liveness.roster;
+    this.ticks = new FollowerTicks(o.store, o.log);
     this.modes = new ServiceModes(`the fleet replica ${this.id}`, REPLICA_MODES);
   }
 
@@ -262,6 +266,8 @@ export class FleetReplica {
           void this.letGo(name, "another replica followed it while this one was starved; following it afresh");
       for (const [name, row] of held)
         if (!share.excess.includes(name) && !this.following.has(name) && !this.letting.has(name)) this.follow(row);
+      // Not awaited: a read queued behind a burst of changes on the shared pool must not hold the next heartbeat up.
+      this.track(this.ticks.tick(this.following));
       const streaming = [...this.following].filter(([, service]) => service.streaming).map(([name]) => name);
       await this.roster.seen(this.id, streaming);
       await this.handBackCountdowns();

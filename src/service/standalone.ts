@@ -135,6 +135,14 @@ export class StandaloneService {
     return this.modes.mode;
   }
 
+  /**
+   * Whether its engine takes a lease tick from rows its fleet replica read (Enforcer.leaseTick): its start, the
+   * engine's own recovery, is over, it is not stopping, and its engine decides (not paused on a failing database).
+   */
+  get ticking(): boolean {
+    return this.modes.is("connecting", "streaming") && this.enforcer.stats().mode === "running";
+  }
+
   /** Whether the event stream is connected now (a fleet records until when it was). */
   get streaming(): boolean {
     return this.modes.is("streaming");

@@ -3,7 +3,7 @@
 // person did since the idle a look judges). The statements themselves (script.ts's `q`) are for the store's scripts.
 import type { CountdownRow, InjectionRow, NoticeRow, SessionRow } from "./schema.js";
 import { q, type Script } from "./script.js";
-import type { ArmedRef, ContinuationRef, Scope } from "./types.js";
+import type { ArmedRef, ContinuationRef, OwedLook, Scope } from "./types.js";
 
 // ── one row, by its key ──────────────────────────────────────────────────────
 
@@ -57,11 +57,32 @@ export function unbilledContinuationsIn(
 }
 
 /** Sessions owed a look (`recheck_at`) by `dueBy`. */
-export function sessionsOwedALookIn(
-  scope: Scope,
-  dueBy: number,
-): Script<Array<{ sessionId: string; recheckAt: number | null; owedSince: number | null }>> {
+export function sessionsOwedALookIn(scope: Scope, dueBy: number): Script<OwedLook[]> {
   return q.sessionsToRecheck(scope, dueBy);
+}
+
+// ── several scopes at once (a fleet replica's servers) ──────────────────────
+
+/** What a lease tick reads of its scope: the three reads above, in the orders they give. */
+export interface LeaseRows {
+  armed: CountdownRow[];
+  pending: InjectionRow[];
+  owed: OwedLook[];
+}
+
+/**
+ * The lease rows of each of `scopes` (in their order), sessions owed a look by `dueBy`: three statements however many
+ * scopes there are, so that a replica's idle load does not grow with the servers it follows.
+ */
+export function* leaseRowsIn(scopes: readonly Scope[], dueBy: number): Script<LeaseRows[]> {
+  const key = (scope: Scope) => JSON.stringify([scope.directory, scope.server ?? null]);
+  const byScope = new Map(scopes.map((scope) => [key(scope), { armed: [], pending: [], owed: [] } as LeaseRows]));
+  if (byScope.size === 0) return [];
+  for (const row of yield* q.armedInScopes(scopes)) byScope.get(key(row))?.armed.push(row);
+  for (const row of yield* q.pendingInScopes(scopes)) byScope.get(key(row))?.pending.push(row);
+  for (const { directory, server, ...owed } of yield* q.sessionsToRecheckInScopes(scopes, dueBy))
+    byScope.get(key({ directory, server }))?.owed.push(owed);
+  return scopes.map((scope) => byScope.get(key(scope))!);
 }
 
 // ── who is there ─────────────────────────────────────────────────────────────

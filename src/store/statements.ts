@@ -6,10 +6,12 @@ import type { AuditValues } from "./audit-row.js";
 import type {
   ArmedRef,
   ContinuationRef,
+  InScope,
   NewCountdown,
   NewInjection,
   NewNotice,
   NoticeSettlement,
+  OwedLook,
   Scope,
   SessionScope,
 } from "./types.js";
@@ -26,10 +28,9 @@ export interface Statements {
   /** Writes every column a change may set (see session-columns.ts), and `updated_at`, from `row`. */
   writeSession(row: SessionRow): void;
   /** Sessions of a scope owed a look (`recheck_at`) by `dueBy`. */
-  sessionsToRecheck(
-    scope: Scope,
-    dueBy: number,
-  ): Array<{ sessionId: string; recheckAt: number | null; owedSince: number | null }>;
+  sessionsToRecheck(scope: Scope, dueBy: number): OwedLook[];
+  /** `sessionsToRecheck` of several scopes in one statement, each row with its scope. */
+  sessionsToRecheckInScopes(scopes: readonly Scope[], dueBy: number): Array<InScope<OwedLook>>;
 
   // ── the audit log ───────────────────────────────────────────────────────────
   audit(row: AuditValues): void;
@@ -45,6 +46,8 @@ export interface Statements {
   armedFor(sessionId: string): ArmedRef | undefined;
   /** Armed countdowns of a scope, earliest deadline first. */
   armedIn(scope: Scope): CountdownRow[];
+  /** `armedIn` of several scopes in one statement (a fleet replica's servers), earliest deadline first. */
+  armedInScopes(scopes: readonly Scope[]): CountdownRow[];
   /**
    * Whether another process's lease still holds, judged now: SQLite by its pid on this host and its lease; PostgreSQL
    * by its heartbeat on the database's clock.
@@ -91,6 +94,8 @@ export interface Statements {
   continuedSince(sessionId: string, since: number, now: number): ContinuationRef | undefined;
   /** `pending` injections of a scope, oldest first. */
   pendingIn(scope: Scope): InjectionRow[];
+  /** `pendingIn` of several scopes in one statement, oldest first. */
+  pendingInScopes(scopes: readonly Scope[]): InjectionRow[];
   /** `failed` and `unknown` injections of a session since `since`, newest first (at most 10). */
   uncertainIn(sessionId: string, since: number): InjectionRow[];
 
@@ -166,18 +171,27 @@ export type AsyncStatements = {
 export const earliestDueFirst = (a: NoticeRow, b: NoticeRow): number =>
   a.nextAttemptAt - b.nextAttemptAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+/**
+ * Several scopes as the statements that read them all at once bind them: one JSON array of `[directory, server]`
+ * pairs (server null: a machine's own), one parameter however many there are.
+ */
+export const scopesAsJson = (scopes: readonly Scope[]): string =>
+  JSON.stringify(scopes.map((scope) => [scope.directory, scope.server ?? null]));
+
 /** Every statement's name, checked against the interface: the scripts' verbs are made from this list. */
 export const STATEMENT_NAMES = {
   session: true,
   insertSession: true,
   writeSession: true,
   sessionsToRecheck: true,
+  sessionsToRecheckInScopes: true,
   audit: true,
   auditMany: true,
   userCancelledSince: true,
   countdown: true,
   armedFor: true,
   armedIn: true,
+  armedInScopes: true,
   ownerAlive: true,
   insertCountdown: true,
   endCountdown: true,
@@ -193,6 +207,7 @@ export const STATEMENT_NAMES = {
   hasPendingInjection: true,
   continuedSince: true,
   pendingIn: true,
+  pendingInScopes: true,
   uncertainIn: true,
   insertBill: true,
   spentSince: true,

@@ -12,6 +12,16 @@ export interface Scope {
   server?: string | null;
 }
 
+/** A session owed a look (`sessions.recheck_at`): since when, and when it is due. */
+export interface OwedLook {
+  sessionId: string;
+  recheckAt: number | null;
+  owedSince: number | null;
+}
+
+/** A row as a read of several scopes answers it: with the scope it belongs to. */
+export type InScope<T> = T & { directory: string; server: string | null };
+
 export interface SessionScope extends Scope {
   sessionId: string;
 }

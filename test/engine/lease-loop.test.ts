@@ -3,9 +3,11 @@
 // left pending by a process that died, and takes the looks owed to sessions. The heartbeat goes out at every tick on
 // its own, even while an earlier tick is stuck on the store; a tick still running is not doubled, nor is a heartbeat
 // still being written; a tick that fails is reported and the next one runs; nothing happens while the engine is not
-// deciding; stop() stops the ticks. Built here from the engine's real parts (Countdowns, Reconciler, Looks, wired as in
-// enforcer.ts) over the engine's context and a real SQLite file, on fake timers. The whole engine with a stuck tick is
-// test/engine/scenarios/store-failure.test.ts.
+// deciding; stop() stops the ticks. An engine whose owner is its caller's (a fleet replica's) has no timer: its caller
+// hands it the rows of its scope, and its tick acts on them without reading them again. Built here from the engine's
+// real parts (Countdowns, Reconciler, Looks, wired as in enforcer.ts) over the engine's context and a real SQLite file,
+// on fake timers. The whole engine with a stuck tick is test/engine/scenarios/store-failure.test.ts; a fleet replica
+// driving its engines' ticks is test/service/fleet-replica.postgres.test.ts.
 import { describe, expect, it, vi } from "vitest";
 import type { Config } from "../../src/config/resolve.js";
 import type { DeliveryQueue } from "../../src/engine/wait/queue.js";
@@ -15,7 +17,8 @@ import { arm } from "../../src/store/changes/arm.js";
 import { oweLook } from "../../src/store/changes/look-owed.js";
 import { claim } from "../../src/store/changes/claim.js";
 import type { EngineStore } from "../../src/store/port.js";
-import type { Change } from "../../src/store/script.js";
+import { leaseRowsIn, type LeaseRows } from "../../src/store/reads.js";
+import type { Change, Script } from "../../src/store/script.js";
 import { connection, deadOwner, quiet, rows, store, type TestContext } from "../support/engine-context.js";
 import { buildPartsRig, useParts } from "../support/parts-rig.js";
 import { DIRECTORY } from "../support/engine-fixture.js";
@@ -83,6 +86,57 @@ async function pass(ms: number): Promise<void> {
   await quiet(rig.ctx);
 }
 
+/** The lease rows of the engine's scope, as its caller reads them. */
+async function leaseRows(): Promise<LeaseRows> {
+  const [own] = await store.read(leaseRowsIn([rig.ctx.followed], Date.now()));
+  return own!;
+}
+
+/** Counts, from now on, the statements of the three reads a tick makes of its scope when it is handed no rows. */
+function countLeaseReads(over: EngineStore): () => number {
+  let reads = 0;
+  const original = over.read.bind(over);
+  function* counted<T>(script: Script<T>): Script<T> {
+    let step = script.next();
+    while (!step.done) {
+      if (["armedIn", "pendingIn", "sessionsToRecheck"].includes(step.value.name)) reads++;
+      step = script.next(yield step.value);
+    }
+    return step.value;
+  }
+  over.read = <T>(script: Script<T>) => original(counted(script));
+  return () => reads;
+}
+
+/** A continuation a dead process left `pending`, which OpenCode did receive (its message is in the session). */
+async function plantPending(sessionId: string): Promise<void> {
+  const dead = deadOwner();
+  const cd = await plantCountdown(sessionId, dead, -500);
+  const now = Date.now();
+  await store.change(
+    claim(
+      {
+        id: `inj_${sessionId}`,
+        sessionId,
+        directory: DIRECTORY,
+        countdownId: cd,
+        messageId: `msg_${sessionId}`,
+        createdAt: now - 500,
+        agent: "build",
+        model: null,
+        variant: null,
+        todosTotal: 2,
+        todosOpen: 1,
+        attempt: 0,
+        owner: dead,
+        leaseUntil: now + 60_000,
+      },
+      {},
+    ),
+  );
+  rig.host.addUserMessage(sessionId, "Continue.", { id: `msg_${sessionId}` });
+}
+
 /** A countdown of `sessionId` left armed by `owner`, due in `inMs`. */
 async function plantCountdown(sessionId: string, owner: string, inMs: number) {
   const now = Date.now();
@@ -122,22 +176,6 @@ describe("a tick", () => {
     expect(rig.heartbeats()).toBe(2);
   });
 
-  it("of an engine whose owner is its caller's (a fleet replica's): no heartbeat, no renewal, the rest as ever", async () => {
-    const { loop, countdowns, changes } = build({}, false);
-    const ours = (await countdowns.arm({ sessionId: "ses_ours", attempt: 0, delayMs: 60_000, detail: {} }))!;
-    const orphan = await plantCountdown("ses_orphan", deadOwner(), 30_000);
-    loop.start();
-    await pass(TICK_MS);
-    expect(rig.heartbeats()).toBe(0);
-    expect(changes.get("renew-leases") ?? 0).toBe(0);
-    expect(replica()).toBeUndefined();
-    // Its lease is left as it was armed (the caller renews it); the orphan is adopted as by any engine.
-    expect(rows.countdowns("ses_ours")).toMatchObject([{ id: ours.row.id, lease_until: START.getTime() + LEASE_MS }]);
-    expect(rows.countdowns("ses_orphan")).toMatchObject([{ id: orphan, owner: rig.ctx.owner }]);
-    await expect(loop.heartbeat()).resolves.toBeUndefined();
-    expect(rig.heartbeats()).toBe(0);
-  });
-
   it("never more often than every 100 ms, however short the lease", async () => {
     const { loop } = build({ leaseMs: 150 });
     loop.start();
@@ -150,40 +188,16 @@ describe("a tick", () => {
   });
 
   it("says this process is alive, renews its leases, adopts what nobody holds, settles what the dead left pending, and takes the looks owed", async () => {
-    const { loop, countdowns, ctx, host } = build();
+    const { loop, countdowns, ctx } = build();
     // Ours, armed here: its lease is renewed.
     const ours = (await countdowns.arm({ sessionId: "ses_ours", attempt: 0, delayMs: 60_000, detail: {} }))!;
     expect(rows.countdowns("ses_ours")).toMatchObject([{ lease_until: START.getTime() + LEASE_MS }]);
     // A dead process's countdown: adopted.
     const orphan = await plantCountdown("ses_orphan", deadOwner(), 30_000);
     // A dead process's continuation, pending, that OpenCode did receive: settled `sent`.
-    const dead = deadOwner();
-    const cd = await plantCountdown("ses_pending", dead, -500);
-    const now = Date.now();
-    await store.change(
-      claim(
-        {
-          id: "inj_left_behind",
-          sessionId: "ses_pending",
-          directory: DIRECTORY,
-          countdownId: cd,
-          messageId: "msg_left_behind",
-          createdAt: now - 500,
-          agent: "build",
-          model: null,
-          variant: null,
-          todosTotal: 2,
-          todosOpen: 1,
-          attempt: 0,
-          owner: dead,
-          leaseUntil: now + 60_000,
-        },
-        {},
-      ),
-    );
-    host.addUserMessage("ses_pending", "Continue.", { id: "msg_left_behind" });
+    await plantPending("ses_pending");
     // A session owed a look.
-    await store.change(oweLook(ctx.scope("ses_owed"), now, { owe: now - 10 }));
+    await store.change(oweLook(ctx.scope("ses_owed"), Date.now(), { owe: Date.now() - 10 }));
 
     loop.start();
     await pass(TICK_MS);
@@ -198,10 +212,74 @@ describe("a tick", () => {
       expect.objectContaining({ event: "resumed", reason: "lease_expired" }),
     );
     expect(countdowns.has("ses_orphan")).toBe(true);
-    expect(rows.injections("ses_pending")).toMatchObject([{ id: "inj_left_behind", status: "sent" }]);
+    expect(rows.injections("ses_pending")).toMatchObject([{ id: "inj_ses_pending", status: "sent" }]);
     expect(rows.audit("ses_owed")).toMatchObject([{ event: "skipped", detail: { trigger: "recheck" } }]);
     expect(rows.session("ses_owed")).toMatchObject({ recheck_at: null });
     expect(ctx.failures).toEqual([]);
+  });
+});
+
+describe("the tick of an engine whose owner is its caller's (a fleet replica's)", () => {
+  it("comes on no timer: only on the rows its caller hands it, acted on as any tick's, without reading them again", async () => {
+    const { loop, countdowns, changes, ctx } = build({}, false);
+    const ours = (await countdowns.arm({ sessionId: "ses_ours", attempt: 0, delayMs: 60_000, detail: {} }))!;
+    const orphan = await plantCountdown("ses_orphan", deadOwner(), 30_000);
+    await plantPending("ses_pending");
+    await store.change(oweLook(ctx.scope("ses_owed"), Date.now(), { owe: Date.now() - 10 }));
+    loop.start();
+    await pass(10 * TICK_MS);
+    expect(rows.countdowns("ses_orphan")).toMatchObject([{ id: orphan, owner: expect.stringContaining("/dead") }]);
+
+    const given = await leaseRows();
+    const reads = countLeaseReads(store);
+    await loop.tickOn(given);
+    await quiet(ctx);
+    // No heartbeat, no renewal: its lease is left as it was armed (the caller renews it).
+    expect(rig.heartbeats()).toBe(0);
+    expect(changes.get("renew-leases") ?? 0).toBe(0);
+    expect(replica()).toBeUndefined();
+    expect(rows.countdowns("ses_ours")).toMatchObject([{ id: ours.row.id, lease_until: START.getTime() + LEASE_MS }]);
+    // The rest as any tick: the orphan adopted, the pending continuation settled, the look owed taken.
+    expect(rows.countdowns("ses_orphan")).toMatchObject([{ id: orphan, owner: ctx.owner }]);
+    expect(rows.audit("ses_orphan")).toContainEqual(
+      expect.objectContaining({ event: "resumed", reason: "lease_expired" }),
+    );
+    expect(rows.injections("ses_pending")).toMatchObject([{ id: "inj_ses_pending", status: "sent" }]);
+    expect(rows.audit("ses_owed")).toMatchObject([{ event: "skipped", detail: { trigger: "recheck" } }]);
+    // Not one of the three reads of its own: the rows given were the tick's.
+    expect(reads()).toBe(0);
+    expect(ctx.failures).toEqual([]);
+    await expect(loop.heartbeat()).resolves.toBeUndefined();
+    expect(rig.heartbeats()).toBe(0);
+  });
+
+  it("takes no rows before start(), after stop(), or while its last tick still runs", async () => {
+    // Before build(): the rig counts the changes asked for, gated or not.
+    const stuck = gateChanges(store, "adopt", "before");
+    const { loop, changes, ctx } = build({}, false);
+    await plantCountdown("ses_orphan", deadOwner(), 30_000);
+    const given = await leaseRows();
+    const ticks = [loop.tickOn(given)];
+    await advance(0);
+    expect(changes.get("adopt") ?? 0).toBe(0);
+    loop.start();
+    ticks.push(loop.tickOn(given));
+    await advance(0);
+    expect(changes.get("adopt")).toBe(1);
+    // Its adoption is under way: the same rows again are not acted on twice.
+    ticks.push(loop.tickOn(given));
+    await advance(0);
+    expect(changes.get("adopt")).toBe(1);
+    stuck.open();
+    await Promise.all(ticks);
+    await quiet(ctx);
+    expect(rows.countdowns("ses_orphan")).toMatchObject([{ owner: ctx.owner }]);
+    loop.stop();
+    await plantCountdown("ses_later", deadOwner(), 30_000);
+    await loop.tickOn(await leaseRows());
+    await quiet(ctx);
+    expect(changes.get("adopt")).toBe(1);
+    expect(rows.countdowns("ses_later")).toMatchObject([{ owner: expect.stringContaining("/dead") }]);
   });
 });
 

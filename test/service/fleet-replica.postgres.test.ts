@@ -6,6 +6,8 @@ import { resolveConfig } from "../../src/config/resolve.js";
 import { FleetReplica } from "../../src/service/fleet.js";
 import { openStore } from "../../src/store/open.js";
 import type { OperatorStore } from "../../src/store/operator.js";
+import type { Scope } from "../../src/store/port.js";
+import type { Script, Statement } from "../../src/store/script.js";
 import { freePort } from "../e2e/support/tcp-proxy.js";
 import { freshDatabase, pgQuery } from "../support/pg-database.js";
 import { waitFor } from "../support/wait-for.js";
@@ -31,20 +33,71 @@ async function aReplica(database: string, settleMs = 0) {
   return { replica, url, store };
 }
 
+/**
+ * A replica (not started) on a fresh database listing two servers that refuse connections, `held` of them by a dead
+ * replica whose lease, renewed 28 s ago, runs out 2 s from now.
+ */
+async function aDeadReplicaHolding(database: string, held: string[]) {
+  const url = await freshDatabase(database);
+  const store = await openStore(url, { kind: "fleet" });
+  opened.push(store);
+  const refused = `http://127.0.0.1:${await freePort()}`;
+  for (const name of ["pod-0", "pod-1"]) await store.roster!.add({ name, url: refused, directory: "/workspace" });
+  await store.heartbeat("r-dead", LEASE_MS);
+  await pgQuery(url, "UPDATE replicas SET heartbeat_at = heartbeat_at - 28000 WHERE id = 'r-dead'");
+  await pgQuery(url, "UPDATE servers SET owner = 'r-dead', owned_since = 0 WHERE name = ANY($1)", [held]);
+  const config = resolveConfig({ leaseMs: LEASE_MS, databasePath: url }, {});
+  const replica = new FleetReplica({ store, config, log: () => undefined, settleMs: 0 });
+  running.push(replica);
+  return { url, store, replica };
+}
+
+/** The reads a lease tick makes of the rows of its scope, or of several scopes at once. */
+const LEASE_READS = new Set([
+  "armedIn",
+  "pendingIn",
+  "sessionsToRecheck",
+  "armedInScopes",
+  "pendingInScopes",
+  "sessionsToRecheckInScopes",
+]);
+
+/**
+ * Counts, round by round, the statements of the lease ticks' reads that the replica's followers make through `store`:
+ * a read is counted in the round (the replica's heartbeats so far) during which it was asked for. Also which scopes
+ * each server's rows were read for, and how often.
+ */
+function countLeaseReads(store: OperatorStore, replica: FleetReplica) {
+  let round = 0;
+  const perRound: number[] = [];
+  const scopesRead = new Map<string, number>();
+  const heartbeat = store.heartbeat.bind(store);
+  store.heartbeat = (owner, leaseMs) => (owner === replica.id && round++, heartbeat(owner, leaseMs));
+  const read = store.read.bind(store);
+  function* counted<T>(script: Script<T>, askedIn: number): Script<T> {
+    let step = script.next();
+    while (!step.done) {
+      const statement: Statement = step.value;
+      if (LEASE_READS.has(statement.name)) {
+        perRound[askedIn] = (perRound[askedIn] ?? 0) + 1;
+        const [scopes] = statement.args as [Scope | Scope[]];
+        for (const { server } of [scopes].flat()) scopesRead.set(server!, (scopesRead.get(server!) ?? 0) + 1);
+      }
+      step = script.next(yield statement);
+    }
+    return step.value;
+  }
+  store.read = <T>(script: Script<T>) => read(counted(script, round));
+  return {
+    round: () => round,
+    perRound: (from: number, to: number) => Array.from({ length: to - from }, (_, i) => perRound[from + i] ?? 0),
+    scopesRead,
+  };
+}
+
 describe("a fleet replica", () => {
   it("takes a dead replica's servers over when its lease runs out, not at its own next round", async () => {
-    const url = await freshDatabase("replica");
-    const store = await openStore(url, { kind: "fleet" });
-    opened.push(store);
-    const refused = `http://127.0.0.1:${await freePort()}`;
-    for (const name of ["pod-0", "pod-1"]) await store.roster!.add({ name, url: refused, directory: "/workspace" });
-    // The dead replica: it held both servers, and its lease, renewed 28 s ago, runs out 2 s from now.
-    await store.heartbeat("r-dead", LEASE_MS);
-    await pgQuery(url, "UPDATE replicas SET heartbeat_at = heartbeat_at - 28000 WHERE id = 'r-dead'");
-    await pgQuery(url, "UPDATE servers SET owner = 'r-dead', owned_since = 0");
-    const config = resolveConfig({ leaseMs: LEASE_MS, databasePath: url }, {});
-    const replica = new FleetReplica({ store, config, log: () => undefined, settleMs: 0 });
-    running.push(replica);
+    const { url, replica } = await aDeadReplicaHolding("replica", ["pod-0", "pod-1"]);
     await replica.start();
     // Its first round found both servers held by a live replica.
     expect(replica.stats().following).toEqual([]);
@@ -62,6 +115,33 @@ describe("a fleet replica", () => {
     expect(Number(row!.taken_after_lapse)).toBeGreaterThan(0);
     expect(Number(row!.taken_after_lapse)).toBeLessThan(LEASE_MS / 3 / 2);
     expect(replica.stats().following).toEqual(["pod-0", "pod-1"]);
+  });
+
+  it("adopts a dead replica's countdowns in the servers it follows when its lease runs out, not at a later round", async () => {
+    // The dead replica holds pod-1, and a countdown in pod-0's scope, which this replica will follow.
+    const { url, replica } = await aDeadReplicaHolding("replica_adopt_at_lapse", ["pod-1"]);
+    await pgQuery(
+      url,
+      `INSERT INTO countdowns (id, session_id, directory, server, armed_at, deadline_at, state, owner, lease_until)
+       VALUES ('cd_left', 'ses_left', '/workspace', 'pod-0', $1, $1::bigint + 60000, 'armed', 'r-dead', $1)`,
+      [Date.now()],
+    );
+    await replica.start();
+    expect(replica.stats().following).toEqual(["pod-0"]);
+    const [row] = await waitFor("the countdown adopted", async () => {
+      const rows = await pgQuery<{ adopted_after_lapse: string; owner: string }>(
+        url,
+        `SELECT coalesce(a.db_at, a.at) - (r.heartbeat_at + r.lease_ms) AS adopted_after_lapse, c.owner
+           FROM audit_events a, replicas r, countdowns c
+          WHERE a.session_id = 'ses_left' AND a.event = 'resumed' AND a.reason = 'lease_expired' AND r.id = 'r-dead'
+            AND c.id = 'cd_left'`,
+      );
+      return rows.length > 0 ? rows : undefined;
+    });
+    expect(row!.owner).toBe(replica.id);
+    // Adopted by the round at the lapse (by the database's clock); the follower's next lease tick was 8 s later.
+    expect(Number(row!.adopted_after_lapse)).toBeGreaterThan(0);
+    expect(Number(row!.adopted_after_lapse)).toBeLessThan(LEASE_MS / 3 / 2);
   });
 
   it("keeps its owner alive and its countdowns' leases renewed once a round, however many servers it follows", async () => {
@@ -159,5 +239,28 @@ describe("a fleet replica", () => {
     expect(await pgQuery(url, "SELECT owner FROM servers WHERE name = 'pod-0'")).toEqual([{ owner: null }]);
     expect(replica.stats().following).toEqual([]);
     expect(replica.mode).toBe("stopped");
+  });
+
+  it("reads its followers' lease rows in three statements a round, whether it follows 2 servers or 8", async () => {
+    const perRound: Record<number, number[]> = {};
+    for (const count of [2, 8]) {
+      const { replica, store } = await aReplica(`replica_reads_${count}`);
+      const refused = `http://127.0.0.1:${await freePort()}`;
+      const servers = Array.from({ length: count }, (_, i) => `pod-${i}`);
+      for (const name of servers) await store.roster!.add({ name, url: refused, directory: "/workspace" });
+      const reads = countLeaseReads(store, replica);
+      await replica.start();
+      // Each follower reads its own rows once as its engine starts (its recovery); then every scope is read by the
+      // rounds: once that happened for all, every follower has started.
+      await waitFor("every server's rows read by a round", () =>
+        servers.every((name) => (reads.scopesRead.get(name) ?? 0) >= 6),
+      );
+      const from = reads.round() + 1;
+      await waitFor("four more rounds", () => reads.round() >= from + 5);
+      perRound[count] = reads.perRound(from, from + 4);
+      await replica.stop();
+    }
+    // Armed countdowns, pending continuations, looks owed: one statement each for all the servers followed.
+    expect(perRound).toEqual({ 2: [3, 3, 3, 3], 8: [3, 3, 3, 3] });
   });
 });

@@ -102,6 +102,21 @@ describe("the standalone service's start and stop", () => {
     expect([...modes, service.mode]).toEqual(["starting", "stopping", "stopped"]);
   });
 
+  it("takes its fleet replica's lease ticks only once its start is over, and not once a stop is asked", async () => {
+    const { service } = await aService();
+    const ticking = [service.ticking];
+    const started = service.start();
+    // Starting: its engine recovers its scope by its own reads; rows handed to it now would be acted on twice.
+    ticking.push(service.ticking);
+    await started;
+    ticking.push(service.ticking);
+    const stopped = service.stop();
+    ticking.push(service.ticking);
+    await stopped;
+    ticking.push(service.ticking);
+    expect(ticking).toEqual([false, false, true, false, false]);
+  });
+
   it("refuses to start again once stopped, whether it had started or not", async () => {
     const started = (await aService()).service;
     await started.start();

@@ -1,5 +1,5 @@
 // What the statements (src/store/statements.ts) promise on every database beyond one change script: a scope's rows
-// never seen from another, the continuations still unbilled.
+// never seen from another, several scopes' rows read at once, the continuations still unbilled.
 import assert from "node:assert/strict";
 import { releaseLeases } from "../../src/store/changes/release-leases.js";
 import { arm } from "../../src/store/changes/arm.js";
@@ -7,6 +7,7 @@ import { oweLook } from "../../src/store/changes/look-owed.js";
 import { claim } from "../../src/store/changes/claim.js";
 import { recordBill } from "../../src/store/changes/record-bill.js";
 import { recordOutcome } from "../../src/store/changes/record-outcome.js";
+import { leaseRowsIn } from "../../src/store/reads.js";
 import { q } from "../../src/store/script.js";
 import { countdown, injection, ME, NOW, POLICY, type ContractCase } from "./contract-world.js";
 
@@ -84,6 +85,61 @@ export const STATEMENTS_CASES: ContractCase[] = [
       assert.equal(await a.change(releaseLeases(ME, { directory: "/p", server: "pod-b" })), 1);
       assert.equal((await b.read(q.countdown("cd2")))?.owner, null);
       assert.equal((await b.read(q.countdown("cd0")))?.owner, ME);
+    },
+  },
+  {
+    name: "scopes at once: the rows of the scopes asked for, in one statement each, every row given to its own scope",
+    async run({ a, b }) {
+      // A machine's own, two pods sharing its directory path, and another directory (quoted, not ASCII) on the first.
+      const scopes = [
+        { directory: "/p", server: null },
+        { directory: "/p", server: "pod-a" },
+        { directory: "/p", server: "pod-b" },
+        { directory: '/q "ü"', server: "pod-a" },
+      ];
+      for (const [i, scope] of scopes.entries()) {
+        // Armed: the later the scope, the earlier its deadline.
+        await a.change(arm(countdown(`cd${i}`, `ses_${i}_armed`, { ...scope, deadlineAt: NOW + 2000 - i * 10 }), {}));
+        await a.change(arm(countdown(`cd${i}_fired`, `ses_${i}_fired`, scope), {}));
+        await a.change(
+          claim(injection(`i${i}`, `cd${i}_fired`, { ...scope, sessionId: `ses_${i}_fired`, createdAt: NOW + i }), {}),
+        );
+        await a.change(oweLook({ ...scope, sessionId: `ses_${i}_owed` }, NOW, { owe: NOW - i }));
+        await a.change(oweLook({ ...scope, sessionId: `ses_${i}_later` }, NOW, { owe: NOW + 5000 }));
+      }
+      // pod-b's rows are not asked for.
+      const asked = [scopes[0]!, scopes[1]!, scopes[3]!];
+      assert.deepEqual(
+        (await b.read(q.armedInScopes(asked))).map((c) => c.id),
+        ["cd3", "cd1", "cd0"],
+      );
+      assert.deepEqual(
+        (await b.read(q.pendingInScopes(asked))).map((r) => r.id),
+        ["i0", "i1", "i3"],
+      );
+      assert.deepEqual(
+        (await b.read(q.sessionsToRecheckInScopes(asked, NOW)))
+          .map(({ sessionId, directory, server, recheckAt }) => ({ sessionId, directory, server, recheckAt }))
+          .sort((x, y) => x.sessionId.localeCompare(y.sessionId)),
+        [0, 1, 3].map((i) => ({ sessionId: `ses_${i}_owed`, ...scopes[i], recheckAt: NOW - i })),
+      );
+      // Grouped by scope, in the order asked; each scope's rows as its own read gives them.
+      const rows = await b.read(leaseRowsIn(asked, NOW));
+      assert.equal(rows.length, 3);
+      for (const [n, scope] of asked.entries()) {
+        assert.deepEqual(rows[n]!.armed, await b.read(q.armedIn(scope)));
+        assert.deepEqual(rows[n]!.pending, await b.read(q.pendingIn(scope)));
+        assert.deepEqual(rows[n]!.owed, await b.read(q.sessionsToRecheck(scope, NOW)));
+        assert.deepEqual(rows[n]!.armed.map((c) => c.id).concat(rows[n]!.pending.map((r) => r.id)), [
+          `cd${scopes.indexOf(scope)}`,
+          `i${scopes.indexOf(scope)}`,
+        ]);
+      }
+      assert.deepEqual(await b.read(leaseRowsIn([], NOW)), []);
+      // A scope asked for with no rows gets empty lists.
+      assert.deepEqual(await b.read(leaseRowsIn([{ directory: "/nowhere" }], NOW)), [
+        { armed: [], pending: [], owed: [] },
+      ]);
     },
   },
 ];

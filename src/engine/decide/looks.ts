@@ -7,6 +7,7 @@ import { sessionRow, sessionsOwedALookIn } from "../../store/reads.js";
 import { armPatch, progressDetail, type HostFacts } from "../../core/decision-input.js";
 import { changeSession } from "../../store/changes/change-session.js";
 import { expireOwedLook, oweLook, TAKE } from "../../store/changes/look-owed.js";
+import type { OwedLook } from "../../store/port.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
 import type { DeliveryQueue } from "../wait/queue.js";
@@ -231,14 +232,16 @@ export class Looks {
 
   /**
    * The sessions of this scope the enforcer owes a look (`sessions.recheck_at`: an idle not decided before a crash,
-   * a continuation not seen starting, a resume from the CLI), within the resume window; older ones expire.
+   * a continuation not seen starting, a resume from the CLI), within the resume window; older ones expire. Those of
+   * `owed` when the caller read them (a fleet replica, for all its engines at once), else read now.
    */
-  async recheckOwed(trigger: "restart" | "recheck"): Promise<void> {
+  async recheckOwed(trigger: "restart" | "recheck", owed?: readonly OwedLook[]): Promise<void> {
     const { ctx } = this;
     const { countdowns, queue, starts } = this.p;
     const now = ctx.clock.now();
     const windowMs = ctx.config.resumeWindowSeconds * 1000;
-    for (const { sessionId, recheckAt, owedSince } of await ctx.store.read(sessionsOwedALookIn(ctx.followed, now))) {
+    for (const { sessionId, recheckAt, owedSince } of owed ??
+      (await ctx.store.read(sessionsOwedALookIn(ctx.followed, now)))) {
       if (
         this.evaluating.has(sessionId) ||
         starts.has(sessionId) ||

@@ -42,12 +42,15 @@ export class Reconciler {
     return undefined;
   }
 
-  /** Settles the `pending` injections of this scope whose owner is gone, or silent past the lease it took for the call. */
-  async reconcilePending(): Promise<void> {
+  /**
+   * Settles the `pending` injections of this scope whose owner is gone, or silent past the lease it took for the call:
+   * those of `pending` when the caller read them (a fleet replica, for all its engines at once), else read now.
+   */
+  async reconcilePending(pending?: readonly InjectionRow[]): Promise<void> {
     const { ctx } = this;
     if (!ctx.lifecycle.deciding) return;
     const now = ctx.clock.now();
-    const rows = (await ctx.store.read(pendingContinuationsIn(ctx.followed))).filter((row) =>
+    const rows = (pending ?? (await ctx.store.read(pendingContinuationsIn(ctx.followed)))).filter((row) =>
       row.owner === ctx.owner
         ? !this.queue.isBusy(row.sessionId)
         : !ctx.store.ownerAlive(row.owner, row.leaseUntil, now),

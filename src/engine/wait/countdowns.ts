@@ -265,14 +265,17 @@ export class Countdowns {
 
   // ── recover (start, lease ticks, the store working again) ──────────────────
 
-  /** Picks up the armed countdowns of this scope that no live process holds, applying the misfire policy. */
-  async recover(reason: ResumeReason): Promise<RecoveryReport> {
+  /**
+   * Picks up the armed countdowns of this scope that no live process holds, applying the misfire policy: those of
+   * `armed` when the caller read them (a fleet replica, for all its engines at once), else read now.
+   */
+  async recover(reason: ResumeReason, armed?: readonly CountdownRow[]): Promise<RecoveryReport> {
     const { ctx } = this;
     const report: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
     const now = ctx.clock.now();
     const resumeWindowMs = ctx.config.resumeWindowSeconds * 1000;
     const orphans: Orphan[] = [];
-    for (const countdown of await ctx.store.read(armedCountdownsIn(ctx.followed))) {
+    for (const countdown of armed ?? (await ctx.store.read(armedCountdownsIn(ctx.followed)))) {
       if (this.bySession.get(countdown.sessionId)?.row.id === countdown.id || this.writing.has(countdown.id)) continue;
       const orphaned =
         countdown.owner === null ||

@@ -23,6 +23,12 @@ const AUDIT = "audit_events (at, session_id, directory, server, event, reason, d
 const auditValues = (n: number) =>
   `$${n}::bigint, $${n + 1}::text, $${n + 2}::text, $${n + 3}::text, $${n + 4}::text, $${n + 5}::text, $${n + 6}::text`;
 const FRESH = `heartbeat_at + lease_ms >= ${DB_NOW}`;
+/**
+ * A row of any of several scopes ($1: one JSON array of `[directory, server]` pairs, bound as text: statements.ts
+ * `scopesAsJson`), what a fleet replica reads for all its servers at once. Its own pair is looked up among them: jsonb
+ * equality holds null for null, as a scope's server must, and hashes, so a few hundred scopes cost one lookup a row.
+ */
+const IN_SCOPES = "jsonb_build_array(directory, server) IN (SELECT jsonb_array_elements($1::text::jsonb))";
 
 /** The columns a bill names, in the order insertBill binds them (the database stamps its own clock's). */
 export const BILL_KEYS = Object.keys(getTableColumns(continuationBills)).filter((k) => k !== "dbRecordedAt") as Array<
@@ -55,6 +61,12 @@ export const S = {
     `SELECT session_id AS "sessionId", recheck_at::float8 AS "recheckAt", owed_since::float8 AS "owedSince" FROM sessions
      WHERE directory = $1 AND server IS NOT DISTINCT FROM $2 AND recheck_at IS NOT NULL AND recheck_at <= $3`,
   ),
+  sessionsToRecheckInScopes: statement(
+    "sessions_to_recheck_in_scopes",
+    `SELECT session_id AS "sessionId", directory, server, recheck_at::float8 AS "recheckAt",
+       owed_since::float8 AS "owedSince" FROM sessions
+     WHERE recheck_at IS NOT NULL AND recheck_at <= $2 AND ${IN_SCOPES}`,
+  ),
   audit: statement("audit", `INSERT INTO ${AUDIT} VALUES (${auditValues(1)})`),
   // Many rows in one round trip, as one JSON array (AuditValues each), in their order.
   auditMany: statement(
@@ -82,6 +94,10 @@ export const S = {
     "armed_in",
     `SELECT ${selectList(countdowns)} FROM countdowns
      WHERE state = 'armed' AND directory = $1 AND server IS NOT DISTINCT FROM $2 ORDER BY deadline_at`,
+  ),
+  armedInScopes: statement(
+    "armed_in_scopes",
+    `SELECT ${selectList(countdowns)} FROM countdowns WHERE state = 'armed' AND ${IN_SCOPES} ORDER BY deadline_at`,
   ),
   ownerAlive: statement("owner_alive", `SELECT 1 AS fresh FROM replicas WHERE id = $1 AND ${FRESH}`),
   insertCountdown: statement(
@@ -179,6 +195,10 @@ export const S = {
     "pending_in",
     `SELECT ${selectList(injections)} FROM injections
      WHERE status = 'pending' AND directory = $1 AND server IS NOT DISTINCT FROM $2 ORDER BY created_at`,
+  ),
+  pendingInScopes: statement(
+    "pending_in_scopes",
+    `SELECT ${selectList(injections)} FROM injections WHERE status = 'pending' AND ${IN_SCOPES} ORDER BY created_at`,
   ),
   uncertainIn: statement(
     "uncertain_in",

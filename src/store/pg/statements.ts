@@ -7,14 +7,16 @@ import type { AuditValues } from "../audit-row.js";
 import { ownerMayBeAlive } from "../owner.js";
 import type { CountdownRow, InjectionRow, NewBill, NoticeRow, SessionRow } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
-import { earliestDueFirst, type AsyncStatements, type HistoryTable } from "../statements.js";
+import { earliestDueFirst, scopesAsJson, type AsyncStatements, type HistoryTable } from "../statements.js";
 import type {
   ArmedRef,
   ContinuationRef,
+  InScope,
   NewCountdown,
   NewInjection,
   NewNotice,
   NoticeSettlement,
+  OwedLook,
   Scope,
   SessionScope,
 } from "../types.js";
@@ -72,12 +74,13 @@ export class PgStatements implements AsyncStatements {
     await this.run(S.addSpend, [sessionId, cost, tokens, now]);
   }
 
-  async sessionsToRecheck(scope: Scope, dueBy: number) {
-    const rows = await this.run<{ sessionId: string; recheckAt: number | null; owedSince: number | null }>(
-      S.sessionsToRecheck,
-      [...scoped(scope), dueBy],
-    );
-    return whole(rows, ["sessionId", "recheckAt"]);
+  async sessionsToRecheck(scope: Scope, dueBy: number): Promise<OwedLook[]> {
+    return whole(await this.run<OwedLook>(S.sessionsToRecheck, [...scoped(scope), dueBy]), ["sessionId", "recheckAt"]);
+  }
+
+  async sessionsToRecheckInScopes(scopes: readonly Scope[], dueBy: number): Promise<Array<InScope<OwedLook>>> {
+    const rows = await this.run<InScope<OwedLook>>(S.sessionsToRecheckInScopes, [scopesAsJson(scopes), dueBy]);
+    return whole(rows, ["sessionId", "directory", "recheckAt"]);
   }
 
   async audit(row: AuditValues): Promise<void> {
@@ -103,6 +106,10 @@ export class PgStatements implements AsyncStatements {
 
   async armedIn(scope: Scope): Promise<CountdownRow[]> {
     return whole(await this.run<CountdownRow>(S.armedIn, scoped(scope)), COUNTDOWN);
+  }
+
+  async armedInScopes(scopes: readonly Scope[]): Promise<CountdownRow[]> {
+    return whole(await this.run<CountdownRow>(S.armedInScopes, [scopesAsJson(scopes)]), COUNTDOWN);
   }
 
   /**
@@ -260,6 +267,10 @@ export class PgStatements implements AsyncStatements {
 
   async pendingIn(scope: Scope): Promise<InjectionRow[]> {
     return whole(await this.run<InjectionRow>(S.pendingIn, scoped(scope)), INJECTION);
+  }
+
+  async pendingInScopes(scopes: readonly Scope[]): Promise<InjectionRow[]> {
+    return whole(await this.run<InjectionRow>(S.pendingInScopes, [scopesAsJson(scopes)]), INJECTION);
   }
 
   async uncertainIn(sessionId: string, since: number): Promise<InjectionRow[]> {

@@ -25,10 +25,20 @@ const isArmed = sql`${countdowns.state} = 'armed'`;
 const inScope = (table: typeof sessions | typeof countdowns | typeof injections) =>
   and(eq(table.directory, p("directory")), sql`${table.server} IS ${p("server")}`);
 
+/**
+ * A row of any of several scopes, bound as one JSON array of `[directory, server]` pairs (statements.ts
+ * `scopesAsJson`): what a fleet replica reads for all its servers at once.
+ */
+const inScopes = (table: typeof sessions | typeof countdowns | typeof injections) =>
+  sql`EXISTS (SELECT 1 FROM json_each(${p("scopes")}) AS scope
+    WHERE scope.value ->> 0 = ${table.directory} AND scope.value ->> 1 IS ${table.server})`;
+
 /** Rows by their primary key, and the live ones of a scope (what a process recovers and reconciles). */
 function prepareRows(db: Db) {
   const armed = and(isArmed, inScope(countdowns));
   const pending = and(eq(injections.status, "pending"), inScope(injections));
+  const armedInScopes = and(isArmed, inScopes(countdowns));
+  const pendingInScopes = and(eq(injections.status, "pending"), inScopes(injections));
   return {
     countdown: db
       .select()
@@ -42,11 +52,15 @@ function prepareRows(db: Db) {
       .prepare(),
     armedIn: db.select().from(countdowns).where(armed).orderBy(asc(countdowns.deadlineAt)).prepare(),
     pendingIn: db.select().from(injections).where(pending).orderBy(asc(injections.createdAt)).prepare(),
+    armedInScopes: db.select().from(countdowns).where(armedInScopes).orderBy(asc(countdowns.deadlineAt)).prepare(),
+    pendingInScopes: db.select().from(injections).where(pendingInScopes).orderBy(asc(injections.createdAt)).prepare(),
   } satisfies Named;
 }
 
 function prepareSessions(db: Db) {
   const set = Object.fromEntries(PATCHABLE.map((k) => [k, ps(k)]));
+  const owedLook = { sessionId: sessions.sessionId, recheckAt: sessions.recheckAt, owedSince: sessions.owedSince };
+  const owed = and(isNotNull(sessions.recheckAt), lte(sessions.recheckAt, p("dueBy")));
   return {
     session: db
       .select()
@@ -79,9 +93,14 @@ function prepareSessions(db: Db) {
       .where(eq(sessions.sessionId, p("sessionId")))
       .prepare(),
     sessionsToRecheck: db
-      .select({ sessionId: sessions.sessionId, recheckAt: sessions.recheckAt, owedSince: sessions.owedSince })
+      .select(owedLook)
       .from(sessions)
-      .where(and(inScope(sessions), isNotNull(sessions.recheckAt), lte(sessions.recheckAt, p("dueBy"))))
+      .where(and(inScope(sessions), owed))
+      .prepare(),
+    sessionsToRecheckInScopes: db
+      .select({ ...owedLook, directory: sessions.directory, server: sessions.server })
+      .from(sessions)
+      .where(and(inScopes(sessions), owed))
       .prepare(),
   } satisfies Named;
 }

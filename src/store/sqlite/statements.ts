@@ -6,7 +6,7 @@ import type { AuditValues } from "../audit-row.js";
 import { ownerMayBeAlive } from "../owner.js";
 import type { CountdownRow, InjectionRow, NewBill, NoticeRow, SessionRow } from "../schema.js";
 import { PATCHABLE } from "../session-columns.js";
-import { earliestDueFirst, type HistoryTable, type Statements } from "../statements.js";
+import { earliestDueFirst, scopesAsJson, type HistoryTable, type Statements } from "../statements.js";
 import type {
   ArmedRef,
   ContinuationRef,
@@ -68,6 +68,10 @@ export class SqliteStatements implements Statements {
     return this.prepared.sessionsToRecheck.all({ ...scoped(scope), dueBy });
   }
 
+  sessionsToRecheckInScopes(scopes: readonly Scope[], dueBy: number) {
+    return this.prepared.sessionsToRecheckInScopes.all({ scopes: scopesAsJson(scopes), dueBy });
+  }
+
   audit({ at, sessionId, directory, server, event, reason, detail }: AuditValues): void {
     this.prepared.audit.run(at, sessionId, directory, server, event, reason, detail);
   }
@@ -91,6 +95,10 @@ export class SqliteStatements implements Statements {
 
   armedIn(scope: Scope): CountdownRow[] {
     return this.prepared.armedIn.all(scoped(scope));
+  }
+
+  armedInScopes(scopes: readonly Scope[]): CountdownRow[] {
+    return this.prepared.armedInScopes.all({ scopes: scopesAsJson(scopes) });
   }
 
   /** Alive unless certainly gone (same host, no such pid), and only while its lease has not run out. */
@@ -186,6 +194,10 @@ export class SqliteStatements implements Statements {
 
   pendingIn(scope: Scope): InjectionRow[] {
     return this.prepared.pendingIn.all(scoped(scope));
+  }
+
+  pendingInScopes(scopes: readonly Scope[]): InjectionRow[] {
+    return this.prepared.pendingInScopes.all({ scopes: scopesAsJson(scopes) });
   }
 
   uncertainIn(sessionId: string, since: number): InjectionRow[] {
