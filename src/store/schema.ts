@@ -96,7 +96,15 @@ export const sessions = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [index("sessions_directory_idx").on(t.directory), index("sessions_stopped_idx").on(t.stoppedAt)],
+  (t) => [
+    index("sessions_directory_idx").on(t.directory),
+    index("sessions_stopped_idx").on(t.stoppedAt),
+    // Holds only the sessions owed a look: every lease tick asks for those due, and a fleet's servers often share one
+    // directory, which the directory's index cannot narrow.
+    index("sessions_recheck_idx")
+      .on(t.recheckAt)
+      .where(sql`recheck_at IS NOT NULL`),
+  ],
 );
 
 /** A countdown between an eligible idle and the injection. Owned by one process at a time (owner + lease). */

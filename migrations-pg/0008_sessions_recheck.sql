@@ -1,0 +1,1 @@
+CREATE INDEX "sessions_recheck_idx" ON "sessions" USING btree ("recheck_at") WHERE recheck_at IS NOT NULL;
