@@ -104,7 +104,7 @@ async function figuresOf(run: SizeRun, m: Measured, drained: Drained) {
     drainSeconds: drained.seconds,
     suspects:
       stats.unfinished > 0 || stats.doubled + stats.afterDone > 0
-        ? await suspects(run.db, run.settings.todos, m.t0)
+        ? await suspects(run.db, run.settings.todos, m.t0, stats.unfinishedIds)
         : [],
   };
   const busyCores = ((m.machine.total - m.machine.idle) / m.machine.total) * cpus().length;

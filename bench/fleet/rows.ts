@@ -144,20 +144,24 @@ export async function auditCounts(db: BenchDatabase): Promise<Record<string, num
 }
 
 /**
- * Sessions the rows say were not continued exactly `needed` times, or never found complete: each with its trail of
- * audit rows (ms after `since`), for the report of a run that lost or doubled work.
+ * The sessions the simulated servers say are unfinished (`first`), then those the rows say were not continued exactly
+ * `needed` times (sent: `injected`, or a pending one `reconciled: found`) or never found complete: each with its trail
+ * of audit rows (ms after `since`), for the report of a run that lost or doubled work.
  */
-export async function suspects(db: BenchDatabase, needed: number, since: number, limit = 8) {
-  const rows = await db.all<{ session_id: string; server: string | null; injected: string; complete: string }>(
-    `SELECT s.session_id, s.server,
-            count(a.id) FILTER (WHERE a.event = 'injected') AS injected,
-            count(a.id) FILTER (WHERE a.event = 'skipped' AND a.reason = 'todos_complete') AS complete
+export async function suspects(db: BenchDatabase, needed: number, since: number, first: string[] = [], limit = 8) {
+  const sent = "a.event = 'injected' OR (a.event = 'reconciled' AND a.reason = 'found')";
+  const rows = await db.all<{ session_id: string; server: string | null; injected: string }>(
+    `SELECT s.session_id, s.server, count(a.id) FILTER (WHERE ${sent}) AS injected
        FROM sessions s LEFT JOIN audit_events a ON a.session_id = s.session_id
       GROUP BY s.session_id, s.server
-     HAVING count(a.id) FILTER (WHERE a.event = 'injected') <> ?
+     HAVING s.session_id = ANY(?::text[])
+         OR count(a.id) FILTER (WHERE ${sent}) <> ?
          OR count(a.id) FILTER (WHERE a.event = 'skipped' AND a.reason = 'todos_complete') = 0
+      ORDER BY s.session_id = ANY(?::text[]) DESC
       LIMIT ?`,
+    first,
     needed,
+    first,
     limit,
   );
   return Promise.all(

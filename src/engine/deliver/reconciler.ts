@@ -13,6 +13,15 @@ import type { DeliveryQueue } from "../wait/queue.js";
 /** How far back an earlier `failed`/`unknown` continuation is still looked for before a new one goes out. */
 const UNCERTAIN_WINDOW_MS = 3_600_000;
 
+/**
+ * The call a `pending` row stands for is over, whoever made it: its lease covers the prompt's timeout and OpenCode's.
+ * Still pending then, its outcome was lost, and a live owner may never settle it (a fleet replica frozen mid-call,
+ * woken to find its server followed by another). PostgreSQL judges an owner by its heartbeat alone, so it is said here.
+ */
+function callOver(row: InjectionRow, now: number): boolean {
+  return row.leaseUntil !== null && row.leaseUntil < now;
+}
+
 export class Reconciler {
   constructor(
     private readonly ctx: EngineContext,
@@ -53,7 +62,7 @@ export class Reconciler {
     const rows = (pending ?? (await ctx.store.read(pendingContinuationsIn(ctx.followed)))).filter((row) =>
       row.owner === ctx.owner
         ? !this.queue.isBusy(row.sessionId)
-        : !ctx.store.ownerAlive(row.owner, row.leaseUntil, now),
+        : callOver(row, now) || !ctx.store.ownerAlive(row.owner, row.leaseUntil, now),
     );
     for (const row of rows) {
       if (!ctx.lifecycle.deciding) return;

@@ -5,6 +5,7 @@ import { ev } from "../../support/events.js";
 import { advance, useFakeTime } from "../../support/fake-time.js";
 import { FakeHost, hostWithOpenTodos } from "../../support/fake-host.js";
 import { DIRECTORY, startEngine, tempFolder, type EngineFixture } from "../../support/engine-fixture.js";
+import { liveOwner } from "../../support/engine-context.js";
 import { openTestDatabase } from "../../support/test-database.js";
 
 const S = "ses_restart";
@@ -149,6 +150,33 @@ describe("restart", () => {
     expect(second.rows.injections("ses_lost")).toMatchObject([{ status: "unknown" }]);
     expect(second.rows.trail("ses_lost")).toEqual(["reconciled:not_found", "armed"]);
     expect(host.prompts).toHaveLength(0);
+  });
+
+  // A fleet replica frozen mid-call and woken: alive again, but its server followed by another, which must settle the
+  // row (its outcome was lost: the call is over once its lease is), or the session waits on it forever.
+  it("a pending injection of a live process, silent past the lease it took for the call, is reconciled", async () => {
+    const folder = tempFolder();
+    const host = newHost();
+    const first = await engine(folder, host);
+    const owner = liveOwner();
+    await first.port.heartbeat(owner, 3_600_000);
+    const now = Date.now();
+    first.db.run(
+      `INSERT INTO injections (id, session_id, countdown_id, message_id, directory, created_at, status, todos_total, todos_open, owner, lease_until, updated_at)
+       VALUES ('inj_silent', 'ses_silent', 'cd_s', 'msg_inj_silent', '/work/project', ?, 'pending', 2, 2, ?, ?, ?)`,
+      now - 90_000,
+      owner,
+      now - 1000,
+      now - 90_000,
+    );
+    host.setTodos("ses_silent", [["x", "pending"]]);
+    host.addUserMessage("ses_silent", "go");
+    await first.close();
+    const second = await engine(folder, host);
+    await second.port.heartbeat(owner, 3_600_000);
+    await second.enforcer.settled();
+    expect(second.rows.injections("ses_silent")).toMatchObject([{ status: "unknown" }]);
+    expect(second.rows.trail("ses_silent")).toEqual(["reconciled:not_found", "armed"]);
   });
 
   it("a continuation found after a crash updates the loop counts and the progress baseline it was sent with", async () => {

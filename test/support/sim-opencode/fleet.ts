@@ -40,6 +40,9 @@ export interface SimServerInfo {
   directory: string;
 }
 
+/** How many unfinished sessions `stats()` names. */
+const UNFINISHED_IDS = 20;
+
 export interface SimStats {
   servers: number;
   sessions: number;
@@ -56,6 +59,8 @@ export interface SimStats {
   finished: number;
   /** Sessions with a todo still open (lost work, once the run is over), or still busy. */
   unfinished: number;
+  /** The first few of those, by id: where a run that lost work looks first. */
+  unfinishedIds: string[];
   busy: number;
   turns: number;
   /** How many sessions received how many prompts: `{ "3": 49999, "4": 1 }`. */
@@ -124,6 +129,7 @@ export class SimFleet {
       afterDone: 0,
       finished: 0,
       unfinished: 0,
+      unfinishedIds: [],
       busy: 0,
       turns: 0,
       promptsPerSession: {},
@@ -141,7 +147,7 @@ export class SimFleet {
       stats.events += server.events;
       stats.subscribers += server.subscribers;
       stats.streamBacklogBytes += server.backlogBytes;
-      for (const s of server.sessions.values()) {
+      for (const [id, s] of server.sessions) {
         stats.sessions++;
         stats.prompts += s.prompts;
         stats.doubled += s.doubled;
@@ -149,7 +155,7 @@ export class SimFleet {
         stats.turns += s.turnsDone;
         if (s.busy) stats.busy++;
         if (s.finished) stats.finished++;
-        else stats.unfinished++;
+        else if (++stats.unfinished <= UNFINISHED_IDS) stats.unfinishedIds.push(id);
         stats.promptsPerSession[s.prompts] = (stats.promptsPerSession[s.prompts] ?? 0) + 1;
       }
     }
