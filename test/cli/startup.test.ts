@@ -25,11 +25,10 @@ let db: string;
 let runs = 0;
 
 /** The files a call of the CLI loaded, as paths inside the package or its node_modules ("node_modules/pg/…"). */
-async function loadedBy(args: string[]): Promise<string[]> {
+async function loadedBy(args: string[], code = 0): Promise<string[]> {
   const list = join(folder, `loaded-${++runs}.txt`);
   const run = await cli(args, { NODE_OPTIONS: IMPORT_RECORDER, TC_LOADED: list });
-  expect(run.stderr).toBe("");
-  expect(run.code).toBe(0);
+  expect(run.code, run.stderr).toBe(code);
   return readFileSync(list, "utf8")
     .trim()
     .split("\n")
@@ -74,6 +73,18 @@ describe("what a call of the CLI loads", () => {
         /^dist\/(engine|host|plugin)\//,
         /^dist\/service\/(standalone|fleet|metrics)\.js$/,
         /^dist\/cli\/actions\/(?!history\.js$)/,
+      ]),
+    ).toEqual([]);
+  });
+
+  it("serve with a wrong argument says so without loading the service, the engine or prom-client", async () => {
+    const loaded = await loadedBy(["--db", db, "serve", "--url", "http://127.0.0.1:4096", "--silence-timeout", "5"], 2);
+    expect(loaded).toContain("dist/cli/actions/serve.js");
+    expect(
+      matching(loaded, [
+        /^node_modules\/(prom-client|@opencode-ai\/sdk)\//,
+        /^dist\/(engine|host)\//,
+        /^dist\/service\/(standalone|fleet|metrics)\.js$/,
       ]),
     ).toEqual([]);
   });

@@ -1,11 +1,10 @@
 import type { NoticeChannels } from "../../engine/notice-sender.js";
 import { channelsFrom } from "../../notify/sending.js";
 import { ConfigError, resolveConfiguration, type Config } from "../../config/resolve.js";
-import { FleetReplica } from "../../service/fleet.js";
+import type { FleetReplica } from "../../service/fleet.js";
 import { serviceLog, type Log } from "../../service/log.js";
-import { Metrics } from "../../service/metrics.js";
 import { observeStore } from "../../service/observed-store.js";
-import { safeUrl, StandaloneService } from "../../service/standalone.js";
+import type { StandaloneService } from "../../service/standalone.js";
 import { startStatusServer, type Readiness, type StatusServer } from "../../service/status-server.js";
 import { describeDatabaseFailure } from "../../store/failure.js";
 import { isPostgresUrl } from "../../store/location.js";
@@ -67,6 +66,11 @@ function untilSignalled(log: Log, stop: () => Promise<void>, close: () => Promis
   });
 }
 
+/** The metrics and prom-client, which keeps them: loaded for --listen only. */
+async function metricsOf(options: ServeOptions) {
+  return options.listen ? (await import("../../service/metrics.js")).Metrics : undefined;
+}
+
 export async function serve(options: ServeOptions, { db }: GlobalOptions): Promise<void> {
   const config = configOf(options, db === undefined ? undefined : databasePath(db));
   const silenceMs = silenceMsOf(options);
@@ -90,6 +94,9 @@ async function serveOne(
   } catch {
     throw new UsageError(`--url must be a URL such as http://127.0.0.1:4096, got "${url}"`);
   }
+  // The service's code (the engine, OpenCode's SDK) once the arguments are known to be right: a usage error is quick.
+  const { StandaloneService, safeUrl } = await import("../../service/standalone.js");
+  const Metrics = await metricsOf(options);
   const opened = await openForWriting(config.databasePath, { busyTimeoutMs: config.busyTimeoutMs, kind: "service" });
   let service: StandaloneService | undefined;
   const stopping = () => service?.mode === "stopping" || service?.mode === "stopped";
@@ -106,7 +113,7 @@ async function serveOne(
       };
     return databaseAnswers(opened);
   };
-  const metrics = options.listen
+  const metrics = Metrics
     ? new Metrics(
         () => {
           const stats = service?.enforcer.stats();
@@ -181,10 +188,12 @@ async function serveFleet(
     throw new UsageError(
       "serve needs --url <OpenCode server>, or a postgres:// database (--db) whose servers a fleet shares",
     );
+  const { FleetReplica } = await import("../../service/fleet.js");
+  const Metrics = await metricsOf(options);
   const opened = await openForWriting(location, { busyTimeoutMs: config.busyTimeoutMs, kind: "fleet" });
   const liveness = await openForWriting(location, { busyTimeoutMs: config.busyTimeoutMs, kind: "fleet", poolSize: 2 });
   let replica: FleetReplica | undefined;
-  const metrics = options.listen
+  const metrics = Metrics
     ? new Metrics(
         () => replica?.figures() ?? { armed: 0, paused: 0, serversFollowed: 0 },
         async () => replica?.readiness().ready ?? false,
