@@ -2,7 +2,9 @@
 // `todo-continuation`: history, audit, status, stop/resume/allow, notices, migrate, doctor, prune, the standalone
 // service and the servers a fleet of them follows.
 // Exit codes: 0 ok, 1 failure (explained on stderr), 2 usage error.
-import { loadZod } from "../config/zod.js";
+// Every call starts a process: what runs before the command is only what says what the commands take (commands/); a
+// command's code, its database driver and the rest are imported when that command runs (actions/). zod too: under
+// Node its CommonJS build, required by the first check that needs it, loads as fast as its ES module.
 import { Command, CommanderError } from "commander";
 import { registerAllow } from "./commands/allow.js";
 import { registerAudit } from "./commands/audit.js";
@@ -59,7 +61,6 @@ export function buildProgram(): Command {
 
 export async function run(argv: string[]): Promise<number> {
   try {
-    await loadZod();
     await buildProgram().parseAsync(argv);
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (error) {

@@ -1,6 +1,6 @@
 // What operators read of the notices outbox: the notices themselves (`todo-continuation notices`) and each channel's
 // deliveries at a glance (`doctor`). The same SQL on SQLite and PostgreSQL but for reading a JSON field of the audit.
-import type { NoticeState } from "./notice-table.js";
+import type { NoticeState } from "./notice-states.js";
 import { numeric } from "./queries.js";
 import type { SqlReader } from "./reader.js";
 

@@ -1,10 +1,6 @@
 import type { Command } from "commander";
-import { allowedWords, liftedWords } from "../../core/explain.js";
-import { allow, type Grant } from "../../store/changes/allow.js";
-import { sessionRow } from "../../store/reads.js";
-import { withStore } from "../database.js";
-import { examples, globals, positiveAmountArg, positiveIntegerArg, print, printJson, snakeCased } from "../output.js";
-import { requireSeen, scopeOf } from "./stop-resume.js";
+import type { Grant } from "../../store/changes/allow.js";
+import { examples, globals, positiveAmountArg, positiveIntegerArg } from "../output.js";
 
 export function registerAllow(program: Command): void {
   program
@@ -31,22 +27,7 @@ export function registerAllow(program: Command): void {
       (v) => positiveAmountArg("--cost", v),
     )
     .option("--tokens <n>", "tokens beyond maxContinuationTokens", (v) => positiveIntegerArg("--tokens", v))
-    .action(async (sessionId: string, options: Grant, command: Command) => {
-      const grant = { continuations: options.continuations, cost: options.cost, tokens: options.tokens };
-      const { db, json } = globals(command);
-      // A running enforcer of the session's directory looks at it within a lease tick (~5 s): see changes/allow.ts.
-      const { changed, granted, lifted, stopped } = await withStore(db, async (store) => {
-        await requireSeen(store, db, sessionId, "");
-        const allowed = await store.change(allow(await scopeOf(store, sessionId, undefined), grant, "cli", Date.now()));
-        return { ...allowed, stopped: (await store.read(sessionRow(sessionId)))?.stoppedAt != null };
-      });
-      if (json) return printJson(snakeCased({ sessionId, changed, granted, lifted, stopped }));
-      if (!changed) return print(`${sessionId}: nothing to allow`);
-      const what = liftedWords(lifted);
-      const next = what
-        ? `lifted ${what}; a running enforcer looks at it again within seconds`
-        : "it counts until your next message in it or a resume";
-      const held = stopped ? `; it is still stopped: \`todo-continuation resume ${sessionId}\` lifts that` : "";
-      print(`allowed ${allowedWords(granted)} to ${sessionId}; ${next}${held}`);
-    });
+    .action(async (sessionId: string, options: Grant, command: Command) =>
+      (await import("../actions/allow.js")).allow(sessionId, options, globals(command)),
+    );
 }

@@ -1,22 +1,14 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { didYouMean } from "../../core/nearest.js";
 import { AUDIT_EVENTS, AUDIT_VOCABULARY } from "../../core/reasons.js";
-import { auditTrail } from "../../store/queries.js";
-import { databasePath, openForReading, query } from "../database.js";
-import { localTime, table } from "../format.js";
-import { durationArg, examples, globals, positiveIntegerArg, print, printJson } from "../output.js";
+import { durationArg, examples, globals, positiveIntegerArg } from "../output.js";
 
-function compactDetail(detail: string | null): string {
-  if (!detail) return "";
-  try {
-    const parsed = JSON.parse(detail) as Record<string, unknown>;
-    return Object.entries(parsed)
-      .filter(([, v]) => v !== null && v !== undefined)
-      .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : String(v)}`)
-      .join(" ");
-  } catch {
-    return detail;
-  }
+export interface AuditOptions {
+  session?: string;
+  reason?: string;
+  event?: string;
+  since?: number;
+  limit: number;
 }
 
 /** Every reason an audit row may carry, whatever its event. */
@@ -52,34 +44,7 @@ export function registerAudit(program: Command): void {
       durationArg("--since", v, "30m, 12h or 7d"),
     )
     .option("--limit <n>", "how many of the newest to show", (v) => positiveIntegerArg("--limit", v), 100)
-    .action(
-      async (
-        options: { session?: string; reason?: string; event?: string; since?: number; limit: number },
-        command: Command,
-      ) => {
-        const { db, json } = globals(command);
-        const store = await openForReading(databasePath(db));
-        try {
-          const since = options.since === undefined ? undefined : Date.now() - options.since;
-          const rows = await query(() => auditTrail(store.reader, { ...options, since }));
-          if (json)
-            return printJson(rows.map((r) => ({ ...r, detail: r.detail ? (JSON.parse(r.detail) as unknown) : null })));
-          if (rows.length === 0) return print("no matching decisions");
-          print(
-            table(
-              [
-                { header: "TIME", value: (r) => localTime(r.at) },
-                { header: "SESSION", value: (r) => r.session_id ?? "" },
-                { header: "EVENT", value: (r) => r.event },
-                { header: "REASON", value: (r) => r.reason ?? "" },
-                { header: "DETAIL", value: (r) => compactDetail(r.detail), max: 90 },
-              ],
-              rows,
-            ),
-          );
-        } finally {
-          await store.close();
-        }
-      },
+    .action(async (options: AuditOptions, command: Command) =>
+      (await import("../actions/audit.js")).audit(options, globals(command)),
     );
 }

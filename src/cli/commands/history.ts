@@ -1,8 +1,10 @@
 import type { Command } from "commander";
-import { injectionHistory } from "../../store/queries.js";
-import { openForReading, databasePath, query } from "../database.js";
-import { duration, localTime, table } from "../format.js";
-import { examples, globals, positiveIntegerArg, print, printJson } from "../output.js";
+import { examples, globals, positiveIntegerArg } from "../output.js";
+
+export interface HistoryOptions {
+  session?: string;
+  limit: number;
+}
 
 export function registerHistory(program: Command): void {
   program
@@ -14,37 +16,7 @@ export function registerHistory(program: Command): void {
     .description("continuation prompts sent (or tried), newest last")
     .option("--session <id>", "only this session")
     .option("--limit <n>", "how many of the newest to show", (v) => positiveIntegerArg("--limit", v), 50)
-    .action(async (options: { session?: string; limit: number }, command: Command) => {
-      const { db, json } = globals(command);
-      const store = await openForReading(databasePath(db));
-      try {
-        const rows = await query(() =>
-          injectionHistory(store.reader, { session: options.session, limit: options.limit }),
-        );
-        if (json) return printJson(rows);
-        if (rows.length === 0) return print("no continuations recorded yet");
-        print(
-          table(
-            [
-              { header: "TIME", value: (r) => localTime(r.created_at) },
-              { header: "SESSION", value: (r) => r.session_id },
-              { header: "STATUS", value: (r) => r.status },
-              { header: "AGENT", value: (r) => r.agent ?? "" },
-              { header: "MODEL", value: (r) => r.model ?? "", max: 40 },
-              { header: "OPEN", value: (r) => `${r.todos_open}/${r.todos_total}`, align: "right" },
-              {
-                header: "SENT",
-                value: (r) =>
-                  r.late_ms === null ? "" : r.late_ms <= 50 ? "on time" : `late by ${duration(r.late_ms)}`,
-              },
-              { header: "TRY", value: (r) => String(r.attempt + 1), align: "right" },
-              { header: "ERROR", value: (r) => r.error ?? "", max: 60 },
-            ],
-            rows,
-          ),
-        );
-      } finally {
-        await store.close();
-      }
-    });
+    .action(async (options: HistoryOptions, command: Command) =>
+      (await import("../actions/history.js")).history(options, globals(command)),
+    );
 }

@@ -1,48 +1,13 @@
 // `todo-continuation servers add|list|remove`: the OpenCode servers a fleet of `serve` replicas follows (PostgreSQL).
 import type { Command } from "commander";
-import type { OperatorStore } from "../../store/operator.js";
-import { ServerExistsError, type ServerRoster } from "../../store/roster.js";
-import { databasePath, openForReading, openForWriting, query } from "../database.js";
-import { CliError, UsageError } from "../errors.js";
-import { duration, localTime, table } from "../format.js";
-import { examples, globals, print, printJson, snakeCased } from "../output.js";
+import { examples, globals } from "../output.js";
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,99}$/;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-function rosterOf(store: OperatorStore): ServerRoster {
-  if (!store.roster)
-    throw new CliError(
-      "servers are followed by a fleet that shares a PostgreSQL database: pass --db postgres://… (or set TODO_CONTINUATION_DB)",
-    );
-  return store.roster;
-}
-
-async function withRoster<T>(db: string | undefined, write: boolean, work: (roster: ServerRoster) => Promise<T>) {
-  const location = databasePath(db);
-  const store = write ? await openForWriting(location) : await openForReading(location);
-  try {
-    return await query(() => work(rosterOf(store)));
-  } finally {
-    await store.close();
-  }
-}
-
-/** The URL as stored: no credentials in it, ever. */
-function serverUrl(text: string): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new UsageError(`--url must be a URL such as http://10.0.0.7:4096, got "${text}"`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw new UsageError(`--url must be an http:// or https:// URL, got "${text}"`);
-  if (url.password)
-    throw new UsageError(
-      "passwords are never stored: drop it from --url and name the environment variable that holds it with --password-env",
-    );
-  return url;
+export interface AddServerOptions {
+  url: string;
+  directory: string;
+  name?: string;
+  username?: string;
+  passwordEnv?: string;
 }
 
 export function registerServers(program: Command): void {
@@ -70,40 +35,8 @@ function registerAdd(servers: Command): void {
     .option("--name <name>", "how rows name this server (default: the URL's host:port)")
     .option("--username <name>", "basic-auth user (default: opencode when a password is set)")
     .option("--password-env <VAR>", "the environment variable that holds its password on every replica")
-    .action(
-      async (
-        options: { url: string; directory: string; name?: string; username?: string; passwordEnv?: string },
-        command: Command,
-      ) => {
-        const { db, json } = globals(command);
-        const url = serverUrl(options.url);
-        const name = options.name ?? url.host;
-        if (!NAME.test(name))
-          throw new UsageError(
-            `--name must be 1-100 letters, digits or . _ : @ / - (starting with a letter or digit), got "${name}"`,
-          );
-        if (options.passwordEnv !== undefined && !ENV_NAME.test(options.passwordEnv))
-          throw new UsageError(`--password-env takes an environment variable's name, got "${options.passwordEnv}"`);
-        if (options.directory.trim() === "") throw new UsageError("--directory must not be empty");
-        const username = options.username ?? (url.username ? decodeURIComponent(url.username) : undefined);
-        url.username = "";
-        const row = await withRoster(db, true, async (roster) => {
-          try {
-            return await roster.add({
-              name,
-              url: url.toString().replace(/\/$/, ""),
-              directory: options.directory,
-              username,
-              passwordEnv: options.passwordEnv,
-            });
-          } catch (error) {
-            if (error instanceof ServerExistsError) throw new CliError(error.message);
-            throw error;
-          }
-        });
-        if (json) return printJson(snakeCased(row));
-        print(`added ${row.name}: ${row.url} (${row.directory}); a fleet replica takes it over within a round`);
-      },
+    .action(async (options: AddServerOptions, command: Command) =>
+      (await import("../actions/servers.js")).addServer(options, globals(command)),
     );
 }
 
@@ -112,29 +45,9 @@ function registerList(servers: Command): void {
     .command("list")
     .addHelpText("after", examples("todo-continuation --db postgres://tc@db.internal/tc servers list --json"))
     .description("the listed servers, who follows each and how fresh its event stream is")
-    .action(async (_options: unknown, command: Command) => {
-      const { db, json } = globals(command);
-      const rows = await withRoster(db, false, (roster) => roster.list());
-      if (json) return printJson(snakeCased(rows));
-      if (rows.length === 0) return print("no servers listed (add one with `todo-continuation servers add`)");
-      print(
-        table(
-          [
-            { header: "NAME", value: (r: (typeof rows)[number]) => r.name },
-            { header: "URL", value: (r) => r.url },
-            { header: "DIRECTORY", value: (r) => r.directory, max: 40 },
-            {
-              header: "FOLLOWED BY",
-              value: (r) => (r.followed ? r.owner! : r.owner ? `${r.owner} (lapsed)` : "nobody"),
-            },
-            { header: "STREAM", value: (r) => (r.seenAgoMs === null ? "never" : `${duration(r.seenAgoMs)} ago`) },
-            { header: "PASSWORD", value: (r) => (r.passwordEnv ? `$${r.passwordEnv}` : "") },
-            { header: "ADDED", value: (r) => localTime(r.addedAt) },
-          ],
-          rows,
-        ),
-      );
-    });
+    .action(async (_options: unknown, command: Command) =>
+      (await import("../actions/servers.js")).listServers(globals(command)),
+    );
 }
 
 function registerRemove(servers: Command): void {
@@ -143,11 +56,7 @@ function registerRemove(servers: Command): void {
     .addHelpText("after", examples("todo-continuation --db postgres://tc@db.internal/tc servers remove pod-a"))
     .description("stop following a server; its follower lets it go within a round (its history stays)")
     .argument("<name>", "the server's name, as `servers list` shows it")
-    .action(async (name: string, _options: unknown, command: Command) => {
-      const { db, json } = globals(command);
-      const removed = await withRoster(db, true, (roster) => roster.remove(name));
-      if (json) return printJson(snakeCased({ name, removed }));
-      if (!removed) throw new CliError(`no server named "${name}" (see \`todo-continuation servers list\`)`);
-      print(`removed ${name}; its follower lets it go within a round`);
-    });
+    .action(async (name: string, _options: unknown, command: Command) =>
+      (await import("../actions/servers.js")).removeServer(name, globals(command)),
+    );
 }

@@ -1,36 +1,9 @@
 import type { Command } from "commander";
-import { liftedWords } from "../../core/explain.js";
-import { resume } from "../../store/changes/resume.js";
-import { stop } from "../../store/changes/stop.js";
-import type { OperatorStore } from "../../store/operator.js";
-import type { EngineStore } from "../../store/port.js";
-import { sessionSeen } from "../../store/queries.js";
-import { sessionRow } from "../../store/reads.js";
-import { databasePath, shownLocation, withStore } from "../database.js";
-import { UsageError } from "../errors.js";
-import { examples, globals, print, printJson, snakeCased } from "../output.js";
+import { examples, globals } from "../output.js";
 
-/** The session's own scope when the database knows it; else the given or current directory. */
-export async function scopeOf(store: EngineStore, sessionId: string, directory: string | undefined) {
-  const known = await store.read(sessionRow(sessionId));
-  return { sessionId, directory: known?.directory ?? directory ?? process.cwd(), server: known?.server ?? null };
-}
-
-/**
- * A session id the database has never seen is most likely a typo: refused (exit 2) rather than recorded, unless the
- * person says they mean a session not seen yet.
- */
-export async function requireSeen(
-  store: OperatorStore,
-  db: string | undefined,
-  sessionId: string,
-  force: string,
-): Promise<void> {
-  if (await sessionSeen(store.reader, sessionId)) return;
-  throw new UsageError(
-    `no session ${sessionId} in ${shownLocation(databasePath(db))}: nothing was ever recorded for it. ` +
-      `\`todo-continuation status\` lists the sessions held now (\`history\` and \`audit\` the ones seen before)${force}`,
-  );
+export interface StopOptions {
+  directory?: string;
+  force?: boolean;
 }
 
 export function registerStopResume(program: Command): void {
@@ -47,40 +20,16 @@ export function registerStopResume(program: Command): void {
     .argument("<sessionID>", "the OpenCode session id (ses_…)")
     .option("--force", "stop a session the database has not seen yet (its first idle is then held)")
     .option("--directory <dir>", "with --force: the project directory of that session (default: this one)")
-    .action(async (sessionId: string, options: { directory?: string; force?: boolean }, command: Command) => {
-      const { db, json } = globals(command);
-      const { changed, cancelled } = await withStore(db, async (store) => {
-        if (!options.force)
-          await requireSeen(store, db, sessionId, "; to stop a session before its first idle, add --force");
-        return store.change(stop(await scopeOf(store, sessionId, options.directory), "cli", Date.now()));
-      });
-      if (json)
-        return printJson(snakeCased({ sessionId, stopped: true, changed, cancelledCountdown: cancelled?.id ?? null }));
-      print(
-        changed
-          ? `stopped ${sessionId}${cancelled ? " (its armed countdown was cancelled)" : ""}; lift it with \`todo-continuation resume ${sessionId}\` or /resume-continuation`
-          : `${sessionId} was already stopped`,
-      );
-    });
+    .action(async (sessionId: string, options: StopOptions, command: Command) =>
+      (await import("../actions/stop-resume.js")).stop(sessionId, options, globals(command)),
+    );
 
   program
     .command("resume")
     .addHelpText("after", examples("todo-continuation resume ses_4f2a…"))
     .description("lift the durable stop or the pause of a session and start its loop protections over")
     .argument("<sessionID>", "the OpenCode session id (ses_…)")
-    .action(async (sessionId: string, _options: unknown, command: Command) => {
-      const { db, json } = globals(command);
-      // A running enforcer of the session's directory looks at it within a lease tick (~5 s): see changes/resume.ts.
-      const { changed, lifted } = await withStore(db, async (store) => {
-        await requireSeen(store, db, sessionId, "");
-        return store.change(resume(await scopeOf(store, sessionId, undefined), "cli", Date.now()));
-      });
-      if (json) return printJson(snakeCased({ sessionId, stopped: false, changed, lifted }));
-      const what = liftedWords(lifted);
-      print(
-        changed
-          ? `resumed ${sessionId}: ${what ? `lifted ${what}` : "its loop protections start over"}; a running enforcer looks at it again within seconds`
-          : `${sessionId} was not stopped, paused or held back`,
-      );
-    });
+    .action(async (sessionId: string, _options: unknown, command: Command) =>
+      (await import("../actions/stop-resume.js")).resume(sessionId, globals(command)),
+    );
 }

@@ -33,7 +33,7 @@ export class SqliteStore implements OperatorStore {
   readonly location: string;
   readonly reader: SqlReader;
   readonly roster = undefined;
-  private readonly statements: SqliteStatements;
+  private prepared: SqliteStatements | undefined;
   private readonly identity: string | undefined;
   private readonly startedAt = Date.now();
 
@@ -42,7 +42,6 @@ export class SqliteStore implements OperatorStore {
     private readonly options: SqliteStoreOptions = {},
   ) {
     this.location = connection.path;
-    this.statements = new SqliteStatements(connection.db, connection.raw);
     this.identity = fileIdentity(connection.path);
     const { raw } = connection;
     this.reader = {
@@ -55,12 +54,20 @@ export class SqliteStore implements OperatorStore {
     return this.connection.migration;
   }
 
+  /** Prepared at the first script rather than at open: a CLI call that only queries through `reader` uses none. */
+  private get statements(): SqliteStatements {
+    return (this.prepared ??= new SqliteStatements(this.connection.db, this.connection.raw));
+  }
+
   read<T>(script: Script<T>): Promise<T> {
     return settled(() => runSync(script, this.statements));
   }
 
   change<T>(change: Change<T>): Promise<T> {
-    return settled(() => this.connection.raw.immediate(() => runSync(change.script(), this.statements)));
+    return settled(() => {
+      const statements = this.statements;
+      return this.connection.raw.immediate(() => runSync(change.script(), statements));
+    });
   }
 
   // ── liveness ──────────────────────────────────────────────────────────────

@@ -1,0 +1,91 @@
+import { ownerMayBeAlive } from "../../store/owner.js";
+import {
+  armedCountdowns,
+  pausedSessions,
+  stoppedSessions,
+  unsettledInjections,
+  type ArmedRow,
+} from "../../store/queries.js";
+import { databasePath, openForReading, query } from "../database.js";
+import { duration, localTime, table, untilOrLate, type Column } from "../format.js";
+import { print, printJson, type GlobalOptions } from "../output.js";
+
+/** Whether an owner is alive: a live pid on this host (SQLite), or a fresh heartbeat by the database's clock. */
+export type Liveness = (owner: string) => boolean;
+
+export function leaseState(
+  row: Pick<ArmedRow, "owner" | "lease_until">,
+  now: number,
+  alive: Liveness = ownerMayBeAlive,
+): string {
+  if (!row.owner) return "released (a process will adopt it)";
+  if (!alive(row.owner)) return "owner is gone (adopted at next start)";
+  if ((row.lease_until ?? 0) < now) return `expired ${duration(now - (row.lease_until ?? 0))} ago`;
+  return `held, ${duration((row.lease_until ?? 0) - now)} left`;
+}
+
+/** A titled table, or the title with "none". */
+function section<R>(title: string, rows: R[], columns: Column<R>[]): string {
+  return rows.length === 0 ? `${title}: none` : `${title} (${rows.length}):\n${table(columns, rows)}`;
+}
+
+export async function status({ db, json }: GlobalOptions): Promise<void> {
+  const store = await openForReading(databasePath(db));
+  try {
+    const now = Date.now();
+    const alive = await query(() => store.liveness());
+    const armed = await query(() => armedCountdowns(store.reader));
+    const stopped = await query(() => stoppedSessions(store.reader));
+    const paused = await query(() => pausedSessions(store.reader));
+    const unsettled = await query(() => unsettledInjections(store.reader));
+    if (json) return printJson({ armed, stopped, paused, unsettled });
+    const lease = (r: Pick<ArmedRow, "owner" | "lease_until">) => leaseState(r, now, alive);
+    print(
+      [
+        section("Armed countdowns", armed, [
+          { header: "SESSION", value: (r) => r.session_id },
+          { header: "FIRES", value: (r) => untilOrLate(r.deadline_at, now) },
+          {
+            header: "OPEN",
+            value: (r) => (r.todos_open === null ? "" : `${r.todos_open}/${r.todos_total}`),
+            align: "right",
+          },
+          { header: "OWNER", value: (r) => r.owner ?? "" },
+          { header: "LEASE", value: lease },
+          { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
+        ]),
+        section("Stopped sessions", stopped, [
+          { header: "SESSION", value: (r) => r.session_id },
+          { header: "SINCE", value: (r) => localTime(r.stopped_at) },
+          { header: "BY", value: (r) => r.stop_source ?? "" },
+          { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
+        ]),
+        section(
+          paused.length === 0
+            ? "Paused sessions (you stepped in after a continuation)"
+            : "Paused sessions (you stepped in after a continuation; held until the todos progress or a resume)",
+          paused,
+          [
+            { header: "SESSION", value: (r) => r.session_id },
+            { header: "SINCE", value: (r) => localTime(r.paused_at) },
+            { header: "MESSAGE", value: (r) => r.pause_message_id ?? "" },
+            { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
+          ],
+        ),
+        section("Unsettled continuations", unsettled, [
+          { header: "INJECTION", value: (r) => r.id },
+          { header: "SESSION", value: (r) => r.session_id },
+          { header: "STATUS", value: (r) => r.status },
+          { header: "SINCE", value: (r) => localTime(r.created_at) },
+          {
+            header: "NOTE",
+            value: (r) => (r.status === "pending" ? lease(r) : (r.error ?? "")),
+            max: 60,
+          },
+        ]),
+      ].join("\n\n"),
+    );
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,64 @@
+import { liftedWords } from "../../core/explain.js";
+import { resume as resumeSession } from "../../store/changes/resume.js";
+import { stop as stopSession } from "../../store/changes/stop.js";
+import type { OperatorStore } from "../../store/operator.js";
+import type { EngineStore } from "../../store/port.js";
+import { sessionSeen } from "../../store/queries.js";
+import { sessionRow } from "../../store/reads.js";
+import { databasePath, shownLocation, withStore } from "../database.js";
+import { UsageError } from "../errors.js";
+import type { StopOptions } from "../commands/stop-resume.js";
+import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
+
+/** The session's own scope when the database knows it; else the given or current directory. */
+export async function scopeOf(store: EngineStore, sessionId: string, directory: string | undefined) {
+  const known = await store.read(sessionRow(sessionId));
+  return { sessionId, directory: known?.directory ?? directory ?? process.cwd(), server: known?.server ?? null };
+}
+
+/**
+ * A session id the database has never seen is most likely a typo: refused (exit 2) rather than recorded, unless the
+ * person says they mean a session not seen yet.
+ */
+export async function requireSeen(
+  store: OperatorStore,
+  db: string | undefined,
+  sessionId: string,
+  force: string,
+): Promise<void> {
+  if (await sessionSeen(store.reader, sessionId)) return;
+  throw new UsageError(
+    `no session ${sessionId} in ${shownLocation(databasePath(db))}: nothing was ever recorded for it. ` +
+      `\`todo-continuation status\` lists the sessions held now (\`history\` and \`audit\` the ones seen before)${force}`,
+  );
+}
+
+export async function stop(sessionId: string, options: StopOptions, { db, json }: GlobalOptions): Promise<void> {
+  const { changed, cancelled } = await withStore(db, async (store) => {
+    if (!options.force)
+      await requireSeen(store, db, sessionId, "; to stop a session before its first idle, add --force");
+    return store.change(stopSession(await scopeOf(store, sessionId, options.directory), "cli", Date.now()));
+  });
+  if (json)
+    return printJson(snakeCased({ sessionId, stopped: true, changed, cancelledCountdown: cancelled?.id ?? null }));
+  print(
+    changed
+      ? `stopped ${sessionId}${cancelled ? " (its armed countdown was cancelled)" : ""}; lift it with \`todo-continuation resume ${sessionId}\` or /resume-continuation`
+      : `${sessionId} was already stopped`,
+  );
+}
+
+export async function resume(sessionId: string, { db, json }: GlobalOptions): Promise<void> {
+  // A running enforcer of the session's directory looks at it within a lease tick (~5 s): see changes/resume.ts.
+  const { changed, lifted } = await withStore(db, async (store) => {
+    await requireSeen(store, db, sessionId, "");
+    return store.change(resumeSession(await scopeOf(store, sessionId, undefined), "cli", Date.now()));
+  });
+  if (json) return printJson(snakeCased({ sessionId, stopped: false, changed, lifted }));
+  const what = liftedWords(lifted);
+  print(
+    changed
+      ? `resumed ${sessionId}: ${what ? `lifted ${what}` : "its loop protections start over"}; a running enforcer looks at it again within seconds`
+      : `${sessionId} was not stopped, paused or held back`,
+  );
+}
