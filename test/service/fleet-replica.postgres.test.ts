@@ -177,6 +177,29 @@ describe("a fleet replica", () => {
     expect(heartbeats).toBeLessThan(servers.length * Math.floor(elapsedRounds));
   });
 
+  it("keeps saying it is alive while a round is held up (a lock, a busy pool), and does not double the round", async () => {
+    const { replica, store } = await aReplica("replica_held_round");
+    let heartbeats = 0;
+    const heartbeat = store.heartbeat.bind(store);
+    store.heartbeat = (owner, leaseMs) => (owner === replica.id && heartbeats++, heartbeat(owner, leaseMs));
+    await replica.start();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const share = store.roster!.share.bind(store.roster);
+    let shares = 0;
+    store.roster!.share = async (id, settleMs) => (shares++, await held, share(id, settleMs));
+    try {
+      // Rounds are a second apart (lease 3 s): three heartbeats while the first held round has not ended.
+      await waitFor("the first round held up", () => shares === 1);
+      const before = heartbeats;
+      await waitFor("three more heartbeats", () => heartbeats >= before + 3);
+      expect(shares).toBe(1);
+    } finally {
+      release();
+    }
+    await waitFor("the rounds going on", () => shares >= 2);
+  });
+
   it("is ready while it follows no server, and not ready, saying why, while none of those it follows answers", async () => {
     const url = await freshDatabase("replica_ready");
     const store = await openStore(url, { kind: "fleet" });
