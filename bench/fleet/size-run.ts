@@ -142,13 +142,18 @@ export class SizeRun implements FleetUnderTest {
 
   /**
    * A stretch with every server followed and nothing to do: heartbeats, rounds, streams. It begins once the followers'
-   * first look at every session (no todos yet) is over: no audit row for three seconds.
+   * first look at every session (no todos yet) is over: every session has its audit row, and none came for three
+   * seconds. Three quiet seconds alone came while the first looks still read OpenCode at 1,000 servers, and the
+   * "idle" window then held 4,000 looks.
    */
   private async measureIdle(): Promise<Idle> {
     const deadline = Date.now() + 60_000 + this.size.sessions * 10;
+    const { sessions } = this.size;
     for (let last = -1, still = 0; still < 3 && Date.now() < deadline; await sleep(1000)) {
-      const [row] = await this.db.all<{ n: string }>("SELECT count(*) AS n FROM audit_events");
-      still = Number(row!.n) === last ? still + 1 : 0;
+      const [row] = await this.db.all<{ n: string; looked: string }>(
+        "SELECT count(*) AS n, count(DISTINCT session_id) AS looked FROM audit_events",
+      );
+      still = Number(row!.n) === last && Number(row!.looked) >= sessions ? still + 1 : 0;
       last = Number(row!.n);
     }
     // From the first replica's start until every session had its first look (three quiet seconds included).
