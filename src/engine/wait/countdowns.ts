@@ -20,7 +20,7 @@ import { renewLeases } from "../../store/changes/renew-leases.js";
 import { arm } from "../../store/changes/arm.js";
 import { claim } from "../../store/changes/claim.js";
 import { end, type CountdownEnd } from "../../store/changes/end.js";
-import type { LookOwed } from "../../store/changes/look-owed.js";
+import { oweLook, type LookOwed } from "../../store/changes/look-owed.js";
 import type { NewCountdown, NewInjection, SessionChange, SessionUpdate } from "../../store/port.js";
 import type { CountdownRow } from "../../store/schema.js";
 import type { Telling } from "../../store/changes/tell-stop.js";
@@ -296,6 +296,15 @@ export class Countdowns {
       if (!taken[i]) continue;
       if (verdict.action === "expire") {
         report.expired++;
+        // Too late to fire. After a restart that is the end of it; taken from a replica that died or starved, or back
+        // from a database outage, the lateness was the fleet's, and nobody would look at the idle it was armed for
+        // again: its session is owed a fresh look (a new countdown, every guard again).
+        if (reason !== "restart") {
+          const look = { owe: now, since: countdown.armedAt };
+          void ctx.lanes.post(countdown.sessionId, () =>
+            ctx.store.change(oweLook(ctx.scope(countdown.sessionId), now, look)),
+          );
+        }
         continue;
       }
       const row: CountdownRow = { ...countdown, owner: ctx.owner, leaseUntil };

@@ -491,6 +491,24 @@ describe("recover", () => {
     expect(due.map((d) => d.armed.row.id)).toEqual([fires.id]);
   });
 
+  // The lateness of a takeover is the fleet's (a replica that starved, a database outage): the idle the countdown was
+  // armed for is looked at afresh, or nobody ever would. After a restart a stale one is simply dropped.
+  it("a countdown taken over too late to fire owes its session a fresh look; one found after a restart does not", async () => {
+    const windowMs = WINDOW_S * 1000;
+    const late = () => ({ armedAt: Date.now() - windowMs - 2000, deadlineAt: Date.now() - windowMs - 1 });
+    const { countdowns, due } = engine();
+    const restarted = await plant({ sessionId: "ses_restarted", owner: deadOwner(), ...late() });
+    expect(await countdowns.recover("restart")).toMatchObject({ expired: 1 });
+    const taken = await plant({ sessionId: "ses_taken", owner: deadOwner(), ...late() });
+    expect(await countdowns.recover("lease_expired")).toMatchObject({ expired: 1 });
+    await advance(0);
+    expect(rows.countdowns("ses_taken")).toMatchObject([{ id: taken.id, state: "expired" }]);
+    expect(rows.session("ses_taken")).toMatchObject({ recheck_at: Date.now(), owed_since: taken.armedAt });
+    expect(rows.countdowns("ses_restarted")).toMatchObject([{ id: restarted.id, state: "expired" }]);
+    expect(rows.session("ses_restarted")?.recheck_at ?? null).toBeNull();
+    expect(due).toEqual([]);
+  });
+
   it("skips what it already holds: a second recovery adopts and audits nothing", async () => {
     const { countdowns } = engine();
     await countdowns.arm(request(10_000));
