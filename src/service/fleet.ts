@@ -239,9 +239,8 @@ export class FleetReplica {
 
   /**
    * One round; a round still running when the next is due is not doubled, but the heartbeat and the renewal go out
-   * anyway: a round held up past the lease (by a lock another replica's share holds, or a busy pool) let the others
-   * take this live replica's servers, and their catch-ups held the others' rounds up in turn (at 1,000 servers every
-   * replica's rounds took 13–58 s and servers changed hands 7,600 times in six minutes).
+   * anyway: a round held up past the lease (by a lock another replica's share holds, or a busy pool) would let the
+   * others take this live replica's servers, and their catch-ups would hold the others' rounds up in turn.
    */
   private tick(): Promise<void> {
     if (this.modes.stopAsked) return Promise.resolve();
