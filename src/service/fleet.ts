@@ -113,6 +113,8 @@ export class FleetReplica {
   /** A round at the moment another replica's lease runs out, when that comes before the next regular round. */
   private atLapse: ReturnType<typeof setTimeout> | undefined;
   private round: Promise<void> | undefined;
+  /** A round at a lapse came while another ran: one more runs once that one ends. */
+  private roundOwed = false;
   private beating: Promise<void> | undefined;
   private replicas = 0;
   private lastRoundAt = 0;
@@ -242,15 +244,24 @@ export class FleetReplica {
    * anyway: a round held up past the lease (by a lock another replica's share holds, or a busy pool) would let the
    * others take this live replica's servers, and their catch-ups would hold the others' rounds up in turn.
    */
-  private tick(): Promise<void> {
+  private tick(atLapse = false): Promise<void> {
     if (this.modes.stopAsked) return Promise.resolve();
     const alive = this.keepAlive();
     if (this.round) {
       // The round still running reports a database that fails.
       alive.catch(() => undefined);
+      // It read the shares before the lapse: the dead replica's servers are taken by one more round right after it,
+      // not a regular round later.
+      if (atLapse) this.roundOwed = true;
       return this.round;
     }
-    this.round = this.share(alive).finally(() => (this.round = undefined));
+    this.round = this.share(alive).finally(() => {
+      this.round = undefined;
+      if (this.roundOwed) {
+        this.roundOwed = false;
+        void this.tick();
+      }
+    });
     return this.round;
   }
 
@@ -317,7 +328,7 @@ export class FleetReplica {
     clearTimeout(this.atLapse);
     this.atLapse = undefined;
     if (lapseInMs === null || lapseInMs >= this.period) return;
-    this.atLapse = setTimeout(() => void this.tick(), Math.max(0, lapseInMs) + LAPSE_MARGIN_MS);
+    this.atLapse = setTimeout(() => void this.tick(true), Math.max(0, lapseInMs) + LAPSE_MARGIN_MS);
     this.atLapse.unref?.();
   }
 

@@ -117,6 +117,42 @@ describe("a fleet replica", () => {
     expect(replica.stats().following).toEqual(["pod-0", "pod-1"]);
   });
 
+  it("takes a dead replica's servers right after a round still running at the lapse, not a round later", async () => {
+    const { url, store, replica } = await aDeadReplicaHolding("replica_lapse_in_round", ["pod-0", "pod-1"]);
+    // Its first round is held up in `seen` (a busy pool) until the dead replica's lease has run out.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const seen = store.roster!.seen.bind(store.roster);
+    let rounds = 0;
+    store.roster!.seen = async (id, names) => (++rounds === 1 && (await held), seen(id, names));
+    const started = replica.start();
+    await waitFor("the first round held up", () => rounds === 1);
+    await waitFor("the dead replica's lease run out", async () => {
+      const [row] = await pgQuery<{ lapsed: boolean }>(
+        url,
+        "SELECT heartbeat_at + lease_ms < (extract(epoch from clock_timestamp()) * 1000)::bigint AS lapsed " +
+          "FROM replicas WHERE id = 'r-dead'",
+      );
+      return row!.lapsed;
+    });
+    const [{ released }] = await pgQuery<{ released: string }>(
+      url,
+      "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS released",
+    );
+    release();
+    await started;
+    const [row] = await waitFor("the servers taken over", async () => {
+      const rows = await pgQuery<{ last: string }>(
+        url,
+        "SELECT max(owned_since) AS last FROM servers WHERE owner = $1 HAVING count(*) = 2",
+        [replica.id],
+      );
+      return rows.length > 0 ? rows : undefined;
+    });
+    // Taken as the held round ended; the next regular round was due 10 s after the first.
+    expect(Number(row!.last) - Number(released)).toBeLessThan(LEASE_MS / 3 / 2);
+  });
+
   it("adopts a dead replica's countdowns in the servers it follows when its lease runs out, not at a later round", async () => {
     // The dead replica holds pod-1, and a countdown in pod-0's scope, which this replica will follow.
     const { url, replica } = await aDeadReplicaHolding("replica_adopt_at_lapse", ["pod-1"]);

@@ -1,5 +1,6 @@
 // The servers a fleet shares, on a real PostgreSQL server: one follower per server, equal shares, a dead replica's
 // servers taken by the others after its lease, a new replica given its share by the ones over theirs.
+import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../src/store/open.js";
 import type { OperatorStore } from "../../src/store/operator.js";
@@ -125,6 +126,27 @@ describe("the servers a fleet shares (PostgreSQL)", () => {
       ["r-b", 2],
       ["r-c", 2],
     ]);
+  });
+
+  it("replicas taking at the same moment do not wait for each other: a server another is taking is skipped", async () => {
+    const { url, store, round, owners } = await fleet(6);
+    for (const replica of ["r-a", "r-b", "r-c"]) await store.heartbeat(replica, LEASE_MS);
+    for (const replica of ["r-a", "r-b"]) await round(replica);
+    // Another replica in the middle of taking pod-4: its transaction holds the row.
+    const taker = new pg.Client({ connectionString: url });
+    await taker.connect();
+    try {
+      await taker.query("BEGIN");
+      await taker.query("SELECT name FROM servers WHERE name = 'pod-4' FOR UPDATE");
+      const share = await round("r-c");
+      expect(share.held.map((s) => s.name)).toEqual(["pod-5"]);
+      await taker.query("ROLLBACK");
+    } finally {
+      await taker.end();
+    }
+    // Let go of, it is taken at the next round.
+    expect((await round("r-c")).held.map((s) => s.name)).toEqual(["pod-5", "pod-4"]);
+    expect((await owners())["pod-4"]).toBe("r-c");
   });
 
   it("a replica whose heartbeat lapsed loses its servers to the others; a new one gets its share", async () => {

@@ -1,7 +1,7 @@
 // The `servers` table: the OpenCode servers a fleet follows, and which replica follows each. A server is leased to one
 // fleet replica at a time: its `owner` holds it while the owner's heartbeat is fresh by the database's clock (the same
-// liveness that fences countdown claims). Servers are taken in one transaction that locks every server row, so that
-// replicas taking at the same moment take turns instead of taking the same server.
+// liveness that fences countdown claims). Servers are taken by one statement that skips rows another replica is taking,
+// so that replicas taking at the same moment neither take the same server nor wait for each other.
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { NewServer, ServerRoster, ServerRow, ServerState, Share } from "../roster.js";
 import { ServerExistsError } from "../roster.js";
@@ -18,7 +18,7 @@ const fresh = sql`${replicas.heartbeatAt} + ${replicas.leaseMs} >= ${dbNow}`;
 export class PgServerRoster implements ServerRoster {
   private readonly db: PgDb;
 
-  constructor(private readonly connection: PgConnection) {
+  constructor(connection: PgConnection) {
     this.db = connection.db;
   }
 
@@ -78,35 +78,39 @@ export class PgServerRoster implements ServerRoster {
   async share(replica: string, settleMs = 0): Promise<Share> {
     // Most rounds take nothing: a glance without locks says so. Locking every row every round cost each replica a
     // write per server (a row lock is written into the row) whether anything changed or not.
-    const glance = await this.plan(this.db, replica, settleMs, false);
-    if (glance.take.length === 0) return glance.share;
-    return this.connection.transaction(async (tx) => {
-      // Locks every server row: two replicas taking at once take turns, and the second sees what the first took.
-      const { share, quota, take, settling } = await this.plan(tx, replica, settleMs, true);
-      if (take.length === 0) return share;
-      const taken = await tx
-        .update(servers)
-        .set({ owner: replica, ownedSince: sql`${dbNow}` })
-        .where(
-          inArray(
-            servers.name,
-            take.map((s) => s.name),
-          ),
-        )
-        .returning();
-      for (const s of taken) settling.add(s.name);
-      const held = [...share.held, ...taken];
-      return { ...share, held, excess: excessOf(held, settling, quota) };
-    });
+    const { share, quota, free, settling } = await this.plan(replica, settleMs);
+    const wanted = Math.min(free.length, quota - share.held.length);
+    if (wanted <= 0) return share;
+    // One statement takes them: rows another replica is taking at this moment are skipped, not waited for. Replicas
+    // that found a dead one's servers at the same lapse took turns on a lock over every row, each turn a few round
+    // trips through a busy replica, and the last one's turn came seconds after the lapse (1,000 servers, 8 replicas).
+    const taken = await this.db
+      .update(servers)
+      .set({ owner: replica, ownedSince: sql`${dbNow}` })
+      .where(
+        inArray(
+          servers.name,
+          this.db
+            .select({ name: servers.name })
+            .from(servers)
+            .where(and(inArray(servers.name, free), freeFor(replica)))
+            .orderBy(asc(servers.name))
+            .limit(wanted)
+            .for("update", { skipLocked: true }),
+        ),
+      )
+      .returning();
+    for (const s of taken) settling.add(s.name);
+    const held = [...share.held, ...taken];
+    return { ...share, held, excess: excessOf(held, settling, quota) };
   }
 
-  /** What a round would take and give up, from the rows as they are (locked when `lock`). */
-  private async plan(db: PgDb, replica: string, settleMs: number, lock: boolean) {
-    const query = db
+  /** What a round would take and give up, from the rows as they are. */
+  private async plan(replica: string, settleMs: number) {
+    const rows = await this.db
       .select({ server: servers, heldForMs: sql<string | null>`${dbNow} - ${servers.ownedSince}` })
       .from(servers)
       .orderBy(asc(servers.name));
-    const rows = await (lock ? query.for("update") : query);
     const all = whole(
       rows.map((r) => r.server),
       SERVER,
@@ -114,7 +118,7 @@ export class PgServerRoster implements ServerRoster {
     const settling = new Set(
       rows.filter((r) => r.heldForMs !== null && Number(r.heldForMs) < settleMs).map((r) => r.server.name),
     );
-    const peers = await db
+    const peers = await this.db
       .select({ id: replicas.id, lapseInMs: sql<string>`${replicas.heartbeatAt} + ${replicas.leaseMs} - ${dbNow}` })
       .from(replicas)
       .where(and(eq(replicas.kind, "fleet"), fresh))
@@ -125,7 +129,7 @@ export class PgServerRoster implements ServerRoster {
     live.sort();
     const owners = new Set(
       (
-        await db
+        await this.db
           .select({ id: replicas.id })
           .from(replicas)
           .where(
@@ -143,14 +147,13 @@ export class PgServerRoster implements ServerRoster {
     const quota = base + (live.indexOf(replica) < all.length % live.length ? 1 : 0);
     const held = all.filter((s) => s.owner === replica);
     const free = all.filter((s) => s.owner === null || (s.owner !== replica && !owners.has(s.owner)));
-    const take = free.slice(0, Math.max(0, quota - held.length));
     const share: Share = {
       held,
       excess: excessOf(held, settling, quota),
       replicas: live.length,
       nextLapseInMs: lapses.length > 0 ? Math.min(...lapses) : null,
     };
-    return { share, quota, take, settling };
+    return { share, quota, free: free.map((s) => s.name), settling };
   }
 
   /** Hands servers back (if still this replica's), so that a replica with fewer takes them at its next round. */
@@ -187,6 +190,11 @@ export class PgServerRoster implements ServerRoster {
       .orderBy(asc(servers.name));
     return skipLocked ? rows.for("update", { skipLocked: true }) : rows.for("update");
   }
+}
+
+/** A server `replica` may take: nobody's, or a replica's whose heartbeat is no longer fresh. */
+function freeFor(replica: string) {
+  return sql`(${servers.owner} IS NULL OR (${servers.owner} <> ${replica} AND NOT EXISTS (SELECT 1 FROM ${replicas} WHERE ${replicas.id} = ${servers.owner} AND ${fresh})))`;
 }
 
 /** The most recently taken of those held beyond the quota (the longest-held keep their followers), none still settling. */
