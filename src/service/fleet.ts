@@ -108,6 +108,7 @@ export class FleetReplica {
    * and no longer follows them, so that nobody ever adopts them. Handed back again every round until it works.
    */
   private readonly handBackOwed = new Map<string, Scope>();
+  private handingBack: Promise<void> | undefined;
   private readonly tasks = new Set<Promise<unknown>>();
   private timer: ReturnType<typeof setInterval> | undefined;
   /** A round at the moment another replica's lease runs out, when that comes before the next regular round. */
@@ -304,7 +305,8 @@ export class FleetReplica {
       this.track(this.ticks.tick(this.following));
       const streaming = [...this.following].filter(([, service]) => service.streaming).map(([name]) => name);
       await this.roster.seen(this.id, streaming);
-      await this.handBackCountdowns();
+      // Not awaited either: after a freeze every follower may be let go at once, and the shared pool is busiest then.
+      this.handBackCountdowns();
       if (this.failing) this.o.log("info", "the fleet's database answers again");
       this.failing = false;
       this.lastGoodRoundAt = Date.now();
@@ -332,13 +334,34 @@ export class FleetReplica {
     this.atLapse.unref?.();
   }
 
-  /** The countdowns of servers let go, handed back (owner cleared) for their new follower to adopt at once. */
-  private async handBackCountdowns(): Promise<void> {
-    for (const [name, scope] of [...this.handBackOwed]) {
-      if (this.following.has(name) || this.letting.has(name)) continue;
-      await this.o.store.change(releaseLeases(this.id, scope));
-      this.handBackOwed.delete(name);
-    }
+  /**
+   * The countdowns of servers let go, handed back (owner cleared) in one statement for their new followers to adopt
+   * at once; one hand-back at a time, what failed tried again at the next round.
+   */
+  private handBackCountdowns(): void {
+    if (this.handingBack) return;
+    const owed = [...this.handBackOwed].filter(([name]) => !this.following.has(name) && !this.letting.has(name));
+    if (owed.length === 0) return;
+    this.handingBack = (async () => {
+      try {
+        await this.o.store.change(
+          releaseLeases(
+            this.id,
+            owed.map(([, scope]) => scope),
+          ),
+        );
+        // One followed again meanwhile is its new follower's to adopt, not to hand back.
+        for (const [name, scope] of owed) if (this.handBackOwed.get(name) === scope) this.handBackOwed.delete(name);
+      } catch (error) {
+        this.o.log(
+          "warn",
+          `could not hand countdowns back (tried again next round): ${describeDatabaseFailure(error)}`,
+        );
+      } finally {
+        this.handingBack = undefined;
+      }
+    })();
+    this.track(this.handingBack);
   }
 
   private follow(row: ServerRow): void {
@@ -378,9 +401,18 @@ export class FleetReplica {
     );
   }
 
+  /**
+   * Stops following `name`; with `handBack`, then gives the server up for a replica with fewer. One held beyond the
+   * share but no longer followed (its hand-back failed with the database) is given up at once: kept, it would stay
+   * this live replica's, followed by nobody, while the others' shares are full.
+   */
   private letGo(name: string, why: string, handBack = false): Promise<void> {
     const service = this.following.get(name);
-    if (!service) return this.letting.get(name) ?? Promise.resolve();
+    if (!service) {
+      const letting = this.letting.get(name);
+      if (letting || !handBack) return letting ?? Promise.resolve();
+      return this.handBackServer(name);
+    }
     this.following.delete(name);
     this.followedSince.delete(name);
     this.handBackOwed.set(name, service.scope);
@@ -389,16 +421,23 @@ export class FleetReplica {
     const done = (async () => {
       try {
         await service.stop();
-        if (handBack) await this.roster.handBack(this.id, [name]);
         this.o.log("info", `let server ${name} go (${Date.now() - started} ms)`);
       } catch (error) {
         this.o.log("warn", `[${name}] stopping: ${describeDatabaseFailure(error)}`);
-      } finally {
-        this.letting.delete(name);
       }
+      if (handBack) await this.handBackServer(name);
+      this.letting.delete(name);
     })();
     this.letting.set(name, done);
     return done;
+  }
+
+  private async handBackServer(name: string): Promise<void> {
+    try {
+      await this.roster.handBack(this.id, [name]);
+    } catch (error) {
+      this.o.log("warn", `[${name}] handing back (tried again next round): ${describeDatabaseFailure(error)}`);
+    }
   }
 
   private track(job: Promise<unknown>): void {

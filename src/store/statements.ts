@@ -73,8 +73,8 @@ export interface Statements {
    */
   expireOrphans(ids: readonly string[], expected: string | null, reason: string, now: number): string[];
   renewLeases(owner: string, leaseUntil: number): number;
-  /** Clears the owner of its armed countdowns in a scope, for a successor to adopt at once. */
-  releaseLeases(owner: string, scope: Scope): number;
+  /** Clears the owner of its armed countdowns in any of several scopes, for successors to adopt at once. */
+  releaseLeases(owner: string, scopes: readonly Scope[]): number;
 
   // ── injections ──────────────────────────────────────────────────────────────
   injection(id: string): InjectionRow | undefined;

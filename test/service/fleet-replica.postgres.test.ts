@@ -135,7 +135,7 @@ describe("a fleet replica", () => {
       );
       return row!.lapsed;
     });
-    const [{ released }] = await pgQuery<{ released: string }>(
+    const [at] = await pgQuery<{ released: string }>(
       url,
       "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS released",
     );
@@ -150,7 +150,7 @@ describe("a fleet replica", () => {
       return rows.length > 0 ? rows : undefined;
     });
     // Taken as the held round ended; the next regular round was due 10 s after the first.
-    expect(Number(row!.last) - Number(released)).toBeLessThan(LEASE_MS / 3 / 2);
+    expect(Number(row!.last) - Number(at!.released)).toBeLessThan(LEASE_MS / 3 / 2);
   });
 
   it("adopts a dead replica's countdowns in the servers it follows when its lease runs out, not at a later round", async () => {
@@ -234,6 +234,59 @@ describe("a fleet replica", () => {
       release();
     }
     await waitFor("the rounds going on", () => shares >= 2);
+  });
+
+  it("gives up a server held beyond its share even when handing it back failed (the database down right then)", async () => {
+    const { replica, url, store } = await aReplica("replica_hand_back_again");
+    const refused = `http://127.0.0.1:${await freePort()}`;
+    for (const name of ["pod-0", "pod-1"]) await store.roster!.add({ name, url: refused, directory: "/workspace" });
+    await replica.start();
+    expect(replica.stats().following).toEqual(["pod-0", "pod-1"]);
+    const handBack = store.roster!.handBack.bind(store.roster);
+    const handBacks: string[][] = [];
+    store.roster!.handBack = async (id, names) => {
+      handBacks.push(names);
+      if (handBacks.length === 1) throw new Error("Connection terminated unexpectedly");
+      return handBack(id, names);
+    };
+    // A newcomer whose lease outlives the test: one server each, once the two taken at the start have settled.
+    await store.heartbeat("r-newcomer", 600_000);
+    await waitFor("the first hand-back failed", () => handBacks.length >= 1);
+    expect(replica.stats().following).toHaveLength(1);
+    const [given] = await waitFor("the server handed back at a later round", async () => {
+      const rows = await pgQuery<{ name: string }>(url, "SELECT name FROM servers WHERE owner IS NULL");
+      return rows.length > 0 ? rows : undefined;
+    });
+    expect(handBacks.map(([name]) => name)).toEqual([given!.name, given!.name]);
+  });
+
+  it("goes on with its rounds while the countdowns of servers let go wait to be handed back", async () => {
+    const { replica, store } = await aReplica("replica_hand_back_countdowns");
+    const refused = `http://127.0.0.1:${await freePort()}`;
+    for (const name of ["pod-0", "pod-1"]) await store.roster!.add({ name, url: refused, directory: "/workspace" });
+    await replica.start();
+    // The follower let go hands its countdowns back as it stops; the replica does again for any it could not, and
+    // that one waits (a busy pool).
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const change = store.change.bind(store);
+    let handBacks = 0;
+    store.change = async (c) => {
+      if (c.name === "release-leases" && ++handBacks > 1) await held;
+      return change(c);
+    };
+    let shares = 0;
+    const share = store.roster!.share.bind(store.roster);
+    store.roster!.share = (id, settleMs) => (shares++, share(id, settleMs));
+    await store.heartbeat("r-newcomer", 600_000);
+    try {
+      await waitFor("the replica's hand-back waiting", () => handBacks >= 2);
+      const before = shares;
+      await waitFor("three more rounds while it waits", () => shares >= before + 3);
+      expect(handBacks).toBe(2);
+    } finally {
+      release();
+    }
   });
 
   it("is ready while it follows no server, and not ready, saying why, while none of those it follows answers", async () => {

@@ -154,7 +154,7 @@ export const S = {
     "release_leases",
     `WITH released AS (
        UPDATE countdowns SET owner = NULL, lease_until = NULL
-       WHERE owner = $1 AND state = 'armed' AND directory = $2 AND server IS NOT DISTINCT FROM $3 RETURNING 1)
+       WHERE owner = $2 AND state = 'armed' AND ${IN_SCOPES} RETURNING 1)
      SELECT count(*)::int AS n FROM released`,
   ),
   injection: statement("injection", `SELECT ${selectList(injections)} FROM injections WHERE id = $1 LIMIT 1`),

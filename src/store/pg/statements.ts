@@ -174,8 +174,9 @@ export class PgStatements implements AsyncStatements {
     return Number(whole(await this.run<{ n: number }>(S.renewLeases, [owner, leaseUntil]), ["n"])[0]?.n ?? 0);
   }
 
-  async releaseLeases(owner: string, scope: Scope): Promise<number> {
-    return Number(whole(await this.run<{ n: number }>(S.releaseLeases, [owner, ...scoped(scope)]), ["n"])[0]?.n ?? 0);
+  async releaseLeases(owner: string, scopes: readonly Scope[]): Promise<number> {
+    const rows = await this.run<{ n: number }>(S.releaseLeases, [scopesAsJson(scopes), owner]);
+    return Number(whole(rows, ["n"])[0]?.n ?? 0);
   }
 
   async injection(id: string): Promise<InjectionRow | undefined> {

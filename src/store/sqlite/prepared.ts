@@ -159,7 +159,7 @@ function prepareCountdowns(db: Db) {
     releaseLeases: db
       .update(countdowns)
       .set({ owner: null, leaseUntil: null })
-      .where(and(eq(countdowns.owner, p("owner")), isArmed, inScope(countdowns)))
+      .where(and(eq(countdowns.owner, p("owner")), isArmed, inScopes(countdowns)))
       .prepare(),
   } satisfies Named;
 }

@@ -135,8 +135,8 @@ export class SqliteStatements implements Statements {
     return changes(this.prepared.renewLeases.run({ owner, leaseUntil }));
   }
 
-  releaseLeases(owner: string, scope: Scope): number {
-    return changes(this.prepared.releaseLeases.run({ owner, ...scoped(scope) }));
+  releaseLeases(owner: string, scopes: readonly Scope[]): number {
+    return changes(this.prepared.releaseLeases.run({ owner, scopes: scopesAsJson(scopes) }));
   }
 
   injection(id: string): InjectionRow | undefined {
