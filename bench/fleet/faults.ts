@@ -3,7 +3,7 @@
 // timed from the rows: when the other replicas took the servers over, by the database's clock and by the wall's.
 import type { BenchDatabase, DatabaseCounters } from "./database.js";
 import type { Replica } from "./replicas.js";
-import { held, lastHeartbeat, leases, owners, pidOf } from "./rows.js";
+import { held, lastHeartbeat, leases, owners, pidOf, type Lease } from "./rows.js";
 
 export interface FleetUnderTest {
   db: BenchDatabase;
@@ -25,6 +25,11 @@ export interface Takeover {
   takeoverMs: number | null;
   /** From the fault to the same, by the benchmark's clock (polled every 100 ms). */
   takeoverWallMs: number | null;
+  /**
+   * Each replica that took some, by pid: how many, and when its first and last were taken after the lease ran out
+   * (the database's clock): one replica late says a starved taker, all of them late a slow round.
+   */
+  takers: Array<{ pid: number; servers: number; firstAfterLapseMs: number; lastAfterLapseMs: number }>;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -64,6 +69,20 @@ async function takenOver(fleet: FleetUnderTest, owner: string, servers: string[]
   return undefined;
 }
 
+function byTaker(rows: Lease[], lapse: number): Takeover["takers"] {
+  const taken = new Map<string, number[]>();
+  for (const row of rows)
+    if (row.owner) taken.set(row.owner, [...(taken.get(row.owner) ?? []), row.ownedSince ?? lapse]);
+  return [...taken]
+    .map(([owner, at]) => ({
+      pid: pidOf(owner),
+      servers: at.length,
+      firstAfterLapseMs: Math.min(...at) - lapse,
+      lastAfterLapseMs: Math.max(...at) - lapse,
+    }))
+    .sort((a, b) => b.lastAfterLapseMs - a.lastAfterLapseMs);
+}
+
 async function fault(
   fleet: FleetUnderTest,
   spare: Set<number>,
@@ -85,6 +104,7 @@ async function fault(
     pendingAtFault: before.pending,
     takeoverMs: rows ? Math.max(...rows.map((s) => (s.ownedSince ?? heartbeat) - heartbeat)) : null,
     takeoverWallMs: rows ? Date.now() - at : null,
+    takers: rows ? byTaker(rows, heartbeat + fleet.leaseMs) : [],
   };
   return { takeover, replica };
 }

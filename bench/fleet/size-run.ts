@@ -260,9 +260,13 @@ export class SizeRun implements FleetUnderTest {
       }
     };
     await step(0.15, "kill", async () => void (m.kill = await killOne(this, spare)));
-    this.say(`killed replica ${m.kill?.pid}: ${m.kill?.servers} servers taken over in ${m.kill?.takeoverMs} ms`);
+    this.say(
+      `killed replica ${m.kill?.pid}: ${m.kill?.servers} servers taken over in ${m.kill?.takeoverMs} ms${by(m.kill)}`,
+    );
     await step(0.4, "freeze", async () => void (m.freeze = await freezeOne(this, spare)));
-    this.say(`froze replica ${m.freeze?.pid}: ${m.freeze?.servers} servers taken over in ${m.freeze?.takeoverMs} ms`);
+    this.say(
+      `froze replica ${m.freeze?.pid}: ${m.freeze?.servers} servers taken over in ${m.freeze?.takeoverMs} ms${by(m.freeze)}`,
+    );
     await step(0.7, "restart", async () => void (m.restart = await restartDatabase(this, dbDownMs, this.counters)));
     this.say(`PostgreSQL down ${m.restart?.downMs} ms and up again`);
     await until(t0 + seconds * 1000);
@@ -330,4 +334,11 @@ export class SizeRun implements FleetUnderTest {
     if (keep) this.say(`replica logs kept in ${this.folder}`);
     else rmSync(this.folder, { recursive: true, force: true });
   }
+}
+
+/** Who took a faulted replica's servers, how many, and how long after its lease ran out (ms). */
+function by(takeover: Takeover | undefined): string {
+  if (!takeover?.takers.length) return "";
+  const each = takeover.takers.map((t) => `${t.pid} ×${t.servers} +${t.firstAfterLapseMs}…+${t.lastAfterLapseMs}`);
+  return `; after the lapse by ${each.join(", ")}`;
 }
