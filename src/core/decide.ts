@@ -82,15 +82,17 @@ export function progressStreaks({
   todos,
   live,
   config,
-}: Pick<DecisionInput, "stage" | "durable" | "todos" | "live" | "config">): ProgressStreaks | undefined {
+  retrying,
+}: Pick<DecisionInput, "stage" | "durable" | "todos" | "live" | "config" | "retrying">): ProgressStreaks | undefined {
   if (!Array.isArray(todos)) return undefined;
   if (!durable.ledger) return { stagnant: 0, work: 0 };
   if (progressSince(durable.ledger, todos)) return { stagnant: 0, work: 0, progress: { counted: "todos" } };
   const stagnant = durable.stagnantContinuations;
   const work = durable.workContinuations ?? 0;
   // The deadline reads no messages (its todos are the events'): the idle already judged this turn's files, and a
-  // count added here would stop a turn of work that the idle let through. Only todos moving since then tell.
-  if (stage === "deadline" && live.messages === undefined) return { stagnant, work };
+  // count added here would stop a turn of work that the idle let through. Only todos moving since then tell. A retry
+  // likewise: the continuation it re-sends judged the same turn, against todos it then took as its baseline.
+  if ((stage === "deadline" && live.messages === undefined) || retrying) return { stagnant, work };
   const turn = live.messages?.turnFiles;
   const files = turn?.answers === "own" ? judgeFiles(durable.fileLedger ?? null, turn) : undefined;
   const seen = files ? { filesChanged: files.changed, filesChurned: files.churned } : {};
@@ -101,24 +103,27 @@ export function progressStreaks({
 
 /** Continuations since the last todo progress whose turns did no work (see `progressStreaks`). */
 export function stagnantStreak(
-  input: Pick<DecisionInput, "stage" | "durable" | "todos" | "live" | "config">,
+  input: Pick<DecisionInput, "stage" | "durable" | "todos" | "live" | "config" | "retrying">,
 ): number | undefined {
   return progressStreaks(input)?.stagnant;
 }
 
 /**
  * Text-only replies in a row to continuations, including the reply to the last one. A reply that did work (a tool
- * call, an edit, a subagent) or any progress ends the streak; no reply yet leaves it as it was.
+ * call, an edit, a subagent) or any progress ends the streak; no reply yet leaves it as it was, and so does a retry
+ * (the reply seen is the one the continuation it re-sends was judged on).
  */
 export function unproductiveStreak({
   durable,
   todos,
   live,
-}: Pick<DecisionInput, "durable" | "todos" | "live">): number | undefined {
+  retrying,
+}: Pick<DecisionInput, "durable" | "todos" | "live" | "retrying">): number | undefined {
   const reply = live.messages?.replyToLastInjection;
   if (!Array.isArray(todos) || reply === undefined) return undefined;
   if (!durable.ledger || progressSince(durable.ledger, todos)) return 0;
   const before = durable.unproductiveReplies ?? 0;
+  if (retrying) return before;
   if (reply === "text_only") return before + 1;
   return reply === "worked" ? 0 : before;
 }

@@ -83,6 +83,8 @@ export interface DecisionContext {
   facts?: HostFacts;
   /** Another continuation of the session is queued, in flight, or recorded `pending`. */
   inFlight: boolean;
+  /** The continuation decided re-sends one fired and never answered (DecisionInput's `retrying`). */
+  retrying?: boolean;
   /** When a person cancelled the session's countdown with the key since the look began, if they did. */
   userCancelledAt?: number;
   /** A continuation of the session fired (by any process) since the idle the look judges was seen, if one was. */
@@ -119,7 +121,16 @@ export function decisionInput(context: DecisionContext): DecisionInput {
   // The deadline is judged on the todos events reported; an idle's pre-check on none (it passes the todo guards).
   const todos = facts ? facts.todos : stage === "deadline" ? seen.todos : undefined;
   const durable = durableFacts(row, seen, facts, context);
-  return { stage, now, config, durable, live, todos, ...(seen.todos ? { reportedTodos: seen.todos } : {}) };
+  return {
+    stage,
+    now,
+    config,
+    durable,
+    live,
+    todos,
+    ...(seen.todos ? { reportedTodos: seen.todos } : {}),
+    ...(context.retrying ? { retrying: true } : {}),
+  };
 }
 
 function durableFacts(

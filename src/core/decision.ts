@@ -132,6 +132,11 @@ export interface DecisionInput {
   todos?: readonly Todo[] | "fetch_failed";
   /** The list the latest `todo.updated` reported: names a pre-check's stop for what it is when every todo is closed. */
   reportedTodos?: readonly Todo[];
+  /**
+   * The continuation decided re-sends one that was fired and never answered (its call failed, or it was lost with
+   * its process): the turn before was judged when that one was fired, and the streaks do not count it again.
+   */
+  retrying?: boolean;
 }
 
 /** What a continuation's turn counted as: todos moved, files changed (net of rewrites and undos), or neither. */

@@ -29,6 +29,7 @@ function input(
     now: overrides.now ?? NOW,
     todos: "todos" in overrides ? overrides.todos : open,
     ...(overrides.reportedTodos ? { reportedTodos: overrides.reportedTodos } : {}),
+    ...(overrides.retrying ? { retrying: true } : {}),
     config: {
       enabled: true,
       continueChildSessions: false,
@@ -585,6 +586,26 @@ describe("text-only replies", () => {
     expect(unproductiveStreak(after("errored", 1))).toBe(1);
     const progressed = open.map((t) => (t.content === "c" ? { ...t, status: "in_progress" } : t));
     expect(unproductiveStreak({ ...after("text_only", 3), todos: progressed })).toBe(0);
+  });
+
+  it("a retry does not count again the reply its continuation was judged on, nor the turn's stagnation", () => {
+    // Sent after a text-only reply that closed a todo (the streak 0, the todos the new baseline), then lost: the same
+    // reply is the last one the retry sees, and the todos have not moved since that baseline.
+    expect(unproductiveStreak({ ...after("text_only", 0), retrying: true })).toBe(0);
+    expect(unproductiveStreak({ ...after("text_only", 1), retrying: true })).toBe(1);
+    const retried = {
+      ...after("text_only", 0),
+      durable: { ...after("text_only", 0).durable, stagnantContinuations: 1 },
+    };
+    expect(decide(input({ ...retried, stage: "before_prompt", retrying: true }))).toMatchObject({
+      verdict: "continue",
+      unproductiveStreak: 0,
+      stagnantStreak: 1,
+    });
+    // The same reply judged afresh (not a retry) stops the session: the difference is the retry alone.
+    expect(reason(input({ ...retried, stage: "before_prompt" }))).toBe("no_progress_reply");
+    const progressed = open.map((t) => (t.content === "c" ? { ...t, status: "in_progress" } : t));
+    expect(unproductiveStreak({ ...after("text_only", 3), todos: progressed, retrying: true })).toBe(0);
   });
 
   it("stop at unproductiveLimit; a reply that did work falls under stagnationLimit instead", () => {

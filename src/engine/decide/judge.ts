@@ -39,7 +39,7 @@ export class Judge {
     sessionId: string,
     stage: Stage,
     facts?: HostFacts,
-    idleSince?: number,
+    { idleSince, retrying }: { idleSince?: number; retrying?: boolean } = {},
   ): Promise<{ decision: Decision; row: SessionRow | undefined }> {
     const { ctx } = this;
     // The last continuation's turn is billed first, so that the budgets count it.
@@ -71,6 +71,7 @@ export class Judge {
       seen,
       facts,
       inFlight,
+      retrying,
       userCancelledAt,
       answeredBy,
       spending: spent,

@@ -177,7 +177,7 @@ export class Looks {
     if (facts.parentId !== undefined) await this.noteParent(sessionId, facts.parentId);
     judge.rememberTodos(sessionId, facts);
     if (await starts.unstartedContinuation(sessionId, facts, countdowns.has(sessionId))) return;
-    const { decision, row } = await judge.decide(sessionId, "idle", facts, look.idleSince);
+    const { decision, row } = await judge.decide(sessionId, "idle", facts, { idleSince: look.idleSince });
     const lookMs = this.tookMs(look.startedAt);
     if (decision.verdict === "skip") {
       if (decision.reason === "children_running" && facts.busyDescendants?.length) {

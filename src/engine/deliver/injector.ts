@@ -122,7 +122,9 @@ export class Injector {
       this.p.memories.get(sessionId).idleWhileInjecting();
       return undefined;
     }
-    const { decision, row } = await judge.decide(sessionId, "before_prompt", facts);
+    // A retry (attempt 1 and on) re-sends a continuation whose turn never came: the turn before was judged for it.
+    const retrying = armed.row.attempt > 0;
+    const { decision, row } = await judge.decide(sessionId, "before_prompt", facts, { retrying });
     if (decision.verdict === "skip") {
       const retry =
         decision.reason === "todo_fetch_failed" ? judge.retryTodoRead(sessionId, facts, armed.row.armedAt) : undefined;

@@ -112,7 +112,7 @@ afterEach(async () => {
 
 describe("decide: the session's row", () => {
   it("with no row yet and open work, continues; the row it read comes back with the decision", async () => {
-    const { decision, row } = await judge.decide(S, "idle", openWork(), Date.now());
+    const { decision, row } = await judge.decide(S, "idle", openWork(), { idleSince: Date.now() });
     expect(decision).toMatchObject({ verdict: "continue", summary: { open: 1, total: 2, completed: 1 } });
     expect(row).toBeUndefined();
   });
@@ -134,14 +134,14 @@ describe("decide: what answered the idle since it was seen", () => {
     await advance(300);
     const pressedAt = Date.now();
     await pressCancelKey(elsewhere, S, remoteOwner(), pressedAt);
-    const { decision } = await judge.decide(S, "idle", openWork(), idleSince);
+    const { decision } = await judge.decide(S, "idle", openWork(), { idleSince: idleSince });
     expect(decision).toEqual(said("idle", "user_key", { cancelledAt: pressedAt }));
   });
 
   it("the key pressed before the idle, or a look that does not say since when (the pre-check), is not an answer", async () => {
     await pressCancelKey(elsewhere, S, remoteOwner());
     await advance(1);
-    expect((await judge.decide(S, "idle", openWork(), Date.now())).decision.verdict).toBe("continue");
+    expect((await judge.decide(S, "idle", openWork(), { idleSince: Date.now() })).decision.verdict).toBe("continue");
     expect((await judge.decide(S, "idle")).decision.verdict).toBe("continue");
   });
 
@@ -151,7 +151,7 @@ describe("decide: what answered the idle since it was seen", () => {
       const idleSince = Date.now();
       await advance(500);
       const fired = await fireContinuation(elsewhere, { sessionId: S, owner: remoteOwner(), settled }, config);
-      const { decision } = await judge.decide(S, "idle", openWork(), idleSince);
+      const { decision } = await judge.decide(S, "idle", openWork(), { idleSince: idleSince });
       expect(decision).toEqual(said("idle", "in_flight", { answeredBy: fired.id, firedAt: fired.createdAt }));
     },
   );
@@ -161,13 +161,15 @@ describe("decide: what answered the idle since it was seen", () => {
     await advance(1);
     const idleSince = Date.now();
     await fireContinuation(elsewhere, { sessionId: S, owner: remoteOwner(), settled: "failed" }, config);
-    expect((await judge.decide(S, "idle", openWork(), idleSince)).decision.verdict).toBe("continue");
+    expect((await judge.decide(S, "idle", openWork(), { idleSince: idleSince })).decision.verdict).toBe("continue");
   });
 
   it("a continuation recorded `pending` in any process is in flight at every stage, whenever it was fired", async () => {
     await fireContinuation(elsewhere, { sessionId: S, owner: remoteOwner(), firedAt: Date.now() - 60_000 });
     for (const stage of ["idle", "deadline", "before_prompt"] as const)
-      expect((await judge.decide(S, stage, openWork(), Date.now())).decision).toEqual(said(stage, "in_flight"));
+      expect((await judge.decide(S, stage, openWork(), { idleSince: Date.now() })).decision).toEqual(
+        said(stage, "in_flight"),
+      );
     expect((await judge.decide(S, "idle")).decision).toEqual(said("idle", "in_flight"));
   });
 });
@@ -176,7 +178,9 @@ describe("decide: this process's own delivery queue", () => {
   it("is a continuation in flight at the idle, and not at the deadline or before the prompt (it is the one asking)", async () => {
     const finish = busyQueue();
     expect((await judge.decide(S, "idle")).decision).toEqual(said("idle", "in_flight"));
-    expect((await judge.decide(S, "idle", openWork(), Date.now())).decision).toEqual(said("idle", "in_flight"));
+    expect((await judge.decide(S, "idle", openWork(), { idleSince: Date.now() })).decision).toEqual(
+      said("idle", "in_flight"),
+    );
     expect((await judge.decide(S, "deadline")).decision.verdict).toBe("continue");
     expect((await judge.decide(S, "before_prompt", openWork())).decision.verdict).toBe("continue");
     finish();
@@ -224,7 +228,7 @@ describe("decide: what this process saw in events", () => {
     );
     // An idle's pre-check reads no todos; OpenCode's answer is what the look judges.
     expect((await judge.decide(S, "idle")).decision.verdict).toBe("continue");
-    expect((await judge.decide(S, "idle", openWork(), Date.now())).decision.verdict).toBe("continue");
+    expect((await judge.decide(S, "idle", openWork(), { idleSince: Date.now() })).decision.verdict).toBe("continue");
   });
 });
 

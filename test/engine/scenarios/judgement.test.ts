@@ -296,6 +296,30 @@ describe("§3 replies that do no work, and churn", () => {
     });
   });
 
+  it("a continuation whose call timed out is sent again: the reply before it, which closed a todo, is not judged twice", async () => {
+    await boot();
+    f.host.autoReply = false;
+    await idleAndWait();
+    expect(sent()).toBe(1);
+    // The reply writes the todos (bookkeeping, not work) and closes one: progress, so the next one goes out...
+    f.host.setTodos(S, [
+      ["parse", "completed"],
+      ["test", "completed"],
+      ["docs", "pending"],
+    ]);
+    assistantSays("Tests pass.");
+    // ...and its call times out: it may have arrived, so it counts (the todos now its baseline). Looked for, it is
+    // not there, and is sent again after the backoff, against the same reply and the same todos.
+    f.host.promptScript = ["hang"];
+    f.enforcer.handleEvent(ev.idle(S));
+    const retried = () => f.rows.audit(S).some((r) => r.event === "injected" && r.detail.attempt === 1);
+    const ended = () => skips().includes("no_progress_reply");
+    for (let t = 0; t < 120 && !retried() && !ended(); t++) await advance(1000);
+    expect(f.rows.trail(S)).toContain("injection_failed:timeout");
+    expect(skips()).not.toContain("no_progress_reply");
+    expect(sent()).toBe(2);
+  });
+
   it("with unproductiveLimit: 2, a second text-only reply in a row stops it", async () => {
     await boot({ unproductiveLimit: 2 });
     f.host.autoReply = false;
