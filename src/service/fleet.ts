@@ -4,19 +4,16 @@
 // runs its followers' lease ticks on rows read once for all of them, and records until when it had each server's event
 // stream. A replica that dies stops its heartbeat; once its lease has run out the others share its servers again,
 // adopt its countdowns and catch up on the sessions that changed meanwhile.
-import type { Config } from "../config/resolve.js";
-import type { NoticeChannels } from "../engine/notice-sender.js";
 import { describeDatabaseFailure } from "../store/failure.js";
-import type { LogLevel } from "../host/port.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
-import { releaseLeases } from "../store/changes/release-leases.js";
 import { renewLeases } from "../store/changes/renew-leases.js";
 import type { OperatorStore } from "../store/operator.js";
-import type { Scope } from "../store/port.js";
 import type { ServerRoster, ServerRow } from "../store/roster.js";
 import type { LiveFigures } from "./metrics.js";
+import { CountdownHandBacks } from "./countdown-hand-backs.js";
 import { FollowerTicks } from "./follower-ticks.js";
 import { ServiceModes, type ModeTable } from "./modes.js";
+import type { FleetOptions, FleetStats } from "./fleet-options.js";
 import { StandaloneService } from "./standalone.js";
 import type { Readiness } from "./status-server.js";
 
@@ -50,46 +47,6 @@ const REPLICA_MODES: ModeTable<ReplicaMode> = {
   stopped: [],
 };
 
-type Log = (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
-
-export interface FleetOptions {
-  /** The database the followers' engines share, opened as a `fleet` replica: one that can serve a fleet (a roster). */
-  store: OperatorStore;
-  /**
-   * A connection of its own for the heartbeat and the sharing rounds (default: `store`): a burst of state changes
-   * queued for the shared pool must not delay the heartbeat past the lease, or the others would take this replica's
-   * servers while it is only busy.
-   */
-  liveness?: OperatorStore;
-  config: Config;
-  /** Where notices go, for every server followed; none: nothing is sent. */
-  notify?: NoticeChannels;
-  log: Log;
-  /** Where the servers' passwords are read from (`servers.password_env` names the variable). */
-  env?: NodeJS.ProcessEnv;
-  /**
-   * How far before a server's last recorded stream a successor starts catching up: the database's clock and the
-   * OpenCode servers' clocks differ, and an idle seen just before the predecessor died may not have been decided.
-   */
-  catchUpMarginMs?: number;
-  reconnectBaseMs?: number;
-  reconnectMaxMs?: number;
-  /** A followed stream silent this long is replaced (StandaloneService's `silenceMs`). */
-  silenceMs?: number;
-  /** How long a starting replica waits for others starting with it before its first share (ms). */
-  settleMs?: number;
-  /** Called when this replica takes a server over (the metrics count it). */
-  onTakeover?: () => void;
-  /** Called when a followed server's event stream connects again after it dropped. */
-  onReconnected?: () => void;
-}
-
-export interface FleetStats {
-  id: string;
-  following: string[];
-  replicas: number;
-}
-
 export class FleetReplica {
   readonly id = newOwnerId();
   private readonly roster: ServerRoster;
@@ -102,13 +59,8 @@ export class FleetReplica {
   private readonly followedSince = new Map<string, number | null>();
   /** Followers being stopped (and, for an excess server, handed back once stopped). */
   private readonly letting = new Map<string, Promise<void>>();
-  /**
-   * Servers let go whose countdowns may still carry this replica's id: a follower hands its countdowns back when it
-   * stops, and one that could not (the database failing right then) would leave them held by a replica that is alive
-   * and no longer follows them, so that nobody ever adopts them. Handed back again every round until it works.
-   */
-  private readonly handBackOwed = new Map<string, Scope>();
-  private handingBack: Promise<void> | undefined;
+  /** The countdowns of servers let go, handed back every round until it works. */
+  private readonly handBacks: CountdownHandBacks;
   private readonly tasks = new Set<Promise<unknown>>();
   private timer: ReturnType<typeof setInterval> | undefined;
   /** A round at the moment another replica's lease runs out, when that comes before the next regular round. */
@@ -133,6 +85,7 @@ export class FleetReplica {
       throw new Error(`a fleet shares its servers through a PostgreSQL database; ${this.liveness.location} is not one`);
     this.roster = this.liveness.roster;
     this.ticks = new FollowerTicks(o.store, o.log);
+    this.handBacks = new CountdownHandBacks(o.store, this.id, o.log);
     this.modes = new ServiceModes(`the fleet replica ${this.id}`, REPLICA_MODES);
   }
 
@@ -306,7 +259,8 @@ export class FleetReplica {
       const streaming = [...this.following].filter(([, service]) => service.streaming).map(([name]) => name);
       await this.roster.seen(this.id, streaming);
       // Not awaited either: after a freeze every follower may be let go at once, and the shared pool is busiest then.
-      this.handBackCountdowns();
+      const handingBack = this.handBacks.handBack((name) => this.following.has(name) || this.letting.has(name));
+      if (handingBack) this.track(handingBack);
       if (this.failing) this.o.log("info", "the fleet's database answers again");
       this.failing = false;
       this.lastGoodRoundAt = Date.now();
@@ -334,39 +288,8 @@ export class FleetReplica {
     this.atLapse.unref?.();
   }
 
-  /**
-   * The countdowns of servers let go, handed back (owner cleared) in one statement for their new followers to adopt
-   * at once; one hand-back at a time, what failed tried again at the next round.
-   */
-  private handBackCountdowns(): void {
-    if (this.handingBack) return;
-    const owed = [...this.handBackOwed].filter(([name]) => !this.following.has(name) && !this.letting.has(name));
-    if (owed.length === 0) return;
-    this.handingBack = (async () => {
-      try {
-        await this.o.store.change(
-          releaseLeases(
-            this.id,
-            owed.map(([, scope]) => scope),
-          ),
-        );
-        // One followed again meanwhile is its new follower's to adopt, not to hand back.
-        for (const [name, scope] of owed) if (this.handBackOwed.get(name) === scope) this.handBackOwed.delete(name);
-      } catch (error) {
-        this.o.log(
-          "warn",
-          `could not hand countdowns back (tried again next round): ${describeDatabaseFailure(error)}`,
-        );
-      } finally {
-        this.handingBack = undefined;
-      }
-    })();
-    this.track(this.handingBack);
-  }
-
   private follow(row: ServerRow): void {
-    // Followed again: this replica's new follower adopts what the old one held (its own id), nothing to hand back.
-    this.handBackOwed.delete(row.name);
+    this.handBacks.forget(row.name);
     const env = this.o.env ?? process.env;
     const password = row.passwordEnv ? env[row.passwordEnv] : undefined;
     if (row.passwordEnv && password === undefined)
@@ -415,7 +338,7 @@ export class FleetReplica {
     }
     this.following.delete(name);
     this.followedSince.delete(name);
-    this.handBackOwed.set(name, service.scope);
+    this.handBacks.owe(name, service.scope);
     this.o.log("info", `letting server ${name} go: ${why}`);
     const started = Date.now();
     const done = (async () => {

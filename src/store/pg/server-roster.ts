@@ -57,14 +57,14 @@ export class PgServerRoster implements ServerRoster {
     const rows = await this.db
       .select({
         server: servers,
-        followed: sql<boolean>`EXISTS (SELECT 1 FROM ${replicas} WHERE ${replicas.id} = ${servers.owner} AND ${fresh})`,
+        followed: ownerAlive(),
         seenAgoMs: sql<number | null>`${dbNow} - ${servers.seenUntil}`,
       })
       .from(servers)
       .orderBy(asc(servers.name));
     return rows.map((r) => ({
       ...r.server,
-      followed: r.followed === true || String(r.followed) === "true",
+      followed: isTrue(r.followed),
       seenAgoMs: r.seenAgoMs === null ? null : Number(r.seenAgoMs),
     }));
   }
@@ -108,7 +108,11 @@ export class PgServerRoster implements ServerRoster {
   /** What a round would take and give up, from the rows as they are. */
   private async plan(replica: string, settleMs: number) {
     const rows = await this.db
-      .select({ server: servers, heldForMs: sql<string | null>`${dbNow} - ${servers.ownedSince}` })
+      .select({
+        server: servers,
+        heldForMs: sql<string | null>`${dbNow} - ${servers.ownedSince}`,
+        ownerAlive: ownerAlive(),
+      })
       .from(servers)
       .orderBy(asc(servers.name));
     const all = whole(
@@ -127,26 +131,11 @@ export class PgServerRoster implements ServerRoster {
     const lapses = peers.filter((r) => r.id !== replica).map((r) => Number(r.lapseInMs));
     if (!live.includes(replica)) live.push(replica);
     live.sort();
-    const owners = new Set(
-      (
-        await this.db
-          .select({ id: replicas.id })
-          .from(replicas)
-          .where(
-            and(
-              inArray(
-                replicas.id,
-                all.flatMap((s) => (s.owner ? [s.owner] : [])),
-              ),
-              fresh,
-            ),
-          )
-      ).map((r) => r.id),
-    );
+    const orphaned = new Set(rows.filter((r) => !isTrue(r.ownerAlive)).map((r) => r.server.name));
     const base = Math.floor(all.length / live.length);
     const quota = base + (live.indexOf(replica) < all.length % live.length ? 1 : 0);
     const held = all.filter((s) => s.owner === replica);
-    const free = all.filter((s) => s.owner === null || (s.owner !== replica && !owners.has(s.owner)));
+    const free = all.filter((s) => s.owner !== replica && orphaned.has(s.name));
     const share: Share = {
       held,
       excess: excessOf(held, settling, quota),
@@ -192,9 +181,17 @@ export class PgServerRoster implements ServerRoster {
   }
 }
 
+/** Whether a server's owner is a replica whose heartbeat is fresh (false for a server nobody holds). */
+function ownerAlive() {
+  return sql<boolean>`EXISTS (SELECT 1 FROM ${replicas} WHERE ${replicas.id} = ${servers.owner} AND ${fresh})`;
+}
+
+/** A boolean column as either driver gives it back. */
+const isTrue = (value: unknown) => value === true || String(value) === "true";
+
 /** A server `replica` may take: nobody's, or a replica's whose heartbeat is no longer fresh. */
 function freeFor(replica: string) {
-  return sql`(${servers.owner} IS NULL OR (${servers.owner} <> ${replica} AND NOT EXISTS (SELECT 1 FROM ${replicas} WHERE ${replicas.id} = ${servers.owner} AND ${fresh})))`;
+  return sql`(${servers.owner} IS NULL OR (${servers.owner} <> ${replica} AND NOT ${ownerAlive()}))`;
 }
 
 /** The most recently taken of those held beyond the quota (the longest-held keep their followers), none still settling. */
