@@ -3,7 +3,7 @@
 // (engine-events.ts); the API on one session is session-api.ts, what a failing database means is store-pause.ts. The
 // path of one idle, part by part, is docs/architecture.md "One idle, from event to prompt call", checked against the
 // code by test/docs/idle-walk.test.ts.
-import { RESUME_REASON, type StopSource } from "../core/reasons.js";
+import { RESUME_REASON, TAKEOVER_REASON, type StopSource } from "../core/reasons.js";
 import type { Config } from "../config/resolve.js";
 import type { HostPort } from "../host/port.js";
 import type { Allowed, Grant } from "../store/changes/allow.js";
@@ -145,7 +145,11 @@ export class Enforcer {
     if (this.lifecycle.ending) return report;
     registerOwner(this.owner);
     await this.step("heartbeat", () => this.parts.leases.heartbeat());
-    report = (await this.step("recovery", () => this.parts.countdowns.recover(RESUME_REASON))) ?? report;
+    // An engine given its owner follows a server its fleet replica has just taken over: what it finds armed was
+    // left by a replica that died, starved or handed the server on, not by this process before a restart, and one too
+    // late to fire leaves its session owed a fresh look instead of being dropped.
+    const reason = this.ownsOwnerId ? RESUME_REASON : TAKEOVER_REASON;
+    report = (await this.step("recovery", () => this.parts.countdowns.recover(reason))) ?? report;
     this.parts.leases.start();
     await this.step("reconciliation", () => this.parts.reconciler.reconcilePending());
     await this.step("recheck", () => this.parts.looks.recheckOwed("restart"));

@@ -125,6 +125,8 @@ export async function startEngine(
     backend?: TestBackend;
     /** The engine's clock, when it is not this machine's (a replica on another host). */
     clock?: Clock;
+    /** The owner id a fleet replica gives the engines of the servers it follows. */
+    owner?: string;
   } = {},
 ): Promise<EngineFixture> {
   const folder = options.folder ?? tempFolder();
@@ -139,6 +141,7 @@ export async function startEngine(
     host,
     directory: options.directory ?? DIRECTORY,
     clock: options.clock,
+    owner: options.owner,
   });
   if (options.start !== false) await enforcer.start();
   let closed = false;
