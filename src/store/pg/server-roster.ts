@@ -189,9 +189,9 @@ function ownerAlive() {
 /** A boolean column as either driver gives it back. */
 const isTrue = (value: unknown) => value === true || String(value) === "true";
 
-/** A server `replica` may take: nobody's, or a replica's whose heartbeat is no longer fresh. */
+/** A server `replica` may take: nobody's, or another replica's whose heartbeat is no longer fresh (the glance's `free`). */
 function freeFor(replica: string) {
-  return sql`(${servers.owner} IS NULL OR (${servers.owner} <> ${replica} AND NOT ${ownerAlive()}))`;
+  return sql`(${servers.owner} IS DISTINCT FROM ${replica} AND NOT ${ownerAlive()})`;
 }
 
 /** The most recently taken of those held beyond the quota (the longest-held keep their followers), none still settling. */
