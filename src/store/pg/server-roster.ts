@@ -189,7 +189,7 @@ function ownerAlive() {
 /** A boolean column as either driver gives it back. */
 const isTrue = (value: unknown) => value === true || String(value) === "true";
 
-/** A server `replica` may take: nobody's, or another replica's whose heartbeat is no longer fresh (the glance's `free`). */
+/** A server `replica` may take: nobody's, or another replica's whose heartbeat is no longer fresh. */
 function freeFor(replica: string) {
   return sql`(${servers.owner} IS DISTINCT FROM ${replica} AND NOT ${ownerAlive()})`;
 }
