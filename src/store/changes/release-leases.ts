@@ -5,6 +5,6 @@ import type { Scope } from "../port.js";
 import { change, q, type Change } from "../script.js";
 
 export function releaseLeases(owner: string, scopes: Scope | readonly Scope[]): Change<number> {
-  const all = Array.isArray(scopes) ? (scopes as readonly Scope[]) : [scopes as Scope];
+  const all = ([] as Scope[]).concat(scopes);
   return change("release-leases", undefined, () => q.releaseLeases(owner, all));
 }
