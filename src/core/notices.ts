@@ -2,9 +2,11 @@
 // one (a question, a budget, no progress, all done, an error given up on), and its body — the same words as the toast,
 // the todos, what the continuations cost, and the way on. Pure: a decision's reason and detail and the session's
 // counts in, a notice out. Delivered by the sender (engine/notify) through the channels (src/notify).
-import { explain, money } from "./explain.js";
+import { explain } from "./explain.js";
 import { NOTICE_KINDS, type NoticeKind } from "./reasons.js";
+import { skipFactsOf } from "./skip-reasons.js";
 import type { TodoSummary } from "./todos.js";
+import { money } from "./words.js";
 
 export { NOTICE_KINDS, type NoticeKind };
 
@@ -17,26 +19,13 @@ export const NOTICE_KIND_MEANING: Record<NoticeKind, string> = {
   error: "a provider error the enforcer will not retry",
 };
 
-/** The skips that make a notice, by the kind they are. */
-const KIND_OF_SKIP: Partial<Record<string, NoticeKind>> = {
-  waiting_for_user: "question",
-  budget_exhausted: "budget",
-  cost_budget: "budget",
-  stagnation: "stuck",
-  no_progress_reply: "stuck",
-  gave_up: "stuck",
-  todos_complete: "done",
-  provider_error: "error",
-  errors_persist: "error",
-  token_limit: "error",
-};
-
 /**
- * The kind of notice a skip makes, if any. `continued`: continuations went out since the last real user message —
- * all done is news only after the enforcer kept the session working; a list the person watched close is not.
+ * The kind of notice a skip makes, if any (its reason's, in skip-reasons.ts). `continued`: continuations went out
+ * since the last real user message — all done is news only after the enforcer kept the session working; a list the
+ * person watched close is not.
  */
 export function noticeKindOf(reason: string, continued: boolean): NoticeKind | undefined {
-  const kind = KIND_OF_SKIP[reason];
+  const kind = skipFactsOf(reason)?.notice ?? undefined;
   if (kind === "done" && !continued) return undefined;
   return kind;
 }

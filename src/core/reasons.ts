@@ -17,7 +17,11 @@ export const AUDIT_EVENTS = [
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 
-/** The guards, in the order the decision core checks them (see decide.ts). */
+/**
+ * The skip reasons, in the order the guard chain checks them (decide.ts): cheap, durable and user-intent guards first,
+ * then live host facts, then the todos, then the loop protections that need the todos. Each has its guard in
+ * decide.ts and its words, notice, stop and docs row in skip-reasons.ts, both keyed by this type.
+ */
 export const SKIP_REASONS = [
   "disabled",
   "session_filtered",
@@ -49,7 +53,10 @@ export const SKIP_REASONS = [
 ] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
-/** What ends an armed countdown early. A guard that says no when the countdown ends closes it with the guard's reason. */
+/**
+ * What ends an armed countdown early (each with its words and docs row in cancel-reasons.ts). A guard that says no
+ * when the countdown ends closes it with the guard's reason.
+ */
 export const CANCEL_REASONS = [
   "user_message",
   "assistant_activity",

@@ -1,7 +1,8 @@
 // What the TUI says of one session, from what the database holds and the time: the sidebar panel's lines, and the one
 // line beside the prompt that shows a countdown where no panel is drawn. Pure: the TUI plugin renders these; the words
 // for a decision come from core/explain.ts, like the server's stop toast.
-import { explain, money, tokens } from "../core/explain.js";
+import { explain } from "../core/explain.js";
+import { money, tokens } from "../core/words.js";
 import type { SessionView } from "../store/queries.js";
 
 export type Tone = "title" | "normal" | "active" | "warning" | "muted";

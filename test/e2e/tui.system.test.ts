@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { money, tokens } from "../../src/core/explain.js";
+import { money, tokens } from "../../src/core/words.js";
 import { ROOT } from "../crash/processes.js";
 import { textOf } from "./support/scripted-model.js";
 import { TuiWorld, useTuiWorld } from "./support/tui.js";

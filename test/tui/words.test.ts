@@ -6,7 +6,8 @@
 // - beside the prompt: what OpenCode's prompt row leaves at 80 columns next to "Build · Claude Sonnet 4.5 Anthropic".
 // A line that fits is never wrapped, so no word (and no command) is cut; counts of one are singular.
 import { describe, expect, it } from "vitest";
-import { explain, LINE_WIDTH } from "../../src/core/explain.js";
+import { explain } from "../../src/core/explain.js";
+import { LINE_WIDTH } from "../../src/core/words.js";
 import { CANCEL_REASONS, SKIP_REASONS, STOP_SOURCES } from "../../src/core/reasons.js";
 import { countdownToastText } from "../../src/engine/wait/countdown-toasts.js";
 import { allowedSaying, SAID } from "../../src/tui/controls.js";

@@ -2,7 +2,8 @@
 // stop writes what it tells in its own transaction (store/changes/tell-stop.ts: the reason remembered in
 // `sessions.notified_stop`, and a notice per channel in the outbox); here the teller hands it what to write, and once
 // it is written shows the toast (from the server side, so it shows without the TUI plugin too) and wakes the sender.
-import { explain, STOP_NOTICES } from "../../core/explain.js";
+import { explain } from "../../core/explain.js";
+import { STOP_NOTICES } from "../../core/skip-reasons.js";
 import type { NoticeKind } from "../../core/reasons.js";
 import type { TodoSummary } from "../../core/todos.js";
 import { tellStopChange, type Telling, type Told } from "../../store/changes/tell-stop.js";

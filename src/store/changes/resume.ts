@@ -5,7 +5,7 @@
 // idle that is looked at; the CLI and the TUI are other processes, so the look is left owed (`recheck_at`), and a
 // running enforcer takes it within a lease tick.
 import type { SkipReason, StopSource } from "../../core/reasons.js";
-import { STOP_NOTICES } from "../../core/explain.js";
+import { RESUME_LIFTS } from "../../core/skip-reasons.js";
 import { afterExplicitResume } from "../../core/transitions.js";
 import { auditRow } from "../audit-row.js";
 import type { SessionRow } from "../schema.js";
@@ -16,9 +16,6 @@ import { patchSession } from "./session-row.js";
 
 /** Who looks at the session itself after lifting a hold; the others (the CLI, the TUI) leave the look owed. */
 export const LOOKS_ITSELF: ReadonlySet<StopSource> = new Set(["api", "command"]);
-
-/** Stops a resume does not lift: the way out is another (write, or compact). */
-const NOT_LIFTED: ReadonlySet<string> = new Set(["token_limit"]);
 
 export interface Resumed {
   /** The holds lifted, by the reason the user was shown: `stopped`, `user_took_over`, `provider_error`, `gave_up`… */
@@ -33,9 +30,9 @@ function holdsOf(row: SessionRow): SkipReason[] {
   if (row.stoppedAt != null) holds.add("stopped");
   if (row.pausedAt != null) holds.add("user_took_over");
   if (row.lastErrorKind === "permanent") holds.add("provider_error");
-  // A question or all done told is no hold: the session waits for the person, not for a resume.
-  if (row.notifiedStop && STOP_NOTICES.has(row.notifiedStop) && !NOT_LIFTED.has(row.notifiedStop))
-    holds.add(row.notifiedStop as SkipReason);
+  // A question or all done told is no hold: the session waits for the person, not for a resume. Nor is a full context:
+  // the way out is another (write, or compact).
+  if (row.notifiedStop && RESUME_LIFTS.has(row.notifiedStop)) holds.add(row.notifiedStop as SkipReason);
   return [...holds];
 }
 

@@ -4,7 +4,7 @@
 // end.ts), or on its own for the stop that no skip decides (continuations given up). A repeat of the same stop at the
 // next idle finds the reason remembered and tells nothing.
 import { noticeKindOf, noticeOf, type NoticeKind } from "../../core/notices.js";
-import { STOP_NOTICES } from "../../core/explain.js";
+import { STOP_NOTICES } from "../../core/skip-reasons.js";
 import type { TodoSummary } from "../../core/todos.js";
 import { change, q, type Change, type Script } from "../script.js";
 import type { NewNotice, SessionChange, SessionScope } from "../types.js";

@@ -1,0 +1,75 @@
+// The words every explanation is made of: how a session stands, the line width, amounts, counts and the ways on.
+// Pure. The reasons' own words are in skip-reasons.ts and cancel-reasons.ts; explain.ts puts them together per row.
+import type { StopSource } from "./reasons.js";
+
+/** How the session stands after a decision: on its way, held for a while, needing the user, or finished. */
+export type Standing = "continuing" | "waiting" | "paused" | "stopped" | "done" | "off";
+
+export interface Explanation {
+  standing: Standing;
+  /** One line of at most LINE_WIDTH, lower case, no final stop: "stopped: 3 times without progress". */
+  text: string;
+  /** What the user can do about it, when something: one line of at most LINE_WIDTH. */
+  hint?: string;
+}
+
+/**
+ * The widest a line may be: the TUI's sidebar panel shows each in 37 columns (OpenCode 1.18.33's sidebar is 42 wide,
+ * less its padding), and a toast shows 54 (at most 60 wide, less its border and padding). One column spare.
+ */
+export const LINE_WIDTH = 36;
+
+export const RESUME_HINT = "/resume-continuation to go on";
+
+/** The way back from a stop, named as the way the user stopped it (the palette costs no model turn). */
+const RESUME_BY: { readonly [S in StopSource]: string } = {
+  command: RESUME_HINT,
+  api: RESUME_HINT,
+  tui: "palette: Resume todo continuation",
+  cli: "todo-continuation resume to go on",
+};
+
+/** The way on from a spent budget: more of it, from the palette (no model turn; the CLI's `allow` is the same). */
+export const ALLOW_HINT = "palette: Allow more to go on";
+
+const STOPPED_BY: { readonly [S in StopSource]: string } = {
+  command: "stopped by /stop-continuation",
+  api: "stopped",
+  tui: "stopped from the palette",
+  cli: "stopped from the command line",
+};
+
+const isStopSource = (source: unknown): source is StopSource =>
+  typeof source === "string" && Object.hasOwn(STOPPED_BY, source);
+
+/** A durable stop, by who set it (an audit row's stop source, or a skip's `detail.stopSource`). */
+export function stoppedBy(source: unknown): Explanation {
+  return isStopSource(source)
+    ? { standing: "stopped", text: STOPPED_BY[source], hint: RESUME_BY[source] }
+    : { standing: "stopped", text: "stopped", hint: RESUME_HINT };
+}
+
+/** The number a decision's detail holds under `key`, if it holds one. */
+export function numberIn(detail: Record<string, unknown>, key: string): number | undefined {
+  const value = detail[key];
+  return typeof value === "number" ? value : undefined;
+}
+
+/** An amount in the currency of the models' prices (OpenCode's are in US dollars): cents shown, at least. */
+export function money(amount: number): string {
+  if (amount >= 1e6) return `$${(amount / 1e6).toFixed(1)}M`;
+  if (amount >= 1e4) return `$${Math.round(amount / 1e3)}k`;
+  return `$${amount >= 1000 ? Math.round(amount) : amount.toFixed(amount < 0.1 && amount > 0 ? 3 : 2)}`;
+}
+
+/** 950, 41k, 3.2M. */
+export function tokens(count: number): string {
+  if (count >= 1e6) return `${(count / 1e6).toFixed(count >= 1e7 ? 0 : 1)}M`;
+  if (count >= 1e4) return `${Math.round(count / 1e3)}k`;
+  return String(Math.round(count));
+}
+
+/** "3 times", "1 time"; "times" when the count is not known. */
+export function plural(count: number | undefined, word: string): string {
+  return count === undefined ? `${word}s` : `${count} ${word}${count === 1 ? "" : "s"}`;
+}
