@@ -5,10 +5,10 @@
 // serves as a cheap pre-check before anything is fetched.
 import { isRetryableKind } from "./errors.js";
 import type { MessageFacts } from "./messages.js";
-import type { SkipReason } from "./reasons.js";
-import type { Decision, DecisionConfig, DecisionInput, DurableFacts, PauseLift, Progress } from "./decision.js";
+import { SKIP_REASONS, type SkipReason } from "./reasons.js";
+import type { Decision, DecisionConfig, DecisionInput, DurableFacts, PauseLift } from "./decision.js";
 import { listRewritten, progressSince, summarize } from "./todos.js";
-import { judgeFiles } from "./work.js";
+import { progressStreaks, unproductiveStreak, type ProgressStreaks } from "./streaks.js";
 import { overBudget } from "./budget.js";
 
 type Guard = (input: DecisionInput, derived: Derived) => Record<string, unknown> | undefined;
@@ -62,255 +62,131 @@ function pauseOf({ durable, config, todos, live }: DecisionInput): Derived["paus
   return "held";
 }
 
-export interface ProgressStreaks {
-  /** Continuations since the last todo progress whose turns did no work, including the last one sent. */
-  stagnant: number;
-  /** Continuations since the last todo progress whose turns changed files, including the last one sent. */
-  work: number;
-  progress?: Progress;
-}
-
-/**
- * What the last continuation's turn counted as, and the two counts since the last todo progress. Todo progress
- * resets both; a turn that changed files adds to `work` and holds `stagnant`; any other adds to `stagnant` and holds
- * `work`. Holding rather than resetting keeps the run bounded whatever a model mixes: at most `stagnationLimit` - 1
- * + `workWithoutProgressLimit` continuations without a todo moving. `undefined` while the todos are unknown.
- */
-export function progressStreaks({
-  stage,
-  durable,
-  todos,
-  live,
-  config,
-  retrying,
-}: Pick<DecisionInput, "stage" | "durable" | "todos" | "live" | "config" | "retrying">): ProgressStreaks | undefined {
-  if (!Array.isArray(todos)) return undefined;
-  if (!durable.ledger) return { stagnant: 0, work: 0 };
-  if (progressSince(durable.ledger, todos)) return { stagnant: 0, work: 0, progress: { counted: "todos" } };
-  const stagnant = durable.stagnantContinuations;
-  const work = durable.workContinuations ?? 0;
-  // The deadline reads no messages (its todos are the events'): the idle already judged this turn's files, and a
-  // count added here would stop a turn of work that the idle let through. Only todos moving since then tell. A retry
-  // likewise: the continuation it re-sends judged the same turn, against todos it then took as its baseline.
-  if ((stage === "deadline" && live.messages === undefined) || retrying) return { stagnant, work };
-  const turn = live.messages?.turnFiles;
-  const files = turn?.answers === "own" ? judgeFiles(durable.fileLedger ?? null, turn) : undefined;
-  const seen = files ? { filesChanged: files.changed, filesChurned: files.churned } : {};
-  if (files && files.changed > 0 && config.workWithoutProgressLimit > 0)
-    return { stagnant, work: work + 1, progress: { counted: "files", ...seen } };
-  return { stagnant: stagnant + 1, work, progress: { counted: "none", ...seen } };
-}
-
-/** Continuations since the last todo progress whose turns did no work (see `progressStreaks`). */
-export function stagnantStreak(
-  input: Pick<DecisionInput, "stage" | "durable" | "todos" | "live" | "config" | "retrying">,
-): number | undefined {
-  return progressStreaks(input)?.stagnant;
-}
-
-/**
- * Text-only replies in a row to continuations, including the reply to the last one. A reply that did work (a tool
- * call, an edit, a subagent) or any progress ends the streak; no reply yet leaves it as it was, and so does a retry
- * (the reply seen is the one the continuation it re-sends was judged on).
- */
-export function unproductiveStreak({
-  durable,
-  todos,
-  live,
-  retrying,
-}: Pick<DecisionInput, "durable" | "todos" | "live" | "retrying">): number | undefined {
-  const reply = live.messages?.replyToLastInjection;
-  if (!Array.isArray(todos) || reply === undefined) return undefined;
-  if (!durable.ledger || progressSince(durable.ledger, todos)) return 0;
-  const before = durable.unproductiveReplies ?? 0;
-  if (retrying) return before;
-  if (reply === "text_only") return before + 1;
-  return reply === "worked" ? 0 : before;
-}
-
-/**
- * The documented order (README "Guards"): cheap, durable and user-intent guards first, then live host facts, then
- * the todos, then the loop protections that need the todos.
- */
-const GUARDS: ReadonlyArray<readonly [SkipReason, Guard]> = [
-  ["disabled", ({ config }) => (config.enabled ? pass : {})],
-  [
-    "session_filtered",
-    ({ config, durable }) =>
-      durable.parentId && !config.continueChildSessions ? { parentId: durable.parentId } : pass,
-  ],
-  ["stopped", ({ durable: { stoppedAt, stopSource } }) => (stoppedAt != null ? { stoppedAt, stopSource } : pass)],
+/** Each skip reason's guard, written in the order the chain runs them (GUARD_ORDER). */
+const GUARDS: { readonly [R in SkipReason]: Guard } = {
+  disabled: ({ config }) => (config.enabled ? pass : {}),
+  session_filtered: ({ config, durable }) =>
+    durable.parentId && !config.continueChildSessions ? { parentId: durable.parentId } : pass,
+  stopped: ({ durable: { stoppedAt, stopSource } }) => (stoppedAt != null ? { stoppedAt, stopSource } : pass),
   // The key cancels this idle's countdown; a look at the same idle that was still reading OpenCode yields to it.
-  ["user_key", ({ durable }) => (durable.userCancelledAt != null ? { cancelledAt: durable.userCancelledAt } : pass)],
-  ["recovering", ({ durable, live }) => (durable.recovering || live.status === "retry" ? {} : pass)],
-  [
-    "aborted",
-    ({ durable, live }) =>
-      durable.abortedAt != null
-        ? { abortedAt: durable.abortedAt }
-        : live.messages?.unansweredErrorKind === "abort"
-          ? { source: "last_assistant_message" }
-          : pass,
-  ],
-  [
-    "token_limit",
-    ({ durable, live }) =>
-      durable.tokenLimitAt != null
-        ? { tokenLimitAt: durable.tokenLimitAt }
-        : live.messages?.unansweredErrorKind === "token_limit"
-          ? { source: "last_assistant_message" }
-          : pass,
-  ],
-  [
-    "provider_error",
-    (input) => {
-      const { durable, live } = input;
-      if (live.messages?.unansweredErrorKind === "permanent" && !resumedSince(durable, live.messages))
-        return { source: "last_assistant_message", ...errorDetail(live.messages.unansweredError) };
-      return durable.lastErrorKind === "permanent" && lastTurnStillFailed(input)
-        ? { lastErrorAt: durable.lastErrorAt ?? null, errorName: durable.lastErrorName ?? null }
-        : pass;
-    },
-  ],
-  [
-    "errors_persist",
-    (input) => {
-      const { durable, config } = input;
-      const streak = durable.errorStreak ?? 0;
-      if (streak <= config.maxRetries || !isRetryableKind(durable.lastErrorKind) || !lastTurnStillFailed(input))
-        return pass;
-      return { errors: streak, limit: config.maxRetries, lastErrorKind: durable.lastErrorKind ?? null };
-    },
-  ],
-  [
-    "gave_up",
-    // An idle is no reason to try again: every later one would be an attempt beyond the bound.
-    ({ durable, config }) => {
-      const failures = durable.consecutiveFailures ?? 0;
-      return failures > config.maxRetries ? { failures, limit: config.maxRetries } : pass;
-    },
-  ],
-  [
-    "error_cooldown",
-    // A new idle waits for the cooldown (a countdown armed for its end); a countdown that ends early is held here.
-    ({ stage, now }, { wait }) =>
-      stage !== "idle" && wait?.waitingFor === "error_cooldown" ? { remainingMs: wait.until - now } : pass,
-  ],
-  [
-    "backoff",
-    ({ stage, now }, { wait }) =>
-      stage !== "idle" && wait?.waitingFor === "backoff" ? { remainingMs: wait.until - now } : pass,
-  ],
-  [
-    "in_flight",
-    ({ live, durable }) =>
-      live.inFlight
-        ? {}
-        : durable.answeredBy
-          ? { answeredBy: durable.answeredBy.injectionId, firedAt: durable.answeredBy.firedAt }
-          : pass,
-  ],
-  ["busy", ({ live }) => (live.status === "busy" ? {} : pass)],
-  [
-    "children_running",
-    ({ live }) =>
-      live.busyChildren
-        ? {
-            busyChildren: live.busyChildren,
-            ...(live.busyDescendantIds ? { sessions: live.busyDescendantIds.slice(0, 20) } : {}),
-          }
+  user_key: ({ durable }) => (durable.userCancelledAt != null ? { cancelledAt: durable.userCancelledAt } : pass),
+  recovering: ({ durable, live }) => (durable.recovering || live.status === "retry" ? {} : pass),
+  aborted: ({ durable, live }) =>
+    durable.abortedAt != null
+      ? { abortedAt: durable.abortedAt }
+      : live.messages?.unansweredErrorKind === "abort"
+        ? { source: "last_assistant_message" }
         : pass,
-  ],
-  [
-    "waiting_for_user",
-    ({ live }) => {
-      if (live.pendingRequests) return { source: "request", pendingRequests: live.pendingRequests };
-      if (live.messages?.unfinishedQuestion) return { source: "question_tool" };
-      if (live.messages?.textQuestion !== undefined)
-        return { source: "text_question", question: live.messages.textQuestion };
-      return pass;
-    },
-  ],
-  [
-    "compaction",
-    ({ live, config, todos }) => {
-      if (live.messages?.compaction === "running") return { state: "running" };
-      const finished = live.messages?.compaction === "finished" || live.compactedRecently === true;
-      if (!finished) return pass;
-      if (!config.continueAfterCompaction) return { state: "finished" };
-      // Which agent to continue with is known only once the messages were read (never the compaction agent).
-      return todos !== undefined && !live.agent ? { state: "finished", agentKnown: false } : pass;
-    },
-  ],
-  [
-    "agent_skipped",
-    ({ live, config }) => {
-      const agent = live.agent?.toLowerCase();
-      return agent && config.skipAgents.some((a) => a.toLowerCase() === agent) ? { agent: live.agent } : pass;
-    },
-  ],
-  ["no_write_permission", ({ live }) => (live.agentCanWrite === false ? { agent: live.agent ?? null } : pass)],
-  ["todo_fetch_failed", ({ todos }) => (todos === "fetch_failed" ? {} : pass)],
-  ["no_todos", ({ todos }) => (Array.isArray(todos) && todos.length === 0 ? {} : pass)],
-  [
-    "todos_complete",
-    ({ todos }) => {
-      if (!Array.isArray(todos)) return pass;
-      const summary = summarize(todos);
-      return summary.open === 0 ? { total: summary.total, completed: summary.completed } : pass;
-    },
-  ],
-  [
-    "user_took_over",
-    ({ durable }, { pause }) =>
-      pause === "held" ? { messageId: durable.pauseMessageId ?? null, pausedAt: durable.pausedAt ?? null } : pass,
-  ],
-  [
-    "no_progress_reply",
-    ({ config }, { unproductiveStreak: streak }) =>
-      streak !== undefined && streak >= config.unproductiveLimit
-        ? { textOnlyReplies: streak, limit: config.unproductiveLimit }
+  token_limit: ({ durable, live }) =>
+    durable.tokenLimitAt != null
+      ? { tokenLimitAt: durable.tokenLimitAt }
+      : live.messages?.unansweredErrorKind === "token_limit"
+        ? { source: "last_assistant_message" }
         : pass,
-  ],
-  [
-    "stagnation",
-    ({ config }, { streaks }) => {
-      if (!streaks) return pass;
-      const { stagnant, work, progress } = streaks;
-      if (stagnant >= config.stagnationLimit)
-        return { unproductiveContinuations: stagnant, limit: config.stagnationLimit, workContinuations: work };
-      const limit = config.workWithoutProgressLimit;
-      if (limit > 0 && work >= limit)
-        return {
-          work: "files",
-          workContinuations: work,
-          limit,
-          filesChanged: progress?.filesChanged ?? 0,
-          unproductiveContinuations: stagnant,
-        };
+  provider_error: (input) => {
+    const { durable, live } = input;
+    if (live.messages?.unansweredErrorKind === "permanent" && !resumedSince(durable, live.messages))
+      return { source: "last_assistant_message", ...errorDetail(live.messages.unansweredError) };
+    return durable.lastErrorKind === "permanent" && lastTurnStillFailed(input)
+      ? { lastErrorAt: durable.lastErrorAt ?? null, errorName: durable.lastErrorName ?? null }
+      : pass;
+  },
+  errors_persist: (input) => {
+    const { durable, config } = input;
+    const streak = durable.errorStreak ?? 0;
+    if (streak <= config.maxRetries || !isRetryableKind(durable.lastErrorKind) || !lastTurnStillFailed(input))
       return pass;
-    },
-  ],
-  ["cost_budget", ({ durable, config }) => overBudget(durable, config)],
-  [
-    "budget_exhausted",
-    ({ durable, config }) => {
-      const allowed = durable.allowed?.continuations ?? 0;
-      const limit = config.maxContinuations + allowed;
-      if (durable.continuations < limit) return pass;
+    return { errors: streak, limit: config.maxRetries, lastErrorKind: durable.lastErrorKind ?? null };
+  },
+  // An idle is no reason to try again: every later one would be an attempt beyond the bound.
+  gave_up: ({ durable, config }) => {
+    const failures = durable.consecutiveFailures ?? 0;
+    return failures > config.maxRetries ? { failures, limit: config.maxRetries } : pass;
+  },
+  // A new idle waits for the cooldown (a countdown armed for its end); a countdown that ends early is held here.
+  error_cooldown: ({ stage, now }, { wait }) =>
+    stage !== "idle" && wait?.waitingFor === "error_cooldown" ? { remainingMs: wait.until - now } : pass,
+  backoff: ({ stage, now }, { wait }) =>
+    stage !== "idle" && wait?.waitingFor === "backoff" ? { remainingMs: wait.until - now } : pass,
+  in_flight: ({ live, durable }) =>
+    live.inFlight
+      ? {}
+      : durable.answeredBy
+        ? { answeredBy: durable.answeredBy.injectionId, firedAt: durable.answeredBy.firedAt }
+        : pass,
+  busy: ({ live }) => (live.status === "busy" ? {} : pass),
+  children_running: ({ live }) =>
+    live.busyChildren
+      ? {
+          busyChildren: live.busyChildren,
+          ...(live.busyDescendantIds ? { sessions: live.busyDescendantIds.slice(0, 20) } : {}),
+        }
+      : pass,
+  waiting_for_user: ({ live }) => {
+    if (live.pendingRequests) return { source: "request", pendingRequests: live.pendingRequests };
+    if (live.messages?.unfinishedQuestion) return { source: "question_tool" };
+    if (live.messages?.textQuestion !== undefined)
+      return { source: "text_question", question: live.messages.textQuestion };
+    return pass;
+  },
+  compaction: ({ live, config, todos }) => {
+    if (live.messages?.compaction === "running") return { state: "running" };
+    const finished = live.messages?.compaction === "finished" || live.compactedRecently === true;
+    if (!finished) return pass;
+    if (!config.continueAfterCompaction) return { state: "finished" };
+    // Which agent to continue with is known only once the messages were read (never the compaction agent).
+    return todos !== undefined && !live.agent ? { state: "finished", agentKnown: false } : pass;
+  },
+  agent_skipped: ({ live, config }) => {
+    const agent = live.agent?.toLowerCase();
+    return agent && config.skipAgents.some((a) => a.toLowerCase() === agent) ? { agent: live.agent } : pass;
+  },
+  no_write_permission: ({ live }) => (live.agentCanWrite === false ? { agent: live.agent ?? null } : pass),
+  todo_fetch_failed: ({ todos }) => (todos === "fetch_failed" ? {} : pass),
+  no_todos: ({ todos }) => (Array.isArray(todos) && todos.length === 0 ? {} : pass),
+  todos_complete: ({ todos }) => {
+    if (!Array.isArray(todos)) return pass;
+    const summary = summarize(todos);
+    return summary.open === 0 ? { total: summary.total, completed: summary.completed } : pass;
+  },
+  user_took_over: ({ durable }, { pause }) =>
+    pause === "held" ? { messageId: durable.pauseMessageId ?? null, pausedAt: durable.pausedAt ?? null } : pass,
+  no_progress_reply: ({ config }, { unproductiveStreak: streak }) =>
+    streak !== undefined && streak >= config.unproductiveLimit
+      ? { textOnlyReplies: streak, limit: config.unproductiveLimit }
+      : pass,
+  stagnation: ({ config }, { streaks }) => {
+    if (!streaks) return pass;
+    const { stagnant, work, progress } = streaks;
+    if (stagnant >= config.stagnationLimit)
+      return { unproductiveContinuations: stagnant, limit: config.stagnationLimit, workContinuations: work };
+    const limit = config.workWithoutProgressLimit;
+    if (limit > 0 && work >= limit)
       return {
-        continuations: durable.continuations,
+        work: "files",
+        workContinuations: work,
         limit,
-        ...(allowed > 0 ? { allowed } : {}),
-        ...(durable.spent && durable.spent.tokens > 0
-          ? { spent: durable.spent.cost, tokens: durable.spent.tokens }
-          : {}),
+        filesChanged: progress?.filesChanged ?? 0,
+        unproductiveContinuations: stagnant,
       };
-    },
-  ],
-];
+    return pass;
+  },
+  cost_budget: ({ durable, config }) => overBudget(durable, config),
+  budget_exhausted: ({ durable, config }) => {
+    const allowed = durable.allowed?.continuations ?? 0;
+    const limit = config.maxContinuations + allowed;
+    if (durable.continuations < limit) return pass;
+    return {
+      continuations: durable.continuations,
+      limit,
+      ...(allowed > 0 ? { allowed } : {}),
+      ...(durable.spent && durable.spent.tokens > 0 ? { spent: durable.spent.cost, tokens: durable.spent.tokens } : {}),
+    };
+  },
+};
 
-export const GUARD_ORDER: readonly SkipReason[] = GUARDS.map(([reason]) => reason);
+/** The order the chain runs the guards in: the skip reasons' (reasons.ts). */
+export const GUARD_ORDER: readonly SkipReason[] = SKIP_REASONS;
 
 /**
  * Recorded provider errors still count only while the last turn ends in one: a turn that ended well since (seen in
@@ -362,8 +238,8 @@ export function decide(input: DecisionInput): Decision {
     unproductiveStreak: unproductiveStreak(input),
     wait: waitOf(input),
   };
-  for (const [reason, guard] of GUARDS) {
-    const detail = guard(input, derived);
+  for (const reason of GUARD_ORDER) {
+    const detail = GUARDS[reason](input, derived);
     if (detail)
       return finished(input, reason) ?? { verdict: "skip", reason, detail: { stage: input.stage, ...detail } };
   }

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { decide, errorCooldownMs, GUARD_ORDER, stagnantStreak, unproductiveStreak } from "../../src/core/decide.js";
+import { decide, errorCooldownMs, GUARD_ORDER } from "../../src/core/decide.js";
 import type { DecisionInput, DurableFacts } from "../../src/core/decision.js";
 import type { MessageFacts } from "../../src/core/messages.js";
 import { SKIP_REASONS } from "../../src/core/reasons.js";
+import { stagnantStreak, unproductiveStreak } from "../../src/core/streaks.js";
 import { ledgerOf, mergeLedger, type Todo } from "../../src/core/todos.js";
 
 const NOW = 1_700_000_000_000;
