@@ -294,3 +294,6 @@ export const STOP_NOTICES = reasonsWhere((facts) => facts.stop !== null);
 
 /** The told stops an explicit resume lifts. */
 export const RESUME_LIFTS = reasonsWhere((facts) => facts.stop?.lifted != null);
+
+/** The stops an allowance ends: those whose notice is a spent budget, the way on it names (notices.ts `wayOn`). */
+export const ALLOW_LIFTS = reasonsWhere((facts) => facts.notice === "budget");

@@ -5,6 +5,7 @@
 // the engine's API looks at once, the CLI and the TUI leave the look owed for a running enforcer.
 import type { Allowance } from "../../core/decision.js";
 import type { SkipReason, StopSource } from "../../core/reasons.js";
+import { ALLOW_LIFTS } from "../../core/skip-reasons.js";
 import { auditRow } from "../audit-row.js";
 import type { SessionRow } from "../schema.js";
 import { change, q, type Change } from "../script.js";
@@ -29,9 +30,6 @@ export interface Allowed {
   /** The budget stop lifted (`budget_exhausted`, `cost_budget`), when the user had been told of one. */
   lifted: SkipReason[];
 }
-
-/** The stops an allowance ends; any other stays until its own way on (a resume, a message). */
-const BUDGET_STOPS: ReadonlySet<string> = new Set<SkipReason>(["budget_exhausted", "cost_budget"]);
 
 const NOTHING: Allowance = { continuations: 0, cost: 0, tokens: 0 };
 
@@ -59,7 +57,8 @@ export function allow(scope: SessionScope, grant: Grant, source: StopSource, now
     const row = yield* q.session(scope.sessionId);
     if (!row) return { changed: false, granted: NOTHING, lifted: [] };
     const granted = grantedOf(grant, row);
-    const lifted = row.notifiedStop && BUDGET_STOPS.has(row.notifiedStop) ? [row.notifiedStop as SkipReason] : [];
+    // Any other stop stays until its own way on (a resume, a message).
+    const lifted = row.notifiedStop && ALLOW_LIFTS.has(row.notifiedStop) ? [row.notifiedStop as SkipReason] : [];
     if (lifted.length === 0 && granted.continuations + granted.cost + granted.tokens === 0)
       return { changed: false, granted, lifted };
     const owed = lifted.length > 0 && !LOOKS_ITSELF.has(source) ? withLook(row, { owe: now }) : row;
