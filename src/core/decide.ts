@@ -1,10 +1,10 @@
 // The guard chain. Given one session's facts, its todos and the time, say whether to continue and, if not, which
-// guard said no. Pure: no I/O, no clock. The engine calls it three times per continuation: when the session goes
-// idle (arm or skip), when the countdown ends (hand to the injector or skip), and right before the prompt call
-// (after re-fetching the todos). Facts that are not known yet (`undefined`) pass their guard, so the same chain
-// serves as a cheap pre-check before anything is fetched.
+// guard said no. Pure: no I/O, no clock. The engine calls it three times per continuation: twice when the session
+// goes idle — a cheap pre-check before anything is fetched (facts not known yet, `undefined`, pass their guard), then
+// on OpenCode's answers (arm or skip) — and right before the prompt call, once the countdown ended and OpenCode was
+// read again.
 import { isRetryableKind } from "./errors.js";
-import type { MessageFacts } from "./messages.js";
+import { turnEndedWellSince, type MessageFacts } from "./messages.js";
 import { SKIP_REASONS, type SkipReason } from "./reasons.js";
 import type { Decision, DecisionConfig, DecisionInput, DurableFacts, PauseLift } from "./decision.js";
 import { listRewritten, progressSince, summarize } from "./todos.js";
@@ -190,11 +190,16 @@ export const GUARD_ORDER: readonly SkipReason[] = SKIP_REASONS;
 
 /**
  * Recorded provider errors still count only while the last turn ends in one: a turn that ended well since (seen in
- * the messages) means they are over. Unknown before the facts are read, so a pre-check never stops on them.
+ * the messages) means they are over. A permanent one holds until the messages show such a turn after it, not merely
+ * no error: a prompt OpenCode refused after its 204 writes no message (its error comes only as `session.error`
+ * events), so the messages then show the turn before the refusal, and it ended well. A transient one's retry is what
+ * is wanted, bounded by `gave_up`. Unknown before the facts are read, so a pre-check never stops on them.
  */
-function lastTurnStillFailed({ todos, live }: DecisionInput): boolean {
+function lastTurnStillFailed({ todos, live, durable }: DecisionInput): boolean {
   if (todos === undefined) return false;
-  return live.messages === undefined || live.messages.unansweredErrorKind !== undefined;
+  if (live.messages === undefined) return true;
+  if (durable.lastErrorKind === "permanent") return !turnEndedWellSince(live.messages, durable.lastErrorAt);
+  return live.messages.unansweredErrorKind !== undefined;
 }
 
 /** The user resumed after the message that shows the error: they were told to fix it, then resume, and did. */

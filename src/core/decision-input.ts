@@ -4,7 +4,7 @@
 import type { DecisionConfig, DecisionInput, Decision, DurableFacts, LiveFacts, Progress, Stage } from "./decision.js";
 import type { SessionStatus } from "./events.js";
 import type { AgentChoice, MessageFacts } from "./messages.js";
-import { parseLedger, type Todo } from "./todos.js";
+import { isOpen, parseLedger, type Todo } from "./todos.js";
 import { parseFileLedger } from "./work.js";
 import type { Bill } from "./bill.js";
 import type { Usage } from "./fields.js";
@@ -118,8 +118,7 @@ export function decisionInput(context: DecisionContext): DecisionInput {
     agent: chosen.agent,
     agentCanWrite,
   };
-  // The deadline is judged on the todos events reported; an idle's pre-check on none (it passes the todo guards).
-  const todos = facts ? facts.todos : stage === "deadline" ? seen.todos : undefined;
+  const todos = judgedTodos(stage, seen, facts);
   const durable = durableFacts(row, seen, facts, context);
   return {
     stage,
@@ -131,6 +130,18 @@ export function decisionInput(context: DecisionContext): DecisionInput {
     ...(seen.todos ? { reportedTodos: seen.todos } : {}),
     ...(context.retrying ? { retrying: true } : {}),
   };
+}
+
+/**
+ * An idle's pre-check judges no todos (it passes the todo guards); the deadline the list events reported; once
+ * OpenCode was asked, its answer. Right before the prompt, a list known at the deadline with every todo closed (a
+ * `todo.updated` during the wait) ends the countdown all the same, as the deadline's own run of the guards did before
+ * it went (docs/architecture.md). A failed read is passed on as such.
+ */
+function judgedTodos(stage: Stage, seen: SessionSightings, facts: HostFacts | undefined): DecisionInput["todos"] {
+  if (!facts) return stage === "deadline" ? seen.todos : undefined;
+  const closedMeanwhile = stage === "before_prompt" && seen.todos !== undefined && !seen.todos.some(isOpen);
+  return closedMeanwhile && Array.isArray(facts.todos) ? seen.todos : facts.todos;
 }
 
 function durableFacts(

@@ -46,6 +46,12 @@ export interface MessageFacts {
   unansweredError?: ErrorReport;
   /** When the message that ended in that error was created (OpenCode's clock). */
   unansweredErrorAt?: number;
+  /**
+   * When the last assistant message ended without an error (its completion, else its creation; OpenCode's clock);
+   * `null` when the messages hold no assistant message or the last one ended in an error. Absent when they do not
+   * say when.
+   */
+  turnEndedWellAt?: number | null;
   /** A question tool call is still waiting for the user's answer. */
   unfinishedQuestion: boolean;
   /** The last message is a finished assistant message that ends by asking the user something in plain text. */
@@ -65,6 +71,19 @@ export interface MessageFacts {
   answersQuestion?: boolean;
   /** The files the latest turn (the replies to the last user message) touched; absent when it touched none. */
   turnFiles?: TurnFiles;
+}
+
+/**
+ * Whether the messages show a turn that ended well since an error recorded at `errorAt` (this process's clock, taken
+ * to agree with OpenCode's). No error in them is not enough: a prompt OpenCode refused after its 204 writes no message
+ * at all, so the messages read show the turn before the error, and it ended well. Messages that do not say when their
+ * turns ended are taken at their word, and so is an error recorded without its time.
+ */
+export function turnEndedWellSince(messages: MessageFacts, errorAt: number | null | undefined): boolean {
+  if (messages.unansweredErrorKind !== undefined) return false;
+  const endedAt = messages.turnEndedWellAt;
+  if (endedAt === undefined || errorAt == null) return true;
+  return endedAt !== null && endedAt >= errorAt;
 }
 
 /** Tools through which agents ask the user (OpenCode's own, and the names other agents and plugins use). */
@@ -224,6 +243,8 @@ export function inspectMessages(messages: readonly SessionMessage[], options: In
     facts.unansweredError = lastAssistant.error;
     if (lastAssistant.createdAt !== undefined) facts.unansweredErrorAt = lastAssistant.createdAt;
   }
+  facts.turnEndedWellAt =
+    !lastAssistant || lastAssistant.error ? null : (lastAssistant.completedAt ?? lastAssistant.createdAt);
   if (lastAssistant) {
     facts.unfinishedQuestion = lastAssistant.parts.some(
       (p) => p.type === "tool" && isQuestionTool(p.tool) && UNFINISHED_TOOL.has(p.toolStatus ?? ""),

@@ -81,7 +81,7 @@ export const SKIP_FACTS: { readonly [R in SkipReason]: SkipFacts } = {
     }),
     notice: "error",
     stop: { lifted: "the provider's refusal" },
-    when: "the last turn failed with an error retrying cannot fix: 400, 401, 403, an unknown model or agent, an exhausted quota (`detail`: status and message). No retry: stops until you write, or fix it and resume (a resume lifts the refusal the session's messages still show; a new one after it holds again)",
+    when: "the last turn failed with an error retrying cannot fix: 400, 401, 403, an unknown model or agent, an exhausted quota (`detail`: status and message). No retry: stops until you write, or fix it and resume (a resume lifts the refusal the session's messages still show; a new one after it holds again). An error seen only in `session.error` events (OpenCode refused a continuation after accepting it, and wrote no message) holds until the messages show a turn that ended well after it",
     options: [],
   },
   errors_persist: {

@@ -374,6 +374,40 @@ describe("provider errors", () => {
   });
 });
 
+describe("an error OpenCode reported only as an event (a prompt refused after its 204)", () => {
+  const refusedAt = NOW - 5000;
+  const permanent = { lastErrorAt: refusedAt, lastErrorKind: "permanent" } as const;
+
+  it("holds while the messages show no turn since: they show no error only because the refused prompt wrote none", () => {
+    // The messages read before the prompt: the person's request and the turn that ended well before the refusal.
+    const before = messages({ turnEndedWellAt: refusedAt - 3000 });
+    expect(decide(input({ stage: "before_prompt", durable: permanent, live: { messages: before } }))).toMatchObject({
+      verdict: "skip",
+      reason: "provider_error",
+      detail: { stage: "before_prompt", lastErrorAt: refusedAt },
+    });
+    // No assistant message at all: no turn ended well since either.
+    const none = messages({ turnEndedWellAt: null });
+    expect(reason(input({ stage: "before_prompt", durable: permanent, live: { messages: none } }))).toBe(
+      "provider_error",
+    );
+  });
+
+  it("is over once a turn ended well since (a reply after the error)", () => {
+    const after = messages({ turnEndedWellAt: refusedAt + 1000 });
+    expect(reason(input({ durable: permanent, live: { messages: after } }))).toBe("continue");
+  });
+
+  it("a transient one is retried all the same (its retries are bounded by gave_up)", () => {
+    const transient = { lastErrorAt: refusedAt, lastErrorKind: "transient", errorStreak: 4 } as const;
+    const before = messages({ turnEndedWellAt: refusedAt - 3000 });
+    expect(decide(input({ durable: transient, live: { messages: before } }))).toMatchObject({
+      verdict: "continue",
+      errorsResolved: true,
+    });
+  });
+});
+
 describe("the user took over", () => {
   const paused = { pausedAt: NOW - 5000, pauseMessageId: "msg_user", pauseLedger: ledger };
 

@@ -143,6 +143,19 @@ describe("decisionInput", () => {
       expect(input.todos).toBe({ none: undefined, seen: seenTodos, host: todos }[expected]);
     });
 
+    it("right before the prompt, a list closed during the wait is judged over OpenCode's answer", () => {
+      const closed: Todo[] = [{ content: "seen", status: "completed" }];
+      const judged = (read: HostFacts["todos"]) =>
+        decisionInput(context({ stage: "before_prompt", seen: seen({ todos: closed }), facts: facts({ todos: read }) }))
+          .todos;
+      expect(judged(todos)).toBe(closed);
+      expect(judged("fetch_failed")).toBe("fetch_failed");
+      // At the look the read alone counts: the list in memory is the one the last look read.
+      expect(decisionInput(context({ stage: "idle", seen: seen({ todos: closed }), facts: facts() })).todos).toBe(
+        todos,
+      );
+    });
+
     it("a failed read is passed on as such, not replaced by the todos events reported", () => {
       const input = decisionInput(
         context({ stage: "deadline", seen: seen({ todos: seenTodos }), facts: facts({ todos: "fetch_failed" }) }),

@@ -84,6 +84,18 @@ describe("inspectMessages", () => {
     });
   });
 
+  it("says when the last turn ended well: its completion, else its creation; null when none did", () => {
+    expect(inspect([user("1", "go"), assistant("2", { createdAt: 5, completedAt: 9 })]).turnEndedWellAt).toBe(9);
+    expect(inspect([user("1", "go"), assistant("2", { createdAt: 5, completedAt: undefined })]).turnEndedWellAt).toBe(
+      5,
+    );
+    expect(inspect([user("1", "go")]).turnEndedWellAt).toBeNull();
+    const failed = [user("1", "go"), assistant("2", { completedAt: 9, error: { name: "ProviderAuthError" } })];
+    expect(inspect(failed).turnEndedWellAt).toBeNull();
+    // A person's message after it does not make the failed turn end well.
+    expect(inspect([...failed, user("3", "again")]).turnEndedWellAt).toBeNull();
+  });
+
   it("finds an unanswered question tool call, also under the names other agents use", () => {
     for (const name of [
       "question",

@@ -80,9 +80,9 @@ describe("the hop list of one idle", () => {
     expect(entered).toEqual([]);
   });
 
-  it("is the walk of an idle that ends in one prompt call, the chain run four times, OpenCode read twice", () => {
+  it("is the walk of an idle that ends in one prompt call, the chain run three times, OpenCode read twice", () => {
     expect(walk.hops.filter((h) => h.call === "host.prompt")).toHaveLength(1);
-    expect(walk.guardRuns).toBe(4);
+    expect(walk.guardRuns).toBe(3);
     expect(walk.hostGatherings).toBe(2);
     expect(walk.storeChanges).toEqual(["look-owed", "arm", "claim", "record-outcome"]);
   });

@@ -6,7 +6,7 @@ import type { Decision, Stage } from "../../core/decision.js";
 import { decisionInput, type HostFacts } from "../../core/decision-input.js";
 import { retryDetail } from "../../core/injection-outcome.js";
 import { afterTodoReadFailed } from "../../core/transitions.js";
-import { summarize } from "../../core/todos.js";
+import { summarize, type Todo } from "../../core/todos.js";
 import { skip as skipChange } from "../../store/changes/skip.js";
 import { TAKE, type LookOwed } from "../../store/changes/look-owed.js";
 import { sinceIdle, spending } from "../../store/reads.js";
@@ -34,12 +34,18 @@ export class Judge {
   /**
    * `idleSince`: when the idle that the look which read `facts` judges was seen. What answered that idle since then in
    * another process (the person's key, a continuation) is asked of the database, since no event brought it here.
+   * `todosAtDeadline`: right before the prompt, the todos this process knew when the countdown ended, before OpenCode
+   * was read again.
    */
   async decide(
     sessionId: string,
     stage: Stage,
     facts?: HostFacts,
-    { idleSince, retrying }: { idleSince?: number; retrying?: boolean } = {},
+    {
+      idleSince,
+      retrying,
+      todosAtDeadline,
+    }: { idleSince?: number; retrying?: boolean; todosAtDeadline?: readonly Todo[] } = {},
   ): Promise<{ decision: Decision; row: SessionRow | undefined }> {
     const { ctx } = this;
     // The last continuation's turn is billed first, so that the budgets count it.
@@ -60,7 +66,7 @@ export class Judge {
       parentId: memory.parentId,
       pendingRequests: memory.openRequests,
       compactedRecently: memory.compactedRecently,
-      todos: memory.todos,
+      todos: todosAtDeadline ?? memory.todos,
     };
     const now = ctx.clock.now();
     const input = decisionInput({

@@ -1,5 +1,5 @@
-// Continuations from deadline to outcome. A due countdown becomes one `attempt()` in the session's queue: the guards once
-// more at the deadline, OpenCode read again, the guards right before the prompt, the claim (the countdown fired and the
+// Continuations from deadline to outcome. A due countdown becomes one `attempt()` in the session's queue: the countdown
+// still armed, OpenCode read again, the guards right before the prompt, the claim (the countdown fired and the
 // injection recorded `pending` in one transaction, before OpenCode is called), the prompt call, and its outcome
 // recorded — `sent`, `failed` or `unknown` — with the retry the plan asks for. Never twice: a call that failed in a way
 // that may have delivered it is looked for in the session before anything else happens, and an earlier uncertain one
@@ -13,7 +13,7 @@ import {
   type FailureVerdict,
 } from "../../core/injection-outcome.js";
 import { changeSession } from "../../store/changes/change-session.js";
-import { unresolvedContinuation } from "../../store/reads.js";
+import { sessionRow, unresolvedContinuation } from "../../store/reads.js";
 import type { InjectionRow, SessionRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
 import { inspectOptions, type FactGatherer } from "../read/facts.js";
@@ -70,7 +70,7 @@ export class Injector {
     const { sessionId } = armed.row;
     const startedAt = ctx.clock.monotonic();
     try {
-      const row = await ctx.lanes.run(sessionId, () => this.atDeadline(armed, info));
+      const row = await ctx.lanes.run(sessionId, () => this.atDeadline(armed));
       if (row === undefined) return;
       const facts = await this.p.facts.gather(sessionId, inspectOptions(ctx.config, row));
       const continuation = await ctx.lanes.run(sessionId, () =>
@@ -89,17 +89,14 @@ export class Injector {
     return this.ctx.lifecycle.deciding && this.p.countdowns.isCurrent(armed);
   }
 
-  /** The guards at the deadline, on what events reported (no OpenCode read). The row when it goes on, else undefined. */
-  private async atDeadline(armed: Armed, info: DueInfo): Promise<SessionRow | null | undefined> {
-    const { countdowns, judge } = this.p;
-    if (!this.current(armed) || !(await countdowns.stillArmed(armed))) return undefined;
-    const { decision, row } = await judge.decide(armed.row.sessionId, "deadline");
-    if (decision.verdict === "continue") return row ?? null;
-    const detail = { ...decision.detail, lateMs: info.lateMs };
-    const { sessionId } = armed.row;
-    if (await countdowns.end(armed, { skipped: decision.reason, detail }, undefined, judge.telling(sessionId)))
-      judge.endedBySkip();
-    return undefined;
+  /**
+   * The countdown at its deadline: still this process's and still armed in the database? The session's row when it
+   * is (what OpenCode is read with), else undefined. No guards here: those right before the prompt judge on OpenCode's
+   * answers what changed during the wait, and an error seen only in events is judged from the messages too.
+   */
+  private async atDeadline(armed: Armed): Promise<SessionRow | null | undefined> {
+    if (!this.current(armed) || !(await this.p.countdowns.stillArmed(armed))) return undefined;
+    return (await this.ctx.store.read(sessionRow(armed.row.sessionId))) ?? null;
   }
 
   /** The guards right before the prompt, on OpenCode's answers; then the claim. The continuation when it goes out. */
@@ -113,6 +110,8 @@ export class Injector {
     const { countdowns, judge } = this.p;
     const { sessionId } = armed.row;
     if (!this.current(armed)) return undefined;
+    // The list known at the deadline (a `todo.updated` during the wait, else the look's read) is judged too.
+    const todosAtDeadline = this.p.memories.peek(sessionId)?.todos;
     judge.rememberTodos(sessionId, facts);
     // An earlier continuation that failed or was lost in a timeout may have arrived after all: never send on top of it.
     const arrived = await this.p.reconciler.confirmEarlier(sessionId, facts.messages);
@@ -124,7 +123,7 @@ export class Injector {
     }
     // A retry (attempt 1 and on) re-sends a continuation whose turn never came: the turn before was judged for it.
     const retrying = armed.row.attempt > 0;
-    const { decision, row } = await judge.decide(sessionId, "before_prompt", facts, { retrying });
+    const { decision, row } = await judge.decide(sessionId, "before_prompt", facts, { retrying, todosAtDeadline });
     if (decision.verdict === "skip") {
       const retry =
         decision.reason === "todo_fetch_failed" ? judge.retryTodoRead(sessionId, facts, armed.row.armedAt) : undefined;

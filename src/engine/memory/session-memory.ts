@@ -32,7 +32,7 @@ export class SessionMemory {
     return this.#parentId;
   }
 
-  /** Latest todos, from `todo.updated` or OpenCode's answer: the countdown's end is judged on them without asking. */
+  /** Latest todos, from `todo.updated` or OpenCode's answer: the countdown's end is judged on them beside the read. */
   get todos(): readonly Todo[] | undefined {
     return this.#todos;
   }

@@ -6,7 +6,7 @@
 // Where a countdown changes state:
 //   arm      idle evaluation, or a retry after a failed prompt            armed (superseding the session's previous one)
 //   cancel   activity, a person, a session error or deletion             cancelled (reason: what happened)
-//   end      the injector, when a guard says no at the deadline          cancelled (reason: the guard's skip)
+//   end      the injector, when a guard says no before the prompt         cancelled (reason: the guard's skip)
 //   claim    the injector, right before the prompt call                  fired (the exactly-once point)
 //   recover  start, every lease tick, the store working again            adopted (re-armed, due at once) or expired
 import { armedCountdownsIn, countdownRow } from "../../store/reads.js";
