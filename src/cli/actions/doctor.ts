@@ -294,7 +294,11 @@ function reportWithoutDatabase(
   process.exitCode = 1;
 }
 
-export async function doctor(directory: string, { db, json }: GlobalOptions): Promise<void> {
+export interface DoctorOptions {
+  directory: string;
+}
+
+export async function doctor({ directory }: DoctorOptions, { db, json }: GlobalOptions): Promise<void> {
   const examined = examinePlugin(resolve(directory));
   const notify = notifySetup(examined.directory, examined.status, examined.files);
   // Doctor shows the options the plugin runs with: the notify channels' without their URLs' paths and secrets.
