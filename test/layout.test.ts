@@ -1,6 +1,10 @@
-// The shape of src/ that keeps it easy to live in, checked on every run: no import circle (type-only imports
-// included), no file over 400 lines, no function over 80, every engine module with a test file named after it, and
-// the folders importing only what the layout allows (docs/architecture.md "Layout").
+// The shape of src/ that keeps it easy to live in, checked on every run: no import circle, no file over 400 lines, no
+// function over 80, every engine module with a test file named after it, and the folders importing only what the
+// layout allows (docs/architecture.md "Layout").
+// A circle counts every way one module names another: `import()` too (a module loaded lazily is still one this one
+// depends on, and the CLI's commands and actions once made eight circles that way, unseen), and type-only imports too:
+// erased at run time, they still tie the two files' meanings together, so neither can be read, moved or split without
+// the other, and a type that both sides need belongs to one of them (or below both), not to each other.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
@@ -23,22 +27,37 @@ const parsed = new Map(
 );
 const rel = (file: string) => relative(ROOT, file);
 
-/** Every module of src/ a file imports or re-exports (type-only included). */
-function importsOf(file: string): string[] {
+/**
+ * The module specifiers a source names: import and `export … from` declarations (type-only included), `import("…")`
+ * calls with a literal specifier (a lazily loaded module is still a module this one depends on), and `import("…").T`
+ * in a type.
+ */
+function specifiersOf(source: ts.SourceFile): string[] {
   const found: string[] = [];
   const visit = (node: ts.Node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) {
-      const spec = (node.moduleSpecifier as ts.StringLiteral).text;
-      if (spec.startsWith(".")) found.push(resolve(dirname(file), spec.replace(/\.js$/, ".ts")));
-    }
-    if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
-      const spec = (node.argument.literal as ts.StringLiteral).text;
-      if (spec.startsWith(".")) found.push(resolve(dirname(file), spec.replace(/\.js$/, ".ts")));
-    }
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier)
+      found.push((node.moduleSpecifier as ts.StringLiteral).text);
+    if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument))
+      found.push((node.argument.literal as ts.StringLiteral).text);
+    if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteralLike(node.arguments[0])
+    )
+      found.push(node.arguments[0].text);
     ts.forEachChild(node, visit);
   };
-  visit(parsed.get(file)!);
-  return found.filter((f) => parsed.has(f));
+  visit(source);
+  return found;
+}
+
+/** Every module of src/ a file imports, loads or re-exports, as `specifiersOf` reads them. */
+function importsOf(file: string): string[] {
+  const modules = specifiersOf(parsed.get(file)!)
+    .filter((spec) => spec.startsWith("."))
+    .map((spec) => resolve(dirname(file), spec.replace(/\.js$/, ".ts")));
+  return [...new Set(modules)].filter((f) => parsed.has(f));
 }
 
 function cycles(): string[][] {
@@ -79,8 +98,26 @@ function functionLengths(file: string): Array<{ name: string; lines: number }> {
 }
 
 describe("the layout of src/", () => {
-  it("has no import circle, type-only imports included", () => {
+  it("has no import circle, import() and type-only imports included", () => {
     expect(cycles()).toEqual([]);
+  });
+
+  it("sees every way a module names another: import, import type, export … from, import(), import().T", () => {
+    const source = ts.createSourceFile(
+      "named.ts",
+      [
+        'import { a } from "./a.js";',
+        'import type { B } from "./b.js";',
+        'export { c } from "./c.js";',
+        'export type * from "./d.js";',
+        'const e = async () => (await import("./e.js")).e;',
+        'type F = import("./f.js").F;',
+        "const g = (name: string) => import(name);",
+      ].join("\n"),
+      ts.ScriptTarget.Latest,
+      true,
+    );
+    expect(specifiersOf(source)).toEqual(["./a.js", "./b.js", "./c.js", "./d.js", "./e.js", "./f.js"]);
   });
 
   it("has no file over 400 lines", () => {

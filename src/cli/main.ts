@@ -1,23 +1,11 @@
 #!/usr/bin/env node
-// `todo-continuation`: history, audit, status, stop/resume/allow, notices, migrate, doctor, prune, the standalone
-// service and the servers a fleet of them follows.
+// `todo-continuation`: the program, its global options and exit codes; its commands are listed in command-list.ts.
 // Exit codes: 0 ok, 1 failure (explained on stderr), 2 usage error.
 // Every call starts a process: what runs before the command is only what says what the commands take (commands/); a
 // command's code, its database driver and the rest are imported when that command runs (actions/). zod too: under
 // Node its CommonJS build, required by the first check that needs it, loads as fast as its ES module.
 import { Command, CommanderError } from "commander";
-import { registerAllow } from "./commands/allow.js";
-import { registerAudit } from "./commands/audit.js";
-import { registerCost } from "./commands/cost.js";
-import { registerDoctor } from "./commands/doctor.js";
-import { registerHistory } from "./commands/history.js";
-import { registerMigrate } from "./commands/migrate.js";
-import { registerNotices } from "./commands/notices.js";
-import { registerPrune } from "./commands/prune.js";
-import { registerServe } from "./commands/serve.js";
-import { registerServers } from "./commands/servers.js";
-import { registerStatus } from "./commands/status.js";
-import { registerStopResume } from "./commands/stop-resume.js";
+import { registerCommands } from "./command-list.js";
 import { CliError, UsageError } from "./errors.js";
 import { examples } from "./output.js";
 import { PACKAGE_VERSION } from "../package-version.js";
@@ -43,18 +31,7 @@ export function buildProgram(): Command {
         "todo-continuation --db postgres://tc@db.internal/tc history --json",
       ),
     );
-  registerHistory(program);
-  registerAudit(program);
-  registerCost(program);
-  registerNotices(program);
-  registerStatus(program);
-  registerStopResume(program);
-  registerAllow(program);
-  registerMigrate(program);
-  registerDoctor(program);
-  registerPrune(program);
-  registerServe(program);
-  registerServers(program);
+  registerCommands(program);
   for (const command of program.commands) command.exitOverride().showHelpAfterError("(run with --help for usage)");
   return program;
 }

@@ -4,6 +4,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commandPaths } from "../../src/cli/command-list.js";
 import { ROOT } from "../crash/processes.js";
 import { cli, requireBuiltCli } from "../support/cli.js";
 import { ev } from "../support/events.js";
@@ -27,24 +28,8 @@ afterAll(async () => {
   await f.destroy();
 });
 
-const COMMANDS = [
-  "history",
-  "audit",
-  "cost",
-  "notices",
-  "status",
-  "stop",
-  "resume",
-  "allow",
-  "migrate",
-  "doctor",
-  "prune",
-  "serve",
-  "servers",
-  "servers add",
-  "servers list",
-  "servers remove",
-];
+/** Every command, from the one list main.ts registers them from: a new command is held to these conventions too. */
+const COMMANDS = commandPaths();
 
 describe("help and version", () => {
   it("--version prints the package's version", async () => {

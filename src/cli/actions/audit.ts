@@ -1,8 +1,15 @@
 import { auditTrail } from "../../store/queries.js";
-import type { AuditOptions } from "../commands/audit.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { localTime, table } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";
+
+export interface AuditOptions {
+  session?: string;
+  reason?: string;
+  event?: string;
+  since?: number;
+  limit: number;
+}
 
 function compactDetail(detail: string | null): string {
   if (!detail) return "";

@@ -1,8 +1,13 @@
 import { continuationCosts, type CostKey, type CostRow } from "../../store/queries.js";
-import type { CostOptions } from "../commands/cost.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { table } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";
+
+export interface CostOptions {
+  by?: CostKey;
+  since?: number;
+  session?: string;
+}
 
 const DAY_MS = 86_400_000;
 

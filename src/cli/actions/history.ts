@@ -1,8 +1,12 @@
 import { injectionHistory } from "../../store/queries.js";
-import type { HistoryOptions } from "../commands/history.js";
 import { openForReading, databasePath, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";
+
+export interface HistoryOptions {
+  session?: string;
+  limit: number;
+}
 
 export async function history(options: HistoryOptions, { db, json }: GlobalOptions): Promise<void> {
   const store = await openForReading(databasePath(db));

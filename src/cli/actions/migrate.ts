@@ -1,7 +1,7 @@
 import { databasePath, openForWriting, query, shownLocation } from "../database.js";
 import { print, printJson, type GlobalOptions } from "../output.js";
 
-export async function migrate({ db, json }: GlobalOptions): Promise<void> {
+export async function migrate(_options: object, { db, json }: GlobalOptions): Promise<void> {
   const location = databasePath(db);
   const path = shownLocation(location);
   const store = await openForWriting(location);

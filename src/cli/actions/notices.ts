@@ -1,8 +1,14 @@
 import { noticeList, type NoticeListRow } from "../../store/notice-queries.js";
-import type { NoticesOptions } from "../commands/notices.js";
+import type { NoticeState } from "../../store/notice-states.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";
+
+export interface NoticesOptions {
+  session?: string;
+  state?: NoticeState;
+  limit: number;
+}
 
 /** The body as a webhook received it; a body that is not JSON (never written so) is shown as it is. */
 function parsedBody(body: string): unknown {

@@ -1,8 +1,13 @@
 import { prune as pruneHistory } from "../../store/prune-history.js";
-import type { PruneOptions } from "../commands/prune.js";
 import { withStore } from "../database.js";
 import { localTime } from "../format.js";
 import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
+
+export interface PruneOptions {
+  olderThan: number;
+  batch: number;
+  dryRun?: boolean;
+}
 
 export async function prune(options: PruneOptions, { db, json }: GlobalOptions): Promise<void> {
   const cutoff = Date.now() - options.olderThan;

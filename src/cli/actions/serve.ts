@@ -2,17 +2,28 @@ import type { NoticeChannels } from "../../engine/notice-sender.js";
 import { channelsFrom } from "../../notify/sending.js";
 import { ConfigError, resolveConfiguration, type Config } from "../../config/resolve.js";
 import type { FleetReplica } from "../../service/fleet.js";
-import { serviceLog, type Log } from "../../service/log.js";
+import { serviceLog, type Log, type LogFormat } from "../../service/log.js";
 import { observeStore } from "../../service/observed-store.js";
 import type { StandaloneService } from "../../service/standalone.js";
-import { startStatusServer, type Readiness, type StatusServer } from "../../service/status-server.js";
+import { startStatusServer, type Listen, type Readiness, type StatusServer } from "../../service/status-server.js";
 import { describeDatabaseFailure } from "../../store/failure.js";
 import { isPostgresUrl } from "../../store/location.js";
 import type { EngineStore } from "../../store/port.js";
 import { databasePath, openForWriting } from "../database.js";
 import { UsageError } from "../errors.js";
-import type { ServeOptions } from "../commands/serve.js";
 import type { GlobalOptions } from "../output.js";
+
+export interface ServeOptions {
+  url?: string;
+  directory: string;
+  name?: string;
+  username?: string;
+  password?: string;
+  options?: string;
+  silenceTimeout?: string;
+  listen?: Listen;
+  logFormat: LogFormat;
+}
 
 /** How long `/readyz` waits for the database's answer before it says the database does not answer. */
 const READY_PROBE_MS = 2000;

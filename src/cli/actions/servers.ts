@@ -4,8 +4,15 @@ import { ServerExistsError, type ServerRoster } from "../../store/roster.js";
 import { databasePath, openForReading, openForWriting, query } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
 import { duration, localTime, table } from "../format.js";
-import type { AddServerOptions } from "../commands/servers.js";
 import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
+
+export interface AddServerOptions {
+  url: string;
+  directory: string;
+  name?: string;
+  username?: string;
+  passwordEnv?: string;
+}
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,99}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -75,7 +82,7 @@ export async function addServer(options: AddServerOptions, { db, json }: GlobalO
   print(`added ${row.name}: ${row.url} (${row.directory}); a fleet replica takes it over within a round`);
 }
 
-export async function listServers({ db, json }: GlobalOptions): Promise<void> {
+export async function listServers(_options: object, { db, json }: GlobalOptions): Promise<void> {
   const rows = await withRoster(db, false, (roster) => roster.list());
   if (json) return printJson(snakeCased(rows));
   if (rows.length === 0) return print("no servers listed (add one with `todo-continuation servers add`)");
@@ -98,7 +105,7 @@ export async function listServers({ db, json }: GlobalOptions): Promise<void> {
   );
 }
 
-export async function removeServer(name: string, { db, json }: GlobalOptions): Promise<void> {
+export async function removeServer(name: string, _options: object, { db, json }: GlobalOptions): Promise<void> {
   const removed = await withRoster(db, true, (roster) => roster.remove(name));
   if (json) return printJson(snakeCased({ name, removed }));
   if (!removed) throw new CliError(`no server named "${name}" (see \`todo-continuation servers list\`)`);

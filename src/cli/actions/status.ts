@@ -29,7 +29,7 @@ function section<R>(title: string, rows: R[], columns: Column<R>[]): string {
   return rows.length === 0 ? `${title}: none` : `${title} (${rows.length}):\n${table(columns, rows)}`;
 }
 
-export async function status({ db, json }: GlobalOptions): Promise<void> {
+export async function status(_options: object, { db, json }: GlobalOptions): Promise<void> {
   const store = await openForReading(databasePath(db));
   try {
     const now = Date.now();

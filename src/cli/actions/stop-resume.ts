@@ -7,8 +7,12 @@ import { sessionSeen } from "../../store/queries.js";
 import { sessionRow } from "../../store/reads.js";
 import { databasePath, shownLocation, withStore } from "../database.js";
 import { UsageError } from "../errors.js";
-import type { StopOptions } from "../commands/stop-resume.js";
 import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
+
+export interface StopOptions {
+  directory?: string;
+  force?: boolean;
+}
 
 /** The session's own scope when the database knows it; else the given or current directory. */
 export async function scopeOf(store: EngineStore, sessionId: string, directory: string | undefined) {
@@ -48,7 +52,7 @@ export async function stop(sessionId: string, options: StopOptions, { db, json }
   );
 }
 
-export async function resume(sessionId: string, { db, json }: GlobalOptions): Promise<void> {
+export async function resume(sessionId: string, _options: object, { db, json }: GlobalOptions): Promise<void> {
   // A running enforcer of the session's directory looks at it within a lease tick (~5 s): see changes/resume.ts.
   const { changed, lifted } = await withStore(db, async (store) => {
     await requireSeen(store, db, sessionId, "");

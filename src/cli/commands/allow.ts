@@ -1,10 +1,8 @@
 import type { Command } from "commander";
-import type { Grant } from "../../store/changes/allow.js";
-import { examples, globals, positiveAmountArg, positiveIntegerArg } from "../output.js";
+import { examples, positiveAmountArg, positiveIntegerArg } from "../output.js";
 
-export function registerAllow(program: Command): void {
-  program
-    .command("allow")
+export function allowCommand(command: Command): Command {
+  return command
     .addHelpText(
       "after",
       examples(
@@ -26,8 +24,5 @@ export function registerAllow(program: Command): void {
       "cost beyond maxContinuationCost, and for this session beyond dailyContinuationCost",
       (v) => positiveAmountArg("--cost", v),
     )
-    .option("--tokens <n>", "tokens beyond maxContinuationTokens", (v) => positiveIntegerArg("--tokens", v))
-    .action(async (sessionId: string, options: Grant, command: Command) =>
-      (await import("../actions/allow.js")).allow(sessionId, options, globals(command)),
-    );
+    .option("--tokens <n>", "tokens beyond maxContinuationTokens", (v) => positiveIntegerArg("--tokens", v));
 }

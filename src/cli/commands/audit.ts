@@ -1,15 +1,7 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { didYouMean } from "../../core/nearest.js";
 import { AUDIT_EVENTS, AUDIT_VOCABULARY } from "../../core/reasons.js";
-import { durationArg, examples, globals, positiveIntegerArg } from "../output.js";
-
-export interface AuditOptions {
-  session?: string;
-  reason?: string;
-  event?: string;
-  since?: number;
-  limit: number;
-}
+import { durationArg, examples, positiveIntegerArg } from "../output.js";
 
 /** Every reason an audit row may carry, whatever its event. */
 const REASONS = [...new Set(Object.values(AUDIT_VOCABULARY).flat())].filter((r): r is string => r !== null).sort();
@@ -22,9 +14,8 @@ function reasonArg(value: string): string {
   );
 }
 
-export function registerAudit(program: Command): void {
-  program
-    .command("audit")
+export function auditCommand(command: Command): Command {
+  return command
     .addHelpText(
       "after",
       examples(
@@ -43,8 +34,5 @@ export function registerAudit(program: Command): void {
     .option("--since <duration>", "only the last <duration> (e.g. 30m, 12h, 7d)", (v) =>
       durationArg("--since", v, "30m, 12h or 7d"),
     )
-    .option("--limit <n>", "how many of the newest to show", (v) => positiveIntegerArg("--limit", v), 100)
-    .action(async (options: AuditOptions, command: Command) =>
-      (await import("../actions/audit.js")).audit(options, globals(command)),
-    );
+    .option("--limit <n>", "how many of the newest to show", (v) => positiveIntegerArg("--limit", v), 100);
 }

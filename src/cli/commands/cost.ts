@@ -1,18 +1,11 @@
 import { InvalidArgumentError, type Command } from "commander";
 import type { CostKey } from "../../store/queries.js";
-import { durationArg, examples, globals } from "../output.js";
-
-export interface CostOptions {
-  by?: CostKey;
-  since?: number;
-  session?: string;
-}
+import { durationArg, examples } from "../output.js";
 
 const KEYS: readonly CostKey[] = ["session", "day", "model"];
 
-export function registerCost(program: Command): void {
-  program
-    .command("cost")
+export function costCommand(command: Command): Command {
+  return command
     .addHelpText(
       "after",
       examples("todo-continuation cost --by day --since 7d", "todo-continuation cost --session ses_4f2a… --json"),
@@ -25,8 +18,5 @@ export function registerCost(program: Command): void {
     .option("--since <duration>", "only the last <duration>, in whole UTC days (e.g. 1d, 7d, 30d)", (v) =>
       durationArg("--since", v, "1d, 7d or 30d"),
     )
-    .option("--session <id>", "only this session")
-    .action(async (options: CostOptions, command: Command) =>
-      (await import("../actions/cost.js")).cost(options, globals(command)),
-    );
+    .option("--session <id>", "only this session");
 }

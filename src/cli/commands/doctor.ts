@@ -1,9 +1,8 @@
 import type { Command } from "commander";
-import { examples, globals } from "../output.js";
+import { examples } from "../output.js";
 
-export function registerDoctor(program: Command): void {
-  program
-    .command("doctor")
+export function doctorCommand(command: Command): Command {
+  return command
     .addHelpText(
       "after",
       examples("todo-continuation doctor", "todo-continuation --db postgres://tc@db.internal/tc doctor --json"),
@@ -11,8 +10,5 @@ export function registerDoctor(program: Command): void {
     .description(
       "check the plugin (on or off and why, its options and their sources), the config files and the database: file, schema version, integrity, leases, unsettled continuations, each notify channel's last success and error (exit 1 on a problem)",
     )
-    .option("--directory <dir>", "the project whose plugin and configuration files to look at", process.cwd())
-    .action(async (options: { directory: string }, command: Command) =>
-      (await import("../actions/doctor.js")).doctor(options.directory, globals(command)),
-    );
+    .option("--directory <dir>", "the project whose plugin and configuration files to look at", process.cwd());
 }

@@ -1,15 +1,11 @@
 import type { Command } from "commander";
-import { examples, globals } from "../output.js";
+import { examples } from "../output.js";
 
-export function registerMigrate(program: Command): void {
-  program
-    .command("migrate")
+export function migrateCommand(command: Command): Command {
+  return command
     .addHelpText(
       "after",
       examples("todo-continuation migrate", "todo-continuation --db ~/backup/todo-continuation.db migrate"),
     )
-    .description("create the database if needed and apply the shipped migrations (the plugin also does this at start)")
-    .action(async (_options: unknown, command: Command) =>
-      (await import("../actions/migrate.js")).migrate(globals(command)),
-    );
+    .description("create the database if needed and apply the shipped migrations (the plugin also does this at start)");
 }

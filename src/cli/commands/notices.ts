@@ -1,22 +1,15 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { didYouMean } from "../../core/nearest.js";
 import { NOTICE_STATES, type NoticeState } from "../../store/notice-states.js";
-import { examples, globals, positiveIntegerArg } from "../output.js";
-
-export interface NoticesOptions {
-  session?: string;
-  state?: NoticeState;
-  limit: number;
-}
+import { examples, positiveIntegerArg } from "../output.js";
 
 function stateArg(value: string): NoticeState {
   if ((NOTICE_STATES as readonly string[]).includes(value)) return value as NoticeState;
   throw new InvalidArgumentError(`one of ${NOTICE_STATES.join(", ")}${didYouMean(value, NOTICE_STATES)}.`);
 }
 
-export function registerNotices(program: Command): void {
-  program
-    .command("notices")
+export function noticesCommand(command: Command): Command {
+  return command
     .addHelpText(
       "after",
       examples("todo-continuation notices --state failed", "todo-continuation notices --session ses_4f2a… --json"),
@@ -26,8 +19,5 @@ export function registerNotices(program: Command): void {
     )
     .option("--session <id>", "only this session")
     .option("--state <state>", `only this state (${NOTICE_STATES.join(", ")})`, stateArg)
-    .option("--limit <n>", "how many of the newest to show", (v) => positiveIntegerArg("--limit", v), 50)
-    .action(async (options: NoticesOptions, command: Command) =>
-      (await import("../actions/notices.js")).notices(options, globals(command)),
-    );
+    .option("--limit <n>", "how many of the newest to show", (v) => positiveIntegerArg("--limit", v), 50);
 }

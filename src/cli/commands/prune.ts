@@ -1,15 +1,8 @@
 import type { Command } from "commander";
-import { durationArg, examples, globals, positiveIntegerArg } from "../output.js";
+import { durationArg, examples, positiveIntegerArg } from "../output.js";
 
-export interface PruneOptions {
-  olderThan: number;
-  batch: number;
-  dryRun?: boolean;
-}
-
-export function registerPrune(program: Command): void {
-  program
-    .command("prune")
+export function pruneCommand(command: Command): Command {
+  return command
     .addHelpText(
       "after",
       examples("todo-continuation prune --older-than 30d --dry-run", "todo-continuation prune --older-than 90d"),
@@ -19,8 +12,5 @@ export function registerPrune(program: Command): void {
       durationArg("--older-than", v, "30d, 12h or 90m"),
     )
     .option("--batch <n>", "rows per transaction", (v) => positiveIntegerArg("--batch", v), 500)
-    .option("--dry-run", "count what would go, delete nothing")
-    .action(async (options: PruneOptions, command: Command) =>
-      (await import("../actions/prune.js")).prune(options, globals(command)),
-    );
+    .option("--dry-run", "count what would go, delete nothing");
 }

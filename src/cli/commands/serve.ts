@@ -1,19 +1,7 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { LOG_FORMATS, type LogFormat } from "../../service/log.js";
 import { parseListen, type Listen } from "../../service/status-server.js";
-import { examples, globals } from "../output.js";
-
-export interface ServeOptions {
-  url?: string;
-  directory: string;
-  name?: string;
-  username?: string;
-  password?: string;
-  options?: string;
-  silenceTimeout?: string;
-  listen?: Listen;
-  logFormat: LogFormat;
-}
+import { examples } from "../output.js";
 
 function listenArg(value: string): Listen {
   try {
@@ -29,9 +17,8 @@ function logFormatArg(value: string): LogFormat {
   return value as LogFormat;
 }
 
-export function registerServe(program: Command): void {
-  program
-    .command("serve")
+export function serveCommand(command: Command): Command {
+  return command
     .addHelpText(
       "after",
       examples(
@@ -63,8 +50,5 @@ export function registerServe(program: Command): void {
       `the log on stderr: ${LOG_FORMATS.join(" or ")}`,
       logFormatArg,
       "text" as LogFormat,
-    )
-    .action(async (options: ServeOptions, command: Command) =>
-      (await import("../actions/serve.js")).serve(options, globals(command)),
     );
 }

@@ -1,12 +1,8 @@
 import type { Command } from "commander";
-import { examples, globals } from "../output.js";
+import { examples } from "../output.js";
 
-export function registerStatus(program: Command): void {
-  program
-    .command("status")
+export function statusCommand(command: Command): Command {
+  return command
     .addHelpText("after", examples("todo-continuation status", "todo-continuation status --json"))
-    .description("countdowns armed now, stopped and paused sessions, and continuations not settled")
-    .action(async (_options: unknown, command: Command) =>
-      (await import("../actions/status.js")).status(globals(command)),
-    );
+    .description("countdowns armed now, stopped and paused sessions, and continuations not settled");
 }

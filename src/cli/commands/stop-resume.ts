@@ -1,14 +1,8 @@
 import type { Command } from "commander";
-import { examples, globals } from "../output.js";
+import { examples } from "../output.js";
 
-export interface StopOptions {
-  directory?: string;
-  force?: boolean;
-}
-
-export function registerStopResume(program: Command): void {
-  program
-    .command("stop")
+export function stopCommand(command: Command): Command {
+  return command
     .addHelpText(
       "after",
       examples(
@@ -19,17 +13,12 @@ export function registerStopResume(program: Command): void {
     .description("set the durable stop on a session: no continuation (also after restarts) until resumed")
     .argument("<sessionID>", "the OpenCode session id (ses_…)")
     .option("--force", "stop a session the database has not seen yet (its first idle is then held)")
-    .option("--directory <dir>", "with --force: the project directory of that session (default: this one)")
-    .action(async (sessionId: string, options: StopOptions, command: Command) =>
-      (await import("../actions/stop-resume.js")).stop(sessionId, options, globals(command)),
-    );
+    .option("--directory <dir>", "with --force: the project directory of that session (default: this one)");
+}
 
-  program
-    .command("resume")
+export function resumeCommand(command: Command): Command {
+  return command
     .addHelpText("after", examples("todo-continuation resume ses_4f2a…"))
     .description("lift the durable stop or the pause of a session and start its loop protections over")
-    .argument("<sessionID>", "the OpenCode session id (ses_…)")
-    .action(async (sessionId: string, _options: unknown, command: Command) =>
-      (await import("../actions/stop-resume.js")).resume(sessionId, globals(command)),
-    );
+    .argument("<sessionID>", "the OpenCode session id (ses_…)");
 }

@@ -1,0 +1,173 @@
+// `doctor`'s look into the database: what it reads there (integrity, schema, who is alive, the fleet's servers,
+// countdowns and continuations that look stuck, the billed models' prices, each notify channel's deliveries) and what
+// it finds wrong with it.
+import type { Diagnostics, OperatorStore, ReplicaState, SchemaState } from "../../store/operator.js";
+import type { ServerState } from "../../store/roster.js";
+import { noticeChannels } from "../../store/notice-queries.js";
+import {
+  armedCountdowns,
+  billedModels,
+  stoppedSessions,
+  unsettledInjections,
+  type ArmedRow,
+  type ModelPricing,
+  type UnsettledRow,
+} from "../../store/queries.js";
+import { query } from "../database.js";
+import { channelReports, type ChannelReport, type NotifySetup } from "./doctor-notifications.js";
+import type { PluginFinding as Finding } from "./doctor-plugin.js";
+
+/** What doctor read from the database. */
+export interface Examination {
+  diagnostics: Diagnostics;
+  schema: SchemaState;
+  armed: ArmedRow[];
+  unsettled: UnsettledRow[];
+  stopped: number;
+  replicas: ReplicaState[];
+  servers: ServerState[];
+  /** Empty on a database whose bills table is not there yet (a migration pending). */
+  models: ModelPricing[];
+  /** Each channel configured or seen in the outbox; the configured ones alone on a database without it yet. */
+  notifications: ChannelReport[];
+  alive: (owner: string) => boolean;
+}
+
+const NO_SCHEMA: SchemaState = {
+  shipped: 0,
+  applied: 0,
+  latestShipped: null,
+  latestApplied: null,
+  pending: 0,
+  newer: false,
+};
+
+export async function examine(store: OperatorStore, notify: NotifySetup): Promise<Examination> {
+  const diagnostics = await query(() => store.diagnostics());
+  const schema = diagnostics.integrity.ok ? await query(() => store.schemaState()) : NO_SCHEMA;
+  const readable = diagnostics.integrity.ok && schema.applied > 0;
+  const read = <T>(work: () => Promise<T>, none: T) => (readable ? query(work) : Promise.resolve(none));
+  return {
+    diagnostics,
+    schema,
+    armed: await read(() => armedCountdowns(store.reader), []),
+    unsettled: await read(() => unsettledInjections(store.reader), []),
+    stopped: (await read(() => stoppedSessions(store.reader), [])).length,
+    replicas: await read(() => store.replicas(), []),
+    servers: await read(async () => (store.roster ? store.roster.list() : []), []),
+    models: await read(() => billedModels(store.reader).catch(() => []), []),
+    notifications: channelReports(
+      notify,
+      await read(
+        () =>
+          noticeChannels(
+            store.reader,
+            notify.channels.map((c) => c.name),
+          ).catch(() => []),
+        [],
+      ),
+    ),
+    alive: await read(
+      () => store.liveness(),
+      () => false,
+    ),
+  };
+}
+
+function schemaFinding(schema: SchemaState): Finding {
+  if (schema.newer)
+    return {
+      level: "fail",
+      check: "schema",
+      message: `migrated by a newer version (${schema.applied} applied, ${schema.shipped} shipped here): upgrade todo-continuation`,
+    };
+  if (schema.pending > 0)
+    return {
+      level: "warn",
+      check: "schema",
+      message: `${schema.pending} migration(s) pending: applied at the next plugin start or by \`todo-continuation migrate\``,
+    };
+  return { level: "ok", check: "schema", message: `${schema.applied}/${schema.shipped} migrations applied` };
+}
+
+function livenessFindings({ replicas, servers }: Examination): Finding[] {
+  const findings: Finding[] = [];
+  const dead = replicas.filter((r) => !r.alive);
+  if (replicas.length > 0)
+    findings.push(
+      dead.length > 0
+        ? {
+            level: "warn",
+            check: "replicas",
+            message: `${dead.length} of ${replicas.length} without a fresh heartbeat (their countdowns are adopted by the others)`,
+          }
+        : { level: "ok", check: "replicas", message: `${replicas.length} alive` },
+    );
+  const unfollowed = servers.filter((s) => !s.followed);
+  if (servers.length > 0)
+    findings.push(
+      unfollowed.length > 0
+        ? {
+            level: "warn",
+            check: "servers",
+            message: `${unfollowed.length} of ${servers.length} followed by no live replica (${unfollowed.map((s) => s.name).join(", ")}): is a \`serve --db\` replica running?`,
+          }
+        : { level: "ok", check: "servers", message: `${servers.length} listed, each followed by one replica` },
+    );
+  return findings;
+}
+
+export function findingsOf(x: Examination, now: number): Finding[] {
+  const { integrity, checkedBy } = x.diagnostics;
+  const findings: Finding[] = [
+    integrity.ok
+      ? {
+          level: "ok",
+          check: "integrity",
+          message: checkedBy === "server" ? integrity.messages[0]! : `${checkedBy}: ok`,
+        }
+      : { level: "fail", check: "integrity", message: `${checkedBy}: ${integrity.messages.slice(0, 5).join("; ")}` },
+    schemaFinding(x.schema),
+    ...livenessFindings(x),
+  ];
+  const late = x.armed.filter((a) => a.deadline_at < now - 60_000);
+  findings.push(
+    late.length > 0
+      ? {
+          level: "warn",
+          check: "countdowns",
+          message: `${late.length} armed countdown(s) more than a minute overdue (no live process owns their scope?)`,
+        }
+      : { level: "ok", check: "countdowns", message: `${x.armed.length} armed` },
+  );
+  const pending = x.unsettled.filter((u) => u.status === "pending").length;
+  const unknown = x.unsettled.filter((u) => u.status === "unknown").length;
+  findings.push(
+    pending + unknown > 0
+      ? {
+          level: "warn",
+          check: "injections",
+          message: `${pending} pending, ${unknown} unknown (lost in a crash; the session was evaluated again)`,
+        }
+      : { level: "ok", check: "injections", message: "none pending or unknown" },
+  );
+  const prices = priceFinding(x.models);
+  if (prices) findings.push(prices);
+  return findings;
+}
+
+/** Local models report no price: their continuations cost 0, and only the token budget can stop them. */
+function priceFinding(models: ModelPricing[]): Finding | undefined {
+  if (models.length === 0) return undefined;
+  const unpriced = models.filter((m) => !m.priced);
+  if (unpriced.length === 0)
+    return { level: "ok", check: "prices", message: `${models.length} billed model(s), each priced` };
+  const names = unpriced.map((m) => `${m.provider_id ?? "?"}/${m.model_id ?? "?"}`).join(", ");
+  return {
+    level: "warn",
+    check: "prices",
+    message:
+      `no price for ${names}: maxContinuationCost and dailyContinuationCost cannot apply to its continuations ` +
+      `(maxContinuationTokens still does); a price goes in opencode.json, provider.<id>.models.<id>.cost`,
+  };
+}
