@@ -7,7 +7,7 @@ import type * as z from "zod";
 import { nearest } from "../core/nearest.js";
 import { defaultDatabasePath } from "../store/default-path.js";
 import { LocationError, redactUrl, resolveLocation } from "../store/location.js";
-import { shownNotify, withoutSecrets } from "../notify/redact.js";
+import { shownChannels, withoutSecrets } from "../notices/redact.js";
 import { findConfigFiles, readConfigFile, type ConfigFile } from "./files.js";
 import {
   allowedOf,
@@ -65,7 +65,7 @@ function describe(value: unknown): string {
 /** What a problem may show of a value: a channel's URLs, tokens and secrets never (they are credentials). */
 function shown(key: string, value: unknown): unknown {
   const option = key.split(".").at(-1)!;
-  if (option === "notify") return shownNotify(value);
+  if (option === "notify") return shownChannels(value);
   return Object.hasOwn(ENFORCER_OPTIONS, option) || Object.hasOwn(TUI_OPTIONS, option) ? value : withoutSecrets(value);
 }
 

@@ -46,7 +46,7 @@ export interface EnforcerOptions {
    */
   owner?: string;
   /** Where notices go (the `notify` option's channels, parsed by the adapter); none: nothing is sent. */
-  notify?: NoticeChannels;
+  noticeChannels?: NoticeChannels;
 }
 
 export interface EnforcerStats {
@@ -115,7 +115,10 @@ export class Enforcer {
       failed,
     }));
 
-    const parts = (this.parts = buildParts(ctx, { notify: options.notify, keepsOwner: this.ownsOwnerId }));
+    const parts = (this.parts = buildParts(ctx, {
+      noticeChannels: options.noticeChannels,
+      keepsOwner: this.ownsOwnerId,
+    }));
     this.router = parts.router;
     this.api = new SessionApi(ctx, parts);
     pause = new StorePause(ctx, parts);

@@ -4,7 +4,7 @@ import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { hostname } from "node:os";
 import { resolveConfiguration, type Config } from "../config/resolve.js";
 import { loadZod } from "../config/zod.js";
-import { channelsFrom } from "../notify/sending.js";
+import { channelsFrom } from "../notices/sending.js";
 import { Announcer } from "./announcer.js";
 import { Enforcer } from "../engine/enforcer.js";
 import { describeDatabaseFailure } from "../store/failure.js";
@@ -131,8 +131,8 @@ function enforcerOf(
   // On a database that several machines share, the sessions of this OpenCode are those of this host: pods often run
   // OpenCode in the same directory path, and one pod's countdowns must never be adopted by another's OpenCode.
   const server = isPostgresUrl(config.databasePath) ? hostname() : null;
-  const notify = channelsFrom(config.notify, input.directory, (problem) => warn(host, announcer, problem));
-  return new Enforcer({ config, store, host, directory: input.directory, server, notify });
+  const noticeChannels = channelsFrom(config.notify, input.directory, (problem) => warn(host, announcer, problem));
+  return new Enforcer({ config, store, host, directory: input.directory, server, noticeChannels });
 }
 
 /** The hooks over an open store: what the plugin function returns once its configuration and file are settled. */

@@ -17,7 +17,7 @@ export interface FleetOptions {
   liveness?: OperatorStore;
   config: Config;
   /** Where notices go, for every server followed; none: nothing is sent. */
-  notify?: NoticeChannels;
+  noticeChannels?: NoticeChannels;
   log: Log;
   /** Where the servers' passwords are read from (`servers.password_env` names the variable). */
   env?: NodeJS.ProcessEnv;

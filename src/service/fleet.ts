@@ -301,7 +301,7 @@ export class FleetReplica {
       username: row.username ?? undefined,
       password,
       config: this.o.config,
-      notify: this.o.notify,
+      noticeChannels: this.o.noticeChannels,
       store: this.o.store,
       log: (level, message, extra) => this.o.log(level, message, { ...extra, server: row.name }),
       server: row.name,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cancelByKey } from "../../src/store/changes/cancel-by-key.js";
 import { openStore } from "../../src/store/open.js";
 import { sessionRow } from "../../src/store/reads.js";
-import { verifySignature } from "../../src/notify/webhook.js";
+import { verifySignature } from "../../src/notices/webhook.js";
 import { startReceiver, type Answer, type Received, type Receiver } from "../support/http-receiver.js";
 import { E2E } from "./support/harness.js";
 import type { AuditRow, NoticeRow } from "./support/world.js";

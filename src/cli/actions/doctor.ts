@@ -18,13 +18,13 @@ import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
 import { leaseState } from "./status.js";
 import {
   channelReports,
-  notificationsTable,
-  notifyFindings,
-  notifySetup,
+  channelsTable,
+  noticeFindings,
+  noticeSetup,
   statusWithoutSecrets,
   type ChannelReport,
-  type NotifySetup,
-} from "./doctor-notifications.js";
+  type NoticeSetup,
+} from "./doctor-notices.js";
 import {
   chosenOptions,
   examinePlugin,
@@ -52,7 +52,7 @@ interface Examination {
   /** Empty on a database whose bills table is not there yet (a migration pending). */
   models: ModelPricing[];
   /** Each channel configured or seen in the outbox; the configured ones alone on a database without it yet. */
-  notifications: ChannelReport[];
+  noticeChannels: ChannelReport[];
   alive: (owner: string) => boolean;
 }
 
@@ -65,7 +65,7 @@ const NO_SCHEMA: SchemaState = {
   newer: false,
 };
 
-async function examine(store: OperatorStore, notify: NotifySetup): Promise<Examination> {
+async function examine(store: OperatorStore, notices: NoticeSetup): Promise<Examination> {
   const diagnostics = await query(() => store.diagnostics());
   const schema = diagnostics.integrity.ok ? await query(() => store.schemaState()) : NO_SCHEMA;
   const readable = diagnostics.integrity.ok && schema.applied > 0;
@@ -79,13 +79,13 @@ async function examine(store: OperatorStore, notify: NotifySetup): Promise<Exami
     replicas: await read(() => store.replicas(), []),
     servers: await read(async () => (store.roster ? store.roster.list() : []), []),
     models: await read(() => billedModels(store.reader).catch(() => []), []),
-    notifications: channelReports(
-      notify,
+    noticeChannels: channelReports(
+      notices,
       await read(
         () =>
           noticeChannels(
             store.reader,
-            notify.channels.map((c) => c.name),
+            notices.channels.map((c) => c.name),
           ).catch(() => []),
         [],
       ),
@@ -249,16 +249,16 @@ function printTables(x: Examination, findings: Finding[], now: number): void {
     { header: "STATUS", value: (r) => r.status },
     { header: "SINCE", value: (r) => localTime(r.created_at) },
   ]);
-  if (x.notifications.length > 0)
-    print(`\nNotifications (each channel's deliveries):\n${notificationsTable(x.notifications)}`);
+  if (x.noticeChannels.length > 0)
+    print(`\nNotifications (each channel's deliveries):\n${channelsTable(x.noticeChannels)}`);
 }
 
 function pluginJson({ directory, status, files }: PluginExamination) {
   return { directory, statusFile: statusPath(directory), status: status ?? null, configFiles: files.files };
 }
 
-function notificationsJson(notify: NotifySetup, channels: ChannelReport[]) {
-  return { source: notify.source, channels, problems: notify.problems };
+function noticesJson(notices: NoticeSetup, channels: ChannelReport[]) {
+  return { source: notices.source, channels, problems: notices.problems };
 }
 
 function printOptions({ status }: PluginExamination): void {
@@ -279,14 +279,14 @@ function printOptions({ status }: PluginExamination): void {
 /** Doctor with no database file to look into: the plugin's findings and why the file is not there. Exit 1. */
 function reportWithoutDatabase(
   plugin: PluginExamination,
-  notify: NotifySetup,
+  notices: NoticeSetup,
   missing: Finding,
   json: boolean | undefined,
 ): void {
-  const channels = channelReports(notify, []);
-  const findings = [...plugin.findings, ...notifyFindings(notify, channels, plugin.status), missing];
+  const channels = channelReports(notices, []);
+  const findings = [...plugin.findings, ...noticeFindings(notices, channels, plugin.status), missing];
   if (json)
-    printJson(snakeCased({ plugin: pluginJson(plugin), notifications: notificationsJson(notify, channels), findings }));
+    printJson(snakeCased({ plugin: pluginJson(plugin), notifications: noticesJson(notices, channels), findings }));
   else {
     print(findingsTable(findings));
     printOptions(plugin);
@@ -296,19 +296,19 @@ function reportWithoutDatabase(
 
 export async function doctor(directory: string, { db, json }: GlobalOptions): Promise<void> {
   const examined = examinePlugin(resolve(directory));
-  const notify = notifySetup(examined.directory, examined.status, examined.files);
+  const notices = noticeSetup(examined.directory, examined.status, examined.files);
   // Doctor shows the options the plugin runs with: the notify channels' without their URLs' paths and secrets.
   const plugin = { ...examined, status: statusWithoutSecrets(examined.status) };
   const location = databasePath(db);
   const path = shownLocation(location);
   if (!isPostgresUrl(location) && !existsSync(location))
-    return reportWithoutDatabase(plugin, notify, missingDatabase(path, plugin), json);
+    return reportWithoutDatabase(plugin, notices, missingDatabase(path, plugin), json);
   const store = await openForReading(location);
   const now = Date.now();
   let findings: Finding[];
   try {
-    const x = await examine(store, notify);
-    findings = [...plugin.findings, ...findingsOf(x, now), ...notifyFindings(notify, x.notifications, plugin.status)];
+    const x = await examine(store, notices);
+    findings = [...plugin.findings, ...findingsOf(x, now), ...noticeFindings(notices, x.noticeChannels, plugin.status)];
     const { diagnostics: d } = x;
     if (json)
       printJson(
@@ -326,7 +326,7 @@ export async function doctor(directory: string, { db, json }: GlobalOptions): Pr
           unsettled: x.unsettled,
           stoppedSessions: x.stopped,
           plugin: pluginJson(plugin),
-          notifications: notificationsJson(notify, x.notifications),
+          notifications: noticesJson(notices, x.noticeChannels),
           findings,
         }),
       );
