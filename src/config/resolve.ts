@@ -5,8 +5,8 @@
 import { isAbsolute } from "node:path";
 import type * as z from "zod";
 import { nearest } from "../core/nearest.js";
-import { defaultDatabasePath } from "../store/default-path.js";
-import { LocationError, redactUrl, resolveLocation } from "../store/location.js";
+import { defaultDatabasePath } from "../store/open/default-path.js";
+import { LocationError, redactUrl, resolveLocation } from "../store/open/location.js";
 import { shownChannels, withoutSecrets } from "../notices/redact.js";
 import { findConfigFiles, readConfigFile, type ConfigFile } from "./files.js";
 import {

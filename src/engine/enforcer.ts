@@ -7,7 +7,7 @@ import { RESUME_REASON, TAKEOVER_REASON, type StopSource } from "../core/reasons
 import type { Config } from "../config/resolve.js";
 import type { HostPort } from "../host/port.js";
 import type { Allowed, Grant } from "../store/changes/allow.js";
-import { describeDatabaseFailure } from "../store/failure.js";
+import { describeDatabaseFailure } from "../store/open/failure.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
 import type { EngineStore } from "../store/port.js";
 import type { LeaseRows } from "../store/reads.js";

@@ -4,7 +4,7 @@
 import type { Resolution } from "../config/resolve.js";
 import type { HostPort } from "../host/port.js";
 import { shownChannels } from "../notices/redact.js";
-import { redactUrl } from "../store/location.js";
+import { redactUrl } from "../store/open/location.js";
 import { PACKAGE_VERSION } from "../package-version.js";
 import { otherEnforcerWarning } from "./other-enforcers.js";
 import { statusNews, wasSeen, writeStatus, type PluginStatus } from "./status-file.js";

@@ -7,12 +7,12 @@ import { loadZod } from "../config/zod.js";
 import { channelsFrom } from "../notices/sending.js";
 import { Announcer } from "./announcer.js";
 import { Enforcer } from "../engine/enforcer.js";
-import { describeDatabaseFailure } from "../store/failure.js";
+import { describeDatabaseFailure } from "../store/open/failure.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
 import type { Allowed, Grant } from "../store/changes/allow.js";
 import type { EngineStore } from "../store/port.js";
-import { isPostgresUrl, redactUrl } from "../store/location.js";
-import { openStore } from "../store/open.js";
+import { isPostgresUrl, redactUrl } from "../store/open/location.js";
+import { openStore } from "../store/open/open.js";
 import { registerCommands, runCommand } from "./commands.js";
 
 /** What other plugins in the same process can call (see README "Programmatic API"). */

@@ -2,7 +2,7 @@
 import type { Config } from "../config/resolve.js";
 import type { NoticeChannels } from "../engine/notice-sender.js";
 import type { LogLevel } from "../host/port.js";
-import type { OperatorStore } from "../store/operator.js";
+import type { OperatorStore } from "../store/operator/operator.js";
 
 type Log = (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
 

@@ -2,7 +2,7 @@
 // line beside the prompt that shows a countdown where no panel is drawn. Pure: the TUI plugin renders these; the words
 // for a decision come from core/explain.ts, like the server's stop toast.
 import { explain, money, tokens } from "../core/explain.js";
-import type { SessionView } from "../store/queries.js";
+import type { SessionView } from "../store/operator/queries.js";
 
 export type Tone = "title" | "normal" | "active" | "warning" | "muted";
 

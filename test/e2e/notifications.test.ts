@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cancelByKey } from "../../src/store/changes/cancel-by-key.js";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/open/open.js";
 import { sessionRow } from "../../src/store/reads.js";
 import { verifySignature } from "../../src/notices/webhook.js";
 import { startReceiver, type Answer, type Received, type Receiver } from "../support/http-receiver.js";

@@ -9,7 +9,7 @@ import { shownChannels } from "../../notices/redact.js";
 import type { Channel } from "../../notices/types.js";
 import { NOTICE_KINDS } from "../../core/notices.js";
 import type { PluginStatus } from "../../plugin/status-file.js";
-import type { NoticeChannelState } from "../../store/notice-queries.js";
+import type { NoticeChannelState } from "../../store/notices/queries.js";
 import { localTime, table } from "../format.js";
 import type { PluginFinding } from "./doctor-plugin.js";
 

@@ -1,8 +1,8 @@
 // `todo-continuation doctor`: the plugin's and the database's health in one look — whether the plugin runs in this
 // project and with which options (and why not), the configuration files, then file or server, schema, integrity, who
 // is alive, the fleet's servers, countdowns and continuations that look stuck. Exit 1 when a check fails.
-import type { Diagnostics, OperatorStore, ReplicaState, SchemaState } from "../../store/operator.js";
-import type { ServerState } from "../../store/roster.js";
+import type { Diagnostics, OperatorStore, ReplicaState, SchemaState } from "../../store/operator/operator.js";
+import type { ServerState } from "../../store/operator/roster.js";
 import {
   armedCountdowns,
   billedModels,
@@ -11,7 +11,7 @@ import {
   type ArmedRow,
   type ModelPricing,
   type UnsettledRow,
-} from "../../store/queries.js";
+} from "../../store/operator/queries.js";
 import { databasePath, openForReading, query, shownLocation } from "../database.js";
 import { duration, localTime, table, untilOrLate, type Column } from "../format.js";
 import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
@@ -33,8 +33,8 @@ import {
   type PluginFinding,
 } from "./doctor-plugin.js";
 import { statusPath } from "../../plugin/status-file.js";
-import { isPostgresUrl } from "../../store/location.js";
-import { noticeChannels } from "../../store/notice-queries.js";
+import { isPostgresUrl } from "../../store/open/location.js";
+import { noticeChannels } from "../../store/notices/queries.js";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 

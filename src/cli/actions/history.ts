@@ -1,4 +1,4 @@
-import { injectionHistory } from "../../store/queries.js";
+import { injectionHistory } from "../../store/operator/queries.js";
 import type { HistoryOptions } from "../commands/history.js";
 import { openForReading, databasePath, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";

@@ -1,4 +1,4 @@
-import { noticeList, type NoticeListRow } from "../../store/notice-queries.js";
+import { noticeList, type NoticeListRow } from "../../store/notices/queries.js";
 import type { NoticesOptions } from "../commands/notices.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";

@@ -1,4 +1,4 @@
-import { prune as pruneHistory } from "../../store/prune-history.js";
+import { prune as pruneHistory } from "../../store/batches/prune-history.js";
 import type { PruneOptions } from "../commands/prune.js";
 import { withStore } from "../database.js";
 import { localTime } from "../format.js";
