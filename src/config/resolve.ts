@@ -17,6 +17,7 @@ import {
   type EnforcerOptionKey,
   type OptionSpec,
 } from "./options.js";
+import { zod } from "./zod.js";
 
 export type Config = { [K in EnforcerOptionKey]: Exclude<z.output<(typeof ENFORCER_OPTIONS)[K]["schema"]>, undefined> };
 
@@ -122,7 +123,8 @@ export function checkValues(
     }
     if (raw === undefined) continue;
     const spec = specs[key]!;
-    const parsed = spec.schema.safeParse(fromString(spec, raw));
+    const schema = spec.entriesApart ? zod().array(zod().unknown()) : spec.schema;
+    const parsed = schema.safeParse(fromString(spec, raw));
     if (parsed.success) values[key] = parsed.data;
     else problems.push(problemOf(source, prefix + key, raw, allowedOf(spec)));
   }

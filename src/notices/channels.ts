@@ -1,43 +1,14 @@
-// The `notify` option → the channels notices go to. Each channel is checked on its own: one that is wrong is named in
-// one line (where it is, the key, the value without its secrets, what is allowed) and left out, and the others are
-// kept, so that a mistyped URL in one channel loses no notice of another.
+// The `notify` option → the channels notices go to. Each channel is checked on its own, by the option's own schema
+// (channel-schema.ts) and then against the environment (channel-environment.ts): one that is wrong is named in one line
+// (where it is, the key, the value without its secrets, what is allowed) and left out, and the others are kept, so
+// that a mistyped URL in one channel loses no notice of another.
+import type * as z from "zod";
 import { didYouMean } from "../core/nearest.js";
-import {
-  problem,
-  readCommand,
-  readHeaders,
-  readHeaderSecret,
-  readInteger,
-  readKinds,
-  readSecret,
-  readStrings,
-  readUrl,
-  shown,
-  type FieldReader,
-} from "./channel-fields.js";
-import { hostOf } from "./redact.js";
+import { NOTICE_KINDS, type NoticeKind } from "../core/notices.js";
+import { resolvedFields, shown, type ChannelEnvironment } from "./channel-environment.js";
+import { channelSchema, DEFAULT_TIMEOUT_MS, keysOf } from "./channel-schema.js";
+import { hostOf, isObject, shownUrl } from "./redact.js";
 import { CHANNEL_TYPES, type Channel, type ChannelType } from "./types.js";
-
-export const DEFAULT_TIMEOUT_MS = 10_000;
-
-/** The headers a webhook delivery sets itself: a channel's own `headers` may not replace them. */
-export const isReservedHeader = (name: string) =>
-  name === "content-type" || name === "content-length" || name === "host" || name.startsWith("x-todo-continuation-");
-
-const COMMON_KEYS = ["type", "name", "kinds", "timeoutMs"];
-const TYPE_KEYS: Record<ChannelType, string[]> = {
-  webhook: ["url", "secret", "headers"],
-  ntfy: ["url", "token", "priority", "tags"],
-  slack: ["url"],
-  discord: ["url"],
-  command: ["command", "args"],
-};
-
-/** A channel's name: stored with each delivery and shown by doctor, so plain and short. */
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 const typeOf = (entry: unknown): ChannelType | undefined =>
   isObject(entry) && CHANNEL_TYPES.includes(entry.type as ChannelType) ? (entry.type as ChannelType) : undefined;
@@ -64,53 +35,55 @@ function namesOf(entries: unknown[]): Array<string | undefined> {
   });
 }
 
-/** The fields of one entry whose type is known, as a channel; undefined when a problem was found. */
-function channelOf(type: ChannelType, name: string, r: FieldReader): Channel | undefined {
-  const keys = [...COMMON_KEYS, ...TYPE_KEYS[type]];
-  for (const key of Object.keys(r.raw))
-    if (!keys.includes(key))
-      problem(r, key, "(hidden)", `a key of a ${type} channel: ${keys.join(", ")}${didYouMean(key, keys)}`);
-  if (!NAME.test(name))
-    problem(
-      r,
-      "name",
-      shown(r.raw.name),
-      "letters, digits, '_', '.' and '-', at most 64, starting with a letter or digit",
-    );
-  const channel = fieldsOf(type, r);
-  const base = {
-    name,
-    kinds: readKinds(r),
-    timeoutMs: readInteger(r, "timeoutMs", 100, 600_000) ?? DEFAULT_TIMEOUT_MS,
-  };
-  if (r.problems.length > 0 || !channel) return undefined;
-  return { ...base, ...channel } as Channel;
+const SECRET_KEYS = new Set(["secret", "token", "headers"]);
+
+/** What a problem may show of a key's value: never a secret, a URL as its scheme and host. */
+function shownValue(key: string, entry: Record<string, unknown>): string {
+  const value = entry[key.split(".")[0]!];
+  if (value === undefined) return "(missing)";
+  if (SECRET_KEYS.has(key.split(".")[0]!)) return "(hidden)";
+  if (key === "url")
+    return typeof value === "string" ? `"${shownUrl(value)}"` : isObject(value) ? "(hidden)" : shown(value);
+  return shown(value);
 }
 
-type Fields<C> = C extends Channel ? Omit<C, "name" | "kinds" | "timeoutMs"> : never;
+/** The order a channel's problems are listed in: an unknown key, its name, its type's own keys, the others. */
+const rank = (key: string) => (key === "" ? -1 : key === "name" ? 0 : ["kinds", "timeoutMs"].includes(key) ? 2 : 1);
 
-function fieldsOf(type: ChannelType, r: FieldReader): Fields<Channel> | undefined {
-  const optional = <T extends object>(fields: T) =>
-    Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as T;
-  if (type === "command") {
-    const command = readCommand(r);
-    const args = readStrings(r, "args", "an array of strings (the program's arguments; no shell)");
-    return command === undefined ? undefined : optional({ type, command, args });
+/** The schema's issues with one entry, one problem per key: `key = value; allowed: …`. */
+function problemsOf(issues: readonly z.core.$ZodIssue[], entry: Record<string, unknown>, type: ChannelType): string[] {
+  const found: Array<{ key: string; line: string }> = [];
+  for (const issue of issues) {
+    if (issue.code === "unrecognized_keys") {
+      const keys = keysOf(type);
+      for (const key of issue.keys)
+        found.push({
+          key: "",
+          line: `${key} = (hidden); allowed: a key of a ${type} channel: ${keys.join(", ")}${didYouMean(key, keys)}`,
+        });
+      continue;
+    }
+    const [first, second] = issue.path.map(String);
+    const key = first === "headers" && second !== undefined ? `headers.${second}` : first!;
+    if (!found.some((f) => f.key === key))
+      found.push({ key, line: `${key} = ${shownValue(key, entry)}; allowed: ${issue.message}` });
   }
-  const url = readUrl(r);
-  if (type === "webhook") {
-    const fields = { secret: readSecret(r, "secret"), headers: readHeaders(r, isReservedHeader) };
-    return url === undefined ? undefined : optional({ type, url, ...fields });
-  }
-  if (type === "ntfy") {
-    const token = readHeaderSecret(r, "token");
-    const priority = readInteger(r, "priority", 1, 5);
-    const tags = readStrings(r, "tags", "an array of tags (words or emoji short codes, no commas)", (tag) =>
-      /^[^,\r\n]+$/.test(tag.trim()),
-    );
-    return url === undefined ? undefined : optional({ type, url, token, priority, tags: tags?.map((t) => t.trim()) });
-  }
-  return url === undefined ? undefined : { type, url };
+  return found.sort((a, b) => rank(a.key) - rank(b.key)).map((f) => f.line);
+}
+
+/** A channel the schema and the environment accepted, its defaults filled. */
+function channelOf(type: ChannelType, name: string, fields: Record<string, unknown>): Channel {
+  const kinds = fields.kinds as NoticeKind[] | undefined;
+  const tags = fields.tags as string[] | undefined;
+  const channel = {
+    ...fields,
+    type,
+    name,
+    kinds: kinds ? NOTICE_KINDS.filter((k) => kinds.includes(k)) : [...NOTICE_KINDS],
+    timeoutMs: fields.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    tags: tags?.map((t) => t.trim()),
+  };
+  return Object.fromEntries(Object.entries(channel).filter(([, v]) => v !== undefined)) as unknown as Channel;
 }
 
 export interface ParsedChannels {
@@ -127,29 +100,30 @@ export interface ParsedChannels {
 export function parseChannels(raw: unknown, env = process.env, directory = process.cwd()): ParsedChannels {
   if (raw === undefined || raw === null) return { channels: [], problems: [] };
   if (!Array.isArray(raw)) return { channels: [], problems: [`notify = ${shown(raw)}; allowed: an array of channels`] };
+  const environment: ChannelEnvironment = { env, directory };
   const names = namesOf(raw);
   const channels: Channel[] = [];
   const problems: string[] = [];
   const owner = new Map<string, number>();
   raw.forEach((entry, i) => {
     const where = `notify[${i}]${names[i] !== undefined ? ` (${names[i]})` : ""}`;
+    const parsed = channelSchema().safeParse(entry);
     const type = typeOf(entry);
     if (!isObject(entry) || !type) {
-      const value = isObject(entry) ? shown(entry.type ?? "(missing)") : shown(entry);
-      const key = isObject(entry) ? "type" : "";
-      const near = isObject(entry) && typeof entry.type === "string" ? didYouMean(entry.type, CHANNEL_TYPES) : "";
-      const allowed = isObject(entry) ? `${CHANNEL_TYPES.join(", ")}${near}` : "an object with a type";
-      problems.push(`${where}${key ? `: ${key}` : ""} = ${value}; allowed: ${allowed}`);
+      // The schema's one issue then: not an object, or no type it knows.
+      const issue = parsed.error!.issues[0]!;
+      const said = isObject(entry) ? `: type = ${shown(entry.type ?? "(missing)")}` : ` = ${shown(entry)}`;
+      problems.push(`${where}${said}; allowed: ${issue.message}`);
       return;
     }
-    const r: FieldReader = { raw: entry, env, directory, problems: [] };
+    const found = parsed.success ? [] : problemsOf(parsed.error.issues, entry, type);
     const name = names[i] ?? "";
     if (owner.has(name))
-      problem(r, "name", shown(name), `a name no other channel has (notify[${owner.get(name)}] has it)`);
+      found.unshift(`name = ${shown(name)}; allowed: a name no other channel has (notify[${owner.get(name)}] has it)`);
     else if (name) owner.set(name, i);
-    const channel = channelOf(type, name, r);
-    if (channel) channels.push(channel);
-    else problems.push(`${where}: ${r.problems.join(" · ")}`);
+    const fields = parsed.success ? resolvedFields(parsed.data, environment, found) : {};
+    if (found.length > 0) problems.push(`${where}: ${found.join(" · ")}`);
+    else channels.push(channelOf(type, name, fields));
   });
   return { channels, problems };
 }
