@@ -4,7 +4,7 @@ import { resolveConfig } from "../src/config/resolve.js";
 import { Enforcer } from "../src/engine/enforcer.js";
 import { openSqlite } from "../src/store/sqlite/open.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
-import { prune } from "../src/store/prune-history.js";
+import { prune } from "../src/store/batches/prune-history.js";
 import { FakeHost } from "../test/support/fake-host.js";
 import { scratch, sleep, type Figure } from "./lib.js";
 

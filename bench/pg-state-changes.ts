@@ -5,7 +5,7 @@ import pg from "pg";
 import { arm } from "../src/store/changes/arm.js";
 import { end } from "../src/store/changes/end.js";
 import type { NewCountdown } from "../src/store/port.js";
-import { openStore } from "../src/store/open.js";
+import { openStore } from "../src/store/open/open.js";
 import { PostgresServer, query } from "../test/support/postgres.js";
 import { interleaved, ratioOf, type Figure, type Sampled } from "./lib.js";
 

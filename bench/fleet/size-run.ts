@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/open/open.js";
 import { BenchDatabase, type DatabaseCounters } from "./database.js";
 import { freezeOne, killOne, restartDatabase, type FleetUnderTest, type Restart, type Takeover } from "./faults.js";
 import { Replica, type ReplicaSettings, type ReplicaSnapshot } from "./replicas.js";

@@ -3,12 +3,12 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { join } from "node:path";
 import { isFileSource, resolveConfiguration } from "../config/resolve.js";
-import { defaultDatabasePath } from "../store/default-path.js";
-import { isPostgresUrl, LocationError, redactUrl, resolveLocation } from "../store/location.js";
-import type { OperatorStore } from "../store/operator.js";
-import { openStore, type OpenStoreOptions } from "../store/open.js";
-import { StoreOpenError } from "../store/open-error.js";
-import { describeDatabaseFailure } from "../store/failure.js";
+import { defaultDatabasePath } from "../store/open/default-path.js";
+import { isPostgresUrl, LocationError, redactUrl, resolveLocation } from "../store/open/location.js";
+import type { OperatorStore } from "../store/operator/operator.js";
+import { openStore, type OpenStoreOptions } from "../store/open/open.js";
+import { StoreOpenError } from "../store/open/open-error.js";
+import { describeDatabaseFailure } from "../store/open/failure.js";
 import { pgProblemOf } from "../store/pg/problems.js";
 import { CliError, UsageError } from "./errors.js";
 

@@ -1,6 +1,8 @@
 // The JSON Schema of todo-continuation.json(c), made from the option table (options.ts): the file the package ships
 // for editors (`$schema`), and the configuration page's table, so that neither can drift from what the code accepts.
 import type * as z from "zod";
+import { CHANNEL_FIELDS, CHANNEL_TYPE_DESCRIPTIONS } from "../notices/channel-schema.js";
+import { CHANNEL_TYPES } from "../notices/types.js";
 import { allowedOf, ENFORCER_OPTIONS, TUI_OPTIONS, type OptionSpec } from "./options.js";
 import { zod } from "./zod.js";
 
@@ -62,9 +64,10 @@ export function optionRows(): OptionRow[] {
   ];
 }
 
+const cell = (text: string) => text.replace(/\|/g, "\\|");
+
 /** The Markdown table the configuration page carries between its markers. */
 export function optionsTable(): string {
-  const cell = (text: string) => text.replace(/\|/g, "\\|");
   const lines = [
     "| option | environment variable | default | allowed | meaning |",
     "|---|---|---|---|---|",
@@ -74,4 +77,19 @@ export function optionsTable(): string {
     ),
   ];
   return lines.join("\n");
+}
+
+/** The configuration page's table of the keys of a `notify` channel, from the channel's schema (channel-schema.ts). */
+export function channelsTable(): string {
+  const every = (types: readonly string[]) => (types.length === CHANNEL_TYPES.length ? "every" : types.join(", "));
+  const types = CHANNEL_TYPES.map((type) => `${type}: ${CHANNEL_TYPE_DESCRIPTIONS[type]}`).join(" ");
+  return [
+    "| key | channels | default | allowed | meaning |",
+    "|---|---|---|---|---|",
+    `| \`type\` | every | required | ${CHANNEL_TYPES.join(", ")} | ${cell(types)} |`,
+    ...Object.entries(CHANNEL_FIELDS).map(
+      ([key, f]) =>
+        `| \`${key}\` | ${every(f.types)} | ${f.required ? "required" : cell(f.default ?? "")} | ${cell(f.allowed)} | ${cell(f.description)} |`,
+    ),
+  ].join("\n");
 }

@@ -3,6 +3,7 @@
 // schema is built the first time it is asked for (zod.ts: zod itself is loaded then).
 import type * as z from "zod";
 import { DEFAULT_PROMPT_TEMPLATE } from "../core/prompt.js";
+import { channelSchema } from "../notices/channel-schema.js";
 import { zod } from "./zod.js";
 
 export interface OptionSpec<T extends z.ZodType = z.ZodType> {
@@ -16,6 +17,11 @@ export interface OptionSpec<T extends z.ZodType = z.ZodType> {
   description: string;
   /** What an error says is allowed, where the schema alone would not say it well. */
   allowed?: string;
+  /**
+   * An array whose entries the schema describes but which are checked one by one where they are read (the `notify`
+   * channels: notices/channels.ts), each wrong one named and left out, rather than the whole option refused.
+   */
+  entriesApart?: true;
 }
 
 type Z = typeof z;
@@ -205,9 +211,10 @@ export const ENFORCER_OPTIONS = {
       "A continuation shows in the transcript as one line; the full prompt still reaches the model as a synthetic part.",
   }),
   notify: option({
-    schema: (z) => z.array(z.record(z.string(), z.unknown())),
+    schema: (z) => z.array(channelSchema()),
     default: [],
     allowed: "an array of channels (see docs/notifications.md)",
+    entriesApart: true,
     description:
       "Where notices go when a session needs you (a question, a budget spent, stuck, done, an error): webhook, ntfy, slack, discord or command channels, each with its kinds. A channel that is not valid is reported at start and left out; the others work.",
   }),

@@ -5,9 +5,9 @@
 import { isAbsolute } from "node:path";
 import type * as z from "zod";
 import { nearest } from "../core/nearest.js";
-import { defaultDatabasePath } from "../store/default-path.js";
-import { LocationError, redactUrl, resolveLocation } from "../store/location.js";
-import { shownNotify, withoutSecrets } from "../notify/redact.js";
+import { defaultDatabasePath } from "../store/open/default-path.js";
+import { LocationError, redactUrl, resolveLocation } from "../store/open/location.js";
+import { shownChannels, withoutSecrets } from "../notices/redact.js";
 import { findConfigFiles, readConfigFile, type ConfigFile } from "./files.js";
 import {
   allowedOf,
@@ -17,6 +17,7 @@ import {
   type EnforcerOptionKey,
   type OptionSpec,
 } from "./options.js";
+import { zod } from "./zod.js";
 
 export type Config = { [K in EnforcerOptionKey]: Exclude<z.output<(typeof ENFORCER_OPTIONS)[K]["schema"]>, undefined> };
 
@@ -65,7 +66,7 @@ function describe(value: unknown): string {
 /** What a problem may show of a value: a channel's URLs, tokens and secrets never (they are credentials). */
 function shown(key: string, value: unknown): unknown {
   const option = key.split(".").at(-1)!;
-  if (option === "notify") return shownNotify(value);
+  if (option === "notify") return shownChannels(value);
   return Object.hasOwn(ENFORCER_OPTIONS, option) || Object.hasOwn(TUI_OPTIONS, option) ? value : withoutSecrets(value);
 }
 
@@ -122,7 +123,8 @@ export function checkValues(
     }
     if (raw === undefined) continue;
     const spec = specs[key]!;
-    const parsed = spec.schema.safeParse(fromString(spec, raw));
+    const schema = spec.entriesApart ? zod().array(zod().unknown()) : spec.schema;
+    const parsed = schema.safeParse(fromString(spec, raw));
     if (parsed.success) values[key] = parsed.data;
     else problems.push(problemOf(source, prefix + key, raw, allowedOf(spec)));
   }

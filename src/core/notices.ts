@@ -1,7 +1,7 @@
 // The moments a person who left a session working needs to hear of, and what they are told: a notice. Which stops make
 // one (a question, a budget, no progress, all done, an error given up on), and its body — the same words as the toast,
 // the todos, what the continuations cost, and the way on. Pure: a decision's reason and detail and the session's
-// counts in, a notice out. Delivered by the sender (engine/notify) through the channels (src/notify).
+// counts in, a notice out. Delivered by the sender (engine/notice-sender.ts) through the channels (src/notices).
 import { explain } from "./explain.js";
 import { NOTICE_KINDS, type NoticeKind } from "./reasons.js";
 import { skipFactsOf } from "./skip-reasons.js";

@@ -7,7 +7,7 @@ import { RESUME_REASON, TAKEOVER_REASON, type StopSource } from "../core/reasons
 import type { Config } from "../config/resolve.js";
 import type { HostPort } from "../host/port.js";
 import type { Allowed, Grant } from "../store/changes/allow.js";
-import { describeDatabaseFailure } from "../store/failure.js";
+import { describeDatabaseFailure } from "../store/open/failure.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
 import type { EngineStore } from "../store/port.js";
 import type { LeaseRows } from "../store/reads.js";
@@ -46,7 +46,7 @@ export interface EnforcerOptions {
    */
   owner?: string;
   /** Where notices go (the `notify` option's channels, parsed by the adapter); none: nothing is sent. */
-  notify?: NoticeChannels;
+  noticeChannels?: NoticeChannels;
 }
 
 export interface EnforcerStats {
@@ -115,7 +115,10 @@ export class Enforcer {
       failed,
     }));
 
-    const parts = (this.parts = buildParts(ctx, { notify: options.notify, keepsOwner: this.ownsOwnerId }));
+    const parts = (this.parts = buildParts(ctx, {
+      noticeChannels: options.noticeChannels,
+      keepsOwner: this.ownsOwnerId,
+    }));
     this.router = parts.router;
     this.api = new SessionApi(ctx, parts);
     pause = new StorePause(ctx, parts);

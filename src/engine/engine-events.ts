@@ -4,7 +4,7 @@
 // throws never breaks the engine or its host, and is reported to the emitter's owner rather than swallowed.
 import type { LogLevel } from "../host/port.js";
 import type { StoreProblem } from "../store/port.js";
-import { describeDatabaseFailure } from "../store/failure.js";
+import { describeDatabaseFailure } from "../store/open/failure.js";
 
 export interface EngineEvents {
   /** OpenCode said the session went idle (the plugin tells its news at the first one). */

@@ -49,7 +49,7 @@ export interface PartsOptions {
   /** Sessions remembered at most. */
   memoryCap?: number;
   /** Where notices go; none: stops are still told (the toast), nothing is sent. */
-  notify?: NoticeChannels;
+  noticeChannels?: NoticeChannels;
   /** False: the owner id is the caller's, who keeps it alive and renews its leases (lease-loop.ts). */
   keepsOwner?: boolean;
 }
@@ -64,14 +64,14 @@ export const MEMORY_CAP = 5000;
 
 export function buildParts(ctx: EngineContext, options: PartsOptions = {}): EngineParts {
   const { config, host, clock } = ctx;
-  const notify = options.notify ?? NO_CHANNELS;
-  const sender = new NoticeSender(ctx, notify);
+  const noticeChannels = options.noticeChannels ?? NO_CHANNELS;
+  const sender = new NoticeSender(ctx, noticeChannels);
   const queue = new DeliveryQueue(config.maxConcurrentInjections, (error) => ctx.failed("continuation", error));
   const countdowns = new Countdowns(ctx);
   const toasts = new CountdownToasts(ctx, countdowns);
   const ownMessages = new OwnMessageIds(ctx.store);
   const facts = new FactGatherer(host, config.hostTimeoutMs, () => clock.monotonic(), ownMessages);
-  const notices = new StopNotices(ctx, { channels: notify.channels, written: () => sender.wake() });
+  const notices = new StopNotices(ctx, { channels: noticeChannels.channels, written: () => sender.wake() });
   const outcomes = new Outcomes(ctx, countdowns, notices);
   const starts = new StartWatch(ctx, facts, outcomes);
   const pinned = (id: string) => countdowns.has(id) || queue.isBusy(id) || starts.has(id);

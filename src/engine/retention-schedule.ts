@@ -1,6 +1,6 @@
 // History older than `retentionDays` is deleted a minute after start (not during OpenCode's own start-up), then every
-// six hours, in small batches that never hold the write lock for long (store/prune-history.ts).
-import { prune } from "../store/prune-history.js";
+// six hours, in small batches that never hold the write lock for long (store/batches/prune-history.ts).
+import { prune } from "../store/batches/prune-history.js";
 import type { EngineContext } from "./context.js";
 
 const FIRST_RUN_MS = 60_000;

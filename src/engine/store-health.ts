@@ -1,7 +1,7 @@
 // When the database stops working under a running enforcer (read-only, disk full, locked for longer than the busy
 // timeout, damaged, deleted), the host must not notice beyond one clear log line: the enforcer pauses itself, says
 // why once, probes the store every few seconds, and says so again when it works and it resumes.
-import { describeDatabaseFailure, NETWORK_CAUSE } from "../store/failure.js";
+import { describeDatabaseFailure, NETWORK_CAUSE } from "../store/open/failure.js";
 import type { EngineStore, StoreProblem } from "../store/port.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { EngineEvents } from "./engine-events.js";

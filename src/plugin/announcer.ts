@@ -3,8 +3,8 @@
 // and the TUI read, and one toast at the first idle unless the TUI already showed it.
 import type { Resolution } from "../config/resolve.js";
 import type { HostPort } from "../host/port.js";
-import { shownNotify } from "../notify/redact.js";
-import { redactUrl } from "../store/location.js";
+import { shownChannels } from "../notices/redact.js";
+import { redactUrl } from "../store/open/location.js";
 import { PACKAGE_VERSION } from "../package-version.js";
 import { otherEnforcerWarning } from "./other-enforcers.js";
 import { statusNews, wasSeen, writeStatus, type PluginStatus } from "./status-file.js";
@@ -19,7 +19,7 @@ const shownNews = new Set<string>();
 /** An option's value as the status file keeps it: a database URL's password and a channel's credentials never. */
 function withoutSecretsOf(key: string, value: unknown): unknown {
   if (key === "databasePath") return redactUrl(String(value));
-  return key === "notify" ? shownNotify(value) : value;
+  return key === "notify" ? shownChannels(value) : value;
 }
 
 export class Announcer {

@@ -4,15 +4,15 @@ import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { hostname } from "node:os";
 import { resolveConfiguration, type Config } from "../config/resolve.js";
 import { loadZod } from "../config/zod.js";
-import { channelsFrom } from "../notify/sending.js";
+import { channelsFrom } from "../notices/sending.js";
 import { Announcer } from "./announcer.js";
 import { Enforcer } from "../engine/enforcer.js";
-import { describeDatabaseFailure } from "../store/failure.js";
+import { describeDatabaseFailure } from "../store/open/failure.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
 import type { Allowed, Grant } from "../store/changes/allow.js";
 import type { EngineStore } from "../store/port.js";
-import { isPostgresUrl, redactUrl } from "../store/location.js";
-import { openStore } from "../store/open.js";
+import { isPostgresUrl, redactUrl } from "../store/open/location.js";
+import { openStore } from "../store/open/open.js";
 import { registerCommands, runCommand } from "./commands.js";
 
 /** What other plugins in the same process can call (see README "Programmatic API"). */
@@ -131,8 +131,8 @@ function enforcerOf(
   // On a database that several machines share, the sessions of this OpenCode are those of this host: pods often run
   // OpenCode in the same directory path, and one pod's countdowns must never be adopted by another's OpenCode.
   const server = isPostgresUrl(config.databasePath) ? hostname() : null;
-  const notify = channelsFrom(config.notify, input.directory, (problem) => warn(host, announcer, problem));
-  return new Enforcer({ config, store, host, directory: input.directory, server, notify });
+  const noticeChannels = channelsFrom(config.notify, input.directory, (problem) => warn(host, announcer, problem));
+  return new Enforcer({ config, store, host, directory: input.directory, server, noticeChannels });
 }
 
 /** The hooks over an open store: what the plugin function returns once its configuration and file are settled. */

@@ -2,8 +2,8 @@
 // at once. A follower hands its own back as it stops; one that could not (the database failing right then) would leave
 // them held by a replica that is alive and no longer follows them, so that nobody ever adopted them.
 import { releaseLeases } from "../store/changes/release-leases.js";
-import { describeDatabaseFailure } from "../store/failure.js";
-import type { OperatorStore } from "../store/operator.js";
+import { describeDatabaseFailure } from "../store/open/failure.js";
+import type { OperatorStore } from "../store/operator/operator.js";
 import type { Scope } from "../store/port.js";
 import type { LogLevel } from "../host/port.js";
 

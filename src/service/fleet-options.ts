@@ -2,7 +2,7 @@
 import type { Config } from "../config/resolve.js";
 import type { NoticeChannels } from "../engine/notice-sender.js";
 import type { LogLevel } from "../host/port.js";
-import type { OperatorStore } from "../store/operator.js";
+import type { OperatorStore } from "../store/operator/operator.js";
 
 type Log = (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
 
@@ -17,7 +17,7 @@ export interface FleetOptions {
   liveness?: OperatorStore;
   config: Config;
   /** Where notices go, for every server followed; none: nothing is sent. */
-  notify?: NoticeChannels;
+  noticeChannels?: NoticeChannels;
   log: Log;
   /** Where the servers' passwords are read from (`servers.password_env` names the variable). */
   env?: NodeJS.ProcessEnv;

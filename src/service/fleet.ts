@@ -4,11 +4,11 @@
 // runs its followers' lease ticks on rows read once for all of them, and records until when it had each server's event
 // stream. A replica that dies stops its heartbeat; once its lease has run out the others share its servers again,
 // adopt its countdowns and catch up on the sessions that changed meanwhile.
-import { describeDatabaseFailure } from "../store/failure.js";
+import { describeDatabaseFailure } from "../store/open/failure.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
 import { renewLeases } from "../store/changes/renew-leases.js";
-import type { OperatorStore } from "../store/operator.js";
-import type { ServerRoster, ServerRow } from "../store/roster.js";
+import type { OperatorStore } from "../store/operator/operator.js";
+import type { ServerRoster, ServerRow } from "../store/operator/roster.js";
 import type { LiveFigures } from "./metrics.js";
 import { CountdownHandBacks } from "./countdown-hand-backs.js";
 import { FollowerTicks } from "./follower-ticks.js";
@@ -301,7 +301,7 @@ export class FleetReplica {
       username: row.username ?? undefined,
       password,
       config: this.o.config,
-      notify: this.o.notify,
+      noticeChannels: this.o.noticeChannels,
       store: this.o.store,
       log: (level, message, extra) => this.o.log(level, message, { ...extra, server: row.name }),
       server: row.name,

@@ -4,7 +4,7 @@
 // to adopt, settle and look at. Each engine ticking on its own timer read its own: three statements per server per
 // round, the idle load of a fleet growing with its servers.
 import type { LogLevel } from "../host/port.js";
-import { describeDatabaseFailure } from "../store/failure.js";
+import { describeDatabaseFailure } from "../store/open/failure.js";
 import type { EngineStore } from "../store/port.js";
 import { leaseRowsIn } from "../store/reads.js";
 import type { StandaloneService } from "./standalone.js";

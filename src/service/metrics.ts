@@ -14,7 +14,7 @@ import {
 } from "../core/reasons.js";
 import type { AuditValues } from "../store/audit-row.js";
 import type { NewBill } from "../store/schema.js";
-import { CHANNEL_TYPES } from "../notify/types.js";
+import { CHANNEL_TYPES } from "../notices/types.js";
 
 /** What became of one attempt to deliver a notice. */
 const NOTICE_OUTCOMES = ["sent", "retrying", "failed"] as const;

@@ -51,7 +51,7 @@ export interface ServiceOptions {
   password?: string;
   config: Config;
   /** Where notices go (parsed once by the caller from `config.notify`); none: nothing is sent. */
-  notify?: NoticeChannels;
+  noticeChannels?: NoticeChannels;
   store: EngineStore;
   log: (level: LogLevel, message: string, extra?: Record<string, unknown>) => void;
   /** Backoff between reconnection attempts (doubling up to the maximum). */
@@ -122,7 +122,7 @@ export class StandaloneService {
       directory: o.directory,
       server: o.server,
       owner: o.owner,
-      notify: o.notify,
+      noticeChannels: o.noticeChannels,
     });
   }
 

@@ -2,7 +2,7 @@
 // so column names are part of the public contract. All times are integer epoch milliseconds (UTC).
 import { sql } from "drizzle-orm";
 import { check, index, integer, real, sqliteTable, sqliteView, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { notices } from "./notice-table.js";
+import { notices } from "./notices/table.js";
 
 export const COUNTDOWN_STATES = ["armed", "fired", "cancelled", "expired"] as const;
 export type CountdownState = (typeof COUNTDOWN_STATES)[number];
@@ -277,7 +277,7 @@ export const replicas = sqliteTable("replicas", {
   directory: text("directory"),
 });
 
-export { NOTICE_STATES, notices, type NoticeState } from "./notice-table.js";
+export { NOTICE_STATES, notices, type NoticeState } from "./notices/table.js";
 
 export const schema = { sessions, countdowns, injections, auditEvents, replicas, continuationBills, notices };
 export type Schema = typeof schema;

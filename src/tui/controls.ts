@@ -7,7 +7,7 @@ import { allow } from "../store/changes/allow.js";
 import { cancelByKey } from "../store/changes/cancel-by-key.js";
 import { resume } from "../store/changes/resume.js";
 import { stop } from "../store/changes/stop.js";
-import type { OperatorStore } from "../store/operator.js";
+import type { OperatorStore } from "../store/operator/operator.js";
 import type { SessionScope } from "../store/port.js";
 import { armedCountdownOf, sessionRow } from "../store/reads.js";
 import type { TuiApi } from "./host-api.js";

@@ -12,7 +12,7 @@ import {
 import type { ConfigProblem } from "../config/resolve.js";
 import { findConfigFiles } from "../config/files.js";
 import { ENFORCER_OPTIONS, TUI_OPTIONS } from "../config/options.js";
-import { defaultDatabasePath } from "../store/default-path.js";
+import { defaultDatabasePath } from "../store/open/default-path.js";
 
 export interface TuiOptions {
   databasePath: string;

@@ -3,7 +3,7 @@
 // for a decision come from core/explain.ts, like the server's stop toast.
 import { explain } from "../core/explain.js";
 import { money, tokens } from "../core/words.js";
-import type { SessionView } from "../store/queries.js";
+import type { SessionView } from "../store/operator/queries.js";
 
 export type Tone = "title" | "normal" | "active" | "warning" | "muted";
 

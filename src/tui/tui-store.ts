@@ -2,7 +2,7 @@
 // than while OpenCode starts: loading a driver and migrating would hold OpenCode's first frame. Once open, it says the
 // TUI is there, with a heartbeat row for its folder: the server's countdown toasts give way to the countdown drawn here,
 // and come back once the row is retired (the TUI closed) or its lease runs out (it crashed).
-import type { OperatorStore } from "../store/operator.js";
+import type { OperatorStore } from "../store/operator/operator.js";
 
 /** A waiting store (another process writing) must never freeze the TUI for long. */
 const BUSY_TIMEOUT_MS = 200;
@@ -46,7 +46,7 @@ export class TuiStore {
   private async open(): Promise<OperatorStore | undefined> {
     try {
       const [{ openStore }, { newOwnerId }] = await Promise.all([
-        import("../store/open.js"),
+        import("../store/open/open.js"),
         import("../store/owner.js"),
       ]);
       this.owner ||= newOwnerId();

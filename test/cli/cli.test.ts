@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordBill } from "../../src/store/changes/record-bill.js";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/open/open.js";
 import { cli, requireBuiltCli } from "../support/cli.js";
 import { ev } from "../support/events.js";
 import { drained, startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";

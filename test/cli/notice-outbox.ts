@@ -5,7 +5,7 @@ import { NOTICE_KINDS } from "../../src/core/notices.js";
 import { claimNotices } from "../../src/store/changes/claim-notices.js";
 import { settleNotice, type NoticeOutcome } from "../../src/store/changes/settle-notice.js";
 import { tellStopChange } from "../../src/store/changes/tell-stop.js";
-import type { OperatorStore } from "../../src/store/operator.js";
+import type { OperatorStore } from "../../src/store/operator/operator.js";
 
 export const OUTBOX_DIRECTORY = "/work/project";
 export const BUDGET_SESSION = "ses_notice_budget";

@@ -3,8 +3,8 @@
 // the webhook received it, and a clear line when there is nothing to show.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/store/open.js";
-import type { OperatorStore } from "../../src/store/operator.js";
+import { openStore } from "../../src/store/open/open.js";
+import type { OperatorStore } from "../../src/store/operator/operator.js";
 import { cli, requireBuiltCli } from "../support/cli.js";
 import { tempFolder } from "../support/temp-folders.js";
 import { BUDGET_SESSION, OUTBOX_DIRECTORY, QUESTION_SESSION, writeOutbox, type Outbox } from "./notice-outbox.js";

@@ -8,7 +8,7 @@
 import { resolveConfig } from "../../src/config/resolve.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
 import type { HostPort } from "../../src/host/port.js";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/open/open.js";
 import { rpcHost } from "./rpc-host.js";
 
 const env = process.env;

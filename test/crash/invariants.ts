@@ -1,7 +1,7 @@
 // What must hold in the database and at the host after any sequence of crashes and restarts.
 import Database from "better-sqlite3";
 import pg from "pg";
-import { isPostgresUrl } from "../../src/store/open.js";
+import { isPostgresUrl } from "../../src/store/open/open.js";
 import { pgRows } from "../support/test-database.js";
 import type { DeliveredPrompt } from "./scripted-server.js";
 

@@ -5,9 +5,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { configJsonSchema, optionsTable, SCHEMA_FILE } from "../../src/config/json-schema.js";
+import { channelsTable, configJsonSchema, optionsTable, SCHEMA_FILE } from "../../src/config/json-schema.js";
 import { parseJsonc } from "../../src/config/jsonc.js";
 import { resolveConfiguration } from "../../src/config/resolve.js";
+import { parseChannels } from "../../src/notices/channels.js";
 import { betweenMarkers } from "../../scripts/markers.js";
 import { tempFolder } from "../support/temp-folders.js";
 
@@ -48,6 +49,40 @@ describe("the configuration's schema", () => {
 
   it("and the configuration page's table is generated from it too", () => {
     expect(betweenMarkers(PAGE, "options")).toBe(optionsTable());
+  });
+
+  it("and the page's table of a notify channel's keys from the channel's schema", () => {
+    expect(betweenMarkers(PAGE, "channels")).toBe(channelsTable());
+    const rows = [...channelsTable().matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]!);
+    const items = (shipped.properties.notify as unknown as { items: { anyOf: Array<{ properties: object }> } }).items;
+    const schemaKeys = new Set(items.anyOf.flatMap((channel) => Object.keys(channel.properties)));
+    expect(rows.sort()).toEqual([...schemaKeys].sort());
+  });
+
+  it("describes each channel as the plugin checks it: a wrong one refused by both, a right one by neither", () => {
+    const validate = validator();
+    const right = {
+      type: "ntfy",
+      url: "https://ntfy.example.com/t",
+      token: { env: "T" },
+      priority: 5,
+      kinds: ["done"],
+    };
+    const cases: Array<[object, string, string]> = [
+      [{ ...right, priority: 7 }, "/notify/0/priority", "priority = 7; allowed: an integer from 1 to 5"],
+      [{ ...right, type: "slak" }, "/notify/0/type", 'type = "slak"; allowed: webhook, ntfy, slack, discord'],
+      [{ ...right, kinds: [] }, "/notify/0/kinds", "kinds = []; allowed: a non-empty array of question"],
+      [{ ...right, prioirty: 1 }, "/notify/0", "prioirty = (hidden); allowed: a key of a ntfy channel"],
+      [{ ...right, url: "ftp://ntfy.example.com/t" }, "/notify/0/url", 'url = "ftp://ntfy.example.com/…"'],
+    ];
+    for (const [channel, where, problem] of cases) {
+      expect(validate({ notify: [channel] }), JSON.stringify(channel)).toBe(false);
+      expect(validate.errors!.map((e) => e.instancePath)).toContain(where);
+      const { problems } = parseChannels([channel], { T: "tk" });
+      expect(problems).toEqual([expect.stringContaining(problem)]);
+    }
+    expect(validate({ notify: [right] }), JSON.stringify(validate.errors)).toBe(true);
+    expect(parseChannels([right], { T: "tk" }).problems).toEqual([]);
   });
 
   it("documents every key of the schema on the configuration page, and nothing else", () => {

@@ -8,9 +8,9 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { parseJsonc } from "../../src/config/jsonc.js";
 import { NOTICE_KINDS, type Notice } from "../../src/core/notices.js";
-import { parseChannels } from "../../src/notify/channels.js";
-import { webhookRequest } from "../../src/notify/webhook.js";
-import { fullNotice, sampleNotice } from "../notify/sample-notice.js";
+import { parseChannels } from "../../src/notices/channels.js";
+import { webhookRequest } from "../../src/notices/webhook.js";
+import { fullNotice, sampleNotice } from "../notices/sample-notice.js";
 import { tempFolder } from "../support/temp-folders.js";
 
 const PAGE = readFileSync(resolve(import.meta.dirname, "..", "..", "docs", "notifications.md"), "utf8");

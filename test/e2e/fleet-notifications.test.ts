@@ -4,7 +4,7 @@
 // replica delivers, once — also when the replica that holds it is SIGKILLed before the receiver took it, and another
 // replica takes its server over.
 import { afterEach, describe, expect, it } from "vitest";
-import { verifySignature } from "../../src/notify/webhook.js";
+import { verifySignature } from "../../src/notices/webhook.js";
 import { startReceiver, type Answer, type Received, type Receiver } from "../support/http-receiver.js";
 import { waitFor } from "../support/wait-for.js";
 import { Fleet } from "./support/fleet.js";

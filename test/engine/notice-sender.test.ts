@@ -43,7 +43,7 @@ class RecordingChannels implements NoticeChannels {
 const hook = (name = "hook", kinds: NoticeKind[] = ALL) => ({ name, type: "webhook", kinds, timeoutMs: 1000 });
 
 function build(channels = new RecordingChannels([hook()]), config = {}) {
-  const rig = buildPartsRig({ notify: channels, config: { leaseMs: 3000, ...config } });
+  const rig = buildPartsRig({ noticeChannels: channels, config: { leaseMs: 3000, ...config } });
   return { ...rig, channels };
 }
 

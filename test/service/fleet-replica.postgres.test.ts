@@ -4,8 +4,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { resolveConfig } from "../../src/config/resolve.js";
 import { FleetReplica } from "../../src/service/fleet.js";
-import { openStore } from "../../src/store/open.js";
-import type { OperatorStore } from "../../src/store/operator.js";
+import { openStore } from "../../src/store/open/open.js";
+import type { OperatorStore } from "../../src/store/operator/operator.js";
 import type { Scope } from "../../src/store/port.js";
 import type { Script, Statement } from "../../src/store/script.js";
 import { freePort } from "../e2e/support/tcp-proxy.js";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { resolveConfig } from "../../src/config/resolve.js";
 import { StandaloneService } from "../../src/service/standalone.js";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/open/open.js";
 import { gateHeartbeats } from "../support/store-spies.js";
 import { tempFolder } from "../support/temp-folders.js";
 

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/open/open.js";
 import { CONTRACT_CASES } from "./contract-cases.js";
 import { withWorld, type ContractDatabase } from "./contract-world.js";
 

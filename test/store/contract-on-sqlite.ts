@@ -2,7 +2,7 @@
 // subject's test file (changes/arm.test.ts…). contract-cases.ts hands the same cases to the other drivers' runners.
 import { join } from "node:path";
 import { describe, it } from "vitest";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/open/open.js";
 import { tempFolder } from "../support/temp-folders.js";
 import { withWorld, type ContractCase, type ContractDatabase } from "./contract-world.js";
 

@@ -3,8 +3,8 @@
 // what they test (changes/arm.cases.ts for src/store/changes/arm.ts…); contract-cases.ts gathers them for the runners
 // of every driver. Assertions are node:assert's, so that the same cases run outside vitest (under Bun).
 import type { OutcomePolicy } from "../../src/store/changes/record-outcome.js";
-import type { OpenStoreOptions } from "../../src/store/open.js";
-import type { OperatorStore } from "../../src/store/operator.js";
+import type { OpenStoreOptions } from "../../src/store/open/open.js";
+import type { OperatorStore } from "../../src/store/operator/operator.js";
 import { newRows } from "../support/new-rows.js";
 
 /** A fresh, empty database of one backend. */

@@ -2,7 +2,7 @@
 // case, a describe per subject. One file for all of them: the cases share one worker and one load of the store, where a
 // file per subject would load it again for each.
 import { describe, it } from "vitest";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/open/open.js";
 import { freshDatabase } from "../support/pg-database.js";
 import { CONTRACT } from "./contract-cases.js";
 import { withWorld, type ContractDatabase } from "./contract-world.js";

@@ -2,7 +2,7 @@
 // and what they mean, short — never the statement drizzle puts in front of them, its parameters, or a password.
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { describe, expect, it } from "vitest";
-import { describeDatabaseFailure } from "../../src/store/failure.js";
+import { describeDatabaseFailure } from "../../src/store/open/failure.js";
 
 const LOCATION = "postgres://u:***@127.0.0.1:1/db";
 const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), {

@@ -3,7 +3,7 @@
 // another owner's lease ran out — by the clock the case hands in on SQLite, by the database's own on PostgreSQL.
 import type { NoticeKind } from "../../src/core/notices.js";
 import { claimNotices } from "../../src/store/changes/claim-notices.js";
-import type { OperatorStore } from "../../src/store/operator.js";
+import type { OperatorStore } from "../../src/store/operator/operator.js";
 import type { NoticeRow } from "../../src/store/schema.js";
 import { change, q } from "../../src/store/script.js";
 import type { NewNotice, Scope } from "../../src/store/types.js";

@@ -1,4 +1,4 @@
-// What the operator's face (src/store/operator.ts) answers on every database: probe, problems, schema, diagnostics.
+// What the operator's face (src/store/operator/operator.ts) answers on every database: probe, problems, schema, diagnostics.
 import assert from "node:assert/strict";
 import type { ContractCase } from "./contract-world.js";
 

@@ -9,7 +9,7 @@ import { getTableConfig as sqliteTableConfig, SQLiteSyncDialect, type SQLiteTabl
 import { describe, expect, it } from "vitest";
 import * as sqliteSchema from "../../src/store/schema.js";
 import * as pgSchemaModule from "../../src/store/pg/schema.js";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/open/open.js";
 import { openSqlite } from "../../src/store/sqlite/open.js";
 import { freshDatabase, pgQuery } from "../support/pg-database.js";
 

@@ -2,9 +2,9 @@
 // servers taken by the others after its lease, a new replica given its share by the ones over theirs.
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { openStore } from "../../src/store/open.js";
-import type { OperatorStore } from "../../src/store/operator.js";
-import { ServerExistsError, type ServerRoster } from "../../src/store/roster.js";
+import { openStore } from "../../src/store/open/open.js";
+import type { OperatorStore } from "../../src/store/operator/operator.js";
+import { ServerExistsError, type ServerRoster } from "../../src/store/operator/roster.js";
 import { freshDatabase, pgQuery } from "../support/pg-database.js";
 
 const LEASE_MS = 15_000;

@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { resolveConfig, type Config } from "../../src/config/resolve.js";
 import type { Clock } from "../../src/engine/clock.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
-import type { OperatorStore } from "../../src/store/operator.js";
+import type { OperatorStore } from "../../src/store/operator/operator.js";
 import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import { FakeHost } from "./fake-host.js";
 import { tempFolder } from "./temp-folders.js";

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { resolveConfig } from "../../src/config/resolve.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/open/open.js";
 import type { Script } from "../../src/store/script.js";
 import { hostWithOpenTodos } from "./fake-host.js";
 import { tempFolder } from "./temp-folders.js";

@@ -25,7 +25,7 @@ export interface PartsOptions {
   /** Sessions remembered at most (parts.ts MEMORY_CAP by default). */
   memoryCap?: number;
   /** Where notices go (none by default). */
-  notify?: NoticeChannels;
+  noticeChannels?: NoticeChannels;
   /** False: the owner is the caller's to keep alive (a fleet replica's engines). */
   keepsOwner?: boolean;
 }
@@ -52,7 +52,11 @@ export function buildPartsRig(options: PartsOptions = {}): PartsRig {
   const rig = {
     ctx,
     host,
-    parts: buildParts(ctx, { memoryCap: options.memoryCap, notify: options.notify, keepsOwner: options.keepsOwner }),
+    parts: buildParts(ctx, {
+      memoryCap: options.memoryCap,
+      noticeChannels: options.noticeChannels,
+      keepsOwner: options.keepsOwner,
+    }),
   };
   built.push(rig);
   return rig;

@@ -1,5 +1,5 @@
-// A session as the TUI reads it (store/queries.ts sessionView), with nothing stopped, paused, counted or decided.
-import type { SessionView } from "../../src/store/queries.js";
+// A session as the TUI reads it (store/operator/queries.ts sessionView), with nothing stopped, paused, counted or decided.
+import type { SessionView } from "../../src/store/operator/queries.js";
 
 export function aSessionView(overrides: Partial<SessionView> = {}): SessionView {
   return {

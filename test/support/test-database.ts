@@ -5,8 +5,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inject } from "vitest";
-import type { OperatorStore } from "../../src/store/operator.js";
-import { openStore } from "../../src/store/open.js";
+import type { OperatorStore } from "../../src/store/operator/operator.js";
+import { openStore } from "../../src/store/open/open.js";
 import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { querySync } from "./sync-query.js";

@@ -1,6 +1,6 @@
 // What the sidebar panel says for each state and decision, without a terminal.
 import { describe, expect, it } from "vitest";
-import type { SessionView } from "../../src/store/queries.js";
+import type { SessionView } from "../../src/store/operator/queries.js";
 import { panelLines, PANEL_TITLE } from "../../src/tui/panel.js";
 import { aSessionView } from "../support/session-view.js";
 

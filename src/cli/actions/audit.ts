@@ -1,4 +1,4 @@
-import { auditTrail } from "../../store/queries.js";
+import { auditTrail } from "../../store/operator/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { localTime, table } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";

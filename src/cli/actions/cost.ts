@@ -1,4 +1,4 @@
-import { continuationCosts, type CostKey, type CostRow } from "../../store/queries.js";
+import { continuationCosts, type CostKey, type CostRow } from "../../store/operator/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { table } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";

@@ -1,9 +1,9 @@
 // `doctor`'s look into the database: what it reads there (integrity, schema, who is alive, the fleet's servers,
 // countdowns and continuations that look stuck, the billed models' prices, each notify channel's deliveries) and what
 // it finds wrong with it.
-import type { Diagnostics, OperatorStore, ReplicaState, SchemaState } from "../../store/operator.js";
-import type { ServerState } from "../../store/roster.js";
-import { noticeChannels } from "../../store/notice-queries.js";
+import type { Diagnostics, OperatorStore, ReplicaState, SchemaState } from "../../store/operator/operator.js";
+import type { ServerState } from "../../store/operator/roster.js";
+import { noticeChannels } from "../../store/notices/queries.js";
 import {
   armedCountdowns,
   billedModels,
@@ -12,9 +12,9 @@ import {
   type ArmedRow,
   type ModelPricing,
   type UnsettledRow,
-} from "../../store/queries.js";
+} from "../../store/operator/queries.js";
 import { query } from "../database.js";
-import { channelReports, type ChannelReport, type NotifySetup } from "./doctor-notifications.js";
+import { channelReports, type ChannelReport, type NoticeSetup } from "./doctor-notices.js";
 import type { PluginFinding as Finding } from "./doctor-plugin.js";
 
 /** What doctor read from the database. */
@@ -29,7 +29,7 @@ export interface Examination {
   /** Empty on a database whose bills table is not there yet (a migration pending). */
   models: ModelPricing[];
   /** Each channel configured or seen in the outbox; the configured ones alone on a database without it yet. */
-  notifications: ChannelReport[];
+  noticeChannels: ChannelReport[];
   alive: (owner: string) => boolean;
 }
 
@@ -42,7 +42,7 @@ const NO_SCHEMA: SchemaState = {
   newer: false,
 };
 
-export async function examine(store: OperatorStore, notify: NotifySetup): Promise<Examination> {
+export async function examine(store: OperatorStore, notices: NoticeSetup): Promise<Examination> {
   const diagnostics = await query(() => store.diagnostics());
   const schema = diagnostics.integrity.ok ? await query(() => store.schemaState()) : NO_SCHEMA;
   const readable = diagnostics.integrity.ok && schema.applied > 0;
@@ -56,13 +56,13 @@ export async function examine(store: OperatorStore, notify: NotifySetup): Promis
     replicas: await read(() => store.replicas(), []),
     servers: await read(async () => (store.roster ? store.roster.list() : []), []),
     models: await read(() => billedModels(store.reader).catch(() => []), []),
-    notifications: channelReports(
-      notify,
+    noticeChannels: channelReports(
+      notices,
       await read(
         () =>
           noticeChannels(
             store.reader,
-            notify.channels.map((c) => c.name),
+            notices.channels.map((c) => c.name),
           ).catch(() => []),
         [],
       ),

@@ -1,14 +1,14 @@
 // How `doctor` shows what it found: for people, a header, the findings and a table for each thing worth a look; for
 // scripts, one JSON document with the same.
-import type { ReplicaState } from "../../store/operator.js";
-import type { ServerState } from "../../store/roster.js";
-import type { ArmedRow, UnsettledRow } from "../../store/queries.js";
+import type { ReplicaState } from "../../store/operator/operator.js";
+import type { ServerState } from "../../store/operator/roster.js";
+import type { ArmedRow, UnsettledRow } from "../../store/operator/queries.js";
 import { statusPath } from "../../plugin/status-file.js";
 import { duration, localTime, table, untilOrLate, type Column } from "../format.js";
 import { print, printJson, snakeCased } from "../output.js";
 import { leaseState } from "./status.js";
 import type { Examination } from "./doctor-database.js";
-import { notificationsTable, type ChannelReport, type NotifySetup } from "./doctor-notifications.js";
+import { channelsTable, type ChannelReport, type NoticeSetup } from "./doctor-notices.js";
 import { chosenOptions, type PluginExamination, type PluginFinding as Finding } from "./doctor-plugin.js";
 
 function printHeader(path: string, x: Examination): void {
@@ -65,16 +65,16 @@ function printTables(x: Examination, findings: Finding[], now: number): void {
     { header: "STATUS", value: (r) => r.status },
     { header: "SINCE", value: (r) => localTime(r.created_at) },
   ]);
-  if (x.notifications.length > 0)
-    print(`\nNotifications (each channel's deliveries):\n${notificationsTable(x.notifications)}`);
+  if (x.noticeChannels.length > 0)
+    print(`\nNotifications (each channel's deliveries):\n${channelsTable(x.noticeChannels)}`);
 }
 
 function pluginJson({ directory, status, files }: PluginExamination) {
   return { directory, statusFile: statusPath(directory), status: status ?? null, configFiles: files.files };
 }
 
-function notificationsJson(notify: NotifySetup, channels: ChannelReport[]) {
-  return { source: notify.source, channels, problems: notify.problems };
+function noticesJson(notices: NoticeSetup, channels: ChannelReport[]) {
+  return { source: notices.source, channels, problems: notices.problems };
 }
 
 function printOptions({ status }: PluginExamination): void {
@@ -95,15 +95,15 @@ function printOptions({ status }: PluginExamination): void {
 /** What doctor found, whatever it looked into: the plugin, its notify channels, and every finding. */
 export interface Report {
   plugin: PluginExamination;
-  notify: NotifySetup;
+  notices: NoticeSetup;
   findings: Finding[];
 }
 
 /** The report with no database file to look into: the plugin's findings and why the file is not there. */
-export function printWithoutDatabase({ plugin, notify, findings }: Report, channels: ChannelReport[], json?: boolean) {
+export function printWithoutDatabase({ plugin, notices, findings }: Report, channels: ChannelReport[], json?: boolean) {
   if (json)
     return printJson(
-      snakeCased({ plugin: pluginJson(plugin), notifications: notificationsJson(notify, channels), findings }),
+      snakeCased({ plugin: pluginJson(plugin), notifications: noticesJson(notices, channels), findings }),
     );
   print(findingsTable(findings));
   printOptions(plugin);
@@ -111,7 +111,7 @@ export function printWithoutDatabase({ plugin, notify, findings }: Report, chann
 
 /** The report of a database looked into. */
 export function printWithDatabase(
-  { plugin, notify, findings }: Report,
+  { plugin, notices, findings }: Report,
   path: string,
   x: Examination,
   now: number,
@@ -134,7 +134,7 @@ export function printWithDatabase(
         unsettled: x.unsettled,
         stoppedSessions: x.stopped,
         plugin: pluginJson(plugin),
-        notifications: notificationsJson(notify, x.notifications),
+        notifications: noticesJson(notices, x.noticeChannels),
         findings,
       }),
     );

@@ -3,11 +3,11 @@
 // is alive, the fleet's servers, countdowns and continuations that look stuck. Exit 1 when a check fails.
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { isPostgresUrl } from "../../store/location.js";
+import { isPostgresUrl } from "../../store/open/location.js";
 import { databasePath, openForReading, shownLocation } from "../database.js";
 import type { GlobalOptions } from "../output.js";
 import { examine, findingsOf } from "./doctor-database.js";
-import { channelReports, notifyFindings, notifySetup, statusWithoutSecrets } from "./doctor-notifications.js";
+import { channelReports, noticeFindings, noticeSetup, statusWithoutSecrets } from "./doctor-notices.js";
 import { examinePlugin, missingDatabase } from "./doctor-plugin.js";
 import { printWithDatabase, printWithoutDatabase } from "./doctor-report.js";
 
@@ -17,32 +17,32 @@ export interface DoctorOptions {
 
 export async function doctor({ directory }: DoctorOptions, { db, json }: GlobalOptions): Promise<void> {
   const examined = examinePlugin(resolve(directory));
-  const notify = notifySetup(examined.directory, examined.status, examined.files);
+  const notices = noticeSetup(examined.directory, examined.status, examined.files);
   // Doctor shows the options the plugin runs with: the notify channels' without their URLs' paths and secrets.
   const plugin = { ...examined, status: statusWithoutSecrets(examined.status) };
   const location = databasePath(db);
   const path = shownLocation(location);
   if (!isPostgresUrl(location) && !existsSync(location)) {
-    const channels = channelReports(notify, []);
+    const channels = channelReports(notices, []);
     const findings = [
       ...plugin.findings,
-      ...notifyFindings(notify, channels, plugin.status),
+      ...noticeFindings(notices, channels, plugin.status),
       missingDatabase(path, plugin),
     ];
-    printWithoutDatabase({ plugin, notify, findings }, channels, json);
+    printWithoutDatabase({ plugin, notices, findings }, channels, json);
     process.exitCode = 1;
     return;
   }
   const store = await openForReading(location);
   const now = Date.now();
   try {
-    const x = await examine(store, notify);
+    const x = await examine(store, notices);
     const findings = [
       ...plugin.findings,
       ...findingsOf(x, now),
-      ...notifyFindings(notify, x.notifications, plugin.status),
+      ...noticeFindings(notices, x.noticeChannels, plugin.status),
     ];
-    printWithDatabase({ plugin, notify, findings }, path, x, now, json);
+    printWithDatabase({ plugin, notices, findings }, path, x, now, json);
     if (findings.some((f) => f.level === "fail")) process.exitCode = 1;
   } finally {
     await store.close();

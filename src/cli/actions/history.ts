@@ -1,4 +1,4 @@
-import { injectionHistory } from "../../store/queries.js";
+import { injectionHistory } from "../../store/operator/queries.js";
 import { openForReading, databasePath, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";

@@ -1,5 +1,5 @@
-import { noticeList, type NoticeListRow } from "../../store/notice-queries.js";
-import type { NoticeState } from "../../store/notice-states.js";
+import { noticeList, type NoticeListRow } from "../../store/notices/queries.js";
+import type { NoticeState } from "../../store/notices/states.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";

@@ -1,4 +1,4 @@
-import { prune as pruneHistory } from "../../store/prune-history.js";
+import { prune as pruneHistory } from "../../store/batches/prune-history.js";
 import { withStore } from "../database.js";
 import { localTime } from "../format.js";
 import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";

@@ -1,13 +1,13 @@
 import type { NoticeChannels } from "../../engine/notice-sender.js";
-import { channelsFrom } from "../../notify/sending.js";
+import { channelsFrom } from "../../notices/sending.js";
 import { ConfigError, resolveConfiguration, type Config } from "../../config/resolve.js";
 import type { FleetReplica } from "../../service/fleet.js";
 import { serviceLog, type Log, type LogFormat } from "../../service/log.js";
 import { observeStore } from "../../service/observed-store.js";
 import type { StandaloneService } from "../../service/standalone.js";
 import { startStatusServer, type Listen, type Readiness, type StatusServer } from "../../service/status-server.js";
-import { describeDatabaseFailure } from "../../store/failure.js";
-import { isPostgresUrl } from "../../store/location.js";
+import { describeDatabaseFailure } from "../../store/open/failure.js";
+import { isPostgresUrl } from "../../store/open/location.js";
 import type { EngineStore } from "../../store/port.js";
 import { databasePath, openForWriting } from "../database.js";
 import { UsageError } from "../errors.js";
@@ -86,9 +86,9 @@ export async function serve(options: ServeOptions, { db }: GlobalOptions): Promi
   const config = configOf(options, db === undefined ? undefined : databasePath(db));
   const silenceMs = silenceMsOf(options);
   const log = serviceLog(options.logFormat);
-  const notify = channelsFrom(config.notify, options.directory, (problem) => log("error", problem));
-  if (options.url === undefined) return serveFleet(config, silenceMs, options, log, notify);
-  return serveOne(options.url, config, silenceMs, options, log, notify);
+  const noticeChannels = channelsFrom(config.notify, options.directory, (problem) => log("error", problem));
+  if (options.url === undefined) return serveFleet(config, silenceMs, options, log, noticeChannels);
+  return serveOne(options.url, config, silenceMs, options, log, noticeChannels);
 }
 
 /** The standalone service: one OpenCode server followed by this process. */
@@ -98,7 +98,7 @@ async function serveOne(
   silenceMs: number | undefined,
   options: ServeOptions,
   log: Log,
-  notify: NoticeChannels,
+  noticeChannels: NoticeChannels,
 ): Promise<void> {
   try {
     new URL(url);
@@ -143,7 +143,7 @@ async function serveOne(
     username: options.username ?? process.env.OPENCODE_SERVER_USERNAME,
     password: options.password ?? process.env.OPENCODE_SERVER_PASSWORD,
     config,
-    notify,
+    noticeChannels,
     store: metrics ? observeStore(opened, metrics) : opened,
     log,
     server: options.name ?? null,
@@ -192,7 +192,7 @@ async function serveFleet(
   silenceMs: number | undefined,
   options: ServeOptions,
   log: Log,
-  notify: NoticeChannels,
+  noticeChannels: NoticeChannels,
 ): Promise<void> {
   const location = config.databasePath;
   if (!isPostgresUrl(location))
@@ -215,7 +215,7 @@ async function serveFleet(
     store,
     liveness,
     config,
-    notify,
+    noticeChannels,
     log,
     silenceMs,
     onTakeover: () => metrics?.tookOver(),

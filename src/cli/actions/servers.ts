@@ -1,6 +1,6 @@
 // `todo-continuation servers add|list|remove`, what they do: the roster of a fleet's OpenCode servers (PostgreSQL).
-import type { OperatorStore } from "../../store/operator.js";
-import { ServerExistsError, type ServerRoster } from "../../store/roster.js";
+import type { OperatorStore } from "../../store/operator/operator.js";
+import { ServerExistsError, type ServerRoster } from "../../store/operator/roster.js";
 import { databasePath, openForReading, openForWriting, query } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
 import { duration, localTime, table } from "../format.js";

@@ -5,7 +5,7 @@ import {
   stoppedSessions,
   unsettledInjections,
   type ArmedRow,
-} from "../../store/queries.js";
+} from "../../store/operator/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { duration, localTime, table, untilOrLate, type Column } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";

@@ -1,9 +1,9 @@
 import { liftedWords } from "../../core/explain.js";
 import { resume as resumeSession } from "../../store/changes/resume.js";
 import { stop as stopSession } from "../../store/changes/stop.js";
-import type { OperatorStore } from "../../store/operator.js";
+import type { OperatorStore } from "../../store/operator/operator.js";
 import type { EngineStore } from "../../store/port.js";
-import { sessionSeen } from "../../store/queries.js";
+import { sessionSeen } from "../../store/operator/queries.js";
 import { sessionRow } from "../../store/reads.js";
 import { databasePath, shownLocation, withStore } from "../database.js";
 import { UsageError } from "../errors.js";

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from "commander";
-import type { CostKey } from "../../store/queries.js";
+import type { CostKey } from "../../store/operator/queries.js";
 import { durationArg, examples } from "../output.js";
 
 const KEYS: readonly CostKey[] = ["session", "day", "model"];

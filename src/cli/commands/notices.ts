@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { didYouMean } from "../../core/nearest.js";
-import { NOTICE_STATES, type NoticeState } from "../../store/notice-states.js";
+import { NOTICE_STATES, type NoticeState } from "../../store/notices/states.js";
 import { examples, positiveIntegerArg } from "../output.js";
 
 function stateArg(value: string): NoticeState {

@@ -13,7 +13,7 @@ import { armedCountdownsIn, countdownRow } from "../../store/reads.js";
 import { classifyArmedCountdown } from "../../core/resume.js";
 import type { CancelReason, ResumeReason } from "../../core/reasons.js";
 import type { TodoSummary } from "../../core/todos.js";
-import { adopt } from "../../store/adopt-orphans.js";
+import { adopt } from "../../store/batches/adopt-orphans.js";
 import type { Orphan } from "../../store/changes/adopt.js";
 import { releaseLeases } from "../../store/changes/release-leases.js";
 import { renewLeases } from "../../store/changes/renew-leases.js";

@@ -1,7 +1,7 @@
 // Taking over armed countdowns nobody holds any more (this process's after a restart or a pause of its database, or a
 // process's whose lease ran out), with the misfire policy's verdict for each (core/resume.ts): kept (re-armed, or due
 // at once) and audited `resumed`, or expired. Each is taken only from the owner it was seen with, so of two processes
-// adopting the same orphan one wins. One chunk of orphans per change: ../adopt-orphans.ts runs them all.
+// adopting the same orphan one wins. One chunk of orphans per change: ../batches/adopt-orphans.ts runs them all.
 import type { ResumeAction } from "../../core/resume.js";
 import { EXPIRE_REASON, type ResumeReason } from "../../core/reasons.js";
 import { auditRow, type AuditValues } from "../audit-row.js";

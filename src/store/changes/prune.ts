@@ -1,10 +1,10 @@
 // Retention's one change: a batch of settled history older than a cutoff deleted from one table. What counts as
 // settled is written here once: armed countdowns and pending injections are never history, and a bill goes with its
 // continuation (it is written after the continuation was created, so both are older than any cutoff the bill is).
-// prune-history.ts runs the batches, each its own short transaction.
+// batches/prune-history.ts runs the batches, each its own short transaction.
 import type { HistoryTable } from "../statements.js";
 import { change, q, type Change } from "../script.js";
-import type { PrunedTable } from "../prune-tally.js";
+import type { PrunedTable } from "../batches/prune-tally.js";
 
 /** What goes, table by table (`?` is the cutoff). A deleted session's row stays until its history ages out with it. */
 export const SETTLED: ReadonlyArray<{ key: PrunedTable; table: HistoryTable; settled: string }> = [

@@ -2,7 +2,7 @@
 // open did.
 import type { SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
-import type { MigrationReport } from "../operator.js";
+import type { MigrationReport } from "../operator/operator.js";
 import type { PgSchema } from "./schema.js";
 
 export type PgDb = PgDatabase<PgQueryResultHKT, PgSchema>;

@@ -2,7 +2,7 @@
 // and the replicas holding leases with the age of their heartbeats by the database's clock.
 import { sql } from "drizzle-orm";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import type { ReplicaState, SchemaState } from "../operator.js";
+import type { ReplicaState, SchemaState } from "../operator/operator.js";
 import type { PgConnection } from "./connection.js";
 import { lastAppliedPgMigration } from "./migrate.js";
 import { SHIPPED_PG_MIGRATIONS } from "./open.js";

@@ -4,7 +4,7 @@
 // drizzle's own migrate() lets two of them run the same CREATE TABLE.
 import { sql } from "drizzle-orm";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import type { MigrationReport } from "../operator.js";
+import type { MigrationReport } from "../operator/operator.js";
 import type { PgDb } from "./connection.js";
 import { rowsOf } from "./rows.js";
 

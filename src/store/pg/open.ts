@@ -8,10 +8,10 @@ import type { PgConnection, PgOpenOptions } from "./connection.js";
 import { pgProblemOf } from "./problems.js";
 import { rowsOf } from "./rows.js";
 import { connect } from "./pools.js";
-import { describeDatabaseFailure } from "../failure.js";
-import { redactUrl } from "../location.js";
-import { StoreOpenError } from "../open-error.js";
-import { isBun } from "../runtime.js";
+import { describeDatabaseFailure } from "../open/failure.js";
+import { redactUrl } from "../open/location.js";
+import { StoreOpenError } from "../open/open-error.js";
+import { isBun } from "../open/runtime.js";
 
 export type { PgConnection, PgDb, PgDriverName, PgOpenOptions } from "./connection.js";
 

@@ -5,12 +5,12 @@
 // Liveness of an owner is its replica's heartbeat judged by the database's clock, and the claim is fenced by it.
 import { hostname } from "node:os";
 import { sql } from "drizzle-orm";
-import { whyUnreachable } from "../failure.js";
-import type { OperatorStore } from "../operator.js";
+import { whyUnreachable } from "../open/failure.js";
+import type { OperatorStore } from "../operator/operator.js";
 import { ownerMayBeAlive } from "../owner.js";
-import type { SqlReader } from "../reader.js";
+import type { SqlReader } from "../operator/reader.js";
 import { runAsync, type Change, type Script } from "../script.js";
-import { isBun } from "../runtime.js";
+import { isBun } from "../open/runtime.js";
 import type { StoreProblem } from "../types.js";
 import type { PgConnection } from "./connection.js";
 import { pgSchemaState, replicaStates, serverVersion } from "./diagnostics.js";

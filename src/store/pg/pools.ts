@@ -4,7 +4,7 @@
 // that a hung server never holds the engine.
 import { sql } from "drizzle-orm";
 import type { ClientConfig, Pool, PoolClient } from "pg";
-import { isBun } from "../runtime.js";
+import { isBun } from "../open/runtime.js";
 import type { PgConnection, PgDb, PgOpenOptions } from "./connection.js";
 import { pgSchema } from "./schema.js";
 import { TransactionSlots } from "./transaction-slots.js";

@@ -1,7 +1,7 @@
 // How one of the store's named statements runs on either driver: prepared once per connection under node-postgres,
 // its parameters bound into drizzle SQL under Bun's client (which prepares what it runs by itself).
 import { sql, type SQL } from "drizzle-orm";
-import { isBun } from "../runtime.js";
+import { isBun } from "../open/runtime.js";
 import type { PgDb } from "./connection.js";
 import { rowsOf } from "./rows.js";
 

@@ -3,8 +3,8 @@
 // liveness that fences countdown claims). Servers are taken by one statement that skips rows another replica is taking,
 // so that replicas taking at the same moment neither take the same server nor wait for each other.
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import type { NewServer, ServerRoster, ServerRow, ServerState, Share } from "../roster.js";
-import { ServerExistsError } from "../roster.js";
+import type { NewServer, ServerRoster, ServerRow, ServerState, Share } from "../operator/roster.js";
+import { ServerExistsError } from "../operator/roster.js";
 import type { PgConnection, PgDb } from "./connection.js";
 import { pgErrorCode } from "./problems.js";
 import { DB_NOW_MS, whole } from "./rows.js";

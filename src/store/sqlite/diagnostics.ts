@@ -1,7 +1,7 @@
 // What `doctor` and `migrate` look at in a SQLite file: its schema's migration state, its integrity, its size.
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { statSync } from "node:fs";
-import type { Integrity, SchemaState } from "../operator.js";
+import type { Integrity, SchemaState } from "../operator/operator.js";
 import type { RawDatabase } from "./connection.js";
 import { lastAppliedMigration, MIGRATIONS_TABLE } from "./migrate.js";
 import { SHIPPED_MIGRATIONS } from "./open.js";

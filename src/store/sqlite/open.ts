@@ -6,9 +6,9 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { applyMigrations } from "./migrate.js";
 import { schema } from "../schema.js";
-import { describeDatabaseFailure } from "../failure.js";
-import { StoreOpenError } from "../open-error.js";
-import { isBun } from "../runtime.js";
+import { describeDatabaseFailure } from "../open/failure.js";
+import { StoreOpenError } from "../open/open-error.js";
+import { isBun } from "../open/runtime.js";
 
 export { StoreOpenError };
 import type { Db, DriverName, RawDatabase, SqliteConnection } from "./connection.js";

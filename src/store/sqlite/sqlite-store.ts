@@ -3,9 +3,9 @@
 // SQLITE_BUSY_SNAPSHOT); every promise returned here is already settled when the method returns. Liveness on one
 // machine is a pid: the heartbeat rows only tell who is there, and that the file is still the one opened.
 import { hostname } from "node:os";
-import type { OperatorStore, ReplicaState } from "../operator.js";
+import type { OperatorStore, ReplicaState } from "../operator/operator.js";
 import { ownerMayBeAlive } from "../owner.js";
-import type { SqlReader } from "../reader.js";
+import type { SqlReader } from "../operator/reader.js";
 import { runSync, type Change, type Script } from "../script.js";
 import type { StoreProblem } from "../types.js";
 import type { SqliteConnection } from "./connection.js";

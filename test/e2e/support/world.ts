@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isPostgresUrl } from "../../../src/store/open.js";
+import { isPostgresUrl } from "../../../src/store/open/open.js";
 import { pgRows } from "../../support/test-database.js";
 import { waitFor, type Probe } from "../../support/wait-for.js";
 import { ScriptedModel, textOf, type ModelRequest, type Script } from "./scripted-model.js";

@@ -372,7 +372,7 @@ describe("resume through the API", () => {
   it("a resume written by another process (the CLI) is picked up within a lease tick", async () => {
     await boot({ leaseMs: 3000 });
     await f.enforcer.stop(S, "api");
-    const { openStore } = await import("../../../src/store/open.js");
+    const { openStore } = await import("../../../src/store/open/open.js");
     const { resume } = await import("../../../src/store/changes/resume.js");
     const other = await openStore(f.dbPath);
     await other.change(resume({ sessionId: S, directory: "/work/project" }, "cli", Date.now()));

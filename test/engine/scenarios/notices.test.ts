@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/resolve.js";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
-import { openStore } from "../../../src/store/open.js";
+import { openStore } from "../../../src/store/open/open.js";
 import { ev } from "../../support/events.js";
 import { FakeHost } from "../../support/fake-host.js";
 import { DIRECTORY, startEngine, type EngineFixture } from "../../support/engine-fixture.js";

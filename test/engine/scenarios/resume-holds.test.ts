@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/resolve.js";
 import { resume } from "../../../src/store/changes/resume.js";
-import { openStore } from "../../../src/store/open.js";
+import { openStore } from "../../../src/store/open/open.js";
 import { ev } from "../../support/events.js";
 import { DIRECTORY, startEngine, type EngineFixture } from "../../support/engine-fixture.js";
 import { advance, settle as settleEngine, useFakeTime } from "../../support/fake-time.js";

@@ -18,8 +18,8 @@ import { Countdowns } from "../../../src/engine/wait/countdowns.js";
 import type { ToastRequest } from "../../../src/host/port.js";
 import { arm } from "../../../src/store/changes/arm.js";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
-import { openStore } from "../../../src/store/open.js";
-import type { OperatorStore } from "../../../src/store/operator.js";
+import { openStore } from "../../../src/store/open/open.js";
+import type { OperatorStore } from "../../../src/store/operator/operator.js";
 import {
   deadOwner,
   elsewhere,

@@ -1,7 +1,7 @@
 // What adopt.ts promises on every database: an orphan taken once, from the owner it was seen with; the leases
 // renewed and released by scope.
 import assert from "node:assert/strict";
-import { adopt } from "../../../src/store/adopt-orphans.js";
+import { adopt } from "../../../src/store/batches/adopt-orphans.js";
 import { adoptChunk, type Orphan } from "../../../src/store/changes/adopt.js";
 import { releaseLeases } from "../../../src/store/changes/release-leases.js";
 import { renewLeases } from "../../../src/store/changes/renew-leases.js";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { arm } from "../../../src/store/changes/arm.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { end } from "../../../src/store/changes/end.js";
-import { prune } from "../../../src/store/prune-history.js";
+import { prune } from "../../../src/store/batches/prune-history.js";
 import { recordBill } from "../../../src/store/changes/record-bill.js";
 import { change, q } from "../../../src/store/script.js";
 import { countdown, NOW, type ContractCase } from "../contract-world.js";

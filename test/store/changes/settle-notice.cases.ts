@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { claimNotices } from "../../../src/store/changes/claim-notices.js";
 import { settleNotice } from "../../../src/store/changes/settle-notice.js";
-import type { OperatorStore } from "../../../src/store/operator.js";
+import type { OperatorStore } from "../../../src/store/operator/operator.js";
 import type { NoticeRow } from "../../../src/store/schema.js";
 import { ME, NOW, OTHER, type ContractCase } from "../contract-world.js";
 import { auditedAs, claimWhenFree, insertNotices, newNotice, storedNotice } from "../notice-rows.js";

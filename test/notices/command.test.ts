@@ -4,9 +4,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { NOTICE_KINDS } from "../../src/core/notices.js";
-import { parseChannels } from "../../src/notify/channels.js";
-import { deliverNotice } from "../../src/notify/deliver.js";
-import type { CommandChannel } from "../../src/notify/types.js";
+import { parseChannels } from "../../src/notices/channels.js";
+import { deliverNotice } from "../../src/notices/deliver.js";
+import type { CommandChannel } from "../../src/notices/types.js";
 import { tempFolder } from "../support/temp-folders.js";
 import { fullNotice, sampleNotice } from "./sample-notice.js";
 

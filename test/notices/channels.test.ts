@@ -4,7 +4,7 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { NOTICE_KINDS } from "../../src/core/notices.js";
-import { describeChannel, parseChannels } from "../../src/notify/channels.js";
+import { describeChannel, parseChannels } from "../../src/notices/channels.js";
 import { tempFolder } from "../support/temp-folders.js";
 
 const SLACK = "https://hooks.slack.com/services/T000/B000/SLACKSECRETPATH";

@@ -2,7 +2,7 @@
 // operators ask — the schema's migrations, the file's or server's health, who is alive, raw SQL for the views users
 // query, and the fleet's servers where the database can serve a fleet. Both backends answer every question; none
 // needs to know which one it is talking to.
-import type { EngineStore } from "./port.js";
+import type { EngineStore } from "../port.js";
 import type { SqlReader } from "./reader.js";
 import type { ServerRoster } from "./roster.js";
 

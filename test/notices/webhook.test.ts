@@ -1,7 +1,7 @@
 // The webhook's signature as a receiver checks it: the secret's HMAC over the timestamp and the raw body, fresh.
 import { describe, expect, it } from "vitest";
 import { NOTICE_KINDS } from "../../src/core/notices.js";
-import { signatureOf, verifySignature, webhookRequest } from "../../src/notify/webhook.js";
+import { signatureOf, verifySignature, webhookRequest } from "../../src/notices/webhook.js";
 import { sampleNotice } from "./sample-notice.js";
 
 const NOW = Date.UTC(2026, 10, 27, 10, 0, 0);

@@ -3,10 +3,10 @@
 // its limits.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { NOTICE_KINDS, noticeLines, type Notice } from "../../src/core/notices.js";
-import { deliverNotice } from "../../src/notify/deliver.js";
-import { DISCORD_LIMITS, embedLength } from "../../src/notify/discord.js";
-import type { Channel } from "../../src/notify/types.js";
-import { verifySignature } from "../../src/notify/webhook.js";
+import { deliverNotice } from "../../src/notices/deliver.js";
+import { DISCORD_LIMITS, embedLength } from "../../src/notices/discord.js";
+import type { Channel } from "../../src/notices/types.js";
+import { verifySignature } from "../../src/notices/webhook.js";
 import { startReceiver, type Receiver } from "../support/http-receiver.js";
 import { fullNotice, sampleNotice } from "./sample-notice.js";
 

@@ -4,8 +4,8 @@
 // the CLI's errors all say a database failure this way.
 import { connect } from "node:net";
 import { StoreOpenError } from "./open-error.js";
-import { pgErrorCode, pgProblemOf } from "./pg/problems.js";
-import { sqliteProblemOf } from "./sqlite/problems.js";
+import { pgErrorCode, pgProblemOf } from "../pg/problems.js";
+import { sqliteProblemOf } from "../sqlite/problems.js";
 
 const MAX_LENGTH = 240;
 

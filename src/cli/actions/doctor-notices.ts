@@ -4,16 +4,16 @@
 // as its type and host (`describeChannel`); its URL's path, its token and its secret never appear, nor in the plugin's
 // options that doctor shows.
 import { isFileSource, type Resolution } from "../../config/resolve.js";
-import { describeChannel, parseChannels } from "../../notify/channels.js";
-import { shownNotify } from "../../notify/redact.js";
-import type { Channel } from "../../notify/types.js";
+import { describeChannel, parseChannels } from "../../notices/channels.js";
+import { shownChannels } from "../../notices/redact.js";
+import type { Channel } from "../../notices/types.js";
 import { NOTICE_KINDS } from "../../core/notices.js";
 import type { PluginStatus } from "../../plugin/status-file.js";
-import type { NoticeChannelState } from "../../store/notice-queries.js";
+import type { NoticeChannelState } from "../../store/notices/queries.js";
 import { localTime, table } from "../format.js";
 import type { PluginFinding } from "./doctor-plugin.js";
 
-export interface NotifySetup {
+export interface NoticeSetup {
   /** Where the notify option came from: a file's path, "plugin options" (as of the plugin's last start), "default". */
   source: string;
   channels: Channel[];
@@ -26,7 +26,7 @@ export interface NotifySetup {
  * cannot read opencode.json's plugin options itself), else the configuration files' as they are now. Secrets written
  * as `{ "env": … }` are read from doctor's own environment.
  */
-export function notifySetup(directory: string, status: PluginStatus | undefined, files: Resolution): NotifySetup {
+export function noticeSetup(directory: string, status: PluginStatus | undefined, files: Resolution): NoticeSetup {
   const fromPlugin = status?.options.notify?.source === "plugin options";
   const raw = fromPlugin ? status!.options.notify!.value : files.merged.notify;
   const { channels, problems } = parseChannels(raw, process.env, directory);
@@ -37,7 +37,7 @@ export function notifySetup(directory: string, status: PluginStatus | undefined,
 export function statusWithoutSecrets(status: PluginStatus | undefined): PluginStatus | undefined {
   const notify = status?.options.notify;
   if (!status || !notify) return status;
-  return { ...status, options: { ...status.options, notify: { ...notify, value: shownNotify(notify.value) } } };
+  return { ...status, options: { ...status.options, notify: { ...notify, value: shownChannels(notify.value) } } };
 }
 
 /** One channel as doctor shows it. `describes`: its type and host, null for a channel not configured here. */
@@ -60,7 +60,7 @@ const report = (channel: string, describes: string | null, kinds: string[] | nul
 });
 
 /** The configured channels in their order, then the channels only the database knows, by name. */
-export function channelReports(setup: NotifySetup, states: readonly NoticeChannelState[]): ChannelReport[] {
+export function channelReports(setup: NoticeSetup, states: readonly NoticeChannelState[]): ChannelReport[] {
   const byName = new Map(states.map((s) => [s.channel, s]));
   const names = new Set(setup.channels.map((c) => c.name));
   return [
@@ -77,8 +77,8 @@ const WHERE =
   "see docs/notifications.md";
 
 /** Each wrong channel (unless the plugin's own warnings already say it), then whether notices go anywhere. */
-export function notifyFindings(
-  setup: NotifySetup,
+export function noticeFindings(
+  setup: NoticeSetup,
   reports: readonly ChannelReport[],
   status: PluginStatus | undefined,
 ): PluginFinding[] {
@@ -110,7 +110,7 @@ export function notifyFindings(
 const ALL_KINDS = NOTICE_KINDS.length;
 
 /** The section's table: one line per channel. */
-export function notificationsTable(reports: readonly ChannelReport[]): string {
+export function channelsTable(reports: readonly ChannelReport[]): string {
   return table(
     [
       { header: "CHANNEL", value: (r: ChannelReport) => r.channel },

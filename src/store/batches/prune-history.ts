@@ -1,10 +1,10 @@
 // Retention: settled history older than a cutoff goes, table by table, in small batches (changes/prune.ts) — each its
 // own short transaction, with a pause between them, so that a running enforcer (which writes on every decision) waits
 // a few milliseconds at most. A dry run counts what would go.
-import { pruneBatch, SETTLED } from "./changes/prune.js";
-import type { EngineStore } from "./port.js";
+import { pruneBatch, SETTLED } from "../changes/prune.js";
+import type { EngineStore } from "../port.js";
 import { PruneTally, type PruneOptions, type PruneReport } from "./prune-tally.js";
-import { q } from "./script.js";
+import { q } from "../script.js";
 
 export type { PruneOptions, PruneReport };
 

@@ -1,9 +1,9 @@
 // The notices outbox's table on SQLite (schema.ts re-exports it; kept apart so that each schema file stays short).
 import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { NOTICE_STATES } from "./notice-states.js";
+import { NOTICE_STATES } from "./states.js";
 
-export { NOTICE_STATES, type NoticeState } from "./notice-states.js";
+export { NOTICE_STATES, type NoticeState } from "./states.js";
 
 /**
  * The outbox of notices (docs/notifications.md): one row per notice and channel, written in the transaction of the stop

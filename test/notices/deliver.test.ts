@@ -2,10 +2,10 @@
 // text, whatever failed, holds a URL's path or query, a token or a secret.
 import { afterEach, describe, expect, it } from "vitest";
 import { NOTICE_KINDS } from "../../src/core/notices.js";
-import { describeChannel } from "../../src/notify/channels.js";
-import { deliverNotice } from "../../src/notify/deliver.js";
-import { retryAfterMs } from "../../src/notify/http.js";
-import type { Channel, DeliveryResult } from "../../src/notify/types.js";
+import { describeChannel } from "../../src/notices/channels.js";
+import { deliverNotice } from "../../src/notices/deliver.js";
+import { retryAfterMs } from "../../src/notices/http.js";
+import type { Channel, DeliveryResult } from "../../src/notices/types.js";
 import { closedPort, startReceiver, type Answer, type Receiver } from "../support/http-receiver.js";
 import { sampleNotice } from "./sample-notice.js";
 

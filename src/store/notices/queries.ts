@@ -1,8 +1,8 @@
 // What operators read of the notices outbox: the notices themselves (`todo-continuation notices`) and each channel's
 // deliveries at a glance (`doctor`). The same SQL on SQLite and PostgreSQL but for reading a JSON field of the audit.
-import type { NoticeState } from "./notice-states.js";
-import { numeric } from "./queries.js";
-import type { SqlReader } from "./reader.js";
+import type { NoticeState } from "./states.js";
+import { numeric } from "../operator/queries.js";
+import type { SqlReader } from "../operator/reader.js";
 
 export interface NoticeListRow {
   id: string;

@@ -1,7 +1,7 @@
 // Adopting orphans in chunks, each its own transaction (changes/adopt.ts), so that a hundred thousand orphans never
 // hold the database (or the event loop) for long.
-import { adoptChunk, type Adoption, type Orphan } from "./changes/adopt.js";
-import type { EngineStore } from "./port.js";
+import { adoptChunk, type Adoption, type Orphan } from "../changes/adopt.js";
+import type { EngineStore } from "../port.js";
 
 /** Orphans per transaction: 2,000 rows hold SQLite's write lock (and the event loop) for ~20-40 ms; 500 made a 100k
  * recovery 2x its raw floor in commits and yields alone. */

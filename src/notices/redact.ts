@@ -69,7 +69,7 @@ function hidden(value: unknown): unknown {
 }
 
 /** The notify option as it may be shown: URLs as scheme and host, tokens, secrets, headers and arguments hidden. */
-export function shownNotify(raw: unknown): unknown {
+export function shownChannels(raw: unknown): unknown {
   if (!Array.isArray(raw)) return hidden(raw);
   return raw.map((entry) =>
     isObject(entry)

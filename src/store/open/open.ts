@@ -1,7 +1,7 @@
 // One setting names the database: a file path opens SQLite, a postgres:// or postgresql:// URL opens PostgreSQL. Every
 // entry point (plugin, service, TUI, CLI) opens its store here, and loads only the backend it opens: each brings its
 // own part of drizzle and its driver, which a CLI call (a process each time) would otherwise pay for twice.
-import type { OperatorStore } from "./operator.js";
+import type { OperatorStore } from "../operator/operator.js";
 import { isPostgresUrl } from "./location.js";
 
 export interface OpenStoreOptions {
@@ -26,7 +26,7 @@ export async function openStore(location: string, options: OpenStoreOptions = {}
   if (isPostgresUrl(location)) {
     // A network round trip is slower than a local lock: never wait on PostgreSQL for less than it needs to answer.
     const statementTimeoutMs = options.readonly ? 10_000 : Math.max(2000, options.busyTimeoutMs ?? 5000);
-    const [{ openPg }, { PgStore }] = await Promise.all([import("./pg/open.js"), import("./pg/pg-store.js")]);
+    const [{ openPg }, { PgStore }] = await Promise.all([import("../pg/open.js"), import("../pg/pg-store.js")]);
     const connection = await openPg(location, {
       readonly: options.readonly,
       statementTimeoutMs,
@@ -37,8 +37,8 @@ export async function openStore(location: string, options: OpenStoreOptions = {}
     return new PgStore(connection, { kind });
   }
   const [{ openSqlite }, { SqliteStore }] = await Promise.all([
-    import("./sqlite/open.js"),
-    import("./sqlite/sqlite-store.js"),
+    import("../sqlite/open.js"),
+    import("../sqlite/sqlite-store.js"),
   ]);
   const connection = await openSqlite(location, { readonly: options.readonly, busyTimeoutMs: options.busyTimeoutMs });
   return new SqliteStore(connection, { busyTimeoutMs: options.busyTimeoutMs, kind });

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TodoContinuation } from "../../src/plugin/plugin.js";
-import { openStore } from "../../src/store/open.js";
+import { openStore } from "../../src/store/open/open.js";
 import { cli, requireBuiltCli } from "../support/cli.js";
 import { FakeHost } from "../support/fake-host.js";
 import { fakeSdkClient } from "../support/fake-sdk-client.js";
