@@ -268,7 +268,7 @@ describe("the engine's path and its owners", () => {
       "store/schema.ts",
       "store/pg/schema.ts",
       "store/session-columns.ts",
-      "store/sqlite/prepared.ts",
+      "store/sqlite/statements/sessions.ts",
     ];
     const writers = sources
       .filter((file) => !allowed.includes(relative(SRC, file)))

@@ -1,69 +1,32 @@
-// What everyone outside store/ reads back from the database, each read by its name: single rows and the rows of a
-// session or a scope, and the facts a decision needs that no event brought to this process (what another process or a
-// person did since the idle a look judges). The statements themselves (script.ts's `q`) are for the store's scripts.
+// What everyone outside store/ reads back from the database: the reads that are one statement, by the statement's own
+// name, and those that take several, by what they answer (the facts a decision needs that no event brought to this
+// process: what another process or a person did since the idle a look judges). The statements themselves (script.ts's
+// `q`) are for the store's scripts.
 import type { CountdownRow, InjectionRow, NoticeRow, SessionRow } from "./schema.js";
 import { q, type Script } from "./script.js";
-import type { ArmedRef, ContinuationRef, OwedLook, Scope } from "./types.js";
+import type { ContinuationRef, OwedLook, Scope } from "./types.js";
 
-// ── one row, by its key ──────────────────────────────────────────────────────
-
-export function sessionRow(sessionId: string): Script<SessionRow | undefined> {
-  return q.session(sessionId);
-}
-
-export function countdownRow(countdownId: string): Script<CountdownRow | undefined> {
-  return q.countdown(countdownId);
-}
-
-export function continuationRow(injectionId: string): Script<InjectionRow | undefined> {
-  return q.injection(injectionId);
-}
-
-// ── a session's ──────────────────────────────────────────────────────────────
-
-/** The session's armed countdown (its id, owner and lease), if one is armed. */
-export function armedCountdownOf(sessionId: string): Script<ArmedRef | undefined> {
-  return q.armedFor(sessionId);
-}
-
-/** The session's continuations that failed or whose outcome is unknown, created since `since`: newest first, ≤ 10. */
-export function uncertainContinuationsOf(sessionId: string, since: number): Script<InjectionRow[]> {
-  return q.uncertainIn(sessionId, since);
-}
-
-/** The id of the session's latest continuation that went out (sent, unknown) when it has no bill yet. */
-export function unbilledContinuationOf(sessionId: string): Script<string | undefined> {
-  return q.unbilledOf(sessionId);
-}
-
-// ── a scope's (a directory on a server) ─────────────────────────────────────
-
-/** Armed countdowns, earliest deadline first. */
-export function armedCountdownsIn(scope: Scope): Script<CountdownRow[]> {
-  return q.armedIn(scope);
-}
-
-/** Continuations still `pending` (their prompt call's outcome not recorded), oldest first. */
-export function pendingContinuationsIn(scope: Scope): Script<InjectionRow[]> {
-  return q.pendingIn(scope);
-}
-
-/** Continuations created since `since` that went out (sent, unknown) and have no bill, oldest first. */
-export function unbilledContinuationsIn(
-  scope: Scope,
-  since: number,
-): Script<Array<{ injectionId: string; sessionId: string }>> {
-  return q.unbilledIn(scope, since);
-}
-
-/** Sessions owed a look (`recheck_at`) by `dueBy`. */
-export function sessionsOwedALookIn(scope: Scope, dueBy: number): Script<OwedLook[]> {
-  return q.sessionsToRecheck(scope, dueBy);
-}
+/**
+ * The reads that are one statement, under the statement's own name (what each answers: statements.ts). Only reads:
+ * a write goes through a change script.
+ */
+export const {
+  session,
+  countdown,
+  injection,
+  armedFor,
+  uncertainIn,
+  unbilledOf,
+  armedIn,
+  pendingIn,
+  unbilledIn,
+  sessionsToRecheck,
+  tuiWatching,
+} = q;
 
 // ── several scopes at once (a fleet replica's servers) ──────────────────────
 
-/** What a lease tick reads of its scope: the three reads above, in the orders they give. */
+/** What a lease tick reads of its scope: `armedIn`, `pendingIn` and `sessionsToRecheck`, in the orders they give. */
 export interface LeaseRows {
   armed: CountdownRow[];
   pending: InjectionRow[];
@@ -83,13 +46,6 @@ export function* leaseRowsIn(scopes: readonly Scope[], dueBy: number): Script<Le
   for (const { directory, server, ...owed } of yield* q.sessionsToRecheckInScopes(scopes, dueBy))
     byScope.get(key({ directory, server }))?.owed.push(owed);
   return scopes.map((scope) => byScope.get(key(scope))!);
-}
-
-// ── who is there ─────────────────────────────────────────────────────────────
-
-/** Whether a TUI that draws the countdowns of `directory` is there now (`now`: the reader's clock, for SQLite). */
-export function watchedByTui(directory: string, now: number): Script<boolean> {
-  return q.tuiWatching(directory, now);
 }
 
 // ── what a decision needs ────────────────────────────────────────────────────

@@ -9,7 +9,7 @@
 //     yield* q.writeSession({ ...row, stoppedAt: now, stopSource: source, updatedAt: now });
 //     …
 //   }
-import { STATEMENT_NAMES, type AsyncStatements, type Statements } from "./statements.js";
+import type { Statements } from "./statements.js";
 
 /** One statement a script asks its backend to run. */
 export type Statement = {
@@ -36,14 +36,29 @@ type Verbs = {
   [K in keyof Statements]: (...args: Parameters<Statements[K]>) => Script<ReturnType<Statements[K]>>;
 };
 
-/** The statements as a script uses them: `const row = yield* q.session(id)`. */
-export const q = Object.fromEntries(
-  Object.keys(STATEMENT_NAMES).map((name) => [
-    name,
-    function* (...args: unknown[]): Generator<Statement, unknown, unknown> {
-      return yield { name, args } as Statement;
+const verb = (name: string) =>
+  function* (...args: unknown[]): Generator<Statement, unknown, unknown> {
+    return yield { name, args } as Statement;
+  };
+
+/**
+ * The statements as a script uses them: `const row = yield* q.session(id)`. Each verb is made at its first use and kept
+ * as the object's own property (its prototype answers a name it has not seen yet, once), so the names live only in the
+ * interface: no list of them to keep beside it. An object's own names (`toString`…) and `then` stay what they are
+ * elsewhere: `q` is never taken for a promise.
+ */
+export const q = Object.create(
+  new Proxy(
+    {},
+    {
+      get(target, name, receiver) {
+        if (typeof name !== "string" || name === "then" || name in target) return Reflect.get(target, name, receiver);
+        const made = verb(name);
+        Object.defineProperty(receiver, name, { value: made, enumerable: true });
+        return made;
+      },
     },
-  ]),
+  ),
 ) as Verbs;
 
 type Call = (...args: unknown[]) => unknown;
@@ -58,12 +73,9 @@ export function runSync<T>(script: Script<T>, statements: Statements): T {
   return step.value;
 }
 
-/** Drives `script` with statements that answer later (PostgreSQL), one at a time, in order. */
-export async function runAsync<T>(script: Script<T>, statements: AsyncStatements): Promise<T> {
+/** Drives `script` with statements that answer later (PostgreSQL), run by `run` one at a time, in order. */
+export async function runAsync<T>(script: Script<T>, run: (statement: Statement) => Promise<unknown>): Promise<T> {
   let step = script.next();
-  while (!step.done) {
-    const { name, args } = step.value;
-    step = script.next(await (statements[name] as Call)(...args));
-  }
+  while (!step.done) step = script.next(await run(step.value));
   return step.value;
 }

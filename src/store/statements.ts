@@ -1,7 +1,9 @@
 // What a database must provide for the enforcer's state changes: these statements, and a transaction to run them in
 // (see script.ts). Each is one unit of work on the backend — a read, or a write with the audit row that explains it —
 // and none decides anything: the rules live in the transaction scripts of changes/, written once for every backend.
-// SQLite implements them synchronously (sqlite/statements.ts), PostgreSQL asynchronously (pg/statements.ts).
+// Each backend writes each statement once, under its name here, its SQL beside the code that runs it: SQLite
+// synchronously (sqlite/statements/), PostgreSQL asynchronously (pg/statements/); a backend that lacks one does not
+// compile. Outside store/, the reads among them are run by the same names through reads.ts.
 import type { AuditValues } from "./audit-row.js";
 import type {
   ArmedRef,
@@ -43,6 +45,7 @@ export interface Statements {
 
   // ── countdowns ──────────────────────────────────────────────────────────────
   countdown(id: string): CountdownRow | undefined;
+  /** The session's armed countdown (its id, owner and lease), if one is armed. */
   armedFor(sessionId: string): ArmedRef | undefined;
   /** Armed countdowns of a scope, earliest deadline first. */
   armedIn(scope: Scope): CountdownRow[];
@@ -92,7 +95,7 @@ export interface Statements {
    * database's clock.
    */
   continuedSince(sessionId: string, since: number, now: number): ContinuationRef | undefined;
-  /** `pending` injections of a scope, oldest first. */
+  /** `pending` injections of a scope (their prompt call's outcome not recorded), oldest first. */
   pendingIn(scope: Scope): InjectionRow[];
   /** `pendingIn` of several scopes in one statement, oldest first. */
   pendingInScopes(scopes: readonly Scope[]): InjectionRow[];
@@ -116,7 +119,7 @@ export interface Statements {
    * ledgers, is not rewritten for two sums (recording a bill stays within 1.5× of its raw rows, see BENCHMARKS.md).
    */
   addSpend(sessionId: string, cost: number, tokens: number, now: number): void;
-  /** The session's latest continuation that went out (`sent`, `unknown`), when it has no bill. */
+  /** The id of the session's latest continuation that went out (`sent`, `unknown`), when it has no bill yet. */
   unbilledOf(sessionId: string): string | undefined;
   /** Continuations of a scope created since `since` that went out (`sent`, `unknown`) and have no bill, oldest first. */
   unbilledIn(scope: Scope, since: number): Array<{ injectionId: string; sessionId: string }>;
@@ -162,11 +165,6 @@ export interface Statements {
   countHistory(table: HistoryTable, settled: string, cutoff: number): number;
 }
 
-/** The same statements, each answered asynchronously (PostgreSQL). */
-export type AsyncStatements = {
-  [K in keyof Statements]: (...args: Parameters<Statements[K]>) => Promise<ReturnType<Statements[K]>>;
-};
-
 /** The order `claimNotices` answers in: earliest due first. Neither database orders the rows an UPDATE returns. */
 export const earliestDueFirst = (a: NoticeRow, b: NoticeRow): number =>
   a.nextAttemptAt - b.nextAttemptAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -177,52 +175,3 @@ export const earliestDueFirst = (a: NoticeRow, b: NoticeRow): number =>
  */
 export const scopesAsJson = (scopes: readonly Scope[]): string =>
   JSON.stringify(scopes.map((scope) => [scope.directory, scope.server ?? null]));
-
-/** Every statement's name, checked against the interface: the scripts' verbs are made from this list. */
-export const STATEMENT_NAMES = {
-  session: true,
-  insertSession: true,
-  writeSession: true,
-  sessionsToRecheck: true,
-  sessionsToRecheckInScopes: true,
-  audit: true,
-  auditMany: true,
-  userCancelledSince: true,
-  countdown: true,
-  armedFor: true,
-  armedIn: true,
-  armedInScopes: true,
-  ownerAlive: true,
-  insertCountdown: true,
-  endCountdown: true,
-  claimCountdown: true,
-  takeOver: true,
-  expireOrphans: true,
-  renewLeases: true,
-  releaseLeases: true,
-  injection: true,
-  insertInjection: true,
-  finishInjection: true,
-  confirmInjection: true,
-  hasPendingInjection: true,
-  continuedSince: true,
-  pendingIn: true,
-  pendingInScopes: true,
-  uncertainIn: true,
-  insertBill: true,
-  spentSince: true,
-  recentBills: true,
-  recentBillsToday: true,
-  addSpend: true,
-  unbilledOf: true,
-  unbilledIn: true,
-  insertNotices: true,
-  claimNotices: true,
-  settleNotice: true,
-  pendingNoticesOf: true,
-  foldNotices: true,
-  noticesSentSince: true,
-  tuiWatching: true,
-  deleteHistory: true,
-  countHistory: true,
-} as const satisfies Record<keyof Statements, true>;

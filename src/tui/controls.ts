@@ -9,7 +9,7 @@ import { resume } from "../store/changes/resume.js";
 import { stop } from "../store/changes/stop.js";
 import type { OperatorStore } from "../store/operator/operator.js";
 import type { SessionScope } from "../store/port.js";
-import { armedCountdownOf, sessionRow } from "../store/reads.js";
+import { armedFor, session } from "../store/reads.js";
 import type { TuiApi } from "./host-api.js";
 import type { SessionViews } from "./session-views.js";
 import type { TuiStore } from "./tui-store.js";
@@ -72,8 +72,7 @@ export class Controls {
     this.looking.add(sessionId);
     try {
       const store = await this.store?.get();
-      const armed =
-        store && (await this.guarded("reading the database", () => store.read(armedCountdownOf(sessionId))));
+      const armed = store && (await this.guarded("reading the database", () => store.read(armedFor(sessionId))));
       if (armed) await this.cancel(via, false);
     } finally {
       this.looking.delete(sessionId);
@@ -132,7 +131,7 @@ export class Controls {
 
   /** The session's own scope when the database knows it, else the TUI's directory. */
   private async scope(store: OperatorStore, sessionId: string): Promise<SessionScope> {
-    const known = await store.read(sessionRow(sessionId));
+    const known = await store.read(session(sessionId));
     const directory = known?.directory ?? this.api.state.path.directory;
     return { sessionId, directory, server: known?.server ?? null };
   }

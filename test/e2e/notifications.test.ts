@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cancelByKey } from "../../src/store/changes/cancel-by-key.js";
 import { openStore } from "../../src/store/open/open.js";
-import { sessionRow } from "../../src/store/reads.js";
+import { session } from "../../src/store/reads.js";
 import { verifySignature } from "../../src/notices/webhook.js";
 import { startReceiver, type Answer, type Received, type Receiver } from "../support/http-receiver.js";
 import { E2E } from "./support/harness.js";
@@ -183,7 +183,7 @@ describe("notices from a real OpenCode server", () => {
     // What the TUI's Esc writes (tui/controls.ts `cancel`): the cancel-by-key change, on the same database.
     const store = await openStore(world.dbPath, { kind: "tui" });
     try {
-      const known = await store.read(sessionRow(id));
+      const known = await store.read(session(id));
       const scope = { sessionId: id, directory: known!.directory, server: known!.server ?? null };
       const ended = await store.change(cancelByKey(scope, Date.now(), { source: "tui", via: "escape" }));
       expect(ended).toBeDefined();

@@ -13,7 +13,7 @@ import { arm } from "../../src/store/changes/arm.js";
 import { openStore } from "../../src/store/open/open.js";
 import type { OperatorStore } from "../../src/store/operator/operator.js";
 import { newOwnerId } from "../../src/store/owner.js";
-import { countdownRow } from "../../src/store/reads.js";
+import { countdown } from "../../src/store/reads.js";
 import type { Script } from "../../src/store/script.js";
 import { freePort } from "../e2e/support/tcp-proxy.js";
 import { deadOwner } from "../support/engine-context.js";
@@ -91,7 +91,7 @@ function countStatements(store: OperatorStore): Map<string, number> {
 }
 
 /** Who holds the countdown `id` now. */
-const ownerOf = async (store: OperatorStore, id: string) => (await store.read(countdownRow(id)))?.owner;
+const ownerOf = async (store: OperatorStore, id: string) => (await store.read(countdown(id)))?.owner;
 
 describe("the lease ticks of a replica's followers", () => {
   it("read every started follower's rows in three statements, and hand each engine its own scope's", async () => {

@@ -1,6 +1,6 @@
 import { allowedWords, liftedWords } from "../../core/explain.js";
 import { allow as allowSession, type Grant } from "../../store/changes/allow.js";
-import { sessionRow } from "../../store/reads.js";
+import { session } from "../../store/reads.js";
 import { withStore } from "../database.js";
 import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
 import { requireSeen, scopeOf } from "./stop-resume.js";
@@ -13,7 +13,7 @@ export async function allow(sessionId: string, options: Grant, { db, json }: Glo
     const allowed = await store.change(
       allowSession(await scopeOf(store, sessionId, undefined), grant, "cli", Date.now()),
     );
-    return { ...allowed, stopped: (await store.read(sessionRow(sessionId)))?.stoppedAt != null };
+    return { ...allowed, stopped: (await store.read(session(sessionId)))?.stoppedAt != null };
   });
   if (json) return printJson(snakeCased({ sessionId, changed, granted, lifted, stopped }));
   if (!changed) return print(`${sessionId}: nothing to allow`);

@@ -4,7 +4,7 @@ import { stop as stopSession } from "../../store/changes/stop.js";
 import type { OperatorStore } from "../../store/operator/operator.js";
 import type { EngineStore } from "../../store/port.js";
 import { sessionSeen } from "../../store/operator/queries.js";
-import { sessionRow } from "../../store/reads.js";
+import { session } from "../../store/reads.js";
 import { databasePath, shownLocation, withStore } from "../database.js";
 import { UsageError } from "../errors.js";
 import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
@@ -16,7 +16,7 @@ export interface StopOptions {
 
 /** The session's own scope when the database knows it; else the given or current directory. */
 export async function scopeOf(store: EngineStore, sessionId: string, directory: string | undefined) {
-  const known = await store.read(sessionRow(sessionId));
+  const known = await store.read(session(sessionId));
   return { sessionId, directory: known?.directory ?? directory ?? process.cwd(), server: known?.server ?? null };
 }
 

@@ -11,7 +11,7 @@ import { parsePatch } from "../../core/transitions.js";
 import { judgeFiles, parseFileLedger } from "../../core/work.js";
 import { recordBill } from "../../store/changes/record-bill.js";
 import type { NewBill } from "../../store/schema.js";
-import { billContext, unbilledContinuationOf, unbilledContinuationsIn } from "../../store/reads.js";
+import { billContext, unbilledOf, unbilledIn } from "../../store/reads.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
 import type { FactGatherer } from "../read/facts.js";
@@ -74,7 +74,7 @@ export class Billing {
    */
   async settle(sessionId: string): Promise<void> {
     const { ctx } = this;
-    const unbilled = await ctx.store.read(unbilledContinuationOf(sessionId));
+    const unbilled = await ctx.store.read(unbilledOf(sessionId));
     if (!unbilled || this.billed.has(unbilled)) return;
     this.billed.set(unbilled, true);
     const facts = await this.facts.gather(sessionId);
@@ -91,7 +91,7 @@ export class Billing {
    */
   async recover(): Promise<number> {
     const { ctx } = this;
-    const unbilled = await ctx.store.read(unbilledContinuationsIn(ctx.followed, ctx.clock.now() - UNBILLED_WINDOW_MS));
+    const unbilled = await ctx.store.read(unbilledIn(ctx.followed, ctx.clock.now() - UNBILLED_WINDOW_MS));
     const latest = new Map(unbilled.map((row) => [row.sessionId, row.injectionId]));
     let billed = 0;
     for (const [sessionId, injectionId] of latest) {

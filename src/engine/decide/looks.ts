@@ -3,7 +3,7 @@
 // messages, status, sub-sessions, agents) and the guards run again on its answers: arm a countdown, or record why not.
 // The look is durable while OpenCode is read (`sessions.recheck_at`): a process that dies meanwhile is followed by one
 // that looks again.
-import { sessionRow, sessionsOwedALookIn } from "../../store/reads.js";
+import { session, sessionsToRecheck } from "../../store/reads.js";
 import { armPatch, progressDetail, type HostFacts } from "../../core/decision-input.js";
 import { changeSession } from "../../store/changes/change-session.js";
 import { expireOwedLook, oweLook, TAKE } from "../../store/changes/look-owed.js";
@@ -226,7 +226,7 @@ export class Looks {
   async noteParent(sessionId: string, parentId: string | null): Promise<void> {
     const { ctx } = this;
     if (!this.p.memories.get(sessionId).sawParent(parentId) || parentId === null) return;
-    if ((await ctx.store.read(sessionRow(sessionId)))?.parentId !== parentId)
+    if ((await ctx.store.read(session(sessionId)))?.parentId !== parentId)
       await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), { parentId }));
   }
 
@@ -241,7 +241,7 @@ export class Looks {
     const now = ctx.clock.now();
     const windowMs = ctx.config.resumeWindowSeconds * 1000;
     for (const { sessionId, recheckAt, owedSince } of owed ??
-      (await ctx.store.read(sessionsOwedALookIn(ctx.followed, now)))) {
+      (await ctx.store.read(sessionsToRecheck(ctx.followed, now)))) {
       if (
         this.evaluating.has(sessionId) ||
         starts.has(sessionId) ||

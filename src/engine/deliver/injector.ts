@@ -13,7 +13,7 @@ import {
   type FailureVerdict,
 } from "../../core/injection-outcome.js";
 import { changeSession } from "../../store/changes/change-session.js";
-import { sessionRow, unresolvedContinuation } from "../../store/reads.js";
+import { session, unresolvedContinuation } from "../../store/reads.js";
 import type { InjectionRow, SessionRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
 import { inspectOptions, type FactGatherer } from "../read/facts.js";
@@ -96,7 +96,7 @@ export class Injector {
    */
   private async atDeadline(armed: Armed): Promise<SessionRow | null | undefined> {
     if (!this.current(armed) || !(await this.p.countdowns.stillArmed(armed))) return undefined;
-    return (await this.ctx.store.read(sessionRow(armed.row.sessionId))) ?? null;
+    return (await this.ctx.store.read(session(armed.row.sessionId))) ?? null;
   }
 
   /** The guards right before the prompt, on OpenCode's answers; then the claim. The continuation when it goes out. */

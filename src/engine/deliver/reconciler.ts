@@ -2,7 +2,7 @@
 // left by a process that died (at start and on lease ticks: `sent` if found, else `unknown` and an attempt), and an
 // earlier `failed` or `unknown` one found after all before a new one goes out (it becomes `sent`, and nothing is sent
 // on top of it).
-import { pendingContinuationsIn, uncertainContinuationsOf } from "../../store/reads.js";
+import { pendingIn, uncertainIn } from "../../store/reads.js";
 import type { MessageFacts } from "../../core/messages.js";
 import type { InjectionRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
@@ -38,9 +38,7 @@ export class Reconciler {
   async confirmEarlier(sessionId: string, messages: MessageFacts | undefined): Promise<InjectionRow | undefined> {
     const { ctx } = this;
     if (!messages) return undefined;
-    for (const row of await ctx.store.read(
-      uncertainContinuationsOf(sessionId, ctx.clock.now() - UNCERTAIN_WINDOW_MS),
-    )) {
+    for (const row of await ctx.store.read(uncertainIn(sessionId, ctx.clock.now() - UNCERTAIN_WINDOW_MS))) {
       const arrived =
         (row.messageId !== null && messages.ownMessageIds.includes(row.messageId)) ||
         messages.ownInjectionIds.includes(row.id);
@@ -59,7 +57,7 @@ export class Reconciler {
     const { ctx } = this;
     if (!ctx.lifecycle.deciding) return;
     const now = ctx.clock.now();
-    const rows = (pending ?? (await ctx.store.read(pendingContinuationsIn(ctx.followed)))).filter((row) =>
+    const rows = (pending ?? (await ctx.store.read(pendingIn(ctx.followed)))).filter((row) =>
       row.owner === ctx.owner
         ? !this.queue.isBusy(row.sessionId)
         : callOver(row, now) || !ctx.store.ownerAlive(row.owner, row.leaseUntil, now),

@@ -2,7 +2,7 @@
 // (the failures in a row are over); otherwise OpenCode is asked, and a turn that never started is a failed attempt
 // (`injection_failed: not_started`), recorded and retried like any other. A look after a restart or a missed event
 // finds the same thing from the session's messages (`unstartedContinuation`).
-import { continuationRow } from "../../store/reads.js";
+import { injection } from "../../store/reads.js";
 import type { HostFacts } from "../../core/decision-input.js";
 import { afterStartConfirmed } from "../../core/transitions.js";
 import { changeSession } from "../../store/changes/change-session.js";
@@ -84,7 +84,7 @@ export class StartWatch {
   private async lastSent(sessionId: string, facts: HostFacts): Promise<{ id: string; createdAt: number } | undefined> {
     const messageId = facts.messages?.ownMessageIds.at(-1);
     const injectionId = facts.messages?.ownInjectionIds.at(-1);
-    const row = injectionId ? await this.ctx.store.read(continuationRow(injectionId)) : undefined;
+    const row = injectionId ? await this.ctx.store.read(injection(injectionId)) : undefined;
     if (
       !row ||
       row.sessionId !== sessionId ||

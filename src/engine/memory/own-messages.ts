@@ -2,7 +2,7 @@
 // remembers the ids it chose; any other message whose text claims an injection (a continuation of another process, or
 // of this one before a restart — or a person quoting one) is ours only if the database recorded that injection with
 // this very message id. Text alone never makes a message ours.
-import { continuationRow } from "../../store/reads.js";
+import { injection } from "../../store/reads.js";
 import { claimedInjectionIds, type OwnMessages, type SessionMessage } from "../../core/messages.js";
 import type { EngineStore } from "../../store/port.js";
 import { BoundedMap } from "../bounded-map.js";
@@ -51,7 +51,7 @@ export class OwnMessageIds implements OwnMessages {
     if (claims.length === 0) return false;
     let injectionId: string | null = null;
     for (const claim of claims) {
-      const row = await this.store.read(continuationRow(claim));
+      const row = await this.store.read(injection(claim));
       if (row?.sessionId === sessionId && row.messageId === messageId) injectionId = claim;
     }
     this.confirmed.set(messageId, injectionId);

@@ -2,7 +2,7 @@
 // hands what it changes to the part that owns it: an idle to the looks (decide/), activity to the countdowns (which it
 // cancels), a sign of a turn running to the start watch, a person's message to a durable session change. The two
 // streaming events (`message.part.delta`, `message.part.updated`) are answered from memory in a few Map lookups.
-import { sessionRow } from "../../store/reads.js";
+import { session } from "../../store/reads.js";
 import { cancellationFor } from "../../core/activity.js";
 import { classifyError, type ErrorKind, type ErrorReport } from "../../core/errors.js";
 import { translateEvent, type DomainEvent } from "../../core/events.js";
@@ -211,7 +211,7 @@ export class EventRouter {
     if (!isNew || event.error) return;
     void this.ctx.lanes.post(sessionId, async () => {
       if (memory.abortedAt === undefined)
-        memory.learnAbort((await this.ctx.store.read(sessionRow(sessionId)))?.abortedAt ?? null);
+        memory.learnAbort((await this.ctx.store.read(session(sessionId)))?.abortedAt ?? null);
       const abortedAt = memory.abortedAt;
       if (abortedAt == null || (event.createdAt !== undefined && event.createdAt <= abortedAt)) return;
       memory.abortLifted();
@@ -293,7 +293,7 @@ export class EventRouter {
       void this.peers.countdowns.cancel(sessionId, "session_deleted", {}, patch, TAKE);
     else
       void ctx.lanes.post(sessionId, async () => {
-        if (await ctx.store.read(sessionRow(sessionId)))
+        if (await ctx.store.read(session(sessionId)))
           await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), patch, TAKE));
       });
     this.peers.memories.delete(sessionId);

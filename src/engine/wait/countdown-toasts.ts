@@ -3,7 +3,7 @@
 // deadline from the countdown itself, and stops within a second once the countdown ends, here or in another process
 // (the TUI's key). While a TUI plugin draws this folder's countdowns (its heartbeat row), the toasts give way to it and
 // come back when it goes: one countdown on screen, and both read the same deadline.
-import { watchedByTui } from "../../store/reads.js";
+import { tuiWatching } from "../../store/reads.js";
 import type { EngineContext } from "../context.js";
 import { withTimeout } from "../host-calls.js";
 import type { Armed, Countdowns } from "./countdowns.js";
@@ -44,7 +44,7 @@ export class CountdownToasts {
     if (remainingMs <= 0) return;
     const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
     if (seconds > 1) this.schedule(armed, Math.min(TICK_MS, remainingMs - (seconds - 1) * 1000));
-    if (await ctx.store.read(watchedByTui(armed.row.directory, ctx.clock.now()))) return;
+    if (await ctx.store.read(tuiWatching(armed.row.directory, ctx.clock.now()))) return;
     void withTimeout("toast", ctx.config.hostTimeoutMs, () =>
       ctx.host.toast({
         title: "Todo continuation",

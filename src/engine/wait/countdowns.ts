@@ -9,7 +9,7 @@
 //   end      the injector, when a guard says no before the prompt         cancelled (reason: the guard's skip)
 //   claim    the injector, right before the prompt call                  fired (the exactly-once point)
 //   recover  start, every lease tick, the store working again            adopted (re-armed, due at once) or expired
-import { armedCountdownsIn, countdownRow } from "../../store/reads.js";
+import { armedIn, countdown } from "../../store/reads.js";
 import { classifyArmedCountdown } from "../../core/resume.js";
 import type { CancelReason, ResumeReason } from "../../core/reasons.js";
 import type { TodoSummary } from "../../core/todos.js";
@@ -252,7 +252,7 @@ export class Countdowns {
    * CLI) or taken over by another process (this one stalled past its lease) is let go.
    */
   async stillArmed(armed: Armed): Promise<boolean> {
-    const row = await this.ctx.store.read(countdownRow(armed.row.id));
+    const row = await this.ctx.store.read(countdown(armed.row.id));
     if (row?.state === "armed" && row.owner === this.ctx.owner) return true;
     if (this.isCurrent(armed)) this.detach(armed.row.sessionId);
     return false;
@@ -275,7 +275,7 @@ export class Countdowns {
     const now = ctx.clock.now();
     const resumeWindowMs = ctx.config.resumeWindowSeconds * 1000;
     const orphans: Orphan[] = [];
-    for (const countdown of armed ?? (await ctx.store.read(armedCountdownsIn(ctx.followed)))) {
+    for (const countdown of armed ?? (await ctx.store.read(armedIn(ctx.followed)))) {
       if (this.bySession.get(countdown.sessionId)?.row.id === countdown.id || this.writing.has(countdown.id)) continue;
       const orphaned =
         countdown.owner === null ||

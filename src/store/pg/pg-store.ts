@@ -9,7 +9,7 @@ import { whyUnreachable } from "../open/failure.js";
 import type { OperatorStore } from "../operator/operator.js";
 import { ownerMayBeAlive } from "../owner.js";
 import type { SqlReader } from "../operator/reader.js";
-import { runAsync, type Change, type Script } from "../script.js";
+import { runAsync, type Change, type Script, type Statement } from "../script.js";
 import { isBun } from "../open/runtime.js";
 import type { StoreProblem } from "../types.js";
 import type { PgConnection } from "./connection.js";
@@ -19,7 +19,7 @@ import { abortedByConflict, pgProblemOf } from "./problems.js";
 import { bindPlaceholders, DB_NOW_MS, whole } from "./rows.js";
 import { replicas } from "./schema.js";
 import { PgServerRoster } from "./server-roster.js";
-import { PgStatements } from "./statements.js";
+import { runOn } from "./statements.js";
 
 export interface PgStoreOptions {
   /** What this process is, on its `replicas` row: `plugin`, `service`, `fleet`, `tui`, `cli`. */
@@ -38,7 +38,8 @@ export class PgStore implements OperatorStore {
   readonly roster: PgServerRoster;
   /** Owners whose heartbeat was fresh at the last look (brought up to date by every heartbeat and look in a change). */
   private readonly liveOwners = new LiveOwners();
-  private readonly plain: PgStatements;
+  /** Runs a read's statements on the pool. */
+  private readonly plain: (statement: Statement) => Promise<unknown>;
   private readonly startedAt = Date.now();
 
   constructor(
@@ -51,7 +52,7 @@ export class PgStore implements OperatorStore {
       all: <T>(text: string, ...params: unknown[]) => connection.rows<T>(bindPlaceholders(text, params)),
     };
     this.roster = new PgServerRoster(connection);
-    this.plain = new PgStatements(connection.db, this.liveOwners);
+    this.plain = runOn(connection.db, this.liveOwners);
   }
 
   get migrated() {
@@ -71,7 +72,7 @@ export class PgStore implements OperatorStore {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.connection.transaction(
-          (tx) => runAsync(change.script(), new PgStatements(tx, this.liveOwners)),
+          (tx) => runAsync(change.script(), runOn(tx, this.liveOwners)),
           change.session,
         );
       } catch (error) {

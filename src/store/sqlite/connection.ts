@@ -12,9 +12,14 @@ export interface RawDatabase {
   immediate<T>(work: () => T): T;
   all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[];
   run(sql: string, ...params: unknown[]): { changes: number };
-  /** A statement prepared once, for one that runs thousands of times in a row (a recovery's audit rows). */
-  prepare(sql: string): { run(...params: unknown[]): { changes: number } };
+  /** A statement prepared once, for the store's statements written in SQL rather than with drizzle. */
+  prepare(sql: string): RawStatement;
   close(): void;
+}
+
+export interface RawStatement {
+  run(...params: unknown[]): { changes: number };
+  all<T = Record<string, unknown>>(...params: unknown[]): T[];
 }
 
 export type DriverName = "better-sqlite3" | "bun:sqlite";

@@ -63,7 +63,10 @@ async function openRaw(
       run: (sql, ...params) => ({ changes: client.query(sql).run(...(params as never[])).changes }),
       prepare: (sql) => {
         const statement = client.prepare(sql);
-        return { run: (...params) => ({ changes: statement.run(...(params as never[])).changes }) };
+        return {
+          run: (...params) => ({ changes: statement.run(...(params as never[])).changes }),
+          all: <T>(...params: unknown[]) => statement.all(...(params as never[])) as T[],
+        };
       },
       close: () => client.close(),
     };
@@ -90,7 +93,10 @@ async function openRaw(
     run: (sql, ...params) => ({ changes: client.prepare(sql).run(...params).changes }),
     prepare: (sql) => {
       const statement = client.prepare(sql);
-      return { run: (...params) => ({ changes: statement.run(...params).changes }) };
+      return {
+        run: (...params) => ({ changes: statement.run(...params).changes }),
+        all: <T>(...params: unknown[]) => statement.all(...params) as T[],
+      };
     },
     close: () => client.close(),
   };

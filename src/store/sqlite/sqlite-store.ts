@@ -7,11 +7,12 @@ import type { OperatorStore, ReplicaState } from "../operator/operator.js";
 import { ownerMayBeAlive } from "../owner.js";
 import type { SqlReader } from "../operator/reader.js";
 import { runSync, type Change, type Script } from "../script.js";
+import type { Statements } from "../statements.js";
 import type { StoreProblem } from "../types.js";
 import type { SqliteConnection } from "./connection.js";
 import { fileSize, quickCheck, schemaState } from "./diagnostics.js";
 import { fileIdentity, sqliteProblemOf, StoreGoneError } from "./problems.js";
-import { SqliteStatements } from "./statements.js";
+import { prepareStatements } from "./statements.js";
 
 export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
@@ -33,7 +34,7 @@ export class SqliteStore implements OperatorStore {
   readonly location: string;
   readonly reader: SqlReader;
   readonly roster = undefined;
-  private prepared: SqliteStatements | undefined;
+  private prepared: Statements | undefined;
   private readonly identity: string | undefined;
   private readonly startedAt = Date.now();
 
@@ -55,8 +56,8 @@ export class SqliteStore implements OperatorStore {
   }
 
   /** Prepared at the first script rather than at open: a CLI call that only queries through `reader` uses none. */
-  private get statements(): SqliteStatements {
-    return (this.prepared ??= new SqliteStatements(this.connection.db, this.connection.raw));
+  private get statements(): Statements {
+    return (this.prepared ??= prepareStatements(this.connection.db, this.connection.raw));
   }
 
   read<T>(script: Script<T>): Promise<T> {

@@ -1,0 +1,67 @@
+// The sessions' rows on SQLite: what a change reads and writes of one, and the sessions owed a look.
+import { and, eq, isNotNull, lte } from "drizzle-orm";
+import { sessions } from "../../schema.js";
+import { PATCHABLE } from "../../session-columns.js";
+import { scopesAsJson } from "../../statements.js";
+import { inScope, inScopes, p, ps, scoped, type SomePrepared } from "./prepare.js";
+
+const owedLook = { sessionId: sessions.sessionId, recheckAt: sessions.recheckAt, owedSince: sessions.owedSince };
+const owed = and(isNotNull(sessions.recheckAt), lte(sessions.recheckAt, p("dueBy")));
+
+export const SESSIONS = {
+  session: ({ db }) => {
+    const select = db
+      .select()
+      .from(sessions)
+      .where(eq(sessions.sessionId, p("sessionId")))
+      .prepare();
+    return (sessionId) => select.get({ sessionId });
+  },
+
+  insertSession: ({ db }) => {
+    const insert = db
+      .insert(sessions)
+      .values({
+        sessionId: p("sessionId"),
+        directory: p("directory"),
+        server: p("server"),
+        createdAt: p("now"),
+        updatedAt: p("now"),
+      })
+      .onConflictDoNothing()
+      .prepare();
+    return (scope, now) =>
+      void insert.run({ sessionId: scope.sessionId, directory: scope.directory, server: scope.server ?? null, now });
+  },
+
+  writeSession: ({ db }) => {
+    const update = db
+      .update(sessions)
+      .set({ ...Object.fromEntries(PATCHABLE.map((k) => [k, ps(k)])), updatedAt: ps("updatedAt") })
+      .where(eq(sessions.sessionId, p("sessionId")))
+      .prepare();
+    return (row) => {
+      const values: Record<string, unknown> = { sessionId: row.sessionId, updatedAt: row.updatedAt };
+      for (const key of PATCHABLE) values[key] = row[key] ?? null;
+      update.run(values);
+    };
+  },
+
+  sessionsToRecheck: ({ db }) => {
+    const select = db
+      .select(owedLook)
+      .from(sessions)
+      .where(and(inScope(sessions), owed))
+      .prepare();
+    return (scope, dueBy) => select.all({ ...scoped(scope), dueBy });
+  },
+
+  sessionsToRecheckInScopes: ({ db }) => {
+    const select = db
+      .select({ ...owedLook, directory: sessions.directory, server: sessions.server })
+      .from(sessions)
+      .where(and(inScopes(sessions), owed))
+      .prepare();
+    return (scopes, dueBy) => select.all({ scopes: scopesAsJson(scopes), dueBy });
+  },
+} satisfies SomePrepared;
