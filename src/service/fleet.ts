@@ -12,7 +12,7 @@ import type { ServerRoster, ServerRow } from "../store/roster.js";
 import type { LiveFigures } from "./metrics.js";
 import { CountdownHandBacks } from "./countdown-hand-backs.js";
 import { FollowerTicks } from "./follower-ticks.js";
-import { ServiceModes, type ModeTable } from "./modes.js";
+import { startStopModes, type Modes, type ModeTable } from "../engine/modes.js";
 import type { FleetOptions, FleetStats } from "./fleet-options.js";
 import { StandaloneService } from "./standalone.js";
 import type { Readiness } from "./status-server.js";
@@ -26,7 +26,7 @@ const SETTLE_LEASES = 2;
 const LAPSE_MARGIN_MS = 5;
 
 /**
- * What the replica is doing, changed only through `ServiceModes` (modes.ts), which refuses a change this table does
+ * What the replica is doing, changed only through its `Modes` (engine/modes.ts), which refuses a change this table does
  * not allow:
  *
  *   idle ──start()──▶ starting ──▶ running
@@ -75,7 +75,7 @@ export class FleetReplica {
   private lastGoodRoundAt = 0;
   private failing = false;
   private readonly ticks: FollowerTicks;
-  private readonly modes: ServiceModes<ReplicaMode>;
+  private readonly modes: Modes<ReplicaMode>;
 
   private readonly liveness: OperatorStore;
 
@@ -86,7 +86,7 @@ export class FleetReplica {
     this.roster = this.liveness.roster;
     this.ticks = new FollowerTicks(o.store, o.log);
     this.handBacks = new CountdownHandBacks(o.store, this.id, o.log);
-    this.modes = new ServiceModes(`the fleet replica ${this.id}`, REPLICA_MODES);
+    this.modes = startStopModes(`the fleet replica ${this.id}`, REPLICA_MODES);
   }
 
   /**
