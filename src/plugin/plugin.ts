@@ -7,6 +7,7 @@ import { loadZod } from "../config/zod.js";
 import { channelsFrom } from "../notify/sending.js";
 import { Announcer } from "./announcer.js";
 import { Enforcer } from "../engine/enforcer.js";
+import { Modes, type ModeTable } from "../engine/modes.js";
 import { describeDatabaseFailure } from "../store/failure.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
 import type { Allowed, Grant } from "../store/changes/allow.js";
@@ -135,6 +136,11 @@ function enforcerOf(
   return new Enforcer({ config, store, host, directory: input.directory, server, notify });
 }
 
+/** running ──dispose()──▶ disposing ──▶ disposed: the plugin's engine runs from its hooks' creation on. */
+type PluginMode = "running" | "disposing" | "disposed";
+
+const PLUGIN_MODES: ModeTable<PluginMode> = { running: ["disposing"], disposing: ["disposed"], disposed: [] };
+
 /** The hooks over an open store: what the plugin function returns once its configuration and file are settled. */
 export function pluginHooks(
   input: PluginInput,
@@ -165,18 +171,24 @@ export function pluginHooks(
       }
     };
 
-  let disposed = false;
-  const dispose = async () => {
-    if (disposed) return;
-    disposed = true;
-    clearTimeout(startTimer);
-    await enforcer.dispose();
-    try {
-      await store.close();
-    } catch {
-      // Closing a file that is already gone must not break OpenCode's shutdown.
-    }
-  };
+  // Disposed once, whoever asks and however often: its engine stopped, then its store closed.
+  const modes = new Modes<PluginMode>({
+    what: "the plugin",
+    table: PLUGIN_MODES,
+    first: "running",
+    stopping: "disposing",
+    stopped: "disposed",
+  });
+  const dispose = () =>
+    modes.stop(async () => {
+      clearTimeout(startTimer);
+      await enforcer.dispose();
+      try {
+        await store.close();
+      } catch {
+        // Closing a file that is already gone must not break OpenCode's shutdown.
+      }
+    });
 
   return {
     // Called by OpenCode for every bus event, not awaited: a plain function that returns at once.
