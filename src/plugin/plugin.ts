@@ -141,6 +141,18 @@ type PluginMode = "running" | "disposing" | "disposed";
 
 const PLUGIN_MODES: ModeTable<PluginMode> = { running: ["disposing"], disposing: ["disposed"], disposed: [] };
 
+/** A dispose() run once, whoever asks and however often: every call resolves once it is over. */
+function disposedOnce(work: () => Promise<void>): () => Promise<void> {
+  const modes = new Modes<PluginMode>({
+    what: "the plugin",
+    table: PLUGIN_MODES,
+    first: "running",
+    stopping: "disposing",
+    stopped: "disposed",
+  });
+  return () => modes.stop(work);
+}
+
 /** The hooks over an open store: what the plugin function returns once its configuration and file are settled. */
 export function pluginHooks(
   input: PluginInput,
@@ -171,24 +183,16 @@ export function pluginHooks(
       }
     };
 
-  // Disposed once, whoever asks and however often: its engine stopped, then its store closed.
-  const modes = new Modes<PluginMode>({
-    what: "the plugin",
-    table: PLUGIN_MODES,
-    first: "running",
-    stopping: "disposing",
-    stopped: "disposed",
+  // Its engine stopped, then its store closed.
+  const dispose = disposedOnce(async () => {
+    clearTimeout(startTimer);
+    await enforcer.dispose();
+    try {
+      await store.close();
+    } catch {
+      // Closing a file that is already gone must not break OpenCode's shutdown.
+    }
   });
-  const dispose = () =>
-    modes.stop(async () => {
-      clearTimeout(startTimer);
-      await enforcer.dispose();
-      try {
-        await store.close();
-      } catch {
-        // Closing a file that is already gone must not break OpenCode's shutdown.
-      }
-    });
 
   return {
     // Called by OpenCode for every bus event, not awaited: a plain function that returns at once.
