@@ -63,7 +63,7 @@ export class Enforcer {
   readonly owner: string;
   private readonly ownsOwnerId: boolean;
   private readonly ctx: EngineContext;
-  private readonly lifecycle = new Lifecycle();
+  private readonly lifecycle = new Lifecycle<RecoveryReport>();
   private readonly events: EngineEmitter;
   private readonly timers: TimerQueue;
   private readonly lanes: SessionLanes;
@@ -72,8 +72,6 @@ export class Enforcer {
   private readonly api: SessionApi;
   /** What a streamed chunk is answered from (handleEvent), held here to spare the hot path a load. */
   private readonly router: EngineParts["router"];
-  private starting: Promise<RecoveryReport> | undefined;
-  private stopping: Promise<void> | undefined;
 
   constructor(options: EnforcerOptions) {
     const { config, store, host } = options;
@@ -135,30 +133,28 @@ export class Enforcer {
   /**
    * Starts what runs in the background, in this order: adopt or expire the countdowns left armed in this scope,
    * start the lease loop, reconcile pending injections, look again at the sessions owed a look, schedule retention,
-   * start sending the notices due. Idempotent.
+   * start sending the notices due. Every call returns the same start; once disposed it is refused.
    * A step that fails is reported (a failing store pauses the enforcer) and the next one runs.
    */
   start(): Promise<RecoveryReport> {
-    this.starting ??= this.doStart();
-    return this.starting;
+    return this.lifecycle.start(() => this.startParts());
   }
 
-  private async doStart(): Promise<RecoveryReport> {
-    let report: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
-    if (this.lifecycle.ending) return report;
+  private async startParts(): Promise<RecoveryReport> {
     registerOwner(this.owner);
     await this.step("heartbeat", () => this.parts.leases.heartbeat());
     // An engine given its owner follows a server its fleet replica has just taken over: what it finds armed was
     // left by a replica that died, starved or handed the server on, not by this process before a restart, and one too
     // late to fire leaves its session owed a fresh look instead of being dropped.
     const reason = this.ownsOwnerId ? RESUME_REASON : TAKEOVER_REASON;
-    report = (await this.step("recovery", () => this.parts.countdowns.recover(reason))) ?? report;
-    this.parts.leases.start();
+    const nothing: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
+    const report = (await this.step("recovery", () => this.parts.countdowns.recover(reason))) ?? nothing;
+    await this.parts.leases.start();
     await this.step("reconciliation", () => this.parts.reconciler.reconcilePending());
     await this.step("recheck", () => this.parts.looks.recheckOwed("restart"));
     const billed = await this.step("billing", () => this.parts.billing.recover());
-    this.parts.retention.start();
-    this.parts.sender.start();
+    await this.parts.retention.start();
+    await this.parts.sender.start();
     if (billed) this.ctx.log("info", "turns billed after restart", { billed });
     if (report.rearmed + report.fired + report.expired > 0)
       this.ctx.log("info", "countdowns recovered after restart", { ...report });
@@ -166,28 +162,27 @@ export class Enforcer {
   }
 
   /**
-   * Stops, in this order: no new event, timer or attempt; the attempts in flight finish and are recorded; the armed
-   * countdowns are handed back to the database for a successor. The store can be closed once this resolves.
-   * Idempotent.
+   * No new event, decision or timer from now on; once the start under way is over, stops, in this order: the notice
+   * sender, the retention schedule and the lease loop, each waiting for its round in flight; the timers and the
+   * attempts still queued; then the attempts in flight finish and are recorded, and the armed countdowns are handed
+   * back to the database for a successor. The store can be closed once this resolves. Every call returns the same stop.
    */
   dispose(): Promise<void> {
-    this.stopping ??= this.doStop();
-    return this.stopping;
+    return this.lifecycle.stop(() => this.stopParts());
   }
 
-  private async doStop(): Promise<void> {
-    this.lifecycle.enter("disposing");
-    this.parts.leases.stop();
+  private async stopParts(): Promise<void> {
+    await this.parts.sender.stop();
+    await this.parts.retention.stop();
+    await this.parts.leases.stop();
     this.timers.stop();
     this.parts.queue.stopQueued();
     this.parts.starts.clear();
-    await this.starting?.catch(() => undefined);
     await this.settled();
     await this.step("lease release", () => this.parts.countdowns.release());
     if (this.ownsOwnerId) await this.step("retirement", () => this.ctx.store.retire(this.owner));
     this.parts.looks.clear();
     unregisterOwner(this.owner);
-    this.lifecycle.enter("disposed");
   }
 
   /**

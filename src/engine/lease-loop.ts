@@ -8,6 +8,7 @@
 import { TAKEOVER_REASON } from "../core/reasons.js";
 import type { LeaseRows } from "../store/reads.js";
 import type { EngineContext } from "./context.js";
+import { loopModes } from "./modes.js";
 import type { Looks } from "./decide/looks.js";
 import type { Reconciler } from "./deliver/reconciler.js";
 import type { Countdowns } from "./wait/countdowns.js";
@@ -19,17 +20,15 @@ export interface LeaseParts {
 }
 
 /**
- * idle ──start()──▶ ticking ──stop()──▶ stopped. Ticking: on its timer, or (its owner its caller's) when the caller
- * hands it rows; never before start() (the engine's own recovery comes first) nor after stop().
+ * Running (modes.ts, a loop's modes): on its timer, or (its owner its caller's) when the caller hands it rows; never
+ * before start() (the engine's own recovery comes first) nor once stop() was asked.
  */
-type LoopMode = "idle" | "ticking" | "stopped";
-
 export class LeaseLoop {
-  private mode: LoopMode = "idle";
+  private readonly modes = loopModes("the lease loop");
   private timer: ReturnType<typeof setInterval> | undefined;
-  /** A tick still running when the next is due is not doubled. */
-  private running = false;
-  /** The heartbeat being written, if one is: a slow one is not doubled either. */
+  /** The tick running now, if one is: a tick due meanwhile is not doubled, and a stop waits for it. */
+  private ticking: Promise<void> | undefined;
+  /** The heartbeat being written, if one is: a slow one is not doubled, and a stop waits for it. */
   private beating: Promise<void> | undefined;
 
   constructor(
@@ -39,19 +38,25 @@ export class LeaseLoop {
     private readonly keepsOwner = true,
   ) {}
 
-  /** Starts ticking; nothing once the engine is ending (a dispose that came while the engine was starting). */
-  start(): void {
-    if (this.ctx.lifecycle.ending || this.mode !== "idle") return;
-    this.mode = "ticking";
-    if (!this.keepsOwner) return;
-    const period = Math.max(100, Math.floor(this.ctx.config.leaseMs / 3));
-    this.timer = setInterval(() => void this.ctx.track(this.tick()), period);
-    this.timer.unref?.();
+  start(): Promise<void> {
+    return this.modes.start(async () => {
+      if (!this.keepsOwner) return;
+      const period = Math.max(100, Math.floor(this.ctx.config.leaseMs / 3));
+      this.timer = setInterval(() => void this.ctx.track(this.tick()), period);
+      this.timer.unref?.();
+    });
   }
 
-  stop(): void {
-    this.mode = "stopped";
-    if (this.timer) clearInterval(this.timer);
+  /**
+   * No more ticks; resolves once the tick and the heartbeat in flight are over (one landing after the owner's
+   * retirement would say it alive again for a lease). Called by the engine's root.
+   */
+  stop(): Promise<void> {
+    return this.modes.stop(async () => {
+      clearInterval(this.timer);
+      // Their failures, if they fail, are the background job's to report.
+      await Promise.allSettled([this.ticking, this.beating]);
+    });
   }
 
   /**
@@ -59,7 +64,7 @@ export class LeaseLoop {
    * before start() or after stop(), nor while a tick still runs.
    */
   tickOn(rows: LeaseRows): Promise<void> {
-    if (this.mode !== "ticking") return Promise.resolve();
+    if (!this.modes.is("running")) return Promise.resolve();
     return this.ctx.track(this.tick(rows)).then(() => undefined);
   }
 
@@ -72,22 +77,25 @@ export class LeaseLoop {
     return this.beating;
   }
 
-  private async tick(rows?: LeaseRows): Promise<void> {
-    if (!this.ctx.lifecycle.deciding) return;
+  private tick(rows?: LeaseRows): Promise<void> {
+    if (!this.ctx.lifecycle.deciding) return Promise.resolve();
     // The heartbeat goes out every tick, on its own: the rest of a tick can wait long for a busy pool (PostgreSQL
     // under a burst of idles), and a heartbeat held up behind it past the lease let the others take this process's
     // countdowns while it was alive and well.
     const beat = this.heartbeat();
-    if (this.running) return void this.ctx.track(beat);
-    this.running = true;
-    try {
-      await beat;
-      if (this.keepsOwner) await this.p.countdowns.renewLeases();
-      await this.p.countdowns.recover(TAKEOVER_REASON, rows?.armed);
-      void this.ctx.track(this.p.reconciler.reconcilePending(rows?.pending));
-      await this.p.looks.recheckOwed("recheck", rows?.owed);
-    } finally {
-      this.running = false;
+    if (this.ticking) {
+      void this.ctx.track(beat);
+      return Promise.resolve();
     }
+    this.ticking = this.renewAdoptLook(beat, rows).finally(() => (this.ticking = undefined));
+    return this.ticking;
+  }
+
+  private async renewAdoptLook(beat: Promise<void>, rows?: LeaseRows): Promise<void> {
+    await beat;
+    if (this.keepsOwner) await this.p.countdowns.renewLeases();
+    await this.p.countdowns.recover(TAKEOVER_REASON, rows?.armed);
+    void this.ctx.track(this.p.reconciler.reconcilePending(rows?.pending));
+    await this.p.looks.recheckOwed("recheck", rows?.owed);
   }
 }

@@ -13,6 +13,7 @@ import type { NoticeRow } from "../store/schema.js";
 import { BoundedMap } from "./bounded-map.js";
 import type { EngineContext } from "./context.js";
 import { errorMessage, withTimeout } from "./host-calls.js";
+import { loopModes } from "./modes.js";
 
 /** One channel as the sender knows it: the adapters build it from the `notify` option (src/notify). */
 export interface NoticeChannel {
@@ -39,9 +40,11 @@ const TIMER = "notices";
 export class NoticeSender {
   private readonly byName: ReadonlyMap<string, NoticeChannel>;
   private readonly leaseMs: number;
-  private running = false;
-  private again = false;
-  private started = false;
+  private readonly modes = loopModes("the notice sender");
+  /** The round reading the outbox now, if one is: a stop waits for it. */
+  private round: Promise<void> | undefined;
+  /** Woken while a round ran: one more runs right after it. */
+  private roundOwed = false;
   /** Session titles read from OpenCode, for the notices' bodies. */
   private readonly titles = new BoundedMap<string, string | null>(500);
 
@@ -55,38 +58,48 @@ export class NoticeSender {
   }
 
   /** Starts reading the outbox (at once: notices left by a restart go now); nothing without channels. */
-  start(): void {
-    if (this.byName.size === 0 || this.started || this.ctx.lifecycle.ending) return;
-    this.started = true;
-    this.schedule(0);
+  start(): Promise<void> {
+    return this.modes.start(async () => {
+      if (this.byName.size > 0) this.schedule(0);
+    });
   }
 
   /** Notices were written: look now. */
   wake(): void {
-    if (this.started && !this.ctx.lifecycle.ending) this.schedule(0);
+    if (this.modes.is("running") && this.byName.size > 0) this.schedule(0);
   }
 
-  stop(): void {
-    this.started = false;
-    this.ctx.timers.cancel(TIMER);
+  /** No more rounds; resolves once the round in flight (its deliveries recorded) is over. Called by the engine's root. */
+  stop(): Promise<void> {
+    return this.modes.stop(async () => {
+      this.ctx.timers.cancel(TIMER);
+      // Its failure, if it fails, is the background job's to report.
+      await this.round?.catch(() => undefined);
+    });
   }
 
   private schedule(delayMs: number): void {
-    this.ctx.timers.schedule(TIMER, delayMs, () => void this.ctx.track(this.round()));
+    this.ctx.timers.schedule(TIMER, delayMs, () => void this.ctx.track(this.readOutbox()));
   }
 
-  /** One read of the outbox; a round still running when woken runs once more after it. */
-  private async round(): Promise<void> {
-    if (this.running) return void (this.again = true);
-    this.running = true;
+  /** One read of the outbox; woken while one runs, one more runs after it. */
+  private readOutbox(): Promise<void> {
+    if (this.round) {
+      this.roundOwed = true;
+      return Promise.resolve();
+    }
+    this.round = this.deliverRound().finally(() => (this.round = undefined));
+    return this.round;
+  }
+
+  private async deliverRound(): Promise<void> {
     let full = false;
     try {
       if (this.ctx.lifecycle.deciding) full = await this.deliverDue();
     } finally {
-      this.running = false;
-      const soon = full || this.again;
-      this.again = false;
-      if (this.started && !this.ctx.lifecycle.ending) this.schedule(soon ? 0 : NOTICE_POLL_MS);
+      const soon = full || this.roundOwed;
+      this.roundOwed = false;
+      if (this.modes.is("running")) this.schedule(soon ? 0 : NOTICE_POLL_MS);
     }
   }
 

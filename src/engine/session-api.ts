@@ -79,7 +79,7 @@ export class SessionApi {
 
   private async change<T>(what: string, sessionId: string, write: (scope: SessionScope, now: number) => Promise<T>) {
     const { ctx } = this;
-    if (ctx.lifecycle.ending) throw new Error(`todo-continuation cannot ${what}: it is stopped`);
+    if (ctx.lifecycle.stopAsked) throw new Error(`todo-continuation cannot ${what}: it is stopped`);
     try {
       return await ctx.lanes.run(sessionId, () => write(ctx.scope(sessionId), ctx.clock.now()));
     } catch (error) {

@@ -7,6 +7,7 @@ import { loadZod } from "../config/zod.js";
 import { channelsFrom } from "../notices/sending.js";
 import { Announcer } from "./announcer.js";
 import { Enforcer } from "../engine/enforcer.js";
+import { Modes, type ModeTable } from "../engine/modes.js";
 import { describeDatabaseFailure } from "../store/open/failure.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
 import type { Allowed, Grant } from "../store/changes/allow.js";
@@ -135,6 +136,23 @@ function enforcerOf(
   return new Enforcer({ config, store, host, directory: input.directory, server, noticeChannels });
 }
 
+/** running ──dispose()──▶ disposing ──▶ disposed: the plugin's engine runs from its hooks' creation on. */
+type PluginMode = "running" | "disposing" | "disposed";
+
+const PLUGIN_MODES: ModeTable<PluginMode> = { running: ["disposing"], disposing: ["disposed"], disposed: [] };
+
+/** A dispose() run once, whoever asks and however often: every call resolves once it is over. */
+function disposedOnce(work: () => Promise<void>): () => Promise<void> {
+  const modes = new Modes<PluginMode>({
+    what: "the plugin",
+    table: PLUGIN_MODES,
+    first: "running",
+    stopping: "disposing",
+    stopped: "disposed",
+  });
+  return () => modes.stop(work);
+}
+
 /** The hooks over an open store: what the plugin function returns once its configuration and file are settled. */
 export function pluginHooks(
   input: PluginInput,
@@ -165,10 +183,8 @@ export function pluginHooks(
       }
     };
 
-  let disposed = false;
-  const dispose = async () => {
-    if (disposed) return;
-    disposed = true;
+  // Its engine stopped, then its store closed.
+  const dispose = disposedOnce(async () => {
     clearTimeout(startTimer);
     await enforcer.dispose();
     try {
@@ -176,7 +192,7 @@ export function pluginHooks(
     } catch {
       // Closing a file that is already gone must not break OpenCode's shutdown.
     }
-  };
+  });
 
   return {
     // Called by OpenCode for every bus event, not awaited: a plain function that returns at once.

@@ -1,20 +1,19 @@
 // A fleet replica: one of several `todo-continuation serve --db postgres://…` processes that share the OpenCode servers
 // listed in the `servers` table. Every round (a third of the lease) it says it is alive, takes its share of the
-// servers, follows each one it holds with a StandaloneService, lets go of those it lost or holds beyond its share,
-// runs its followers' lease ticks on rows read once for all of them, and records until when it had each server's event
+// servers, has each one it holds followed and those it lost or holds beyond its share let go (followers.ts, who follows
+// what), runs its followers' lease ticks on rows read once for all of them, and records until when it had each server's event
 // stream. A replica that dies stops its heartbeat; once its lease has run out the others share its servers again,
 // adopt its countdowns and catch up on the sessions that changed meanwhile.
 import { describeDatabaseFailure } from "../store/open/failure.js";
 import { newOwnerId, registerOwner, unregisterOwner } from "../store/owner.js";
 import { renewLeases } from "../store/changes/renew-leases.js";
 import type { OperatorStore } from "../store/operator/operator.js";
-import type { ServerRoster, ServerRow } from "../store/operator/roster.js";
+import type { ServerRoster } from "../store/operator/roster.js";
 import type { LiveFigures } from "./metrics.js";
-import { CountdownHandBacks } from "./countdown-hand-backs.js";
+import { startStopModes, type Modes, type ModeTable } from "../engine/modes.js";
+import { Followers } from "./followers.js";
 import { FollowerTicks } from "./follower-ticks.js";
-import { ServiceModes, type ModeTable } from "./modes.js";
 import type { FleetOptions, FleetStats } from "./fleet-options.js";
-import { StandaloneService } from "./standalone.js";
 import type { Readiness } from "./status-server.js";
 
 /**
@@ -26,7 +25,7 @@ const SETTLE_LEASES = 2;
 const LAPSE_MARGIN_MS = 5;
 
 /**
- * What the replica is doing, changed only through `ServiceModes` (modes.ts), which refuses a change this table does
+ * What the replica is doing, changed only through its `Modes` (engine/modes.ts), which refuses a change this table does
  * not allow:
  *
  *   idle ──start()──▶ starting ──▶ running
@@ -50,17 +49,7 @@ const REPLICA_MODES: ModeTable<ReplicaMode> = {
 export class FleetReplica {
   readonly id = newOwnerId();
   private readonly roster: ServerRoster;
-  private readonly following = new Map<string, StandaloneService>();
-  /**
-   * When each followed server became this replica's (`servers.owned_since`). A held server whose row says a later
-   * time was taken by another replica and given back while this one could not see it (starved or frozen past its
-   * lease): its follower here lived through that with a stale stream and stale countdowns, and is replaced.
-   */
-  private readonly followedSince = new Map<string, number | null>();
-  /** Followers being stopped (and, for an excess server, handed back once stopped). */
-  private readonly letting = new Map<string, Promise<void>>();
-  /** The countdowns of servers let go, handed back every round until it works. */
-  private readonly handBacks: CountdownHandBacks;
+  private readonly followers: Followers;
   private readonly tasks = new Set<Promise<unknown>>();
   private timer: ReturnType<typeof setInterval> | undefined;
   /** A round at the moment another replica's lease runs out, when that comes before the next regular round. */
@@ -75,7 +64,7 @@ export class FleetReplica {
   private lastGoodRoundAt = 0;
   private failing = false;
   private readonly ticks: FollowerTicks;
-  private readonly modes: ServiceModes<ReplicaMode>;
+  private readonly modes: Modes<ReplicaMode>;
 
   private readonly liveness: OperatorStore;
 
@@ -85,8 +74,8 @@ export class FleetReplica {
       throw new Error(`a fleet shares its servers through a PostgreSQL database; ${this.liveness.location} is not one`);
     this.roster = this.liveness.roster;
     this.ticks = new FollowerTicks(o.store, o.log);
-    this.handBacks = new CountdownHandBacks(o.store, this.id, o.log);
-    this.modes = new ServiceModes(`the fleet replica ${this.id}`, REPLICA_MODES);
+    this.followers = new Followers(o, this.id, this.roster, (job) => this.track(job));
+    this.modes = startStopModes(`the fleet replica ${this.id}`, REPLICA_MODES);
   }
 
   /**
@@ -99,8 +88,8 @@ export class FleetReplica {
   }
 
   /**
-   * Stops following, hands every server back and says this replica is gone, so that others take over at once. A start
-   * in progress finishes first. Every call returns the same stop, which resolves once the replica is stopped.
+   * Stops what it started, in order: its rounds (the one in flight finishes), then its followers, then hands every
+   * server back and says this replica is gone, so that others take over at once. A start in progress finishes first. Every call returns the same stop, which resolves once the replica is stopped.
    */
   stop(): Promise<void> {
     return this.modes.stop(() => this.leaveTheFleet());
@@ -127,19 +116,12 @@ export class FleetReplica {
   }
 
   stats(): FleetStats {
-    return { id: this.id, following: [...this.following.keys()].sort(), replicas: this.replicas };
+    return { id: this.id, following: this.followers.names.sort(), replicas: this.replicas };
   }
 
   /** The followers' engines now, for the metrics: countdowns held, engines paused, servers followed. */
   figures(): LiveFigures {
-    let armed = 0;
-    let paused = 0;
-    for (const service of this.following.values()) {
-      const stats = service.enforcer.stats();
-      armed += stats.armed;
-      if (stats.mode === "paused_store") paused++;
-    }
-    return { armed, paused, serversFollowed: this.following.size };
+    return this.followers.figures();
   }
 
   /**
@@ -155,16 +137,8 @@ export class FleetReplica {
     if (age > this.o.config.leaseMs)
       return { ready: false, reason: `no round has worked for ${age} ms (lease ${this.o.config.leaseMs} ms)` };
     // Following servers none of which answers, it can continue nothing; following none (others hold them all) is fine.
-    const followed = [...this.following.values()];
-    if (followed.length > 0 && !followed.some((service) => service.streaming)) {
-      const [first] = followed;
-      const why = first!.streamProblem ?? "connecting to its event stream";
-      return {
-        ready: false,
-        reason: `none of the ${followed.length} OpenCode server(s) it follows answers (${first!.shownUrl}: ${why})`,
-      };
-    }
-    return { ready: true };
+    const noneAnswers = this.followers.noneAnswers();
+    return noneAnswers ? { ready: false, reason: noneAnswers } : { ready: true };
   }
 
   private async leaveTheFleet(): Promise<void> {
@@ -173,9 +147,8 @@ export class FleetReplica {
     await this.round;
     // A heartbeat landing after the retirement would say this replica alive again for a lease.
     await this.beating?.catch(() => undefined);
-    const names = [...this.following.keys()];
-    await Promise.all(names.map((name) => this.letGo(name, "this replica is stopping")));
-    await Promise.allSettled([...this.letting.values(), ...this.tasks]);
+    const names = await this.followers.stopAll("this replica is stopping");
+    await Promise.allSettled([...this.tasks]);
     try {
       await this.roster.handBack(this.id, names);
       await this.liveness.retire(this.id);
@@ -245,21 +218,12 @@ export class FleetReplica {
       const share = await this.roster.share(this.id, SETTLE_LEASES * leaseMs);
       this.replicas = share.replicas;
       this.roundAtLapse(share.nextLapseInMs);
-      const held = new Map(share.held.map((row) => [row.name, row]));
-      for (const name of this.following.keys())
-        if (!held.has(name)) void this.letGo(name, "another replica follows it now, or it was removed");
-      for (const name of share.excess) void this.letGo(name, "rebalanced to a replica with fewer", true);
-      for (const [name, row] of held)
-        if (this.following.has(name) && this.followedSince.get(name) !== row.ownedSince)
-          void this.letGo(name, "another replica followed it while this one was starved; following it afresh");
-      for (const [name, row] of held)
-        if (!share.excess.includes(name) && !this.following.has(name) && !this.letting.has(name)) this.follow(row);
+      this.followers.takeShare(share);
       // Not awaited: a read queued behind a burst of changes on the shared pool must not hold the next heartbeat up.
-      this.track(this.ticks.tick(this.following));
-      const streaming = [...this.following].filter(([, service]) => service.streaming).map(([name]) => name);
-      await this.roster.seen(this.id, streaming);
+      this.track(this.ticks.tick(this.followers.services));
+      await this.roster.seen(this.id, this.followers.streaming());
       // Not awaited either: after a freeze every follower may be let go at once, and the shared pool is busiest then.
-      const handingBack = this.handBacks.handBack((name) => this.following.has(name) || this.letting.has(name));
+      const handingBack = this.followers.handBackCountdowns();
       if (handingBack) this.track(handingBack);
       if (this.failing) this.o.log("info", "the fleet's database answers again");
       this.failing = false;
@@ -286,81 +250,6 @@ export class FleetReplica {
     if (lapseInMs === null || lapseInMs >= this.period) return;
     this.atLapse = setTimeout(() => void this.tick(true), Math.max(0, lapseInMs) + LAPSE_MARGIN_MS);
     this.atLapse.unref?.();
-  }
-
-  private follow(row: ServerRow): void {
-    this.handBacks.forget(row.name);
-    const env = this.o.env ?? process.env;
-    const password = row.passwordEnv ? env[row.passwordEnv] : undefined;
-    if (row.passwordEnv && password === undefined)
-      this.o.log("error", `server ${row.name}: environment variable ${row.passwordEnv} is not set; connecting without`);
-    const since = (row.seenUntil ?? row.addedAt) - (this.o.catchUpMarginMs ?? 60_000);
-    const service = new StandaloneService({
-      url: row.url,
-      directory: row.directory,
-      username: row.username ?? undefined,
-      password,
-      config: this.o.config,
-      noticeChannels: this.o.noticeChannels,
-      store: this.o.store,
-      log: (level, message, extra) => this.o.log(level, message, { ...extra, server: row.name }),
-      server: row.name,
-      owner: this.id,
-      catchUpSince: since,
-      reconnectBaseMs: this.o.reconnectBaseMs,
-      reconnectMaxMs: this.o.reconnectMaxMs,
-      silenceMs: this.o.silenceMs,
-      onReconnected: this.o.onReconnected,
-    });
-    this.o.onTakeover?.();
-    this.following.set(row.name, service);
-    this.followedSince.set(row.name, row.ownedSince);
-    this.o.log("info", `taking over server ${row.name} (${row.url}, ${row.directory})`);
-    // Not awaited: recovery reads OpenCode, and a slow server must not hold the round (and the heartbeat) up.
-    this.track(
-      service.start().catch((error: unknown) => {
-        this.o.log("error", `[${row.name}] could not start following: ${describeDatabaseFailure(error)}`);
-      }),
-    );
-  }
-
-  /**
-   * Stops following `name`; with `handBack`, then gives the server up for a replica with fewer. One held beyond the
-   * share but no longer followed (its hand-back failed with the database) is given up at once: kept, it would stay
-   * this live replica's, followed by nobody, while the others' shares are full.
-   */
-  private letGo(name: string, why: string, handBack = false): Promise<void> {
-    const service = this.following.get(name);
-    if (!service) {
-      const letting = this.letting.get(name);
-      if (letting || !handBack) return letting ?? Promise.resolve();
-      return this.handBackServer(name);
-    }
-    this.following.delete(name);
-    this.followedSince.delete(name);
-    this.handBacks.owe(name, service.scope);
-    this.o.log("info", `letting server ${name} go: ${why}`);
-    const started = Date.now();
-    const done = (async () => {
-      try {
-        await service.stop();
-        this.o.log("info", `let server ${name} go (${Date.now() - started} ms)`);
-      } catch (error) {
-        this.o.log("warn", `[${name}] stopping: ${describeDatabaseFailure(error)}`);
-      }
-      if (handBack) await this.handBackServer(name);
-      this.letting.delete(name);
-    })();
-    this.letting.set(name, done);
-    return done;
-  }
-
-  private async handBackServer(name: string): Promise<void> {
-    try {
-      await this.roster.handBack(this.id, [name]);
-    } catch (error) {
-      this.o.log("warn", `[${name}] handing back (tried again next round): ${describeDatabaseFailure(error)}`);
-    }
   }
 
   private track(job: Promise<unknown>): void {

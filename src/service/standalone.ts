@@ -14,10 +14,10 @@ import type { LogLevel } from "../host/port.js";
 import { OpenCodeHost } from "../host/opencode-host.js";
 import type { EngineStore, Scope } from "../store/port.js";
 import { boundedFetch } from "./bounded-fetch.js";
-import { ServiceModes, type ModeTable } from "./modes.js";
+import { startStopModes, type Modes, type ModeTable } from "../engine/modes.js";
 
 /**
- * What the service is doing, changed only through `ServiceModes` (modes.ts), which refuses a change this table does
+ * What the service is doing, changed only through its `Modes` (engine/modes.ts), which refuses a change this table does
  * not allow:
  *
  *   idle ──start()──▶ starting ──▶ connecting ◀──the stream drops / connects──▶ streaming
@@ -97,17 +97,19 @@ export class StandaloneService {
   readonly enforcer: Enforcer;
   private readonly client: OpencodeClient;
   private readonly abort = new AbortController();
-  private readonly modes: ServiceModes<ServiceMode>;
+  private readonly modes: Modes<ServiceMode>;
   private lastEventAt = 0;
   private connections = 0;
   /** Why the event stream is not connected, once a try has failed (cleared when it connects). */
   private problem: string | undefined;
   private loop: Promise<void> | undefined;
+  /** The sessions a catch-up looks at, a few at a time. */
+  private readonly catchUps = new PQueue({ concurrency: CATCH_UP_LOOKS_AT_ONCE });
 
   constructor(private readonly o: ServiceOptions) {
     const url = new URL(o.url);
     const baseUrl = safeUrl(o.url);
-    this.modes = new ServiceModes(`the service following ${baseUrl}`, SERVICE_MODES);
+    this.modes = startStopModes(`the service following ${baseUrl}`, SERVICE_MODES);
     this.client = createOpencodeClient({
       baseUrl,
       directory: o.directory,
@@ -167,8 +169,10 @@ export class StandaloneService {
   }
 
   /**
-   * Stops following, releases this process's leases so another process can adopt its countdowns at once. A start in
-   * progress finishes first. Every call returns the same stop, which resolves once the service is stopped.
+   * Stops what it started, in the reverse order: the event stream and the catch-up looks queued (those running
+   * finish), then its engine, which releases this process's leases so another process can adopt its countdowns at
+   * once. A start in progress finishes first. Every call returns the same stop, which resolves once the service is
+   * stopped.
    */
   stop(): Promise<void> {
     return this.modes.stop(() => this.letGo());
@@ -185,8 +189,10 @@ export class StandaloneService {
 
   private async letGo(): Promise<void> {
     this.abort.abort();
-    await this.enforcer.dispose();
     await this.loop?.catch(() => undefined);
+    this.catchUps.clear();
+    await this.catchUps.onIdle();
+    await this.enforcer.dispose();
   }
 
   private async follow(): Promise<void> {
@@ -281,7 +287,7 @@ export class StandaloneService {
     try {
       const result = await this.client.session.list({
         throwOnError: true,
-        signal: AbortSignal.timeout(this.o.config.hostTimeoutMs),
+        signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.o.config.hostTimeoutMs)]),
       });
       const sessions = (result.data as Array<{ id: string; time?: { updated?: number } }>).filter(
         (s) => (s.time?.updated ?? 0) >= since,
@@ -289,11 +295,13 @@ export class StandaloneService {
       // The latest first, a few at a time: each look reads the server several times, and a server just taken over
       // also answers the reads that check the countdowns adopted from the replica that died.
       sessions.sort((a, b) => (b.time?.updated ?? 0) - (a.time?.updated ?? 0));
-      const looks = new PQueue({ concurrency: CATCH_UP_LOOKS_AT_ONCE });
-      for (const session of sessions) void looks.add(() => this.enforcer.reevaluate(session.id)).catch(() => undefined);
+      for (const session of sessions)
+        void this.catchUps.add(() => this.enforcer.reevaluate(session.id)).catch(() => undefined);
       if (sessions.length > 0) this.o.log("info", `re-evaluating ${sessions.length} session(s) that changed ${when}`);
     } catch (error) {
-      this.o.log("warn", `could not list sessions after reconnecting: ${errorMessage(error)}`);
+      // A stop aborts the listing: nothing to say.
+      if (!this.modes.stopAsked)
+        this.o.log("warn", `could not list sessions after reconnecting: ${errorMessage(error)}`);
     }
   }
 }

@@ -3,7 +3,8 @@
 // left pending by a process that died, and takes the looks owed to sessions. The heartbeat goes out at every tick on
 // its own, even while an earlier tick is stuck on the store; a tick still running is not doubled, nor is a heartbeat
 // still being written; a tick that fails is reported and the next one runs; nothing happens while the engine is not
-// deciding; stop() stops the ticks. An engine whose owner is its caller's (a fleet replica's) has no timer: its caller
+// deciding; stop() stops the ticks and resolves once the tick in flight has ended, and a start() once stopped is
+// refused. An engine whose owner is its caller's (a fleet replica's) has no timer: its caller
 // hands it the rows of its scope, and its tick acts on them without reading them again. Built here from the engine's
 // real parts (Countdowns, Reconciler, Looks, wired as in enforcer.ts) over the engine's context and a real SQLite file,
 // on fake timers. The whole engine with a stuck tick is test/engine/scenarios/store-failure.test.ts; a fleet replica
@@ -381,20 +382,42 @@ describe("stop()", () => {
     expect(replica()?.heartbeat_at).toBe(START.getTime() + TICK_MS);
   });
 
-  it("start() once the engine is ending starts nothing (a dispose that came while the engine was starting)", async () => {
-    const { loop, ctx } = build();
-    ctx.lifecycle.enter("disposing");
+  it("start() once stopped is refused and starts nothing (the engine stops its loop after its own start: enforcer.test.ts)", async () => {
+    const { loop } = build();
+    await loop.stop();
     const timers = vi.getTimerCount();
-    loop.start();
+    await expect(loop.start()).rejects.toThrow("the lease loop was stopped: it cannot start again");
     // No interval is left behind to outlive the engine (its ticks would do nothing, but keep running).
     expect(vi.getTimerCount()).toBe(timers);
     await pass(10 * TICK_MS);
     expect(rig.heartbeats()).toBe(0);
   });
 
-  it("before start() is harmless", () => {
+  it("waits for the tick in flight: it resolves once the tick stuck on the store has ended", async () => {
+    // Before build(): the rig counts the changes asked for, gated or not.
+    const stuck = gateChanges(store, "renew-leases", "before");
+    const { loop, ctx } = build();
+    await loop.start();
+    await advance(TICK_MS);
+    expect(rig.changes.get("renew-leases")).toBe(1);
+    let stopped = false;
+    const stopping = loop.stop().then(() => (stopped = true));
+    await advance(0);
+    expect(stopped).toBe(false);
+    stuck.open();
+    await stopping;
+    expect(stopped).toBe(true);
+    await pass(10 * TICK_MS);
+    expect(renewals()).toBe(1);
+    expect(ctx.failures).toEqual([]);
+  });
+
+  it("before start() is harmless", async () => {
     const { loop } = build();
-    expect(() => loop.stop()).not.toThrow();
+    let stopping: Promise<void> | undefined;
+    expect(() => (stopping = loop.stop())).not.toThrow();
+    await stopping;
+    expect(rig.heartbeats()).toBe(0);
   });
 });
 

@@ -1,8 +1,9 @@
 // Lifecycle promises: the enforcer starts running; it moves between running and paused_store while the store fails
 // and recovers, goes to disposing from either, and from there only to disposed, which is final. Any other change
-// throws a LifecycleError and leaves the mode as it was. The flags the enforcer branches on follow from the mode.
+// throws a ModeError (modes.ts) and leaves the mode as it was. The flags the enforcer branches on follow from the mode.
 import { describe, expect, it } from "vitest";
-import { Lifecycle, LifecycleError, type Mode } from "../../src/engine/lifecycle.js";
+import { Lifecycle, type Mode } from "../../src/engine/lifecycle.js";
+import { ModeError } from "../../src/engine/modes.js";
 
 const MODES: Mode[] = ["running", "paused_store", "disposing", "disposed"];
 
@@ -52,8 +53,8 @@ describe("transitions", () => {
       } catch (error) {
         thrown = error;
       }
-      expect(thrown).toBeInstanceOf(LifecycleError);
-      expect((thrown as Error).name).toBe("LifecycleError");
+      expect(thrown).toBeInstanceOf(ModeError);
+      expect((thrown as Error).name).toBe("ModeError");
       expect((thrown as Error).message).toContain(`from ${from} to ${to}`);
       expect(lifecycle.mode).toBe(from);
     },
@@ -73,17 +74,17 @@ describe("transitions", () => {
 });
 
 describe("derived flags", () => {
-  // deciding: decisions are made and written; listening: events are looked at; ending: dispose has begun.
-  const expected: Record<Mode, { deciding: boolean; listening: boolean; ending: boolean }> = {
-    running: { deciding: true, listening: true, ending: false },
-    paused_store: { deciding: false, listening: true, ending: false },
-    disposing: { deciding: false, listening: false, ending: true },
-    disposed: { deciding: false, listening: false, ending: true },
+  // deciding: decisions are made and written; listening: events are looked at; stopAsked: dispose has begun.
+  const expected: Record<Mode, { deciding: boolean; listening: boolean; stopAsked: boolean }> = {
+    running: { deciding: true, listening: true, stopAsked: false },
+    paused_store: { deciding: false, listening: true, stopAsked: false },
+    disposing: { deciding: false, listening: false, stopAsked: true },
+    disposed: { deciding: false, listening: false, stopAsked: true },
   };
 
   it.each(MODES)("%s", (mode) => {
     const lifecycle = at(mode);
-    expect({ deciding: lifecycle.deciding, listening: lifecycle.listening, ending: lifecycle.ending }).toEqual(
+    expect({ deciding: lifecycle.deciding, listening: lifecycle.listening, stopAsked: lifecycle.stopAsked }).toEqual(
       expected[mode],
     );
   });
@@ -91,7 +92,7 @@ describe("derived flags", () => {
   it("follow the mode back after the store recovers", () => {
     const lifecycle = at("paused_store");
     lifecycle.enter("running");
-    expect([lifecycle.deciding, lifecycle.listening, lifecycle.ending]).toEqual([true, true, false]);
+    expect([lifecycle.deciding, lifecycle.listening, lifecycle.stopAsked]).toEqual([true, true, false]);
   });
 });
 

@@ -4,8 +4,9 @@
 // (a restart, a process that died holding one) go once their owner's lease is out; a newer notice of the session stands
 // for the older ones still waiting, which are folded into it; `noticesPerHour` holds the rest until the hour frees; of
 // two processes on one file, one sends each notice; the body carries the session's title from OpenCode; without
-// channels nothing reads the outbox. Built from the engine's real parts (parts.ts) over a real SQLite file, on fake
-// timers, with a channel that records what it is handed.
+// channels nothing reads the outbox; stop() (the engine's root calls it) waits for the round in flight, and nothing is
+// read after it. Built from the engine's real parts (parts.ts) over a real SQLite file, on fake timers, with a channel
+// that records what it is handed.
 import { describe, expect, it } from "vitest";
 import type { AttemptResult } from "../../src/core/notice-delivery.js";
 import type { Notice, NoticeKind } from "../../src/core/notices.js";
@@ -16,7 +17,8 @@ import type { EngineStore } from "../../src/store/port.js";
 import type { Change } from "../../src/store/script.js";
 import { connection, deadOwner, quiet, rows, store, type TestContext } from "../support/engine-context.js";
 import { DIRECTORY } from "../support/engine-fixture.js";
-import { advance } from "../support/fake-time.js";
+import { deferred } from "../support/deferred.js";
+import { advance, until } from "../support/fake-time.js";
 import { buildPartsRig, useParts } from "../support/parts-rig.js";
 
 const S = "ses_notices";
@@ -32,11 +34,14 @@ interface Delivery {
 class RecordingChannels implements NoticeChannels {
   readonly deliveries: Delivery[] = [];
   answer: (delivery: Delivery) => AttemptResult = () => ({ ok: true });
+  /** Each delivery answers once this settles (a receiver slow to answer). */
+  answersAfter: Promise<void> = Promise.resolve();
   constructor(readonly channels: NoticeChannels["channels"]) {}
-  deliver(channel: string, notice: Notice): Promise<AttemptResult> {
+  async deliver(channel: string, notice: Notice): Promise<AttemptResult> {
     const delivery = { channel, notice, at: Date.now() };
     this.deliveries.push(delivery);
-    return Promise.resolve(this.answer(delivery));
+    await this.answersAfter;
+    return this.answer(delivery);
   }
 }
 
@@ -194,6 +199,44 @@ describe("several notices of one session", () => {
     expect(channels.deliveries.map((d) => d.notice.reason)).toEqual(["gave_up", "stagnation", "gave_up"]);
     expect(channels.deliveries[2]!.notice.folded?.map((f) => f.reason)).toEqual(["budget_exhausted"]);
     expect(channels.deliveries[2]!.at - channels.deliveries[0]!.at).toBeGreaterThanOrEqual(3_600_000);
+  });
+});
+
+describe("stop()", () => {
+  it("waits for the round in flight: its delivery is recorded before it resolves, and no round comes after", async () => {
+    const { ctx, parts, channels } = build();
+    const slow = deferred<void>();
+    channels.answersAfter = slow.promise;
+    await parts.sender.start();
+    await parts.notices.tell(S, "gave_up", { failures: 3 });
+    await until(() => channels.deliveries.length === 1);
+    let stopped = false;
+    const stopping = parts.sender.stop().then(() => (stopped = true));
+    await advance(0);
+    expect(stopped).toBe(false);
+    slow.resolve();
+    await stopping;
+    expect(noticeRows().map((r) => r.state)).toEqual(["sent"]);
+    expect(trail()).toEqual(["notified:stuck"]);
+    // A notice told after the stop wakes nothing: it waits in the outbox for the next process's sender.
+    await tellStop(ctx, parts, "stagnation", { unproductiveContinuations: 3 });
+    await advance(60_000);
+    expect(channels.deliveries).toHaveLength(1);
+    // Both written at the same (fake) time: their order is their random ids'.
+    expect(
+      noticeRows()
+        .map((r) => r.state)
+        .sort(),
+    ).toEqual(["pending", "sent"]);
+  });
+
+  it("two at once wait for the same stop; a start after it is refused", async () => {
+    const { parts } = build();
+    await parts.sender.start();
+    const [first, second] = [parts.sender.stop(), parts.sender.stop()];
+    expect(second).toBe(first);
+    await first;
+    await expect(parts.sender.start()).rejects.toThrow("the notice sender was stopped: it cannot start again");
   });
 });
 

@@ -2,8 +2,8 @@
 // days (as of the time of the run) is deleted a minute after start (not during OpenCode's own start-up), then every
 // six hours; a run while the engine is not deciding (the store paused) deletes nothing, and the schedule goes on; a run
 // that deleted something says so in one log line with what it deleted, one that deleted nothing is silent; a prune
-// that fails is reported (the `failure` event of a background job) and the schedule goes on; once the engine is
-// ending, no further run is scheduled. Built here over the engine's context and a real SQLite file, on fake timers.
+// that fails is reported (the `failure` event of a background job) and the schedule goes on; once stopped (by the
+// engine's root), no further run is scheduled, a prune in flight is waited for, and a start is refused. Built here over the engine's context and a real SQLite file, on fake timers.
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RetentionSchedule } from "../../src/engine/retention-schedule.js";
@@ -18,7 +18,7 @@ import {
 } from "../support/engine-context.js";
 import { DIRECTORY, testConfig } from "../support/engine-fixture.js";
 import { advance, START } from "../support/fake-time.js";
-import { failChangeOnce } from "../support/store-spies.js";
+import { failChangeOnce, gateChanges } from "../support/store-spies.js";
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
@@ -155,14 +155,45 @@ describe("while the engine is not deciding", () => {
     expect(auditTimes()).toEqual([]);
   });
 
-  it("once the engine is ending, nothing more is scheduled", async () => {
+  it("while the engine is ending, a run deletes nothing", async () => {
     const schedule = build(30);
     auditAt(START.getTime() - 31 * DAY_MS);
-    schedule.start();
+    await schedule.start();
     ctx.lifecycle.enter("disposing");
     await pass(MINUTE_MS);
     expect(auditTimes()).toHaveLength(1);
+  });
+});
+
+describe("stop()", () => {
+  it("once stopped, nothing more is scheduled, and a start is refused", async () => {
+    const schedule = build(30);
+    auditAt(START.getTime() - 31 * DAY_MS);
+    await schedule.start();
+    await schedule.stop();
     expect(ctx.timers.has("retention")).toBe(false);
+    await pass(MINUTE_MS);
+    expect(auditTimes()).toHaveLength(1);
+    await expect(schedule.start()).rejects.toThrow("the retention schedule was stopped: it cannot start again");
+    expect(ctx.timers.has("retention")).toBe(false);
+  });
+
+  it("waits for the prune in flight, and schedules none after it", async () => {
+    const schedule = build(30);
+    auditAt(START.getTime() - 31 * DAY_MS);
+    const slow = gateChanges(store, "prune", "before");
+    await schedule.start();
+    await advance(MINUTE_MS);
+    let stopped = false;
+    const stopping = schedule.stop().then(() => (stopped = true));
+    await advance(0);
+    expect(stopped).toBe(false);
+    slow.open();
+    await stopping;
+    slow.restore();
+    expect(auditTimes()).toEqual([]);
+    expect(ctx.timers.has("retention")).toBe(false);
+    expect(ctx.failures).toEqual([]);
   });
 });
 

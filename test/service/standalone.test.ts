@@ -1,21 +1,31 @@
 // The standalone service's start and stop, on a SQLite file, against a stand-in for OpenCode's event stream (one
 // `server.connected` event, then an open stream): what is under test is that a start and a stop happen once each
-// whoever asks and when, not what the engine decides.
+// whoever asks and when, and that it stops what it started (its event stream and catch-up, then its engine), not what
+// the engine decides.
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveConfig } from "../../src/config/resolve.js";
-import { StandaloneService } from "../../src/service/standalone.js";
+import { resolveConfig, type Config } from "../../src/config/resolve.js";
+import { StandaloneService, type ServiceOptions } from "../../src/service/standalone.js";
 import { openStore } from "../../src/store/open/open.js";
 import { gateHeartbeats } from "../support/store-spies.js";
 import { tempFolder } from "../support/temp-folders.js";
 
-/** Answers `/event` with an open stream whose first event says it connected; counts the streams asked for. */
+/**
+ * Answers `/event` with an open stream whose first event says it connected; counts the streams asked for. A listing of
+ * the sessions (`/session`) is never answered: `listed` resolves once one is asked for.
+ */
 class EventStreamServer {
   subscriptions = 0;
   private readonly open = new Set<ServerResponse>();
+  private sessionsAsked!: () => void;
+  readonly listed = new Promise<void>((resolve) => (this.sessionsAsked = resolve));
   private readonly server = createServer((req, res) => {
+    if (req.url?.startsWith("/session")) {
+      this.open.add(res);
+      return this.sessionsAsked();
+    }
     if (!req.url?.startsWith("/event")) return void res.writeHead(404).end();
     this.subscriptions++;
     this.open.add(res);
@@ -40,21 +50,28 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A service on a fresh database, following a fresh event stream; `logged(line)` resolves once it logs that line. */
-async function aService() {
+/**
+ * A service on a fresh database, following a fresh event stream; `logged(line)` resolves once it logs that line, and
+ * `lines` holds every line it logged.
+ */
+async function aService(options: Partial<ServiceOptions> = {}, config: Partial<Config> = {}) {
   const opencode = new EventStreamServer();
   const url = await opencode.start();
   cleanups.push(() => opencode.close());
   const databasePath = join(tempFolder(), "tc.db");
   const store = await openStore(databasePath, { kind: "service" });
   cleanups.push(() => store.close());
-  const config = resolveConfig({ databasePath }, {});
+  const resolved = resolveConfig({ databasePath, ...config }, {});
   const waiting = new Map<string, () => void>();
+  const lines: string[] = [];
   const logged = (line: string) => new Promise<void>((resolve) => waiting.set(line, resolve));
-  const log = (_level: unknown, message: string) => waiting.get(message)?.();
-  const service = new StandaloneService({ url, directory: "/workspace", config, store, log });
+  const log = (_level: unknown, message: string) => {
+    lines.push(message);
+    waiting.get(message)?.();
+  };
+  const service = new StandaloneService({ url, directory: "/workspace", config: resolved, store, log, ...options });
   cleanups.push(() => service.stop());
-  return { service, store, opencode, logged };
+  return { service, store, opencode, logged, lines };
 }
 
 describe("the standalone service's start and stop", () => {
@@ -115,6 +132,16 @@ describe("the standalone service's start and stop", () => {
     await stopped;
     ticking.push(service.ticking);
     expect(ticking).toEqual([false, false, true, false, false]);
+  });
+
+  it("stops its catch-up before its engine: a listing of the sessions under way is given up, and not reported", async () => {
+    // A listing left to its own limit would hold the stop for the whole of it.
+    const { service, opencode, lines } = await aService({ catchUpSince: 0 }, { hostTimeoutMs: 600_000 });
+    await service.start();
+    await opencode.listed;
+    await service.stop();
+    expect(service.enforcer.stats().mode).toBe("disposed");
+    expect(lines.filter((line) => line.startsWith("could not list sessions"))).toEqual([]);
   });
 
   it("refuses to start again once stopped, whether it had started or not", async () => {

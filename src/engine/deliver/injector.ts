@@ -178,7 +178,7 @@ export class Injector {
       ...(gaveUp ? { gaveUp: true } : { lookInMs: delayMs }),
     };
     const ended = await this.p.countdowns.end(armed, { skipped: "in_flight", detail });
-    if (!ended || ctx.lifecycle.ending) return undefined;
+    if (!ended || ctx.lifecycle.stopAsked) return undefined;
     if (gaveUp) {
       ctx.log("warn", "gave up waiting to look for a continuation whose outcome is unknown; nothing sent", {
         sessionId,
@@ -241,7 +241,8 @@ export class Injector {
         latencyMs: Math.round(latencyMs),
       });
       const startedMeanwhile = this.p.memories.get(sessionId).turnSignals !== continuation.signalsAtCall;
-      if (!ctx.lifecycle.ending) this.p.starts.watch(sessionId, injection.id, injection.messageId!, startedMeanwhile);
+      if (!ctx.lifecycle.stopAsked)
+        this.p.starts.watch(sessionId, injection.id, injection.messageId!, startedMeanwhile);
       return;
     }
     const next = recorded?.next ?? { retry: false, attempt: 0 };

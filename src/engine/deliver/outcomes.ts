@@ -34,7 +34,7 @@ export class Outcomes {
 
   /** Arms the retry the plan asks for (unless something newer counts down already), or tells the user it gave up. */
   async retry(sessionId: string, next: RetryPlan, summary: TodoSummary | undefined, cause: RetryCause): Promise<void> {
-    if (this.ctx.lifecycle.ending) return;
+    if (this.ctx.lifecycle.stopAsked) return;
     if (!next.retry) return this.notices.tell(sessionId, "gave_up", { failures: next.attempt }, summary);
     if (this.countdowns.has(sessionId)) return;
     const { attempt, delayMs } = next;
