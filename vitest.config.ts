@@ -52,6 +52,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     setupFiles: ["test/support/isolated-home.ts", "test/support/remove-temp-folders.ts"],
     sequence: { sequencer: (await import("./test/support/longest-first.js")).LongestFirst },
+    // After vitest's own summary: each project's time and the slowest files (docs/testing.md).
+    reporters: ["default", new (await import("./test/support/timing-reporter.js")).TimingReporter()],
     projects: [
       {
         // Not isolated (docs/testing.md): each worker is one process that runs its files one after another, with
