@@ -146,15 +146,10 @@ const SESSION_MEMORY = join(ENGINE, "memory", "session-memory.ts");
 
 /** The files that import `target`, directly or through others: only they can name or hold what it declares. */
 function importersOf(target: string): string[] {
-  const reaches = new Map<string, boolean>([[target, true]]);
-  const walk = (file: string): boolean => {
-    if (!reaches.has(file)) {
-      reaches.set(file, false);
-      reaches.set(file, importsOf(file).some(walk));
-    }
-    return reaches.get(file)!;
-  };
-  return sources.filter(walk);
+  const imports = new Map(sources.map((file) => [file, importsOf(file)]));
+  const found = new Set([target]);
+  for (const file of found) for (const [other, its] of imports) if (its.includes(file)) found.add(other);
+  return sources.filter((file) => found.has(file));
 }
 
 /**
