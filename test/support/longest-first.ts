@@ -16,7 +16,13 @@ const LONG_RUNNING = [
 ];
 
 /** Seconds a file of each project takes when neither timed nor listed above: real processes before in-process. */
-const PROJECT_SECONDS: Record<string, number> = { opencode: 20, system: 20, "engine-on-postgres": 2, postgres: 2 };
+const PROJECT_SECONDS: Record<string, number> = {
+  opencode: 20,
+  system: 20,
+  cli: 5,
+  "engine-on-postgres": 2,
+  postgres: 2,
+};
 
 export class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
