@@ -15,7 +15,7 @@ import type { EngineContext } from "./context.js";
 import { errorMessage, withTimeout } from "./host-calls.js";
 import { loopModes } from "./modes.js";
 
-/** One channel as the sender knows it: the adapters build it from the `notify` option (src/notify). */
+/** One channel as the sender knows it: the adapters build it from the `notify` option (src/notices). */
 export interface NoticeChannel {
   name: string;
   /** `webhook`, `ntfy`, `slack`, `discord`, `command`: the audit rows and the metrics name it. */
