@@ -121,14 +121,34 @@ describe("a database its user may not write (file permissions)", () => {
 });
 
 describe("a database that breaks under a running plugin: one error, paused, OpenCode unharmed, resumed when it works", () => {
+  // Each case breaks a world of its own. Both start here, at once, under the hooks' budget as every e2e suite's
+  // server does: a test's own budget is its scenario's, not an OpenCode start's (which takes tens of seconds on a
+  // busy 2-core machine).
+  let locked: E2E;
+  let deleted: E2E;
+  beforeAll(async () => {
+    // A stagnation limit of 1: once resumed, one continuation and its turn make the end of the run.
+    locked = worldWith(join(await tmpDir(), "state.db"), {
+      countdownSeconds: 1,
+      storeProbeMs: PROBE_MS,
+      stagnationLimit: 1,
+    });
+    deleted = worldWith(join(await tmpDir(), "state.db"), { countdownSeconds: 1, leaseMs: 1500 });
+    await Promise.all([locked.start(), deleted.start()]);
+  });
+  afterAll(async () => {
+    await Promise.all([locked?.stop(), deleted?.stop()]);
+  });
+
   it("locked by another process for longer than the busy timeout", async () => {
-    const w = await startWith(join(await tmpDir(), "state.db"), { countdownSeconds: 1, storeProbeMs: PROBE_MS });
+    const w = locked;
     await runBasic(w, "stagnation");
     await w.waitForAudit(await firstSession(w), "armed");
     const locker = new Database(w.dbPath);
     locker.exec("BEGIN EXCLUSIVE");
-    const started = Date.now();
+    const lockedAt = Date.now();
     await w.waitFor("the pause", () => databaseLines(w).some((l) => l.includes("paused")), 20_000);
+    const pausedMs = Date.now() - lockedAt;
     // OpenCode answers while the file is locked.
     const ping = Date.now();
     await w.server.client.session.list({ throwOnError: true });
@@ -138,18 +158,20 @@ describe("a database that breaks under a running plugin: one error, paused, Open
     await sleep(3 * PROBE_MS);
     locker.exec("ROLLBACK");
     locker.close();
+    const releasedAt = Date.now();
     await w.waitFor("the resume", () => databaseLines(w).some((l) => l.includes("resumed")), 20_000);
     const lines = databaseLines(w);
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/paused: the database .* is locked by another process/);
-    console.log(`locked: paused ${Date.now() - started} ms after the lock, resumed after release`);
+    console.log(
+      `locked: paused ${pausedMs} ms after the lock, resumed ${Date.now() - releasedAt} ms after the release`,
+    );
     // Working again: the stagnation scenario runs to its end.
     await w.waitForAudit(await firstSession(w), "skipped:stagnation", 60_000);
   });
 
   it("deleted while OpenCode has it open", async () => {
-    const dir = await tmpDir();
-    const w = await startWith(join(dir, "state.db"), { countdownSeconds: 1, leaseMs: 1500 });
+    const w = deleted;
     const first = await runBasic(w);
     await w.waitForAudit(first, "skipped:todos_complete", 20_000);
     for (const suffix of ["", "-wal", "-shm"]) rmSync(`${w.dbPath}${suffix}`, { force: true });
