@@ -1,13 +1,15 @@
 // Notices from a fleet: three replicas of `todo-continuation serve --db postgres://…` (the built CLI), each following
-// one of three real OpenCode servers on one PostgreSQL database (support/fleet.ts), every replica with the same webhook
+// one of three OpenCode servers on one PostgreSQL database (support/fleet.ts), every replica with the same webhook
 // channel. Each session is continued twice and then all done: its stop makes one `done` notice, which exactly one
 // replica delivers, once — also when the replica that holds it is SIGKILLed before the receiver took it, and another
-// replica takes its server over.
+// replica takes its server over. The servers are simulated (held to the real one by sim-opencode.test.ts): what is
+// tested is how the fleet shares its notices; notices from a real OpenCode are notifications.test.ts's.
 import { afterEach, describe, expect, it } from "vitest";
 import { verifySignature } from "../../src/notices/webhook.js";
 import { startReceiver, type Answer, type Received, type Receiver } from "../support/http-receiver.js";
 import { waitFor } from "../support/wait-for.js";
 import { Fleet } from "./support/fleet.js";
+import { SimulatedOpenCode } from "./support/fleet-hosts.js";
 import type { NoticeRow } from "./support/world.js";
 
 const SECRET = "fleet-notice-secret";
@@ -35,7 +37,10 @@ describe("notices from a fleet of service replicas", () => {
       answered.push({ request, status: given.status });
       return given;
     });
-    fleet = new Fleet({ notify: [{ type: "webhook", url: receiver.url("/hook"), secret: SECRET }] });
+    fleet = new Fleet(
+      { notify: [{ type: "webhook", url: receiver.url("/hook"), secret: SECRET }] },
+      new SimulatedOpenCode(),
+    );
     await fleet.start(3, 3);
     await fleet.createSessions(sessionsPerServer);
     return fleet;
@@ -80,6 +85,7 @@ describe("notices from a fleet of service replicas", () => {
       expect(r.notice).toMatchObject({ id: r.id, kind: "done", reason: "todos_complete" });
     }
     expect(new Set(accepted.map((r) => r.notice.session.id)).size).toBe(total);
+    expect(fleet.hosts.refusals()).toEqual([]);
     return notices;
   }
 

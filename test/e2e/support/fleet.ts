@@ -1,7 +1,7 @@
-// A fleet for the tests: replicas of `todo-continuation serve --db postgres://…` (the built CLI) share real
-// `opencode serve` processes (no plugin, each with its own home, all in one project path as pods are) through the
-// `servers` table, on one real PostgreSQL database; a scripted model whose sessions need two continuations each; and
-// what the rows and the model say about the run.
+// A fleet for the tests: replicas of `todo-continuation serve --db postgres://…` (the built CLI) share OpenCode
+// servers (real `opencode serve` processes, or simulated ones: fleet-hosts.ts), all in one project path as pods are,
+// through the `servers` table, on one real PostgreSQL database; sessions that need two continuations each; and what
+// the rows and the servers say about the run.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,9 +13,7 @@ import { ROOT } from "../../crash/processes.js";
 import { freshDatabase } from "../../support/pg-database.js";
 import { PrometheusServer } from "../../support/prometheus.js";
 import { sleep, waitFor } from "../../support/wait-for.js";
-import { HEADER } from "./world.js";
-import { OpenCodeServer } from "./opencode-server.js";
-import { ScriptedModel, textOf, todowrite, type ModelRequest, type ScriptContext } from "./scripted-model.js";
+import { CONTINUATIONS_PER_SESSION, RealOpenCode, type FleetHosts, type FleetSession } from "./fleet-hosts.js";
 import { freePort } from "./tcp-proxy.js";
 
 const BIN = join(ROOT, "dist", "cli", "main.js");
@@ -24,35 +22,6 @@ export const LEASE_MS = 3000;
 /** The replicas' round: a third of the lease. */
 export const TICK_MS = LEASE_MS / 3;
 const OPTIONS = { countdownSeconds: 1, leaseMs: LEASE_MS };
-
-/** Each continuation completes one more todo: two open after the first turn, so two continuations per session. */
-const STEPS: Array<Array<[string, string]>> = [
-  [
-    ["a", "completed"],
-    ["b", "pending"],
-    ["c", "pending"],
-  ],
-  [
-    ["a", "completed"],
-    ["b", "completed"],
-    ["c", "pending"],
-  ],
-  [
-    ["a", "completed"],
-    ["b", "completed"],
-    ["c", "completed"],
-  ],
-];
-export const CONTINUATIONS_PER_SESSION = STEPS.length - 1;
-
-function fleetScript(_request: ModelRequest, ctx: ScriptContext) {
-  if (ctx.afterTool) return { text: "I will stop here for now." };
-  const continuations = ctx.userTexts.filter((t) => t.includes(HEADER)).length;
-  return { toolCalls: [todowrite(STEPS[Math.min(continuations, STEPS.length - 1)]!)] };
-}
-
-const tagOf = (request: ModelRequest) =>
-  /fleet-tag: (\S+)/.exec(textOf(request.messages.find((m) => m.role === "user")?.content))?.[1];
 
 export interface Replica {
   child: ChildProcess;
@@ -69,19 +38,11 @@ interface ServerLease {
   owned_since: number | null;
 }
 
-interface Session {
-  server: number;
-  id: string;
-  tag: string;
-}
-
-/** The OpenCode servers, the scripted model, the database and the replicas of one test. */
+/** The OpenCode servers, the database and the replicas of one test. */
 export class Fleet {
   readonly root = mkdtempSync(join(tmpdir(), "tc-fleet-"));
-  readonly model = new ScriptedModel(fleetScript);
-  readonly servers: OpenCodeServer[] = [];
   readonly replicas: Replica[] = [];
-  readonly sessions: Session[] = [];
+  readonly sessions: FleetSession[] = [];
   url = "";
   /** A real Prometheus scraping the replicas (the package's scrape configuration and rules), when asked for. */
   prometheus: PrometheusServer | undefined;
@@ -91,8 +52,18 @@ export class Fleet {
    * polled in a loop would starve it, and with it every OpenCode server. */
   private pool: pg.Pool | undefined;
 
-  /** `options`: more enforcer options for every replica (its `--options`), over the fleet's own. */
-  constructor(private readonly options: Record<string, unknown> = {}) {}
+  /**
+   * `options`: more enforcer options for every replica (its `--options`), over the fleet's own; `hosts`: the OpenCode
+   * servers they follow (real ones by default).
+   */
+  constructor(
+    private readonly options: Record<string, unknown> = {},
+    readonly hosts: FleetHosts = new RealOpenCode(),
+  ) {}
+
+  get servers() {
+    return this.hosts.servers;
+  }
 
   async all<T = Record<string, unknown>>(text: string, ...params: unknown[]): Promise<T[]> {
     let n = 0;
@@ -114,16 +85,10 @@ export class Fleet {
     this.pool = new pg.Pool({ connectionString: this.url, max: 2 });
     // The test's own reads ride out a database restart.
     this.pool.on("error", () => undefined);
-    const modelUrl = await this.model.start();
     // One project path for every server, as pods mount the same workspace path: only `server` tells rows apart.
     const project = join(this.root, "workspace");
     mkdirSync(project, { recursive: true });
-    for (let i = 0; i < servers; i++) {
-      const root = join(this.root, `pod-${i}`);
-      const port = await freePort();
-      this.servers.push(new OpenCodeServer({ root, modelUrl, pluginOptions: false, project, port, logLevel: "WARN" }));
-    }
-    await Promise.all(this.servers.map((s) => s.start(60_000)));
+    await this.hosts.start(servers, this.root, project);
     for (const [i, server] of this.servers.entries())
       await exec(
         process.execPath,
@@ -331,16 +296,10 @@ export class Fleet {
     return kept;
   }
 
-  /** What the model received is the ground truth: continuations per session, and each session's final todos. */
+  /** What the servers took is the ground truth: continuations per session, and each session's final todos. */
   async verdict() {
-    const continuations = new Map<string, number>();
-    for (const request of this.model.agentRequests()) {
-      const last = request.messages.at(-1);
-      if (last?.role !== "user" || !textOf(last.content).includes(HEADER)) continue;
-      const tag = tagOf(request);
-      if (tag) continuations.set(tag, (continuations.get(tag) ?? 0) + 1);
-    }
-    const count = (s: Session) => continuations.get(s.tag) ?? 0;
+    const continuations = this.hosts.continuations(this.sessions);
+    const count = (s: FleetSession) => continuations.get(s.id) ?? 0;
     const open: string[] = [];
     for (const s of this.sessions) {
       const todos = await this.servers[s.server]!.client.session.todo({ path: { id: s.id }, throwOnError: true });
@@ -391,8 +350,7 @@ export class Fleet {
       r.child.kill("SIGCONT");
       r.child.kill("SIGKILL");
     }
-    await Promise.all(this.servers.map((s) => s.stop()));
-    await this.model.stop();
+    await this.hosts.stop();
     await this.pool?.end();
     rmSync(this.root, { recursive: true, force: true });
   }

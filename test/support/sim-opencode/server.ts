@@ -59,17 +59,6 @@ const unexpected = () =>
     500,
   );
 
-/** The answer to a request with a JSON body, or OpenCode's 400 when it refuses the body. */
-async function refusing(req: IncomingMessage, answer: (body: unknown) => Answer): Promise<Answer> {
-  const body = await readJson(req);
-  try {
-    return answer(body);
-  } catch (error) {
-    if (error instanceof PayloadError) return badRequest(error.message);
-    throw error;
-  }
-}
-
 /** An answer written later: after the server's latency, or once it thaws. */
 class LateAnswer implements Due {
   constructor(
@@ -91,6 +80,8 @@ export class SimServer implements SessionHost, EventSink {
   /** Requests answered, events written (counted per stream). */
   requests = 0;
   events = 0;
+  /** The bodies it refused, as OpenCode's 400 says why: a follower sending one OpenCode would refuse. */
+  readonly refused: string[] = [];
   private readonly streams = new Set<ServerResponse>();
   /** Streams of another directory's instance: they hear the heartbeat only. */
   private readonly foreignStreams = new Set<ServerResponse>();
@@ -214,6 +205,18 @@ export class SimServer implements SessionHost, EventSink {
     );
   }
 
+  /** The answer to a request with a JSON body, or OpenCode's 400 when it refuses the body. */
+  private async refusing(req: IncomingMessage, answer: (body: unknown) => Answer): Promise<Answer> {
+    const body = await readJson(req);
+    try {
+      return answer(body);
+    } catch (error) {
+      if (!(error instanceof PayloadError)) throw error;
+      this.refused.push(`${req.method} ${req.url}: ${error.message}`);
+      return badRequest(error.message);
+    }
+  }
+
   private latencyOf(call: SdkCall): number {
     const { latencyMs } = this.options;
     return typeof latencyMs === "number" ? latencyMs : (latencyMs[call] ?? 0);
@@ -240,12 +243,12 @@ export class SimServer implements SessionHost, EventSink {
       case "app.agents":
         return { status: 200, body: (this.agents ??= agentsJson(`/sim/home/${this.name}`)) };
       case "tui.showToast":
-        return refusing(req, (body) => {
+        return this.refusing(req, (body) => {
           this.emit("tui.toast.show", toastBody(body));
           return json(true);
         });
       case "app.log":
-        return refusing(req, (body) => {
+        return this.refusing(req, (body) => {
           logBody(body);
           return json(true);
         });
@@ -270,7 +273,7 @@ export class SimServer implements SessionHost, EventSink {
         return json(messageList(id, session.entries, this.todos, this.directory, limit));
       }
       default:
-        return refusing(req, (body) => {
+        return this.refusing(req, (body) => {
           session.prompt(promptBody(body), Date.now());
           return { status: 204 };
         });
