@@ -44,8 +44,8 @@ parentPort.on("message", async ({ url, text, port }) => {
     clients.delete(url);
     answer = { error: error instanceof Error ? error.message : String(error) };
   }
+  // The caller closes its end once it has read the answer: closing this end here could race the message.
   port.postMessage(answer);
-  port.close();
   Atomics.store(flag, 0, 1);
   Atomics.notify(flag, 0);
 });
