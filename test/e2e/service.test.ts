@@ -243,9 +243,11 @@ describe("the standalone service and the plugin on one database", () => {
     );
     const trail = await world.trailAtRest(id, "skipped:stagnation");
     // One arms each eligible idle and the other defers to its countdown (in_flight, counted below: before or after
-    // the fire, as its reads of OpenCode took); apart from those deferrals, the whole trail.
+    // the fire, as its reads of OpenCode took) or, when its read of OpenCode came after the continuation had started,
+    // to the busy session (busy: seen once in CI under load); apart from those deferrals, the whole trail.
     const continued = ["armed", "fired", "injected"];
-    expect(trail.filter((t) => t !== "skipped:in_flight")).toEqual([
+    const deferrals = ["skipped:in_flight", "skipped:busy"];
+    expect(trail.filter((t) => !deferrals.includes(t))).toEqual([
       ...continued,
       ...continued,
       ...continued,
@@ -260,7 +262,9 @@ describe("the standalone service and the plugin on one database", () => {
     const fired = world.audit(id).filter((r) => r.event === "fired");
     expect(fired).toHaveLength(3);
     // The second process to see an idle defers to the first one's countdown instead of superseding it.
-    expect(world.audit(id).filter((r) => r.event === "skipped" && r.reason === "in_flight").length).toBe(3);
+    const deferred = (reason: string) => world.audit(id).filter((r) => r.event === "skipped" && r.reason === reason);
+    expect(deferred("in_flight").length).toBeGreaterThanOrEqual(2);
+    expect(deferred("in_flight").length + deferred("busy").length).toBeGreaterThanOrEqual(3);
     expect(world.trail(id)).not.toContain("cancelled:superseded");
     console.log(
       `plugin + service on one file: ${world.trail(id).join(", ")}; senders: ${injections.map((i) => String(i.owner).split("/")[1]).join(", ")}`,
