@@ -1,10 +1,11 @@
 // `npm run demo`: a real OpenCode server, offline, with a scripted model that stops with open todos. Watch the
 // countdown and the continuations happen, then read the injection history, the audit trail and what each
 // continuation cost back from SQLite. The model has a price, so OpenCode computes what each step cost.
-import Database from "better-sqlite3";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadBetterSqlite, type BetterSqlite } from "../src/store/sqlite/node-driver.js";
 import { OpenCodeServer } from "../test/e2e/support/opencode-server.js";
 import {
   ScriptedModel,
@@ -48,6 +49,16 @@ function script(_request: ModelRequest, ctx: ScriptContext): ModelReply {
     usage: { prompt: transcript, completion: 700, cached: transcript - 4_000 },
   };
 }
+
+// The demo reads the database back with better-sqlite3: without it, say so before starting OpenCode.
+let Database: BetterSqlite;
+try {
+  Database = await loadBetterSqlite();
+} catch (error) {
+  console.error(`npm run demo: ${(error as Error).message}`);
+  process.exit(1);
+}
+const CLONE = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 
 const root = mkdtempSync(join(tmpdir(), "todo-continuation-demo-"));
 const dbPath = join(root, "todo-continuation.db");
@@ -175,13 +186,17 @@ console.log(
 console.log(
   `  sqlite3 -header -column ${dbPath} "SELECT event, reason, count(*) AS n FROM audit_events GROUP BY event, reason ORDER BY n DESC"`,
 );
-console.log(dim(`  (or: npx todo-continuation --db ${dbPath} history | audit | cost | status | doctor)`));
+console.log(
+  dim(
+    `  (or, after npm run build: node ${CLONE}/dist/cli/main.js --db ${dbPath} history | audit | cost | status | doctor)`,
+  ),
+);
 console.log(
   `\n${bold("In OpenCode's own TUI:")} add the TUI plugin to ~/.config/opencode/tui.json for a sidebar panel with`,
 );
 console.log(
   `  the countdown (Esc cancels it, nothing is sent), the budget and why it stopped; stop/resume in the palette (ctrl+p):`,
 );
-console.log(`  { "plugin": ["opencode-todo-continuation"] }          ${dim("(docs/tui.md)")}`);
+console.log(`  { "plugin": ["file://${CLONE}/src/tui/index.ts"] }          ${dim("(docs/tui.md)")}`);
 console.log(dim(`\nThe folder ${root} is left in place for you to look at.`));
 process.exit(0);

@@ -90,6 +90,16 @@ export function openForWriting(location: string, options: OpenStoreOptions = {})
   return opened(location, { kind: "cli", ...options });
 }
 
+/** Fails with the driver's own message when better-sqlite3 cannot be used (a command that opens no file yet). */
+export async function requireSqliteDriver(): Promise<void> {
+  const { loadBetterSqlite } = await import("../store/sqlite/node-driver.js");
+  try {
+    await loadBetterSqlite();
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+}
+
 async function opened(location: string, options: OpenStoreOptions): Promise<OperatorStore> {
   try {
     return await openStore(location, options);

@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { isPostgresUrl } from "../../store/open/location.js";
-import { databasePath, openForReading, shownLocation } from "../database.js";
+import { databasePath, openForReading, requireSqliteDriver, shownLocation } from "../database.js";
 import type { GlobalOptions } from "../output.js";
 import { examine, findingsOf } from "./doctor-database.js";
 import { channelReports, noticeFindings, noticeSetup, statusWithoutSecrets } from "./doctor-notices.js";
@@ -22,6 +22,8 @@ export async function doctor({ directory }: DoctorOptions, { db, json }: GlobalO
   const plugin = { ...examined, status: statusWithoutSecrets(examined.status) };
   const location = databasePath(db);
   const path = shownLocation(location);
+  // Before the plugin has written a file there is nothing to open, yet the driver the CLI needs may be missing.
+  if (!isPostgresUrl(location)) await requireSqliteDriver();
   if (!isPostgresUrl(location) && !existsSync(location)) {
     const channels = channelReports(notices, []);
     const findings = [

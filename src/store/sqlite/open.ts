@@ -9,6 +9,7 @@ import { schema } from "../schema.js";
 import { describeDatabaseFailure } from "../open/failure.js";
 import { StoreOpenError } from "../open/open-error.js";
 import { isBun } from "../open/runtime.js";
+import { loadBetterSqlite, type BetterSqlite } from "./node-driver.js";
 
 export { StoreOpenError };
 import type { Db, DriverName, RawDatabase, SqliteConnection } from "./connection.js";
@@ -72,19 +73,15 @@ async function openRaw(
     };
     return { raw, db: drizzle(client, { schema }) as unknown as Db, driver: "bun:sqlite" };
   }
-  let BetterSqlite: typeof import("better-sqlite3");
+  let Driver: BetterSqlite;
   try {
-    BetterSqlite = (await import("better-sqlite3")).default;
+    Driver = await loadBetterSqlite();
   } catch (error) {
-    throw new StoreOpenError(
-      path,
-      `better-sqlite3 is not installed (npm install better-sqlite3): ${errorText(error)}`,
-      error,
-    );
+    throw new StoreOpenError(path, errorText(error), error);
   }
   const { drizzle } = await import("drizzle-orm/better-sqlite3");
   const verbose = onStatement ? (sql: unknown) => onStatement(String(sql)) : undefined;
-  const client = new BetterSqlite(path, readonly ? { readonly: true, fileMustExist: true, verbose } : { verbose });
+  const client = new Driver(path, readonly ? { readonly: true, fileMustExist: true, verbose } : { verbose });
   const transaction = client.transaction((work: () => unknown) => work());
   const raw: RawDatabase = {
     exec: (sql) => void client.exec(sql),
