@@ -32,6 +32,8 @@ export interface SimFleetOptions {
   events?: EventDetail;
   /** OpenCode's `server.heartbeat` period (default 10 s). */
   heartbeatMs?: number;
+  /** Every server asks for this password, as OpenCode run with `OPENCODE_SERVER_PASSWORD` does (default: none). */
+  password?: string;
 }
 
 export interface SimServerInfo {
@@ -184,6 +186,7 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimFleet>
         turnMs: options.turnMs ?? 1500,
         latencyMs: options.latencyMs ?? 0,
         detail: options.events ?? "full",
+        password: options.password,
       });
       sims.push(server);
       await server.listen();
