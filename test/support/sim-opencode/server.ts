@@ -35,6 +35,8 @@ export interface SimServerOptions {
   detail: EventDetail;
   /** OpenCode's `OPENCODE_SERVER_PASSWORD`: every request must carry it (absent: none asked). */
   password?: string;
+  /** How long an idle kept-alive connection stays open (advertised to the client in `Keep-Alive`). */
+  keepAliveMs: number;
 }
 
 interface Answer {
@@ -98,7 +100,7 @@ export class SimServer implements SessionHost, EventSink {
     private readonly options: SimServerOptions,
   ) {
     this.http = createServer((req, res) => this.arrive(req, res));
-    this.http.keepAliveTimeout = 65_000;
+    this.http.keepAliveTimeout = options.keepAliveMs;
   }
 
   get name(): string {
