@@ -1,21 +1,24 @@
-// The standalone service (`todo-continuation serve`, the built CLI) following a real `opencode serve` that has no
-// plugin: it continues sessions from outside, survives the server being killed and restarted, a dropped connection
-// (catching up on the idle it missed) and one that went silent without closing, authenticates with the server's
-// password and never prints it.
-import { join } from "node:path";
+// The standalone service (`todo-continuation serve`, the built CLI) following an OpenCode server from outside. Its own
+// logic runs against the simulated OpenCode (test/support/sim-opencode, held to OpenCode 1.18.33 by
+// test/e2e/sim-opencode.test.ts): it continues sessions from outside, survives the server being killed and restarted,
+// a dropped connection (catching up on the idle it missed) and one that went silent without closing, backs off from a
+// todo read that is not answered, authenticates with the server's password and never prints it. A real OpenCode with
+// the plugin inside shares its database: the two never both continue one idle. (A real OpenCode taking the service's
+// continuations, with a password: test/e2e/faults.test.ts, the lost answer.)
+import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT } from "../crash/processes.js";
+import { CLI_BIN, requireBuiltCli } from "../support/cli.js";
 import { E2E } from "./support/harness.js";
+import { SimWorld } from "./support/sim-world.js";
 import { freePort, TcpProxy } from "./support/tcp-proxy.js";
 import { script } from "./scenarios.js";
-import { spawn, type ChildProcess } from "node:child_process";
 
 const PASSWORD = "s3cret-for-the-e2e";
-/** Just above OpenCode's 10 s heartbeat, so that a healthy stream is never replaced. */
+/** Just above OpenCode's 10 s heartbeat (the sim's too), so that a healthy stream is never replaced. */
 const SILENCE_S = 15;
 
-describe("the standalone service against a real OpenCode server without the plugin", () => {
-  let world: E2E;
+describe("the standalone service against a simulated OpenCode server without the plugin", () => {
+  let world: SimWorld;
   let proxy: TcpProxy;
   let service: ChildProcess;
   let serviceLog = "";
@@ -36,21 +39,21 @@ describe("the standalone service against a real OpenCode server without the plug
   };
 
   beforeAll(async () => {
-    const port = await freePort();
-    world = new E2E(script, false, { port, password: PASSWORD });
+    requireBuiltCli();
+    world = new SimWorld({ password: PASSWORD });
     await world.start();
-    proxy = new TcpProxy(port);
+    proxy = new TcpProxy(Number(new URL(world.server.url).port));
     const proxyPort = await proxy.start();
     status = `http://127.0.0.1:${await freePort()}`;
     service = spawn(
       process.execPath,
       [
-        join(ROOT, "dist", "cli", "main.js"),
+        CLI_BIN,
         "serve",
         "--url",
         `http://127.0.0.1:${proxyPort}`,
         "--directory",
-        world.server.project,
+        world.project,
         "--db",
         world.dbPath,
         "--options",
@@ -69,7 +72,7 @@ describe("the standalone service against a real OpenCode server without the plug
       () => /\bconnected to the event stream/.test(serviceLog),
       20_000,
     );
-  }, 90_000);
+  }, 60_000);
 
   afterAll(async () => {
     service?.kill("SIGKILL");
@@ -82,14 +85,13 @@ describe("the standalone service against a real OpenCode server without the plug
     await world.prompt(id, "scenario: basic");
     await world.waitForAudit(id, "injected", 20_000);
     await world.waitForAudit(id, "skipped:todos_complete", 20_000);
-    expect(world.continuationRequests("basic")).toHaveLength(1);
+    expect(world.continuations(id)).toBe(1);
     expect(world.injections(id)).toMatchObject([{ status: "sent", agent: "build", model: "scripted/model-1" }]);
   });
 
-  // Timeouts cover the waits inside (a restarted OpenCode on a loaded machine took longer than the default 30 s in CI).
   it(
     "reconnects after the server is killed and restarted, and continues the next idle",
-    { timeout: 120_000 },
+    { timeout: 60_000 },
     async () => {
       expect(await readyz()).toEqual({ status: 200, body: "ready\n" });
       const outages = serviceLog.split("; reconnecting (retrying every").length;
@@ -106,32 +108,30 @@ describe("the standalone service against a real OpenCode server without the plug
       const down = await readyz();
       expect(down.status).toBe(503);
       expect(down.body).toMatch(/^not ready: OpenCode does not answer at http:\/\/127\.0\.0\.1:\d+ \(.+\)\n$/);
-      const started = Date.now();
       await world.startServer();
-      const restartMs = Date.now() - started;
       await withServiceLog(
-        world.waitFor("the service to reconnect", () => serviceLog.includes("reconnected to the event stream"), 60_000),
+        world.waitFor("the service to reconnect", () => serviceLog.includes("reconnected to the event stream"), 30_000),
       );
-      console.log(`server restarted in ${restartMs} ms; ${serviceLog.match(/reconnected to the event stream.*/)?.[0]}`);
+      console.log(serviceLog.match(/reconnected to the event stream.*/)?.[0]);
       expect(await readyz()).toEqual({ status: 200, body: "ready\n" });
       const id = await world.session("restart");
       await world.prompt(id, "scenario: restart");
       await world.waitForAudit(id, "injected", 20_000);
       await world.waitForAudit(id, "skipped:todos_complete", 20_000);
-      expect(world.continuationRequests("restart")).toHaveLength(1);
+      expect(world.continuations(id)).toBe(1);
     },
   );
 
-  it("after a dropped connection, re-evaluates the session that went idle unseen", { timeout: 90_000 }, async () => {
+  it("after a dropped connection, re-evaluates the session that went idle unseen", { timeout: 60_000 }, async () => {
     const id = await world.session("stop");
     proxy.cut();
     await world.prompt(id, "scenario: stop"); // the server runs the turn; the service hears nothing
-    await world.waitFor("the model's last call of the turn", () => world.requestsFor("stop").length >= 2);
+    await world.waitFor("the turn to finish", () => world.turnsDone(id) >= 1);
     // The turn has ended (OpenCode says so, directly: its idle went out while the service was cut off).
     await world.waitFor("the turn to end", () => world.sessionIdle(id));
     expect(world.audit(id)).toEqual([]);
     proxy.restore();
-    await world.waitForAudit(id, "injected", 60_000);
+    await world.waitForAudit(id, "injected", 30_000);
     const armed = world.audit(id).find((r) => r.event === "armed")!;
     expect(armed.detail.trigger).toBe("reevaluate");
     // The whole trail: the first decision is the re-evaluation after the reconnect; nothing came before it.
@@ -181,7 +181,7 @@ describe("the standalone service against a real OpenCode server without the plug
     await world.waitForAudit(id, "injected", 30_000);
     await world.waitForAudit(id, "skipped:todos_complete", 20_000);
     expect(world.audit(id).find((r) => r.event === "armed")!.detail.trigger).toBe("recheck");
-    expect(world.continuationRequests("expired")).toHaveLength(1);
+    expect(world.continuations(id)).toBe(1);
     expect(proxy.dropped).toBeGreaterThan(0);
   });
 
@@ -206,7 +206,7 @@ describe("the standalone service and the plugin on one database", () => {
     service = spawn(
       process.execPath,
       [
-        join(ROOT, "dist", "cli", "main.js"),
+        CLI_BIN,
         "serve",
         "--url",
         world.server.url,

@@ -1,6 +1,7 @@
 // What every e2e world has, whichever way it runs OpenCode (a server driven through its API, harness.ts, or its TUI
 // driven in tmux, tui.ts): a folder of its own, a scripted model, and read access to the plugin's database. Tests wait
 // on rows of that database (what the plugin decided) and on what the model received.
+import type { OpencodeClient } from "@opencode-ai/sdk";
 import Database from "better-sqlite3";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -138,6 +139,106 @@ export abstract class World {
   /** Model calls of one session's scenario. */
   requestsFor(scenario: string): ModelRequest[] {
     return this.model.agentRequests().filter((r) => scenarioOf(r) === scenario);
+  }
+}
+
+/**
+ * A world whose OpenCode answers its API: a real server (harness.ts) or a simulated one (sim-world.ts). Tests create
+ * and prompt sessions through it, and wait for the enforcer at rest, which asks OpenCode whether a session is idle.
+ */
+export abstract class ApiWorld extends World {
+  abstract get client(): OpencodeClient;
+
+  async session(title = "e2e session", parentID?: string): Promise<string> {
+    const created = await this.client.session.create({
+      body: { title, ...(parentID ? { parentID } : {}) },
+      throwOnError: true,
+    });
+    return created.data.id;
+  }
+
+  async prompt(sessionId: string, text: string, agent?: string): Promise<void> {
+    await this.client.session.promptAsync({
+      path: { id: sessionId },
+      body: { parts: [{ type: "text", text }], ...(agent ? { agent } : {}) },
+      throwOnError: true,
+    });
+  }
+
+  /**
+   * A new session running the scripted "basic" scenario, resolved with its id once the plugin has continued it (its
+   * `injected` audit row): that OpenCode loaded the plugin, and that the plugin works there.
+   */
+  async continuedBasicSession(timeoutMs = 60_000): Promise<string> {
+    const session = await this.session("basic");
+    await this.prompt(session, "scenario: basic");
+    await this.waitForAudit(session, "injected", timeoutMs);
+    return session;
+  }
+
+  async todos(sessionId: string): Promise<Array<{ content: string; status: string }>> {
+    const result = await this.client.session.todo({ path: { id: sessionId }, throwOnError: true });
+    return result.data as Array<{ content: string; status: string }>;
+  }
+
+  async messages(
+    sessionId: string,
+  ): Promise<Array<{ info: Record<string, unknown>; parts: Array<Record<string, unknown>> }>> {
+    const result = await this.client.session.messages({ path: { id: sessionId }, throwOnError: true });
+    return result.data as never;
+  }
+
+  injections(sessionId: string): Array<Record<string, unknown>> {
+    return this.rows("SELECT * FROM injections WHERE session_id = ? ORDER BY created_at", sessionId);
+  }
+
+  countdowns(sessionId: string): Array<Record<string, unknown>> {
+    return this.rows("SELECT * FROM countdowns WHERE session_id = ? ORDER BY armed_at", sessionId);
+  }
+
+  /** Whether OpenCode reports the session idle (not busy, not retrying the provider). */
+  async sessionIdle(sessionId: string): Promise<boolean> {
+    const statuses = await this.client.session.status({
+      throwOnError: true,
+      signal: AbortSignal.timeout(10_000),
+    });
+    const status = (statuses.data as Record<string, { type: string }>)[sessionId];
+    return !status || status.type === "idle";
+  }
+
+  /**
+   * Resolves with the session's audit trail once the enforcer is at rest for it: its last audit row is `closing`, no
+   * countdown is armed, no continuation is `pending`, no look is owed (`sessions.recheck_at` is null), and OpenCode
+   * reports the session idle. From there nothing can follow without a new event from OpenCode, so a test asserts the
+   * whole trail and that no (further) continuation went out at once, instead of sleeping and then looking.
+   * With several processes on one database `recheck_at` is one column for all of them (one clears it while another
+   * still reads OpenCode): wait first for every process's closing row, then for rest.
+   */
+  async trailAtRest(sessionId: string, closing: string, timeoutMs = 20_000): Promise<string[]> {
+    let state: Owed | undefined;
+    await this.waitFor(
+      () =>
+        `the enforcer at rest for ${sessionId} after ${closing} (now ${JSON.stringify(state)}; trail so far: ${this.trail(sessionId).join(", ")})`,
+      async () => {
+        state = this.owed(sessionId);
+        const rest = state.last === closing && state.armed === 0 && state.pending === 0 && state.recheckAt === null;
+        return rest && (await this.sessionIdle(sessionId));
+      },
+      timeoutMs,
+    );
+    return this.trail(sessionId);
+  }
+
+  /** Resolves when the audit trail of the session has an `event[:reason]` entry (optionally after `from` entries). */
+  waitForAudit(sessionId: string, entry: string, timeoutMs = 20_000, from = 0): Promise<AuditRow> {
+    return this.waitFor(
+      () => `audit ${entry} for ${sessionId} (trail so far: ${this.trail(sessionId).join(", ")})`,
+      () => {
+        const rows = this.audit(sessionId).slice(from);
+        return rows.find((r) => (r.reason ? `${r.event}:${r.reason}` : r.event) === entry || r.event === entry);
+      },
+      timeoutMs,
+    );
   }
 }
 

@@ -32,6 +32,14 @@ export interface SimFleetOptions {
   events?: EventDetail;
   /** OpenCode's `server.heartbeat` period (default 10 s). */
   heartbeatMs?: number;
+  /** Every server asks for this password, as OpenCode run with `OPENCODE_SERVER_PASSWORD` does (default: none). */
+  password?: string;
+  /**
+   * How long an idle kept-alive connection stays open (default 65 s, so that a fleet's followers keep theirs). The
+   * e2e worlds close them within seconds, as a real OpenCode's clients do: a connection silenced on the wire is then
+   * not reused for a request.
+   */
+  keepAliveMs?: number;
 }
 
 export interface SimServerInfo {
@@ -184,6 +192,8 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimFleet>
         turnMs: options.turnMs ?? 1500,
         latencyMs: options.latencyMs ?? 0,
         detail: options.events ?? "full",
+        password: options.password,
+        keepAliveMs: options.keepAliveMs ?? 65_000,
       });
       sims.push(server);
       await server.listen();

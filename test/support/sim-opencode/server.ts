@@ -1,7 +1,9 @@
 // One simulated OpenCode server: its own 127.0.0.1 port, one project directory (its instance), its sessions, and its
 // event streams. It answers every route the service calls in OpenCode 1.18.33's shapes, after `latencyMs`; frozen, it
 // answers nothing and publishes nothing until it thaws, as a stopped process would (what arrived meanwhile is answered
-// then).
+// then). Killed, it drops every connection and stops listening, keeping its sessions (OpenCode keeps them in its
+// database); started again, it listens on the same port. Given a password, it answers 401 to a request without
+// OpenCode's basic auth (user `opencode`).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { agentsJson } from "./agents.js";
@@ -31,6 +33,10 @@ export interface SimServerOptions {
   /** Before each answer is written: one delay for every call, or one per call (absent: none). */
   latencyMs: number | Partial<Record<SdkCall, number>>;
   detail: EventDetail;
+  /** OpenCode's `OPENCODE_SERVER_PASSWORD`: every request must carry it (absent: none asked). */
+  password?: string;
+  /** How long an idle kept-alive connection stays open (advertised to the client in `Keep-Alive`). */
+  keepAliveMs: number;
 }
 
 interface Answer {
@@ -94,7 +100,7 @@ export class SimServer implements SessionHost, EventSink {
     private readonly options: SimServerOptions,
   ) {
     this.http = createServer((req, res) => this.arrive(req, res));
-    this.http.keepAliveTimeout = 65_000;
+    this.http.keepAliveTimeout = options.keepAliveMs;
   }
 
   get name(): string {
@@ -127,12 +133,21 @@ export class SimServer implements SessionHost, EventSink {
     return this.streams.size + this.foreignStreams.size;
   }
 
-  async listen(host = "127.0.0.1"): Promise<void> {
+  async listen(host = "127.0.0.1", port = 0): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       this.http.once("error", reject);
-      this.http.listen(0, host, () => resolve());
+      this.http.listen(port, host, () => {
+        this.http.off("error", reject);
+        resolve();
+      });
     });
     this.url = `http://${host}:${(this.http.address() as AddressInfo).port}`;
+  }
+
+  /** Listening again on the port it had, after `close()`: a killed OpenCode started again on the same files. */
+  async restart(): Promise<void> {
+    const { hostname, port } = new URL(this.url);
+    await this.listen(hostname, Number(port));
   }
 
   async close(): Promise<void> {
@@ -187,6 +202,7 @@ export class SimServer implements SessionHost, EventSink {
       this.held.push([req, res]);
       return;
     }
+    if (!this.authorized(req)) return this.write(res, { status: 401 });
     const route = routeOf(req);
     const found = sdkCallOf(route);
     if (!found) {
@@ -203,6 +219,12 @@ export class SimServer implements SessionHost, EventSink {
       },
       (error: unknown) => this.write(res, json({ name: "UnknownError", data: { message: String(error) } }, 500)),
     );
+  }
+
+  private authorized(req: IncomingMessage): boolean {
+    const { password } = this.options;
+    if (password === undefined) return true;
+    return req.headers.authorization === `Basic ${Buffer.from(`opencode:${password}`).toString("base64")}`;
   }
 
   /** The answer to a request with a JSON body, or OpenCode's 400 when it refuses the body. */

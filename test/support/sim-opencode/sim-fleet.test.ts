@@ -231,6 +231,43 @@ describe("the sim fleet as a process of its own (main.ts)", () => {
   });
 });
 
+describe("killed and started again; a password", () => {
+  it("killed, it ends its streams and answers nothing; started again, it answers on the same port with its sessions", async () => {
+    fleet = await startSimFleet({ servers: 1, sessionsPerServer: 1, turnMs: 30 });
+    const [sim] = fleet.sims;
+    const url = sim!.url;
+    const [id] = fleetSessions();
+    const stream = await fetch(`${url}/event?directory=${encodeURIComponent(sim!.directory)}`);
+    const reader = stream.body!.getReader();
+    expect((await reader.read()).done).toBe(false); // server.connected
+    await sim!.close();
+    expect(
+      await reader.read().then(
+        (r) => r.done,
+        () => true,
+      ),
+    ).toBe(true);
+    await expect(fetch(`${url}/session/status`, { signal: signal() })).rejects.toThrow();
+    await sim!.restart();
+    expect(sim!.url).toBe(url);
+    const host = new OpenCodeHost(createOpencodeClient({ baseUrl: url, directory: sim!.directory }), sim!.directory);
+    await waitFor("the first turn ended", async () => (await host.getStatuses(signal()))[id!] === undefined);
+    expect(await host.getTodos(id!, signal())).toHaveLength(3);
+  });
+
+  it("given a password, answers 401 to a request without OpenCode's basic auth and serves one with it", async () => {
+    fleet = await startSimFleet({ servers: 1, sessionsPerServer: 1, password: "pw" });
+    const server = fleet.servers[0]!;
+    const status = `${server.url}/session/status?directory=${encodeURIComponent(server.directory)}`;
+    expect((await fetch(status, { signal: signal() })).status).toBe(401);
+    const wrong = { authorization: `Basic ${Buffer.from("opencode:nope").toString("base64")}` };
+    expect((await fetch(status, { headers: wrong, signal: signal() })).status).toBe(401);
+    const headers = { Authorization: `Basic ${Buffer.from("opencode:pw").toString("base64")}` };
+    const client = createOpencodeClient({ baseUrl: server.url, directory: server.directory, headers });
+    expect(Object.keys(await new OpenCodeHost(client, server.directory).getStatuses(signal()))).toHaveLength(1);
+  });
+});
+
 describe("a thousand servers in one process", () => {
   it(
     "starts 1,000 servers of 50 sessions each, every one answering on its own port",
