@@ -232,7 +232,7 @@ describe("the standalone service and the plugin on one database", () => {
     await world?.stop();
   });
 
-  it("never both continue the same idle", async () => {
+  it("never both continue the same idle", { timeout: 90_000 }, async () => {
     const id = await world.session("stagnation");
     await world.prompt(id, "scenario: stagnation");
     // Both processes judge every idle, the last one too: the decision closes with both its skips, then rest.
