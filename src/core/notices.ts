@@ -6,7 +6,7 @@ import { explain } from "./explain.js";
 import { NOTICE_KINDS, type NoticeKind } from "./reasons.js";
 import { skipFactsOf } from "./skip-reasons.js";
 import type { TodoSummary } from "./todos.js";
-import { money } from "./words.js";
+import { goOnCommand, money } from "./words.js";
 
 export { NOTICE_KINDS, type NoticeKind };
 
@@ -35,11 +35,10 @@ export function noticeKindOf(reason: string, continued: boolean): NoticeKind | u
  * with no amount grants as much again as the session had (store/changes/allow.ts).
  */
 export function wayOn(kind: NoticeKind, sessionId: string): { palette: string; command: string } {
-  if (kind === "budget")
-    return { palette: "Allow more todo continuations", command: `todo-continuation allow ${sessionId}` };
+  if (kind === "budget") return { palette: "Allow more todo continuations", command: goOnCommand("allow", sessionId) };
   if (kind === "question" || kind === "done")
-    return { palette: "(answer in the session)", command: `opencode --session ${sessionId}` };
-  return { palette: "Resume todo continuation", command: `todo-continuation resume ${sessionId}` };
+    return { palette: "(answer in the session)", command: goOnCommand("open", sessionId) };
+  return { palette: "Resume todo continuation", command: goOnCommand("resume", sessionId) };
 }
 
 /** One notice: the body every channel is made from, and the JSON a webhook or a command receives. */

@@ -29,6 +29,11 @@ const RESUME_BY: { readonly [S in StopSource]: string } = {
   cli: "todo-continuation resume to go on",
 };
 
+/** The commands that go on from a stop: more budget, a resume, or the session itself (to answer, write or compact). */
+export function goOnCommand(way: "allow" | "resume" | "open", sessionId: string): string {
+  return way === "open" ? `opencode --session ${sessionId}` : `todo-continuation ${way} ${sessionId}`;
+}
+
 /** The way on from a spent budget: more of it, from the palette (no model turn; the CLI's `allow` is the same). */
 export const ALLOW_HINT = "palette: Allow more to go on";
 

@@ -71,6 +71,8 @@ describe("doctor on the plugin", () => {
     const { stdout } = await cli(["doctor", "--directory", elsewhere], {}, tempFolder());
     expect(stdout).toMatch(new RegExp(`WARN\\s+plugin\\s+no OpenCode has loaded the plugin in ${elsewhere} yet`));
     expect(stdout).toContain("OpenCode's log (~/.local/share/opencode/log/)");
+    // OpenCode logs only a plugin function that throws; one it cannot find or import is an error toast in its TUI.
+    expect(stdout).toContain('an error toast of its TUI ("Failed to load plugin …"), not in its log');
     expect(stdout).toMatch(/FAIL\s+database\s+no database at .*: no plugin has run here yet/);
   });
 });

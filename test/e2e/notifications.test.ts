@@ -155,6 +155,16 @@ describe("notices from a real OpenCode server", () => {
       continuations: { count: 2 },
       goOn: { palette: "Allow more todo continuations", command: `todo-continuation allow ${id}` },
     });
+    // What the continuations cost, as `todo-continuation cost` sums their bills: the last one's too, whose turn ended
+    // at the idle that told the stop. The scripted model has no price here (a price changes the hint): tokens tell.
+    const [billed] = world.rows<{ cost: number; tokens: number }>(
+      "SELECT sum(cost) AS cost, sum(tokens) AS tokens FROM continuation_costs WHERE session_id = ?",
+      id,
+    );
+    const told = acceptedNotice(id).continuations as { cost: number; tokens: number };
+    expect(billed!.tokens).toBeGreaterThan(0);
+    expect(told.tokens).toBe(billed!.tokens);
+    expect(told.cost).toBeCloseTo(billed!.cost, 10);
     expect(hooksOf(id)).toHaveLength(1);
   });
 

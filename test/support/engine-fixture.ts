@@ -3,6 +3,7 @@ import { rmSync } from "node:fs";
 import { resolveConfig, type Config } from "../../src/config/resolve.js";
 import type { Clock } from "../../src/engine/clock.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
+import type { NoticeChannels } from "../../src/engine/notice-sender.js";
 import type { OperatorStore } from "../../src/store/operator/operator.js";
 import type { SqliteConnection } from "../../src/store/sqlite/open.js";
 import { FakeHost } from "./fake-host.js";
@@ -127,6 +128,8 @@ export async function startEngine(
     clock?: Clock;
     /** The owner id a fleet replica gives the engines of the servers it follows. */
     owner?: string;
+    /** Where notices go (none by default). */
+    noticeChannels?: NoticeChannels;
   } = {},
 ): Promise<EngineFixture> {
   const folder = options.folder ?? tempFolder();
@@ -142,6 +145,7 @@ export async function startEngine(
     directory: options.directory ?? DIRECTORY,
     clock: options.clock,
     owner: options.owner,
+    noticeChannels: options.noticeChannels,
   });
   if (options.start !== false) await enforcer.start();
   let closed = false;

@@ -20,6 +20,11 @@ export interface PluginExamination {
   findings: PluginFinding[];
 }
 
+/**
+ * Where OpenCode 1.18.33 names a server plugin it could not load: a spec it cannot resolve or import is published as a
+ * `session.error` event, which the TUI shows as an error toast, and never logged; only a plugin function that throws
+ * is logged ("failed to load plugin"), in its log folder.
+ */
 const OPENCODE_LOG = "~/.local/share/opencode/log/";
 
 function statusFindings(directory: string, status: PluginStatus | undefined): PluginFinding[] {
@@ -30,7 +35,8 @@ function statusFindings(directory: string, status: PluginStatus | undefined): Pl
         check: "plugin",
         message:
           `no OpenCode has loaded the plugin in ${directory} yet (no ${statusPath(directory)}): is it in the "plugin" ` +
-          `list of opencode.json? A plugin that fails to load is named in OpenCode's log (${OPENCODE_LOG})`,
+          `list of opencode.json? OpenCode names one it cannot find or import in an error toast of its TUI ` +
+          `("Failed to load plugin …"), not in its log; one whose function throws, in OpenCode's log (${OPENCODE_LOG})`,
       },
     ];
   const started = `${status.version}, started ${localTime(Date.parse(status.startedAt))} by process ${status.pid}`;

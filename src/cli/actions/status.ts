@@ -1,10 +1,14 @@
+import { heldOf, type Held } from "../../core/holds.js";
+import { STOP_NOTICES } from "../../core/skip-reasons.js";
 import { ownerMayBeAlive } from "../../store/owner.js";
 import {
   armedCountdowns,
+  heldSessions,
   pausedSessions,
   stoppedSessions,
   unsettledInjections,
   type ArmedRow,
+  type HeldSessionRow,
 } from "../../store/operator/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { duration, localTime, table, untilOrLate, type Column } from "../format.js";
@@ -24,6 +28,19 @@ export function leaseState(
   return `held, ${duration((row.lease_until ?? 0) - now)} left`;
 }
 
+/** A session something holds until someone acts, with why in the toast's words and the command that lifts it. */
+export type HeldSession = Held & { sessionId: string; directory: string };
+
+/** Every session held, the longest held first: stopped by any stop the core tells, paused, refused. */
+export function heldSessionsOf(rows: readonly HeldSessionRow[]): HeldSession[] {
+  return rows
+    .flatMap((row) => {
+      const held = heldOf(row);
+      return held ? [{ sessionId: row.sessionId, directory: row.directory, ...held }] : [];
+    })
+    .sort((a, b) => (a.since ?? 0) - (b.since ?? 0));
+}
+
 /** A titled table, or the title with "none". */
 function section<R>(title: string, rows: R[], columns: Column<R>[]): string {
   return rows.length === 0 ? `${title}: none` : `${title} (${rows.length}):\n${table(columns, rows)}`;
@@ -37,8 +54,9 @@ export async function status(_options: object, { db, json }: GlobalOptions): Pro
     const armed = await query(() => armedCountdowns(store.reader));
     const stopped = await query(() => stoppedSessions(store.reader));
     const paused = await query(() => pausedSessions(store.reader));
+    const held = heldSessionsOf(await query(() => heldSessions(store.reader, [...STOP_NOTICES])));
     const unsettled = await query(() => unsettledInjections(store.reader));
-    if (json) return printJson({ armed, stopped, paused, unsettled });
+    if (json) return printJson({ armed, stopped, paused, held: held.map(heldJson), unsettled });
     const lease = (r: Pick<ArmedRow, "owner" | "lease_until">) => leaseState(r, now, alive);
     print(
       [
@@ -54,12 +72,19 @@ export async function status(_options: object, { db, json }: GlobalOptions): Pro
           { header: "LEASE", value: lease },
           { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
         ]),
-        section("Stopped sessions", stopped, [
-          { header: "SESSION", value: (r) => r.session_id },
-          { header: "SINCE", value: (r) => localTime(r.stopped_at) },
-          { header: "BY", value: (r) => r.stop_source ?? "" },
-          { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
-        ]),
+        // A session only paused is in the next section, with the message that paused it.
+        section(
+          "Stopped sessions",
+          held.filter((h) => h.why.standing !== "paused"),
+          [
+            { header: "SESSION", value: (r) => r.sessionId },
+            { header: "SINCE", value: (r) => localTime(r.since) },
+            { header: "REASON", value: (r) => r.reasons.join(", ") },
+            { header: "WHY", value: (r) => r.why.text },
+            { header: "GO ON", value: (r) => r.goOn },
+            { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
+          ],
+        ),
         section(
           paused.length === 0
             ? "Paused sessions (you stepped in after a continuation)"
@@ -88,4 +113,17 @@ export async function status(_options: object, { db, json }: GlobalOptions): Pro
   } finally {
     await store.close();
   }
+}
+
+/** A held session as `--json` gives it: snake_case keys, as the tables' columns are. */
+function heldJson(h: HeldSession) {
+  return {
+    session_id: h.sessionId,
+    directory: h.directory,
+    since: h.since,
+    reasons: h.reasons,
+    text: h.why.text,
+    hint: h.why.hint ?? null,
+    go_on: h.goOn,
+  };
 }

@@ -7,6 +7,7 @@ import { session, sessionsToRecheck } from "../../store/reads.js";
 import { armPatch, progressDetail, type HostFacts } from "../../core/decision-input.js";
 import { changeSession } from "../../store/changes/change-session.js";
 import { expireOwedLook, oweLook, TAKE } from "../../store/changes/look-owed.js";
+import { isNews } from "../../store/changes/tell-stop.js";
 import type { OwedLook } from "../../store/port.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
@@ -16,6 +17,9 @@ import type { Countdowns } from "../wait/countdowns.js";
 import { inspectOptions, type FactGatherer } from "../read/facts.js";
 import type { Billing } from "./billing.js";
 import type { Judge } from "./judge.js";
+
+/** A precheck's answer: a stop to tell waits for the last continuation's bill. */
+const BILL_FIRST = Symbol("bill first");
 
 /** What led to an evaluation: an idle event, or a look the enforcer owed the session. */
 export type Trigger = "idle" | "reevaluate" | "recheck" | "restart" | "children_done" | "resume";
@@ -92,9 +96,16 @@ export class Looks {
     const startedAt = ctx.clock.monotonic();
     // Whether a stage got to decide: one the database's pause kept from deciding leaves the idle owed.
     const decided = { precheck: false, judge: false };
-    const started = await ctx.lanes.run(sessionId, () =>
-      this.precheck(sessionId, trigger, owedAlready, startedAt, decided),
-    );
+    // A stop about to be told before OpenCode is read waits for the last continuation's bill (BILL_FIRST): its notice
+    // says what the continuations cost, and that bill would otherwise land just after it. Asked once more, billed.
+    let started;
+    for (let mayBill = true; ; mayBill = false) {
+      started = await ctx.lanes.run(sessionId, () =>
+        this.precheck(sessionId, trigger, owedAlready, startedAt, decided, mayBill),
+      );
+      if (started !== BILL_FIRST) break;
+      await this.p.billing.settle(sessionId);
+    }
     if (!started) {
       if (decided.precheck || !this.pausedForStore()) this.unjudged.delete(sessionId);
       if (ctx.lifecycle.deciding) await this.p.billing.settle(sessionId);
@@ -129,13 +140,17 @@ export class Looks {
     for (const sessionId of owed) void this.evaluate(sessionId, "reevaluate");
   }
 
-  /** The guards on what is known without OpenCode. Undefined when they said no (recorded). */
+  /**
+   * The guards on what is known without OpenCode. Undefined when they said no (recorded); BILL_FIRST, when `mayBill`,
+   * for a stop to tell after continuations: nothing recorded, the caller bills the last one and asks again.
+   */
   private async precheck(
     sessionId: string,
     trigger: Trigger,
     owedAlready: boolean,
     startedAt: number,
     decided: { precheck: boolean },
+    mayBill: boolean,
   ) {
     const { ctx } = this;
     if (!ctx.lifecycle.deciding) return undefined;
@@ -143,6 +158,7 @@ export class Looks {
     const memory = this.p.memories.get(sessionId);
     const { decision, row } = await this.p.judge.decide(sessionId, "idle");
     if (decision.verdict === "skip") {
+      if (mayBill && (row?.continuations ?? 0) > 0 && isNews(row, decision.reason)) return BILL_FIRST;
       // Our own continuation is still being delivered (its answer looked up): this idle is looked at once it settles.
       if (decision.reason === "in_flight" && this.p.queue.isBusy(sessionId)) memory.idleWhileInjecting();
       const extra = { trigger, lookMs: this.tookMs(startedAt) };

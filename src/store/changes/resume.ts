@@ -4,11 +4,11 @@
 // resumes decides who looks at the session next: the engine's API looks at once, and a command's own turn ends in an
 // idle that is looked at; the CLI and the TUI are other processes, so the look is left owed (`recheck_at`), and a
 // running enforcer takes it within a lease tick.
+import { holdsOf } from "../../core/holds.js";
 import type { SkipReason, StopSource } from "../../core/reasons.js";
 import { RESUME_LIFTS } from "../../core/skip-reasons.js";
 import { afterExplicitResume } from "../../core/transitions.js";
 import { auditRow } from "../audit-row.js";
-import type { SessionRow } from "../schema.js";
 import { change, q, type Change } from "../script.js";
 import type { SessionScope } from "../types.js";
 import { withLook } from "./look-owed.js";
@@ -24,23 +24,12 @@ export interface Resumed {
   changed: boolean;
 }
 
-/** What holds the session, as far as its row tells: the stop, the pause, a refusal, the stop the user was told of. */
-function holdsOf(row: SessionRow): SkipReason[] {
-  const holds = new Set<SkipReason>();
-  if (row.stoppedAt != null) holds.add("stopped");
-  if (row.pausedAt != null) holds.add("user_took_over");
-  if (row.lastErrorKind === "permanent") holds.add("provider_error");
-  // A question or all done told is no hold: the session waits for the person, not for a resume. Nor is a full context:
-  // the way out is another (write, or compact).
-  if (row.notifiedStop && RESUME_LIFTS.has(row.notifiedStop)) holds.add(row.notifiedStop as SkipReason);
-  return [...holds];
-}
-
 export function resume(scope: SessionScope, source: StopSource, now: number): Change<Resumed> {
   return change("resume", scope.sessionId, function* () {
     const row = yield* q.session(scope.sessionId);
     if (!row) return { lifted: [], changed: false };
-    const lifted = holdsOf(row);
+    // A full context is no hold a resume lifts: the way out is another (write, or compact).
+    const lifted = holdsOf(row).filter((reason) => RESUME_LIFTS.has(reason));
     const counts =
       row.continuations +
       row.stagnantContinuations +

@@ -7,6 +7,7 @@ import { noticeKindOf, noticeOf, type NoticeKind } from "../../core/notices.js";
 import { STOP_NOTICES } from "../../core/skip-reasons.js";
 import type { TodoSummary } from "../../core/todos.js";
 import { change, q, type Change, type Script } from "../script.js";
+import type { SessionRow } from "../schema.js";
 import type { NewNotice, SessionChange, SessionScope } from "../types.js";
 import { applyChange } from "./change-session.js";
 import { withLook, type LookOwed } from "./look-owed.js";
@@ -37,6 +38,16 @@ export function isTold(reason: string): boolean {
 }
 
 /**
+ * Whether a skip of `reason` would tell a stop now: one that is told at all, and not the one the session was last told
+ * of. `row`: the session's row (none yet: nothing told).
+ */
+export function isNews(row: Pick<SessionRow, "notifiedStop" | "continuations"> | undefined, reason: string): boolean {
+  const continued = (row?.continuations ?? 0) > 0;
+  // All done is news only after continuations: nothing is remembered for a list the person watched close.
+  return row?.notifiedStop !== reason && (STOP_NOTICES.has(reason) || noticeKindOf(reason, continued) !== undefined);
+}
+
+/**
  * Tells the stop of `reason` if it is news, with the session change and the look owed that go with its decision
  * (`along`) folded into the same write of the row.
  */
@@ -54,10 +65,7 @@ export function* tellStop(
     return NOTHING;
   }
   const existing = yield* q.session(scope.sessionId);
-  const continued = (existing?.continuations ?? 0) > 0;
-  // All done is news only after continuations: nothing is remembered for a list the person watched close.
-  const news =
-    existing?.notifiedStop !== reason && (STOP_NOTICES.has(reason) || noticeKindOf(reason, continued) !== undefined);
+  const news = isNews(existing, reason);
   if (!news && !moving) return NOTHING;
   const base = existing ?? (yield* ensureSession(scope, now));
   const update = typeof along.update === "function" ? along.update(base) : (along.update ?? {});

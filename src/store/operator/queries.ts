@@ -1,6 +1,7 @@
 // What operators read: the history, the audit trail, what is armed or stuck now. The SQL is explicit (through the views
 // users query too), the same on SQLite and PostgreSQL; parameters are always bound, never interpolated. Numbers are
 // coerced because PostgreSQL's 64-bit integers may arrive as strings.
+import type { HeldRow } from "../../core/holds.js";
 import type { SqlReader } from "./reader.js";
 
 /** Integer columns that PostgreSQL's drivers may return as strings (int8, count(*)). */
@@ -140,6 +141,46 @@ export function pausedSessions(reader: SqlReader): Promise<PausedRow[]> {
     reader,
     "SELECT session_id, directory, paused_at, pause_message_id FROM sessions WHERE paused_at IS NOT NULL AND stopped_at IS NULL AND deleted_at IS NULL ORDER BY paused_at",
   );
+}
+
+/**
+ * Sessions something may hold until someone acts: stopped, paused, refused by the provider, or told a stop of one of
+ * `stops` (the core's told stops) with no countdown armed since (one armed since is on its way again), each with the
+ * latest decision of the reason it was told (its detail holds the figures the words need).
+ */
+export type HeldSessionRow = HeldRow & { directory: string };
+
+export async function heldSessions(reader: SqlReader, stops: readonly string[]): Promise<HeldSessionRow[]> {
+  const told = stops.length > 0 ? `OR (c.id IS NULL AND s.notified_stop IN (${stops.map(() => "?").join(", ")}))` : "";
+  const rows = numeric(
+    await reader.all<Record<string, unknown>>(
+      `SELECT s.session_id, s.directory, s.stopped_at, s.stop_source, s.paused_at, s.last_error_kind, s.last_error_at,
+         CASE WHEN c.id IS NULL THEN s.notified_stop END AS notified_stop, a.at AS told_at, a.event AS told_event,
+         a.detail AS told_detail
+       FROM sessions s
+       LEFT JOIN countdowns c ON c.session_id = s.session_id AND c.state = 'armed'
+       LEFT JOIN audit_events a ON a.id = (SELECT max(e.id) FROM audit_events e WHERE e.session_id = s.session_id
+         AND e.reason = s.notified_stop AND e.event IN ('skipped', 'injection_failed'))
+       WHERE s.deleted_at IS NULL
+         AND (s.stopped_at IS NOT NULL OR s.paused_at IS NOT NULL OR s.last_error_kind = 'permanent' ${told})
+       ORDER BY s.session_id`,
+      ...stops,
+    ),
+  );
+  return rows.map((r) => ({
+    sessionId: String(r.session_id),
+    directory: String(r.directory),
+    stoppedAt: (r.stopped_at as number | null) ?? null,
+    stopSource: (r.stop_source as string | null) ?? null,
+    pausedAt: (r.paused_at as number | null) ?? null,
+    lastErrorKind: (r.last_error_kind as string | null) ?? null,
+    lastErrorAt: (r.last_error_at as number | null) ?? null,
+    notifiedStop: (r.notified_stop as string | null) ?? null,
+    told:
+      r.told_at == null
+        ? null
+        : { at: r.told_at as number, event: String(r.told_event), detail: parseDetail(r.told_detail) },
+  }));
 }
 
 export interface UnsettledRow {

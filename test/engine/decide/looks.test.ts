@@ -1,14 +1,15 @@
 // Looks judges an idle. It promises: the guards first run on what is known without OpenCode, and a skip there is
-// recorded without a single read of OpenCode; a look that passes them is durable from then on (`recheck_at` is set
-// before OpenCode is read, and cleared when the look is judged), so that a process that dies meanwhile is followed
-// by one that looks again; activity in the session while OpenCode was read makes it a `busy` skip; a look that passes
-// arms a countdown whose `armed` row carries the continuation budget and that a continuation fired since the idle
-// (in any process) keeps from arming; a parent held back by busy sub-sessions is owed a look within a minute and is
-// looked at again as soon as its last busy one finishes; a todo read that failed owes a look after a backoff; an idle
-// the database kept from being judged (a failed write, or the store paused) is looked at again by
-// `lookAgainAtUnjudged`; `recheckOwed` looks at the sessions owed a look within the resume window, judging what
-// answered them since they were owed, and expires older ones with an `expired` row. Built as enforcer.ts builds it,
-// from the engine's real parts over a real SQLite file and the FakeHost, with fake timers.
+// recorded without a single read of OpenCode, but for a stop it tells after continuations, which the last one's bill
+// (one read) comes before; a look that passes them is durable from then on (`recheck_at` is set before OpenCode is
+// read, and cleared when the look is judged), so that a process that dies meanwhile is followed by one that looks
+// again; activity in the session while OpenCode was read makes it a `busy` skip; a look that passes arms a countdown
+// whose `armed` row carries the continuation budget and that a continuation fired since the idle (in any process) keeps
+// from arming; a parent held back by busy sub-sessions is owed a look within a minute and is looked at again as soon as
+// its last busy one finishes; a todo read that failed owes a look after a backoff; an idle the database kept from being
+// judged (a failed write, or the store paused) is looked at again by `lookAgainAtUnjudged`; `recheckOwed` looks at the
+// sessions owed a look within the resume window, judging what answered them since they were owed, and expires older
+// ones with an `expired` row. Built as enforcer.ts builds it, from the engine's real parts over a real SQLite file and
+// the FakeHost, with fake timers.
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/resolve.js";
@@ -194,6 +195,29 @@ describe("the pre-check", () => {
     expect(reads).toBe(1);
     await rig.looks.evaluate(S, "idle");
     expect(rig.host.calls.messages).toBe(reads);
+  });
+
+  it("a stop it tells is decided after that bill: its row and the stop told say what the continuations cost", async () => {
+    const injection = await fireContinuation(
+      store,
+      { sessionId: S, owner: "elsewhere/1/x", settled: "sent" },
+      rig.config,
+    );
+    rig.host.addUserMessage(S, `continue\n${idLine(injection.id)}`, { id: injection.messageId! });
+    const usage = { cost: 0.25, tokens: { input: 900, output: 100, reasoning: 0, cacheRead: 0, cacheWrite: 0 } };
+    rig.host.addAssistantMessage(S, { parentId: injection.messageId!, usage, parts: [{ type: "step-finish", usage }] });
+    await write({ continuations: 20 });
+    await rig.looks.evaluate(S, "idle");
+    expect(lastAudit()).toMatchObject({
+      event: "skipped",
+      reason: "budget_exhausted",
+      detail: { spent: 0.25, tokens: 1000 },
+    });
+    expect(rows.session(S)).toMatchObject({
+      notified_stop: "budget_exhausted",
+      continuation_cost: 0.25,
+      continuation_tokens: 1000,
+    });
   });
 
   it("a continuation whose turn OpenCode does not show is asked about once, not at every idle", async () => {

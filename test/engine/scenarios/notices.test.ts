@@ -2,6 +2,7 @@
 // one per idle), and a countdown cancelled by another process (the TUI's key) that holds whatever the timing.
 import { describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/resolve.js";
+import type { NoticeChannels } from "../../../src/engine/notice-sender.js";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
 import { openStore } from "../../../src/store/open/open.js";
 import { ev } from "../../support/events.js";
@@ -91,6 +92,50 @@ describe("the toast that says why continuation stopped", () => {
     for (let i = 0; i < 4; i++) await idleAndWait();
     expect(f.host.toasts).toEqual([]);
     expect(f.host.logs.some((l) => l.message === "continuation ended: stopped: 2 times without progress")).toBe(true);
+  });
+});
+
+describe("a stop's notice", () => {
+  /** A channel that takes budget notices and accepts each. */
+  const budgetHook: NoticeChannels = {
+    channels: [{ name: "hook", type: "webhook", kinds: ["budget"], timeoutMs: 1000 }],
+    deliver: async () => ({ ok: true }),
+  };
+
+  it("carries what the continuations cost as `cost` shows it: the last one's turn is billed before the stop is told", async () => {
+    const host = new FakeHost();
+    // The continuation's turn, as a model bills it: 2,020 tokens, $0.0063.
+    host.autoReply = false;
+    host.onAccepted = (request) => {
+      const usage = { cost: 0.0063, tokens: { input: 2000, output: 20, reasoning: 0, cacheRead: 0, cacheWrite: 0 } };
+      host.addAssistantMessage(S, {
+        parentId: request.messageId,
+        providerId: "scripted",
+        modelId: "model-1",
+        usage,
+        parts: [
+          { type: "tool", tool: "bash", toolStatus: "completed" },
+          { type: "step-finish", usage },
+        ],
+      });
+    };
+    f = await startEngine({ host, config: { maxContinuations: 1 }, noticeChannels: budgetHook });
+    host.addUserMessage(S, "build the thing");
+    host.setTodos(S, [
+      ["a", "pending"],
+      ["b", "pending"],
+    ]);
+    await idleAndWait();
+    expect(host.prompts).toHaveLength(1);
+    // The turn ended: its idle finds the budget spent before reading OpenCode.
+    await idleAndWait();
+    const bill = f.db.all<{ cost: number; tokens: number }>("SELECT cost, tokens FROM continuation_costs")[0];
+    expect(bill).toMatchObject({ cost: 0.0063, tokens: 2020 });
+    const [notice] = f.db.all<{ body: string }>("SELECT body FROM notices");
+    expect(JSON.parse(notice!.body)).toMatchObject({
+      reason: "budget_exhausted",
+      continuations: { count: 1, cost: 0.0063, tokens: 2020 },
+    });
   });
 });
 
