@@ -4,8 +4,9 @@
 // counts in, a notice out. Delivered by the sender (engine/notice-sender.ts) through the channels (src/notices).
 import { explain } from "./explain.js";
 import { NOTICE_KINDS, type NoticeKind } from "./reasons.js";
-import { skipFactsOf } from "./skip-reasons.js";
 import type { TodoSummary } from "./todos.js";
+import { wayOnFrom } from "./holds.js";
+import { ALLOW_LIFTS, RESUME_LIFTS, skipFactsOf } from "./skip-reasons.js";
 import { goOnCommand, money } from "./words.js";
 
 export { NOTICE_KINDS, type NoticeKind };
@@ -31,14 +32,17 @@ export function noticeKindOf(reason: string, continued: boolean): NoticeKind | u
 }
 
 /**
- * How a person goes on from a notice of `kind`: the palette entry and the command, both named. A budget's: `allow`
- * with no amount grants as much again as the session had (store/changes/allow.ts).
+ * How a person goes on from a notice of `kind` told for `reason`: the palette entry and the command, both named, the
+ * command the one `status` names for the same hold (holds.ts). A budget's: `allow` with no amount grants as much again
+ * as the session had (store/changes/allow.ts); a full context is no stop a resume lifts: the person writes or compacts.
  */
-export function wayOn(kind: NoticeKind, sessionId: string): { palette: string; command: string } {
-  if (kind === "budget") return { palette: "Allow more todo continuations", command: goOnCommand("allow", sessionId) };
+export function wayOn(kind: NoticeKind, reason: string, sessionId: string): { palette: string; command: string } {
   if (kind === "question" || kind === "done")
     return { palette: "(answer in the session)", command: goOnCommand("open", sessionId) };
-  return { palette: "Resume todo continuation", command: goOnCommand("resume", sessionId) };
+  const command = wayOnFrom([reason], sessionId);
+  if (ALLOW_LIFTS.has(reason)) return { palette: "Allow more todo continuations", command };
+  if (RESUME_LIFTS.has(reason)) return { palette: "Resume todo continuation", command };
+  return { palette: "(compact or write in the session)", command };
 }
 
 /** One notice: the body every channel is made from, and the JSON a webhook or a command receives. */
@@ -101,7 +105,7 @@ export function noticeOf(facts: NoticeFacts): Notice | undefined {
     ...(words?.hint ? { hint: sentence(words.hint) } : {}),
     todos: { done: todos.completed, open: todos.open, total: todos.total },
     continuations: facts.continuations,
-    goOn: wayOn(kind, facts.sessionId),
+    goOn: wayOn(kind, facts.reason, facts.sessionId),
   };
 }
 

@@ -15,6 +15,7 @@ import {
   type NoticeFacts,
   type NoticeKind,
 } from "../../src/core/notices.js";
+import { wayOnFrom } from "../../src/core/holds.js";
 import { CANCEL_REASONS, SKIP_REASONS } from "../../src/core/reasons.js";
 
 /** The skips each kind is made by; every other skip makes none. */
@@ -169,24 +170,43 @@ describe("the notice's body", () => {
 });
 
 describe("the way on", () => {
+  const toldStops = SKIP_REASONS.filter((reason) => {
+    const kind = noticeKindOf(reason, true);
+    return kind !== undefined && kind !== "question" && kind !== "done";
+  });
+
   it("names the session in every command", () => {
-    for (const kind of NOTICE_KINDS) expect(wayOn(kind, "ses_X").command, kind).toContain("ses_X");
+    for (const kind of NOTICE_KINDS) expect(wayOn(kind, "stagnation", "ses_X").command, kind).toContain("ses_X");
+    for (const reason of toldStops)
+      expect(wayOn(noticeKindOf(reason, true)!, reason, "ses_X").command, reason).toContain("ses_X");
   });
 
   it("a budget is answered by allowing more (as much again, the command's default)", () => {
-    expect(wayOn("budget", "s")).toEqual({
+    expect(wayOn("budget", "budget_exhausted", "s")).toEqual({
       palette: "Allow more todo continuations",
       command: "todo-continuation allow s",
     });
   });
 
-  it("a question and all done are answered in the session; stuck and an error are resumed", () => {
-    expect(wayOn("done", "s")).toEqual(wayOn("question", "s"));
-    expect(wayOn("error", "s")).toEqual({
+  it("a question and all done are answered in the session; stuck and a refusal are resumed", () => {
+    expect(wayOn("done", "todos_complete", "s")).toEqual(wayOn("question", "waiting_for_user", "s"));
+    expect(wayOn("error", "provider_error", "s")).toEqual({
       palette: "Resume todo continuation",
       command: "todo-continuation resume s",
     });
-    expect(wayOn("stuck", "s")).toEqual(wayOn("error", "s"));
+    expect(wayOn("stuck", "stagnation", "s")).toEqual(wayOn("error", "provider_error", "s"));
+  });
+
+  it("a full context is no stop a resume lifts: the person compacts or writes in the session", () => {
+    expect(wayOn("error", "token_limit", "s")).toEqual({
+      palette: "(compact or write in the session)",
+      command: "opencode --session s (compact or write)",
+    });
+  });
+
+  it("every told stop names the command status names for the same hold", () => {
+    for (const reason of toldStops)
+      expect(wayOn(noticeKindOf(reason, true)!, reason, "s").command, reason).toBe(wayOnFrom([reason], "s"));
   });
 });
 
