@@ -49,6 +49,14 @@ export function shownLocation(location: string): string {
   return isPostgresUrl(location) ? redactUrl(location) : location;
 }
 
+/** What a command says of a session id the database has no row of, anywhere: most likely a typo. */
+export function neverSeen(db: string | undefined, sessionId: string): string {
+  return (
+    `no session ${sessionId} in ${shownLocation(databasePath(db))}: nothing was ever recorded for it. ` +
+    "`todo-continuation status` lists the sessions held now (`history` and `audit` the ones seen before)"
+  );
+}
+
 /**
  * What stands between this process and a database file, said plainly before SQLite would say "disk I/O error" or
  * "unable to open database file": a folder where the file should be, a path this user may not follow or read.

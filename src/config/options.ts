@@ -1,6 +1,7 @@
 // Every option of the enforcer, once: its type and range (a zod schema), its default, its environment variable and
 // what it means. Validation, the shipped JSON Schema and the configuration page are all made from this table. Each
 // schema is built the first time it is asked for (zod.ts: zod itself is loaded then).
+import { isDeepStrictEqual } from "node:util";
 import type * as z from "zod";
 import { DEFAULT_PROMPT_TEMPLATE } from "../core/prompt.js";
 import { channelSchema } from "../notices/channel-schema.js";
@@ -285,4 +286,14 @@ export function allowedOf(spec: OptionSpec): string {
     default:
       return "see the configuration page";
   }
+}
+
+/**
+ * Whether `value` is the option's default, whichever source gave it (a file may spell a default out). An option whose
+ * default depends on the machine (`databasePath`) never is: its value is worth showing.
+ */
+export function isDefaultValue(key: string, value: unknown): boolean {
+  if (!Object.hasOwn(ENFORCER_OPTIONS, key)) return false;
+  const { default: fallback } = ENFORCER_OPTIONS[key as EnforcerOptionKey] as OptionSpec;
+  return fallback !== undefined && isDeepStrictEqual(value, fallback);
 }

@@ -80,22 +80,17 @@ const TRUE_WORDS = ["true", "1", "yes", "on"];
 const FALSE_WORDS = ["false", "0", "no", "off"];
 
 /**
- * A string read where a number, a switch or a list is meant: environment variables are only ever strings, and plugin
- * options written as strings were accepted before files and their schema existed.
+ * An environment variable's text read as the number or switch its option means: a variable is only ever a string.
+ * Values written in JSON (the files, the plugin options, tui.json) are not read this way: they are checked as the
+ * shipped schema checks them, so that an editor, the plugin and doctor agree on what a file may hold.
  */
-function fromString(spec: OptionSpec, value: unknown): unknown {
-  if (typeof value !== "string") return value;
+function fromEnvironment(spec: OptionSpec, value: string): unknown {
   const v = value.trim();
   switch (spec.schema.def.type) {
     case "number":
       return v === "" ? value : Number(v);
     case "boolean":
       return TRUE_WORDS.includes(v.toLowerCase()) ? true : FALSE_WORDS.includes(v.toLowerCase()) ? false : value;
-    case "array":
-      return v
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean);
     default:
       return value;
   }
@@ -124,7 +119,7 @@ export function checkValues(
     if (raw === undefined) continue;
     const spec = specs[key]!;
     const schema = spec.entriesApart ? zod().array(zod().unknown()) : spec.schema;
-    const parsed = schema.safeParse(fromString(spec, raw));
+    const parsed = schema.safeParse(raw);
     if (parsed.success) values[key] = parsed.data;
     else problems.push(problemOf(source, prefix + key, raw, allowedOf(spec)));
   }
@@ -171,7 +166,7 @@ function environmentLayer(env: NodeJS.ProcessEnv, problems: ConfigProblem[]): La
     const spec: OptionSpec = ENFORCER_OPTIONS[key];
     const raw = spec.env ? env[spec.env] : undefined;
     if (raw === undefined || raw === "") continue;
-    const values = checkValues("environment", { [key]: raw }, { [key]: spec }, []);
+    const values = checkValues("environment", { [key]: fromEnvironment(spec, raw) }, { [key]: spec }, []);
     if (key in values) layers.push({ source: spec.env!, values });
     else problems.push(problemOf("environment", spec.env!, raw, allowedOf(spec)));
   }

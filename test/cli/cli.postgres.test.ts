@@ -171,7 +171,8 @@ describe("todo-continuation CLI on PostgreSQL", () => {
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('no server named "pod-b"');
     const onSqlite = await cli(["--db", "/tmp/tc-no-such-folder/state.db", "servers", "list"]);
-    expect(onSqlite.code).toBe(1);
+    expect(onSqlite.code).toBe(2);
+    expect(onSqlite.stderr).toContain("servers are followed by a fleet that shares a PostgreSQL database");
     const serveNoUrl = await cli(["--db", "/tmp/tc-no-such-folder/state.db", "serve"]);
     expect(serveNoUrl.code).toBe(2);
     expect(serveNoUrl.stderr).toContain("serve needs --url <OpenCode server>, or a postgres:// database");

@@ -60,6 +60,13 @@ describe("todo-continuation CLI", () => {
     expect(JSON.parse((await cli(["--db", f.dbPath, "--json", "history", "--session", "nobody"])).stdout)).toEqual([]);
   });
 
+  it("history of a session the database never saw says so, rather than that nothing was sent yet", async () => {
+    const unknown = await cli(["--db", f.dbPath, "history", "--session", "ses_nope"]);
+    expect(unknown.code).toBe(0);
+    expect(unknown.stdout).toContain(`no session ses_nope in ${f.dbPath}: nothing was ever recorded for it.`);
+    expect(unknown.stdout).not.toContain("no continuations recorded yet");
+  });
+
   it("audit filters by session, reason and event", async () => {
     const all = JSON.parse((await cli(["--db", f.dbPath, "--json", "audit", "--session", S])).stdout) as Array<{
       event: string;
@@ -311,6 +318,8 @@ describe("todo-continuation CLI", () => {
     [["serve", "--url", "http://127.0.0.1:1", "--options", "[1]"], /--options must be a JSON object/],
     [["serve", "--url", "http://127.0.0.1:1", "--options", "null"], /--options must be a JSON object/],
     [["serve", "--url", "http://127.0.0.1:1", "--options", '"x"'], /--options must be a JSON object/],
+    [["servers", "list"], /servers are followed by a fleet that shares a PostgreSQL database: pass --db postgres:/],
+    [["servers", "remove", "pod-b"], /servers are followed by a fleet that shares a PostgreSQL database/],
   ])("usage error %j exits 2 saying what is wrong", async (args, message) => {
     const result = await cli(["--db", f.dbPath, ...args]);
     expect(result.code).toBe(2);

@@ -164,7 +164,7 @@ describe("doctor's notifications", () => {
   it("no channel configured: notifications are off, and where to configure them; the database's channels still listed", async () => {
     const { stdout, json } = await doctor(projectFolder());
     expect(stdout).toMatch(
-      /OK\s+notifications\s+off: no channel configured \(the notify option in \.opencode\/todo-continuation\.json, .*docs\/notifications\.md\)/,
+      /OK\s+notifications\s+off: no channel configured \(the notify option in \.opencode\/todo-continuation\.jsonc, the user.s todo-continuation\.jsonc .*docs\/notifications\.md\)/,
     );
     expect(stdout).toMatch(/^hook\s+\(not configured here\)\s/m);
     expect(json.notifications).toMatchObject({ source: "default", problems: [] });

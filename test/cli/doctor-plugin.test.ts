@@ -1,6 +1,7 @@
 // `todo-continuation doctor` on the plugin of a project: what the real plugin function wrote at its start (on, off and
 // why, each option's source), the config files as they are now, and a database that is not there said with its cause;
 // and every command finds the database a config file names.
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { TodoContinuation, type TodoContinuationHooks } from "../../src/plugin/plugin.js";
@@ -64,6 +65,31 @@ describe("doctor on the plugin", () => {
     expect(json.plugin.config_files).toEqual([file]);
     // history reads the same file without --db.
     expect((await cli(["history"], {}, directory)).code).toBe(0);
+  });
+
+  it("options spelt out at their default values are not listed as not at their default", async () => {
+    const directory = projectFolder({ countdownSeconds: 2, skipAgents: ["plan", "compaction"], databasePath: "t.db" });
+    await pluginStarted(directory, { maxContinuations: 20, toast: true, stagnationLimit: 5 });
+    const { code, stdout } = await cli(["doctor"], {}, directory);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/Options not at their default/);
+    expect(stdout).toMatch(/^\s*stagnationLimit\s+5\s+plugin options$/m);
+    for (const option of ["countdownSeconds", "skipAgents", "maxContinuations", "toast"])
+      expect(stdout).not.toMatch(new RegExp(`^\\s*${option}\\s`, "m"));
+  });
+
+  it("the files as they are now: a .json beside the .jsonc named as ignored, a string for a switch refused", async () => {
+    const directory = projectFolder({ countdownSeconds: 3 });
+    await pluginStarted(directory, { databasePath: "t.db" });
+    // Written after the plugin's start: only doctor's look at the files can tell.
+    const json = join(directory, ".opencode", "todo-continuation.json");
+    const jsonc = join(directory, ".opencode", "todo-continuation.jsonc");
+    writeFileSync(jsonc, '{ "toast": "yes" }');
+    const { code, stdout } = await cli(["doctor"], {}, directory);
+    expect(stdout).toMatch(new RegExp(`FAIL\\s+config file\\s+in ${jsonc}: toast = "yes"; allowed: true or false`));
+    expect(stdout).toMatch(new RegExp(`WARN\\s+config file\\s+${json} is ignored: ${jsonc} is read instead`));
+    expect(stdout).not.toMatch(/OK\s+config file/);
+    expect(code).toBe(1);
   });
 
   it("no plugin ever ran in the project: said, with where a load failure is logged; --directory looks elsewhere", async () => {

@@ -109,6 +109,23 @@ describe("configuration files", () => {
     ]);
   });
 
+  it("refuse a string where a number or true/false is meant, which only an environment variable may give", () => {
+    const m = machine();
+    const project = m.projectFile("todo-continuation.jsonc", '{ "toast": "yes", "countdownSeconds": "5" }');
+    const { config, problems } = read(m, { enabled: "on", maxContinuations: "7" });
+    expect(config).toBeUndefined();
+    expect(problems.map((p) => p.text)).toEqual([
+      `in ${project}: toast = "yes"; allowed: true or false`,
+      `in ${project}: countdownSeconds = "5"; allowed: a number from 0 to 3600`,
+      'enabled = "on"; allowed: true or false',
+      'maxContinuations = "7"; allowed: an integer from 1 to 100000',
+    ]);
+    const fromEnvironment = read(m, {}, { TODO_CONTINUATION_ENABLED: "off", TODO_CONTINUATION_COUNTDOWN_SECONDS: "5" });
+    expect(fromEnvironment.merged).toMatchObject({ enabled: false, countdownSeconds: 5 });
+    // The file is still wrong: a variable that wins over a value does not make the value right.
+    expect(fromEnvironment.problems.map((p) => p.key)).toEqual(["toast", "countdownSeconds"]);
+  });
+
   it("say what is wrong with a file that is not JSON, or not an object", () => {
     const m = machine();
     const user = m.user("todo-continuation.json", '{ "countdownSeconds": 3,, }');

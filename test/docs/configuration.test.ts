@@ -112,6 +112,10 @@ describe("the configuration's schema", () => {
     [{ maxContinuations: "many" }, "type", "/maxContinuations", "an integer from 1 to 100000"],
     [{ countdownSeconds: 7200 }, "maximum", "/countdownSeconds", "a number from 0 to 3600"],
     [{ tui: { cancelOnTyping: "yes please" } }, "type", "/tui/cancelOnTyping", "true or false"],
+    // Strings an environment variable may carry are refused in a file, as the schema refuses them.
+    [{ toast: "yes" }, "type", "/toast", 'toast = "yes"; allowed: true or false'],
+    [{ countdownSeconds: "5" }, "type", "/countdownSeconds", 'countdownSeconds = "5"; allowed: a number from 0'],
+    [{ tui: { cancelOnTyping: "no" } }, "type", "/tui/cancelOnTyping", "true or false"],
   ])("refuses %j, as the plugin does", (file, keyword, where, allowed) => {
     const validate = validator();
     expect(validate(file)).toBe(false);

@@ -2,7 +2,7 @@
 // makes, key for key; the example body is a real one; the Node snippet verifies a real signature; and every channel
 // example parses as the plugin reads it.
 import { readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
@@ -13,7 +13,9 @@ import { webhookRequest } from "../../src/notices/webhook.js";
 import { fullNotice, sampleNotice } from "../notices/sample-notice.js";
 import { tempFolder } from "../support/temp-folders.js";
 
-const PAGE = readFileSync(resolve(import.meta.dirname, "..", "..", "docs", "notifications.md"), "utf8");
+const ROOT = resolve(import.meta.dirname, "..", "..");
+const PAGE = readFileSync(join(ROOT, "docs", "notifications.md"), "utf8");
+const README = readFileSync(join(ROOT, "README.md"), "utf8");
 
 /** The page's fenced blocks of a language. */
 const blocks = (language: string) =>
@@ -108,5 +110,26 @@ describe("the page's channel examples", () => {
         expect(line).toMatch(/: command = "\/home\/you\/bin\/notice-popup"; allowed: an executable file/);
       expect(channels.length + problems.length).toBe((example as unknown[]).length);
     }
+  });
+});
+
+describe("the README's channel example", () => {
+  it("runs a program the page shows: one its scripts hand the notice to, or a wrapper it says to save", () => {
+    const examples = [...README.matchAll(/^```jsonc\n([\s\S]*?)^```/gm)]
+      .map((m) => parseJsonc(m[1]!) as { notify?: unknown })
+      .filter((file) => file.notify !== undefined);
+    expect(examples).toHaveLength(1);
+    const shown = new Set([
+      ...blocks("sh").flatMap((b) => [...b.matchAll(/^\s*exec (\S+)/gm)].map((m) => m[1]!)),
+      ...[...PAGE.matchAll(/Save it as `([^`]+)`/g)].map((m) => basename(m[1]!)),
+    ]);
+    expect(shown).toContain("notify-send");
+    const commands = (examples[0]!.notify as Array<{ type: string; command?: string }>)
+      .filter((channel) => channel.type === "command")
+      .map((channel) => basename(channel.command!));
+    expect(commands.length).toBeGreaterThan(0);
+    for (const command of commands) expect(shown, `README's command channel runs ${command}`).toContain(command);
+    const { problems } = parseChannels(examples[0]!.notify, { PATH: "/usr/bin:/bin" });
+    for (const line of problems) expect(line).toMatch(/: command = "notify-send"; allowed: a program found on PATH/);
   });
 });

@@ -73,7 +73,7 @@ export function channelReports(setup: NoticeSetup, states: readonly NoticeChanne
 }
 
 const WHERE =
-  "the notify option in .opencode/todo-continuation.json, the user's todo-continuation.json or the plugin options; " +
+  "the notify option in .opencode/todo-continuation.jsonc, the user's todo-continuation.jsonc or the plugin options; " +
   "see docs/notifications.md";
 
 /** Each wrong channel (unless the plugin's own warnings already say it), then whether notices go anywhere. */

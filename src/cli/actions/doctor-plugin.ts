@@ -3,6 +3,7 @@
 // edited since OpenCode started is checked before the person restarts it).
 import { isFileSource, resolveConfiguration, type Resolution } from "../../config/resolve.js";
 import { userConfigFolder } from "../../config/files.js";
+import { isDefaultValue } from "../../config/options.js";
 import { readStatus, statusPath, type PluginStatus } from "../../plugin/status-file.js";
 import { localTime } from "../format.js";
 
@@ -52,16 +53,23 @@ function statusFindings(directory: string, status: PluginStatus | undefined): Pl
   return findings;
 }
 
-function fileFindings(files: Resolution): PluginFinding[] {
+/** The files as they are now: each problem, else the files read; and a file ignored beside another, unless the plugin said it. */
+function fileFindings(files: Resolution, status: PluginStatus | undefined): PluginFinding[] {
+  const ignored: PluginFinding[] = files.warnings
+    .filter((warning) => !status?.warnings.includes(warning))
+    .map((warning) => ({ level: "warn", check: "config file", message: warning }));
   if (files.problems.length > 0)
-    return files.problems.map((problem) => ({
-      level: "fail",
-      check: "config file",
-      message: `${isFileSource(problem.source) ? "" : `${problem.source}: `}${problem.text}`,
-    }));
+    return [
+      ...files.problems.map((problem): PluginFinding => ({
+        level: "fail",
+        check: "config file",
+        message: `${isFileSource(problem.source) ? "" : `${problem.source}: `}${problem.text}`,
+      })),
+      ...ignored,
+    ];
   const read =
     files.files.length > 0 ? files.files.join(", ") : `none (looked in .opencode/ and ${userConfigFolder()})`;
-  return [{ level: "ok", check: "config file", message: read }];
+  return [{ level: "ok", check: "config file", message: read }, ...ignored];
 }
 
 export function examinePlugin(directory: string): PluginExamination {
@@ -71,16 +79,16 @@ export function examinePlugin(directory: string): PluginExamination {
     Object.entries(process.env).filter(([name]) => !name.startsWith("TODO_CONTINUATION_")),
   );
   const files = resolveConfiguration({ env, directory, files: true });
-  return { directory, status, files, findings: [...statusFindings(directory, status), ...fileFindings(files)] };
+  return { directory, status, files, findings: [...statusFindings(directory, status), ...fileFindings(files, status)] };
 }
 
-/** The options the plugin runs with that are not defaults, and where each came from. */
+/** The options the plugin runs with whose values are not the defaults (set or not), and where each came from. */
 export function chosenOptions(
   status: PluginStatus | undefined,
 ): Array<{ option: string; value: string; source: string }> {
   if (!status) return [];
   return Object.entries(status.options)
-    .filter(([, { source }]) => source !== "default")
+    .filter(([option, { value, source }]) => source !== "default" && !isDefaultValue(option, value))
     .map(([option, { value, source }]) => ({ option, value: JSON.stringify(value), source }));
 }
 

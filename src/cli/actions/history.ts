@@ -1,5 +1,7 @@
 import { injectionHistory } from "../../store/operator/queries.js";
-import { openForReading, databasePath, query } from "../database.js";
+import { sessionSeen } from "../../store/operator/queries.js";
+import type { OperatorStore } from "../../store/operator/operator.js";
+import { openForReading, databasePath, neverSeen, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";
 
@@ -8,12 +10,19 @@ export interface HistoryOptions {
   limit: number;
 }
 
+/** Why there is no row to show: none yet, none for a session seen, or a session the database never saw. */
+async function nothingFor(store: OperatorStore, db: string | undefined, session: string | undefined): Promise<string> {
+  if (session === undefined) return "no continuations recorded yet";
+  if (!(await query(() => sessionSeen(store.reader, session)))) return neverSeen(db, session);
+  return `no continuations recorded for ${session} yet (\`todo-continuation audit --session ${session}\` shows its decisions)`;
+}
+
 export async function history(options: HistoryOptions, { db, json }: GlobalOptions): Promise<void> {
   const store = await openForReading(databasePath(db));
   try {
     const rows = await query(() => injectionHistory(store.reader, { session: options.session, limit: options.limit }));
     if (json) return printJson(rows);
-    if (rows.length === 0) return print("no continuations recorded yet");
+    if (rows.length === 0) return print(await nothingFor(store, db, options.session));
     print(
       table(
         [

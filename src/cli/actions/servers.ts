@@ -1,6 +1,7 @@
 // `todo-continuation servers add|list|remove`, what they do: the roster of a fleet's OpenCode servers (PostgreSQL).
 import type { OperatorStore } from "../../store/operator/operator.js";
 import { ServerExistsError, type ServerRoster } from "../../store/operator/roster.js";
+import { isPostgresUrl } from "../../store/open/location.js";
 import { databasePath, openForReading, openForWriting, query } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
 import { duration, localTime, table } from "../format.js";
@@ -17,16 +18,18 @@ export interface AddServerOptions {
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,99}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+const NEEDS_POSTGRES =
+  "servers are followed by a fleet that shares a PostgreSQL database: pass --db postgres://… (or set TODO_CONTINUATION_DB)";
+
 function rosterOf(store: OperatorStore): ServerRoster {
-  if (!store.roster)
-    throw new CliError(
-      "servers are followed by a fleet that shares a PostgreSQL database: pass --db postgres://… (or set TODO_CONTINUATION_DB)",
-    );
+  if (!store.roster) throw new UsageError(NEEDS_POSTGRES);
   return store.roster;
 }
 
+/** A SQLite file has no roster: a usage error (exit 2), said before anything is opened or created. */
 async function withRoster<T>(db: string | undefined, write: boolean, work: (roster: ServerRoster) => Promise<T>) {
   const location = databasePath(db);
+  if (!isPostgresUrl(location)) throw new UsageError(NEEDS_POSTGRES);
   const store = write ? await openForWriting(location) : await openForReading(location);
   try {
     return await query(() => work(rosterOf(store)));

@@ -5,7 +5,7 @@ import type { OperatorStore } from "../../store/operator/operator.js";
 import type { EngineStore } from "../../store/port.js";
 import { sessionSeen } from "../../store/operator/queries.js";
 import { session } from "../../store/reads.js";
-import { databasePath, shownLocation, withStore } from "../database.js";
+import { neverSeen, withStore } from "../database.js";
 import { UsageError } from "../errors.js";
 import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
 
@@ -31,10 +31,7 @@ export async function requireSeen(
   force: string,
 ): Promise<void> {
   if (await sessionSeen(store.reader, sessionId)) return;
-  throw new UsageError(
-    `no session ${sessionId} in ${shownLocation(databasePath(db))}: nothing was ever recorded for it. ` +
-      `\`todo-continuation status\` lists the sessions held now (\`history\` and \`audit\` the ones seen before)${force}`,
-  );
+  throw new UsageError(`${neverSeen(db, sessionId)}${force}`);
 }
 
 export async function stop(sessionId: string, options: StopOptions, { db, json }: GlobalOptions): Promise<void> {
