@@ -4,6 +4,7 @@
 import type { Diagnostics, OperatorStore, ReplicaState, SchemaState } from "../../store/operator/operator.js";
 import type { ServerState } from "../../store/operator/roster.js";
 import { noticeChannels } from "../../store/notices/queries.js";
+import { ownerMayBeAlive } from "../../store/owner.js";
 import {
   armedCountdowns,
   billedModels,
@@ -92,17 +93,26 @@ function schemaFinding(schema: SchemaState): Finding {
 
 function livenessFindings({ replicas, servers }: Examination): Finding[] {
   const findings: Finding[] = [];
-  const dead = replicas.filter((r) => !r.alive);
-  if (replicas.length > 0)
-    findings.push(
-      dead.length > 0
-        ? {
-            level: "warn",
-            check: "replicas",
-            message: `${dead.length} of ${replicas.length} without a fresh heartbeat (their countdowns are adopted by the others)`,
-          }
-        : { level: "ok", check: "replicas", message: `${replicas.length} alive` },
-    );
+  // A process of this host whose pid is gone ended, whatever its heartbeat says: `opencode serve` exits on SIGTERM
+  // without stopping its plugins, so a clean stop of OpenCode leaves its row, which the next start here removes.
+  const ended = replicas.filter((r) => !ownerMayBeAlive(r.id));
+  const silent = replicas.filter((r) => !r.alive && ownerMayBeAlive(r.id));
+  const alive = replicas.length - ended.length - silent.length;
+  if (silent.length > 0)
+    findings.push({
+      level: "warn",
+      check: "replicas",
+      message: `${silent.length} of ${replicas.length} without a fresh heartbeat (their countdowns are adopted by the others)`,
+    });
+  else if (alive > 0) findings.push({ level: "ok", check: "replicas", message: `${alive} alive` });
+  if (ended.length > 0)
+    findings.push({
+      level: "ok",
+      check: "replicas",
+      message:
+        `${ended.length} ended (${ended.map((r) => `pid ${r.pid}`).join(", ")}: gone from this host, as when OpenCode ` +
+        "was stopped, which does not stop its plugins): the next OpenCode here removes their rows and takes their countdowns",
+    });
   const unfollowed = servers.filter((s) => !s.followed);
   if (servers.length > 0)
     findings.push(
