@@ -51,6 +51,6 @@ export function otherEnforcerWarning(
   const where = files[0] ?? join(userConfigFolder(env), "oh-my-opencode.json");
   return (
     `${peer} is loaded too, and its own ${PEER_HOOK} is on: both would continue the same sessions. ` +
-    `Keep one: add "disabled_hooks": ["${PEER_HOOK}"] to ${where}, or set "enabled": false in todo-continuation.json.`
+    `Keep one: add "disabled_hooks": ["${PEER_HOOK}"] to ${where}, or set "enabled": false in .opencode/todo-continuation.jsonc.`
   );
 }
