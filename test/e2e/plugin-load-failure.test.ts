@@ -70,7 +70,13 @@ describe("a server plugin that does not load", () => {
       timeoutMs: 30_000,
       report: () => JSON.stringify(events.slice(-5)),
     });
-    expect(failures().map((f) => [f.sessionID, f.error.name, f.error.data.message])).toEqual([
+    // OpenCode loads the plugins at once: their errors come in either order.
+    const byMessage = (a: unknown[], b: unknown[]) => String(a[2]).localeCompare(String(b[2]));
+    expect(
+      failures()
+        .map((f) => [f.sessionID, f.error.name, f.error.data.message])
+        .sort(byMessage),
+    ).toEqual([
       [undefined, "UnknownError", expect.stringMatching(`^Failed to load plugin ${MISSING}: Cannot find module`)],
       [undefined, "UnknownError", `Failed to load plugin ${THROWS_AT_IMPORT}: broken at import`],
     ]);
