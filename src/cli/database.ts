@@ -6,6 +6,7 @@ import { isFileSource, resolveConfiguration } from "../config/resolve.js";
 import { defaultDatabasePath } from "../store/open/default-path.js";
 import { isPostgresUrl, LocationError, redactUrl, resolveLocation } from "../store/open/location.js";
 import type { OperatorStore } from "../store/operator/operator.js";
+import { sessionSeen } from "../store/operator/queries.js";
 import { openStore, type OpenStoreOptions } from "../store/open/open.js";
 import { StoreOpenError } from "../store/open/open-error.js";
 import { describeDatabaseFailure } from "../store/open/failure.js";
@@ -55,6 +56,17 @@ export function neverSeen(db: string | undefined, sessionId: string): string {
     `no session ${sessionId} in ${shownLocation(databasePath(db))}: nothing was ever recorded for it. ` +
     "`todo-continuation status` lists the sessions held now (`history` and `audit` the ones seen before)"
   );
+}
+
+/** A command's answer when it found no row: `nothing`, or `neverSeen` for a session the database never saw. */
+export async function nothingFound(
+  store: OperatorStore,
+  db: string | undefined,
+  session: string | undefined,
+  nothing: string,
+): Promise<string> {
+  if (session !== undefined && !(await query(() => sessionSeen(store.reader, session)))) return neverSeen(db, session);
+  return nothing;
 }
 
 /**

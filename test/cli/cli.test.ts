@@ -67,6 +67,18 @@ describe("todo-continuation CLI", () => {
     expect(unknown.stdout).not.toContain("no continuations recorded yet");
   });
 
+  it("audit and cost of a session the database never saw say so too; of a known one, that nothing matched", async () => {
+    for (const command of ["audit", "cost"]) {
+      const unknown = await cli(["--db", f.dbPath, command, "--session", "ses_nope"]);
+      expect(unknown.code, command).toBe(0);
+      expect(unknown.stdout, command).toContain(
+        `no session ses_nope in ${f.dbPath}: nothing was ever recorded for it.`,
+      );
+    }
+    const known = await cli(["--db", f.dbPath, "audit", "--session", S, "--reason", "gave_up"]);
+    expect(known.stdout).toContain("no matching decisions");
+  });
+
   it("audit filters by session, reason and event", async () => {
     const all = JSON.parse((await cli(["--db", f.dbPath, "--json", "audit", "--session", S])).stdout) as Array<{
       event: string;

@@ -1,5 +1,5 @@
 import { auditTrail } from "../../store/operator/queries.js";
-import { databasePath, openForReading, query } from "../database.js";
+import { databasePath, nothingFound, openForReading, query } from "../database.js";
 import { localTime, table } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";
 
@@ -31,7 +31,7 @@ export async function audit(options: AuditOptions, { db, json }: GlobalOptions):
     const rows = await query(() => auditTrail(store.reader, { ...options, since }));
     if (json)
       return printJson(rows.map((r) => ({ ...r, detail: r.detail ? (JSON.parse(r.detail) as unknown) : null })));
-    if (rows.length === 0) return print("no matching decisions");
+    if (rows.length === 0) return print(await nothingFound(store, db, options.session, "no matching decisions"));
     print(
       table(
         [

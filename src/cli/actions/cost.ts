@@ -1,5 +1,5 @@
 import { continuationCosts, type CostKey, type CostRow } from "../../store/operator/queries.js";
-import { databasePath, openForReading, query } from "../database.js";
+import { databasePath, nothingFound, openForReading, query } from "../database.js";
 import { table } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";
 
@@ -22,7 +22,7 @@ export async function cost(options: CostOptions, { db, json }: GlobalOptions): P
     const sinceDay = options.since === undefined ? undefined : dayAgo(Math.max(0, options.since - DAY_MS));
     const rows = await query(() => continuationCosts(store.reader, { by, sinceDay, session: options.session }));
     if (json) return printJson(rows.map((r) => (by === "session" ? { ...r, share: share(r) ?? null } : r)));
-    if (rows.length === 0) return print("no continuation billed yet");
+    if (rows.length === 0) return print(await nothingFound(store, db, options.session, "no continuation billed yet"));
     print(costTable(by, rows));
   } finally {
     await store.close();

@@ -1,7 +1,6 @@
 import { injectionHistory } from "../../store/operator/queries.js";
-import { sessionSeen } from "../../store/operator/queries.js";
 import type { OperatorStore } from "../../store/operator/operator.js";
-import { openForReading, databasePath, neverSeen, query } from "../database.js";
+import { openForReading, databasePath, nothingFound, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";
 import { print, printJson, type GlobalOptions } from "../output.js";
 
@@ -11,10 +10,12 @@ export interface HistoryOptions {
 }
 
 /** Why there is no row to show: none yet, none for a session seen, or a session the database never saw. */
-async function nothingFor(store: OperatorStore, db: string | undefined, session: string | undefined): Promise<string> {
-  if (session === undefined) return "no continuations recorded yet";
-  if (!(await query(() => sessionSeen(store.reader, session)))) return neverSeen(db, session);
-  return `no continuations recorded for ${session} yet (\`todo-continuation audit --session ${session}\` shows its decisions)`;
+function nothingFor(store: OperatorStore, db: string | undefined, session: string | undefined): Promise<string> {
+  const nothing =
+    session === undefined
+      ? "no continuations recorded yet"
+      : `no continuations recorded for ${session} yet (\`todo-continuation audit --session ${session}\` shows its decisions)`;
+  return nothingFound(store, db, session, nothing);
 }
 
 export async function history(options: HistoryOptions, { db, json }: GlobalOptions): Promise<void> {
