@@ -143,13 +143,14 @@ export function pausedSessions(reader: SqlReader): Promise<PausedRow[]> {
   );
 }
 
+/** A held session's row, with its directory. */
+export type HeldSessionRow = HeldRow & { directory: string };
+
 /**
  * Sessions something may hold until someone acts: stopped, paused, refused by the provider, or told a stop of one of
  * `stops` (the core's told stops) with no countdown armed since (one armed since is on its way again), each with the
  * latest decision of the reason it was told (its detail holds the figures the words need).
  */
-export type HeldSessionRow = HeldRow & { directory: string };
-
 export async function heldSessions(reader: SqlReader, stops: readonly string[]): Promise<HeldSessionRow[]> {
   const told = stops.length > 0 ? `OR (c.id IS NULL AND s.notified_stop IN (${stops.map(() => "?").join(", ")}))` : "";
   const rows = numeric(
