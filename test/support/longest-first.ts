@@ -7,10 +7,11 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /** The files that run for a minute or more here, known before any run has been timed. */
 const LONG_RUNNING = [
-  "test/crash/crash.test.ts",
-  "test/e2e/faults.test.ts",
   "test/crash/multiprocess.test.ts",
+  "test/crash/crash.test.ts",
   "test/e2e/work.test.ts",
+  "test/e2e/fleet.test.ts",
+  "test/e2e/faults.test.ts",
   "test/e2e/judgement.test.ts",
   "test/store/bun-lost-answer.bun.test.ts",
 ];
