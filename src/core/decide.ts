@@ -108,12 +108,13 @@ const GUARDS: { readonly [R in SkipReason]: Guard } = {
     stage !== "idle" && wait?.waitingFor === "error_cooldown" ? { remainingMs: wait.until - now } : pass,
   backoff: ({ stage, now }, { wait }) =>
     stage !== "idle" && wait?.waitingFor === "backoff" ? { remainingMs: wait.until - now } : pass,
-  in_flight: ({ live, durable }) =>
-    live.inFlight
-      ? {}
-      : durable.answeredBy
-        ? { answeredBy: durable.answeredBy.injectionId, firedAt: durable.answeredBy.firedAt }
-        : pass,
+  in_flight: (input) => {
+    const { live, durable } = input;
+    if (live.inFlight) return {};
+    if (durable.answeredBy) return { answeredBy: durable.answeredBy.injectionId, firedAt: durable.answeredBy.firedAt };
+    const unanswered = unansweredContinuation(input);
+    return unanswered ? { unanswered, status: "unread" } : pass;
+  },
   busy: ({ live }) => (live.status === "busy" ? {} : pass),
   children_running: ({ live }) =>
     live.busyChildren
@@ -200,6 +201,20 @@ function lastTurnStillFailed({ todos, live, durable }: DecisionInput): boolean {
   if (live.messages === undefined) return true;
   if (durable.lastErrorKind === "permanent") return !turnEndedWellSince(live.messages, durable.lastErrorAt);
   return live.messages.unansweredErrorKind !== undefined;
+}
+
+/**
+ * Our last continuation is the session's last user message, nothing answered it yet, and OpenCode did not say whether
+ * the session is busy: its turn is running (the usual case, and one this process hears nothing of when another process
+ * sent it), or it never started (OpenCode refused it after its 204). Only the status tells them apart, so another
+ * continuation now could land on top of a running one. A turn that never started is the start check's to find
+ * (`not_started`, then a retry of that very continuation, which is not held here). The id of that continuation, else
+ * undefined.
+ */
+function unansweredContinuation({ live, retrying }: DecisionInput): string | undefined {
+  const { messages } = live;
+  if (retrying || !live.statusUnread || messages?.replyToLastInjection !== "none") return undefined;
+  return messages.ownInjectionIds.at(-1);
 }
 
 /** The user resumed after the message that shows the error: they were told to fix it, then resume, and did. */

@@ -110,6 +110,7 @@ export function decisionInput(context: DecisionContext): DecisionInput {
     // OpenCode's answer beats memory when it says the session is working: another process (or a missed event) may
     // have set it going since this process last heard of it.
     status: facts?.status === "busy" || facts?.status === "retry" ? facts.status : (seen.status ?? facts?.status),
+    ...(facts && facts.status === undefined ? { statusUnread: true } : {}),
     busyChildren: facts?.busyDescendants?.length,
     busyDescendantIds: facts?.busyDescendants,
     pendingRequests: seen.pendingRequests,

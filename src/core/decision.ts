@@ -109,6 +109,11 @@ export interface LiveFacts {
   /** Another continuation of this session is queued or in flight. */
   inFlight?: boolean;
   status?: "busy" | "idle" | "retry";
+  /**
+   * OpenCode was asked for the session's status and did not answer (a timeout, an error): `status` is then only what
+   * this process saw in events, which says nothing of a turn another process's continuation started.
+   */
+  statusUnread?: boolean;
   /** Busy sessions below this one (children, grandchildren…). */
   busyChildren?: number;
   busyDescendantIds?: readonly string[];

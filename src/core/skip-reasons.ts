@@ -124,7 +124,7 @@ export const SKIP_FACTS: { readonly [R in SkipReason]: SkipFacts } = {
     words: () => ({ standing: "continuing", text: "a continuation is on its way" }),
     notice: null,
     stop: null,
-    when: "a continuation for the session is already queued or in flight (or one thought lost turned out to have arrived: `detail.delivered`, or the last one's outcome is unknown and the session's messages cannot be read to look for it: `detail.awaiting`, see [Delivery](#delivery)), or one was sent (by any process) after the idle this look judges, which it answered (`detail.answeredBy`, `detail.firedAt`): the session's next idle is looked at on its own",
+    when: "a continuation for the session is already queued or in flight (or one thought lost turned out to have arrived: `detail.delivered`, or the last one's outcome is unknown and the session's messages cannot be read to look for it: `detail.awaiting`, see [Delivery](#delivery)), or one was sent (by any process) after the idle this look judges, which it answered (`detail.answeredBy`, `detail.firedAt`): the session's next idle is looked at on its own. Also when the session's last message is our last continuation, nothing answered it yet, and OpenCode's status cannot be read (`detail.unanswered`, `detail.status: \"unread\"`): its turn is running or never started, and only the status tells which (one that never started is found by the start check, and retried)",
     options: [],
   },
   busy: {

@@ -185,6 +185,38 @@ describe("decide: an idle another continuation answered", () => {
   });
 });
 
+describe("decide: our last continuation unanswered while OpenCode's status could not be read", () => {
+  // Seen with two processes on one database under load: a process that saw the idle late read the messages (our
+  // continuation last, no reply) but not the status, and its memory said idle; it sent a second continuation on top.
+  const unanswered = messages({ ownInjectionIds: ["inj_1"], ownMessageIds: ["msg_1"], replyToLastInjection: "none" });
+
+  it.each(["idle", "before_prompt"] as const)("holds a new one at %s (in flight, naming it)", (stage) => {
+    expect(decide(input({ stage, live: { status: "idle", statusUnread: true, messages: unanswered } }))).toMatchObject({
+      verdict: "skip",
+      reason: "in_flight",
+      detail: { stage, unanswered: "inj_1", status: "unread" },
+    });
+  });
+
+  it("before its todo read's failure is judged", () => {
+    const live = { statusUnread: true, messages: unanswered };
+    expect(reason(input({ live, todos: "fetch_failed" }))).toBe("in_flight");
+  });
+
+  it.each([
+    ["OpenCode said idle (a turn that never started is the start check's)", { status: "idle" as const }, {}],
+    ["a reply came", { statusUnread: true, messages: { ...unanswered, replyToLastInjection: "worked" as const } }, {}],
+    [
+      "a person wrote after it",
+      { statusUnread: true, messages: { ...unanswered, replyToLastInjection: undefined } },
+      {},
+    ],
+    ["it is the retry of that one", { statusUnread: true, messages: unanswered }, { retrying: true }],
+  ])("lets one go when %s", (_, live, extra) => {
+    expect(reason(input({ stage: "before_prompt", live: { status: "idle", ...live }, ...extra }))).toBe("continue");
+  });
+});
+
 describe("decide: guard order and boundaries", () => {
   it("the first failing guard in the documented order wins", () => {
     const all = input({

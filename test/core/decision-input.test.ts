@@ -124,6 +124,14 @@ describe("decisionInput", () => {
     it("without OpenCode's answers, memory alone", () => {
       expect(decisionInput(context({ seen: seen({ status: "busy" }) })).live.status).toBe("busy");
     });
+
+    // Memory cannot stand in for OpenCode's answer when another process's continuation set the session going.
+    it("says when OpenCode was asked and its status could not be read", () => {
+      const unread = decisionInput(context({ seen: seen({ status: "idle" }), facts: facts() })).live;
+      expect(unread).toMatchObject({ status: "idle", statusUnread: true });
+      expect(decisionInput(context({ facts: facts({ status: "idle" }) })).live.statusUnread).toBeUndefined();
+      expect(decisionInput(context({ seen: seen({ status: "idle" }) })).live.statusUnread).toBeUndefined();
+    });
   });
 
   describe("the todos judged", () => {

@@ -38,11 +38,22 @@ export class FactGatherer {
 
   async gather(sessionId: string, options: InspectOptions = {}): Promise<HostFacts> {
     const t = this.timeoutMs;
-    const [todos, messages, session, family, agents] = await Promise.allSettled([
+    const startedAt = this.monotonic();
+    const statusRead = withTimeout("status read", t, (s) => this.host.getStatuses(s));
+    // The sub-sessions are searched in what is left of the same bound, after the statuses answered: a search that
+    // runs out of time loses the busy descendants only, not the session's own status, which is what keeps a second
+    // continuation off a turn another process started (one round trip more under load must not cost both).
+    const descendantsRead = statusRead.then((statuses) =>
+      withTimeout("children read", Math.max(0, t - (this.monotonic() - startedAt)), (s) =>
+        this.busyDescendants(sessionId, statuses, s),
+      ),
+    );
+    const [todos, messages, session, statuses, descendants, agents] = await Promise.allSettled([
       withTimeout("todo read", t, (s) => this.host.getTodos(sessionId, s)),
       withTimeout("messages read", t, (s) => this.host.getMessages(sessionId, s, MESSAGE_WINDOW)),
       withTimeout("session read", t, (s) => this.host.getSession(sessionId, s)),
-      withTimeout("children read", t, (s) => this.family(sessionId, s)),
+      statusRead,
+      descendantsRead,
       this.agentList(),
     ]);
     const facts: HostFacts = {
@@ -65,26 +76,24 @@ export class FactGatherer {
       facts.parentId = session.value.parentId ?? null;
       if (session.value.spend) facts.sessionSpend = session.value.spend;
     }
-    if (family.status === "fulfilled") {
-      facts.status = family.value.status;
-      facts.busyDescendants = family.value.busyDescendants;
-    }
+    // OpenCode lists only the sessions that are not idle.
+    if (statuses.status === "fulfilled") facts.status = statuses.value[sessionId] ?? "idle";
+    if (descendants.status === "fulfilled") facts.busyDescendants = descendants.value;
     if (agents.status === "fulfilled") facts.agents = agents.value;
     return facts;
   }
 
   /**
-   * The session's status and its busy descendants. OpenCode lists only sessions that are not idle, so the tree below
-   * the session is searched only when some other session is busy at all.
+   * The busy sessions below this one, by `statuses` (OpenCode's, which lists only sessions that are not idle): the
+   * tree is searched only when some other session is busy at all.
    */
-  private async family(
+  private async busyDescendants(
     sessionId: string,
+    statuses: Record<string, SessionStatus>,
     signal: AbortSignal,
-  ): Promise<{ status: SessionStatus; busyDescendants: string[] }> {
-    const statuses = await this.host.getStatuses(signal);
+  ): Promise<string[]> {
     const busy = (id: string) => statuses[id] === "busy" || statuses[id] === "retry";
-    const status = statuses[sessionId] ?? "idle";
-    if (!Object.keys(statuses).some((id) => id !== sessionId && busy(id))) return { status, busyDescendants: [] };
+    if (!Object.keys(statuses).some((id) => id !== sessionId && busy(id))) return [];
     const found: string[] = [];
     const seen = new Set([sessionId]);
     let level = [sessionId];
@@ -98,7 +107,7 @@ export class FactGatherer {
         level.push(child.id);
       }
     }
-    return { status, busyDescendants: found };
+    return found;
   }
 
   /**

@@ -3,9 +3,10 @@
 // todo read that fails, times out or answers something that is not a list is `fetch_failed` with the reason in
 // `todoError`, while any other read that fails only leaves its fact out; the tree of sub-sessions is searched only
 // when some session other than this one is busy, at most six levels deep and only while fewer than 200 sessions have
-// been seen; the agent list is asked at most once a minute; `turnStarted` says true when the session is busy (or
-// retrying) or an assistant message follows ours, false when OpenCode shows neither, and undefined when it cannot be
-// read; `inspectOptions` reads messages with the configured text-question detection and the message that paused the
+// been seen, within the same bound (a search that runs out of time loses the busy descendants, not the status); the
+// agent list is asked at most once a minute; `turnStarted` says true when the session is busy (or retrying) or an
+// assistant message follows ours, false when OpenCode shows neither, and undefined when it cannot be read;
+// `inspectOptions` reads messages with the configured text-question detection and the message that paused the
 // session. Built as enforcer.ts builds it, over the engine's context on a real SQLite file and the FakeHost, with
 // fake timers for the time it waits.
 import { join } from "node:path";
@@ -224,6 +225,22 @@ describe("gather", () => {
       expect(answer).not.toHaveProperty("todoError");
     },
   );
+
+  // Under load the search's extra round trip was what ran out of time (the multi-process crash test: 418 looks of one
+  // run lost only this read), and with it went the status that says another process's continuation is running.
+  it("a sub-session search that outlasts hostTimeoutMs leaves the busy descendants out, not the status", async () => {
+    host.setTodos(S, [["a", "pending"]]);
+    host.statuses = { [S]: "busy", ses_elsewhere: "busy" };
+    const port: HostPort = host;
+    port.getChildren = (_id, signal) =>
+      new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted"))));
+    const gathering = watch(facts.gather(S));
+    await advance(TIMEOUT_MS - 1);
+    expect(gathering.settled).toBe(false);
+    await advance(1);
+    expect(gathering.value).toMatchObject({ status: "busy" });
+    expect(gathering.value).not.toHaveProperty("busyDescendants");
+  });
 
   it("reads the messages as inspectOptions says: text questions only when detectTextQuestions is on", async () => {
     host.addUserMessage(S, "build the thing");

@@ -377,6 +377,37 @@ describe("two engines watching one session", () => {
     });
   });
 
+  // The same idle reaching a slow engine only after the other's continuation went out: no continuation fired since its
+  // look began, so nothing says it was answered but the messages (ours, last, no reply yet) and a status the slow engine
+  // cannot read. Seen in the multi-process crash test under load: eight sessions continued twice.
+  it("a look at an idle seen after another engine's continuation, unable to read the status, sends nothing on top", async () => {
+    const folder = tempFolder();
+    const hostA = newHost();
+    hostA.autoReply = false;
+    hostA.onAccepted = () => void (hostA.statuses[S] = "busy");
+    // One OpenCode seen through two connections: B's status read fails, the rest is the same server.
+    const hostB = new FakeHost();
+    hostB.todos = hostA.todos;
+    hostB.messages = hostA.messages;
+    hostB.statusBehaviour = "fail";
+    const a = await engine(folder, hostA);
+    const b = await engine(folder, hostB);
+    a.enforcer.handleEvent(ev.idle(S));
+    await advance(11_000);
+    await a.enforcer.settled();
+    expect(hostA.prompts).toHaveLength(1);
+    b.enforcer.handleEvent(ev.idle(S));
+    await advance(40_000);
+    await a.enforcer.settled();
+    await b.enforcer.settled();
+    expect(hostB.prompts).toHaveLength(0);
+    const injectionId = a.rows.audit(S).find((r) => r.event === "fired")?.detail.injectionId;
+    expect(b.rows.trail(S)).toEqual(["armed", "fired", "injected", "skipped:in_flight"]);
+    expect(b.rows.audit(S).at(-1)).toMatchObject({
+      detail: { stage: "idle", trigger: "idle", unanswered: injectionId, status: "unread" },
+    });
+  });
+
   it("a look that began after the key is a new idle, and arms", async () => {
     const folder = tempFolder();
     const host = newHost();
