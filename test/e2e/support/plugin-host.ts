@@ -9,6 +9,7 @@
 import type { PluginInput } from "@opencode-ai/plugin";
 import { createOpencodeClient } from "@opencode-ai/sdk";
 import plugin from "../../../src/index.js";
+import { STREAM_ONLY_EVENTS } from "../../support/sim-opencode/event-recorder.js";
 
 const url = process.env.SIM_URL!;
 const directory = process.env.PROJECT!;
@@ -31,7 +32,6 @@ await hooks.config?.({ plugin: [new URL("../../../src/index.ts", import.meta.url
 
 const response = await fetch(`${url}/event?directory=${encodeURIComponent(directory)}`);
 if (!response.ok || !response.body) throw new Error(`the event stream answered ${response.status}`);
-const STREAM_ONLY = new Set(["server.connected", "server.heartbeat"]);
 let ready = false;
 let buffer = "";
 const decoder = new TextDecoder();
@@ -47,8 +47,8 @@ for await (const chunk of response.body) {
       ready = true;
       process.stdout.write(`${JSON.stringify({ ready: true, pid: process.pid })}\n`);
     }
-    // The stream's own events, written by OpenCode's /event route, never published on the bus its plugins hear.
-    if (STREAM_ONLY.has(event.type)) continue;
+    // Held to the real OpenCode by test/e2e/sim-opencode.test.ts ("hands its plugins' event hook …").
+    if (STREAM_ONLY_EVENTS.has(event.type)) continue;
     try {
       void hooks.event?.({ event } as never);
     } catch (error) {
