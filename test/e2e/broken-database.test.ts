@@ -1,18 +1,10 @@
 // The plugin's database broken in every way a file can break without a disk of its own, inside a real OpenCode: the
 // plugin says so in one clear line of OpenCode's log, never throws into a hook, and OpenCode keeps working (with
 // in-memory enforcement when the file cannot even be opened; paused, then resumed, when it breaks under a running
-// plugin). The CLI reports each case clearly too. A disk that turns read-only or fills up: broken-disk.mounts.test.ts.
+// plugin). The CLI reports each case clearly too. A truncated file and one deleted while open run on the simulated
+// OpenCode (durability-on-sim.test.ts); a disk that turns read-only or fills up: broken-disk.mounts.test.ts.
 import Database from "better-sqlite3";
-import {
-  chmodSync,
-  chownSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  truncateSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, chownSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -20,7 +12,14 @@ import { opencodeBinary, ROOT } from "../crash/processes.js";
 import { otherAccount, reachableCheckout, reachableCopy } from "../support/other-account.js";
 import { tempFolder } from "../support/temp-folders.js";
 import { openSqlite } from "../../src/store/sqlite/open.js";
-import { cli, databaseLines, expectOpenedInMemory, runBasic, runCli, worldWith } from "./support/broken-database.js";
+import {
+  brokenFile,
+  databaseLines,
+  expectOpenedInMemory,
+  runBasic,
+  runCli,
+  worldWith,
+} from "./support/broken-database.js";
 import { sleep } from "../support/wait-for.js";
 import { E2E } from "./support/harness.js";
 import { script } from "./scenarios.js";
@@ -35,49 +34,25 @@ afterEach(async () => {
 });
 
 describe("a database that cannot be opened: one error, in-memory enforcement, OpenCode unharmed", () => {
-  const kinds: Array<[string, string]> = [
-    ["a file of garbage bytes", "not a valid SQLite database"],
-    ["a truncated file", "not a valid SQLite database|malformed|damaged"],
-  ];
-  const worlds = new Map<string, { w: E2E; db: string }>();
-  // The plugin opens its file when OpenCode starts: each file is broken first, and each OpenCode started here, under a
+  // A truncated file: durability-on-sim.test.ts, on the simulated OpenCode.
+  const kind = "a file of garbage bytes";
+  let db: string;
+  let garbage: E2E;
+  // The plugin opens its file when OpenCode starts: the file is broken first, and OpenCode started here, under a
   // hook's budget as every e2e suite's server is, rather than in its test's 30 s.
   beforeAll(async () => {
-    for (const [kind] of kinds) {
-      const db = await brokenFile(kind);
-      const w = worldWith(db, { countdownSeconds: 1 });
-      worlds.set(kind, { w, db });
-      await w.start();
-    }
+    db = await brokenFile(kind);
+    garbage = worldWith(db, { countdownSeconds: 1 });
+    await garbage.start();
   }, 120_000);
   afterAll(async () => {
-    await Promise.all([...worlds.values()].map(({ w }) => w.stop()));
+    await garbage?.stop();
   });
 
-  it.each(kinds)("%s", async (kind, expected) => {
-    const { w, db } = worlds.get(kind)!;
-    await expectOpenedInMemory(w, db, expected);
+  it(kind, async () => {
+    await expectOpenedInMemory(garbage, db, "not a valid SQLite database");
   });
 });
-
-/** A database file that cannot be opened: 200 kB of garbage, or a real one cut short. */
-async function brokenFile(kind: string): Promise<string> {
-  const db = join(await tmpDir(), "data", "todo-continuation.db");
-  if (kind === "a file of garbage bytes") {
-    (await openSqlite(db)).close();
-    writeFileSync(db, Buffer.alloc(200_000, 0x42));
-    return db;
-  }
-  const store = await openSqlite(db);
-  store.raw.exec("BEGIN");
-  for (let i = 0; i < 3000; i++)
-    store.raw.run("INSERT INTO audit_events (at, event, detail) VALUES (?, 'skipped', ?)", i, "x".repeat(100));
-  store.raw.exec("COMMIT");
-  store.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-  store.close();
-  truncateSync(db, 8192);
-  return db;
-}
 
 describe("a database its user may not write (file permissions)", () => {
   // For root a file's permissions stop nothing: OpenCode (and the CLI) then run as an unprivileged account, from
@@ -137,11 +112,9 @@ describe("a database its user may not write (file permissions)", () => {
 });
 
 describe("a database that breaks under a running plugin: one error, paused, OpenCode unharmed, resumed when it works", () => {
-  // Each case breaks a world of its own. Both start here, one after the other, under a hook's budget as every e2e
-  // suite's server does: a test's own budget is its scenario's, not an OpenCode start's (which takes tens of seconds
-  // on a busy 2-core machine).
+  // Deleted while OpenCode has it open: durability-on-sim.test.ts, on the simulated OpenCode. The locked file stays
+  // here: it is OpenCode's own Bun that must hold a write back while another process has the lock.
   let locked: E2E;
-  let deleted: E2E;
   beforeAll(async () => {
     // A stagnation limit of 1: once resumed, one continuation and its turn make the end of the run.
     locked = worldWith(join(await tmpDir(), "state.db"), {
@@ -149,12 +122,10 @@ describe("a database that breaks under a running plugin: one error, paused, Open
       storeProbeMs: PROBE_MS,
       stagnationLimit: 1,
     });
-    deleted = worldWith(join(await tmpDir(), "state.db"), { countdownSeconds: 1, leaseMs: 1500 });
     await locked.start();
-    await deleted.start();
   }, 120_000);
   afterAll(async () => {
-    await Promise.all([locked?.stop(), deleted?.stop()]);
+    await locked?.stop();
   });
 
   // Its own waits (a first turn, the arm, the pause, the resume, a continuation run) allow far more than the default
@@ -187,26 +158,6 @@ describe("a database that breaks under a running plugin: one error, paused, Open
     );
     // Working again: the stagnation scenario runs to its end.
     await w.waitForAudit(await firstSession(w), "skipped:stagnation", 60_000);
-  });
-
-  it("deleted while OpenCode has it open", async () => {
-    const w = deleted;
-    const first = await runBasic(w);
-    await w.waitForAudit(first, "skipped:todos_complete", 20_000);
-    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${w.dbPath}${suffix}`, { force: true });
-    await w.waitFor("the pause", () => databaseLines(w).some((l) => l.includes("paused")), 10_000);
-    expect(databaseLines(w)).toEqual([expect.stringMatching(/was deleted or replaced while this process had it open/)]);
-    const id = await runBasic(w, "stagnation");
-    // Paused for good (its one line says a restart is needed), the enforcer decides nothing until then: the last
-    // thing it could act on is the turn's idle, so the wait ends when OpenCode reports the session idle.
-    await w.waitFor("the turn to end", () => w.sessionIdle(id));
-    expect(w.continuationRequests("stagnation")).toEqual([]);
-    expect(await w.todos(id)).toHaveLength(3);
-    expect(databaseLines(w)).toHaveLength(1);
-    const doctor = await cli("--db", w.dbPath, "doctor");
-    expect(doctor.code).toBe(1);
-    // doctor reports it among its findings, after what the plugin says of itself.
-    expect(doctor.stdout).toContain("no database at");
   });
 });
 

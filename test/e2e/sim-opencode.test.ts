@@ -2,16 +2,19 @@
 // OpenCode 1.18.33: the same requests to both — every call the service makes, around one first turn and one prompt —
 // and the same shapes back. Compared by shape (keys and JSON types, recursively), not by value; the events of a turn
 // by type in order, and each kind of event by shape.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exercise, type Exercise } from "../support/sim-opencode/conformance.js";
-import { sessionOf, type RecordedEvent } from "../support/sim-opencode/event-recorder.js";
+import { sessionOf, STREAM_ONLY_EVENTS, type RecordedEvent } from "../support/sim-opencode/event-recorder.js";
 import { startSimFleet, type SimFleet } from "../support/sim-opencode/fleet.js";
 import { shapeDifferences, shapeOf } from "../support/sim-opencode/shapes.js";
 import { OpenCodeServer } from "./support/opencode-server.js";
 import { ScriptedModel, todowrite, type ModelReply, type ScriptContext } from "./support/scripted-model.js";
+
+const EVENT_TAP = fileURLToPath(new URL("../support/sim-opencode/event-tap-plugin.ts", import.meta.url));
 
 /** Long enough for the reads made while a turn runs to find it running, on both. */
 const TURN_MS = 800;
@@ -72,9 +75,47 @@ function counts(kinds: string[]): Record<string, number> {
 
 const significant = (events: RecordedEvent[]) => events.filter((e) => !INSTANCE_EVENTS.has(e.type));
 
+/** The events a run streamed about its session or about none, without the instance's own. */
+const streamedEvents = (run: Exercise) =>
+  significant(run.stream.events).filter((e) => [run.session, undefined].includes(sessionOf(e)));
+
+/** An assistant message's update as published at the end of a step: its `finish` set, its `time.completed` not yet. */
+function finishedBeforeCompleted(e: RecordedEvent): boolean {
+  const info = e.properties.info as { role?: string; finish?: string; time?: { completed?: number } } | undefined;
+  return e.type === "message.updated" && info?.role === "assistant" && !!info.finish && !info.time?.completed;
+}
+
+/** Each kind of event (kindsOf) with the shapes its envelopes came in. */
+function shapesByKind(events: RecordedEvent[]): Map<string, Set<string>> {
+  const kinds = kindsOf(events);
+  const byKind = new Map<string, Set<string>>();
+  events.forEach((e, i) => {
+    const set = byKind.get(kinds[i]!) ?? new Set<string>();
+    set.add(JSON.stringify(shapeOf(e.envelope)));
+    byKind.set(kinds[i]!, set);
+  });
+  return byKind;
+}
+
+/** Where `actual`'s kinds of event, or their shapes, differ from `expected`'s. */
+function shapeDifferencesByKind(expectedEvents: RecordedEvent[], actualEvents: RecordedEvent[]): string[] {
+  const [expected, actual] = [shapesByKind(expectedEvents), shapesByKind(actualEvents)];
+  const sortedKinds = (m: Map<string, unknown>) => [...m.keys()].sort();
+  if (sortedKinds(actual).join() !== sortedKinds(expected).join())
+    return [`kinds ${sortedKinds(actual).join(", ")}; OpenCode ${sortedKinds(expected).join(", ")}`];
+  const differences: string[] = [];
+  for (const [kind, set] of expected) {
+    const sorted = (s: Set<string>) => [...s].sort().map((text) => JSON.parse(text));
+    differences.push(...shapeDifferences({ "[]": sorted(set) }, { "[]": sorted(actual.get(kind)!) }, kind));
+  }
+  return differences;
+}
+
 describe("the simulated OpenCode against OpenCode 1.18.33", () => {
   const root = mkdtempSync(join(tmpdir(), "tc-sim-conformance-"));
   const model = new ScriptedModel(script);
+  /** What the real server's plugins hear (event-tap-plugin.ts), a JSON line an event. */
+  const hookEvents = join(root, "hook-events.jsonl");
   let server: OpenCodeServer;
   let fleet: SimFleet;
   let real: Exercise;
@@ -85,7 +126,8 @@ describe("the simulated OpenCode against OpenCode 1.18.33", () => {
     server = new OpenCodeServer({
       root,
       modelUrl,
-      pluginOptions: false,
+      pluginSpec: pathToFileURL(EVENT_TAP).href,
+      pluginOptions: { file: hookEvents },
       logLevel: "WARN",
       modelCost: { input: 3, output: 15 },
     });
@@ -143,6 +185,43 @@ describe("the simulated OpenCode against OpenCode 1.18.33", () => {
     expect(unplaced(sim)).toEqual(unplaced(real));
   });
 
+  // The e2e plugin host (test/e2e/support/plugin-host.ts) hands a plugin the simulated server's stream: that is what
+  // OpenCode's own plugins hear only if OpenCode hands them what it streams, in the same envelope and order, and
+  // nothing of the stream's own (its connection and heartbeats are the /event route's, not the bus's).
+  it("hands its plugins' event hook the events it streams, in order, without the stream's own", () => {
+    const heard: RecordedEvent[] = readFileSync(hookEvents, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as RecordedEvent["envelope"])
+      .map((envelope) => ({
+        phase: "",
+        type: String(envelope.type),
+        properties: envelope.properties as Record<string, unknown>,
+        envelope,
+      }));
+    const idOf = (e: RecordedEvent) => String(e.envelope.id);
+    const streamed = real.stream.events.filter((e) => !STREAM_ONLY_EVENTS.has(e.type));
+    const streamedIds = new Set(streamed.map(idOf));
+    // The stream closed at the end of the exercise while the hook heard on: what both got is compared.
+    const heardWhileStreamed = heard.filter((e) => streamedIds.has(idOf(e)));
+    expect(streamed.length).toBeGreaterThan(50);
+    expect(heardWhileStreamed.map(idOf)).toEqual(streamed.map(idOf));
+    expect(real.stream.events.filter((e) => STREAM_ONLY_EVENTS.has(e.type)).length).toBeGreaterThan(0);
+    expect(heard.filter((e) => STREAM_ONLY_EVENTS.has(e.type))).toEqual([]);
+    // A plugin hears an event as it is published; the stream writes the same object later, as it has grown by then.
+    // So a plugin alone hears each step's assistant message with its `finish` but not yet its `time.completed`, which
+    // the stream shows completed. The plugin reads neither `finish` nor the bill from events (src/core/events.ts: an
+    // assistant message's event is its times and model), so to it this is the running message the simulated stream
+    // sends. Apart from it, each kind as heard has the simulated stream's shapes.
+    const heardOfSession = significant(heardWhileStreamed).filter((e) =>
+      [real.session, undefined].includes(sessionOf(e)),
+    );
+    expect(heardOfSession.filter(finishedBeforeCompleted).length).toBeGreaterThan(0);
+    const simBusEvents = streamedEvents(sim).filter((e) => !STREAM_ONLY_EVENTS.has(e.type));
+    const comparable = heardOfSession.filter((e) => !finishedBeforeCompleted(e));
+    expect(shapeDifferencesByKind(comparable, simBusEvents)).toEqual([]);
+  });
+
   it("publishes a toast it is asked for", () => {
     const toasts = (run: Exercise) => run.stream.of("reads").filter((e) => e.type === "tui.toast.show");
     expect(toasts(sim).map((e) => e.properties)).toEqual(toasts(real).map((e) => e.properties));
@@ -150,26 +229,7 @@ describe("the simulated OpenCode against OpenCode 1.18.33", () => {
   });
 
   it("publishes each kind of event in OpenCode's shape", () => {
-    const shapes = (run: Exercise) => {
-      const events = significant(run.stream.events).filter((e) => [run.session, undefined].includes(sessionOf(e)));
-      const kinds = kindsOf(events);
-      const byKind = new Map<string, Set<string>>();
-      events.forEach((e, i) => {
-        const set = byKind.get(kinds[i]!) ?? new Set<string>();
-        set.add(JSON.stringify(shapeOf(e.envelope)));
-        byKind.set(kinds[i]!, set);
-      });
-      return byKind;
-    };
-    const [expected, actual] = [shapes(real), shapes(sim)];
-    expect([...actual.keys()].sort()).toEqual([...expected.keys()].sort());
-    const differences: string[] = [];
-    for (const [kind, set] of expected) {
-      const sorted = (s: Set<string>) => [...s].sort().map((text) => JSON.parse(text));
-      const lines = shapeDifferences({ "[]": sorted(set) }, { "[]": sorted(actual.get(kind)!) }, kind);
-      differences.push(...lines);
-    }
-    expect(differences).toEqual([]);
+    expect(shapeDifferencesByKind(streamedEvents(real), streamedEvents(sim))).toEqual([]);
   });
 
   it("frames its event stream as OpenCode does", () => {

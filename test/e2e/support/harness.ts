@@ -44,6 +44,19 @@ export class E2E extends ApiWorld {
     await this.server.start();
   }
 
+  continuationsOf(_sessionId: string, scenario: string): number {
+    return this.continuationRequests(scenario).length;
+  }
+
+  /** The scenario's opening is a tool call and the model's answer after it: two requests. */
+  firstTurnOver(_sessionId: string, scenario: string): boolean {
+    return this.requestsFor(scenario).length >= 2;
+  }
+
+  logLines(): string[] {
+    return this.server.output().split("\n");
+  }
+
   /** SIGKILL to the server's process group, as a crash would. */
   async crashServer(): Promise<void> {
     await this.server.kill("SIGKILL");

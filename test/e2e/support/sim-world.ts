@@ -17,6 +17,8 @@ export interface SimWorldOptions {
   heartbeatMs?: number;
   /** OpenCode's `OPENCODE_SERVER_PASSWORD` (the world's client sends it). */
   password?: string;
+  /** The enforcer's database: a SQLite file or a PostgreSQL URL (default: a file in the world's folder). */
+  databasePath?: string;
 }
 
 export class SimWorld extends ApiWorld {
@@ -30,7 +32,7 @@ export class SimWorld extends ApiWorld {
     super("tc-sim-e2e-", () => {
       throw new Error("a simulated OpenCode calls no model");
     });
-    this.dbPath = join(this.root, "todo-continuation.db");
+    this.dbPath = options.databasePath ?? join(this.root, "todo-continuation.db");
     this.project = join(this.root, "project");
   }
 
@@ -74,6 +76,19 @@ export class SimWorld extends ApiWorld {
   /** The prompts a session took after its first (the test's): its continuations, as the host saw them. */
   continuations(sessionId: string): number {
     return Math.max(0, (this.server.sessions.get(sessionId)?.prompts ?? 0) - 1);
+  }
+
+  continuationsOf(sessionId: string): number {
+    return this.continuations(sessionId);
+  }
+
+  firstTurnOver(sessionId: string): boolean {
+    return this.turnsDone(sessionId) >= 1;
+  }
+
+  /** What was sent to the server's log (`app.log`), across its restarts. */
+  logLines(): string[] {
+    return this.server.logs.map((line) => line.message);
   }
 
   /**

@@ -149,6 +149,18 @@ export abstract class World {
 export abstract class ApiWorld extends World {
   abstract get client(): OpencodeClient;
 
+  /**
+   * The continuations a session of a scenario got, as its host saw them: a real OpenCode's model requests of the
+   * scenario that end with one, a simulated OpenCode's prompts of the session after its first.
+   */
+  abstract continuationsOf(sessionId: string, scenario: string): number;
+
+  /** Whether the scenario's first turn in the session (the one that leaves todos open) is over. */
+  abstract firstTurnOver(sessionId: string, scenario: string): boolean;
+
+  /** What OpenCode's log holds, a line each: where the plugin writes (`app.log`). */
+  abstract logLines(): string[];
+
   async session(title = "e2e session", parentID?: string): Promise<string> {
     const created = await this.client.session.create({
       body: { title, ...(parentID ? { parentID } : {}) },

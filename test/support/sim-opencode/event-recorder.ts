@@ -1,6 +1,12 @@
 // An event stream read raw (`GET /event`), so that its framing is seen as sent: every frame, the headers, and the
 // events parsed, each tagged with the phase of the exercise it arrived in.
 
+/**
+ * The events an /event stream writes of its own (its connection, its heartbeats): OpenCode's /event route adds them to
+ * each stream; they are never published on the bus its plugins hear.
+ */
+export const STREAM_ONLY_EVENTS: ReadonlySet<string> = new Set(["server.connected", "server.heartbeat"]);
+
 export interface RecordedEvent {
   phase: string;
   type: string;

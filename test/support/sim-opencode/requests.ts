@@ -174,10 +174,18 @@ export function toastBody(body: unknown): Record<string, unknown> {
   };
 }
 
+/** A line sent to OpenCode's log (`POST /log`). */
+export interface LogLine {
+  service: string;
+  level: string;
+  message: string;
+}
+
 /** The body of `POST /log`. */
-export function logBody(body: unknown): void {
+export function logBody(body: unknown): LogLine {
   const b = record(body);
-  field(b, "service", isString, "string");
-  field(b, "level", oneOf("debug", "info", "error", "warn"), '"debug" | "info" | "error" | "warn"');
-  field(b, "message", isString, "string");
+  const service = field(b, "service", isString, "string");
+  const level = field(b, "level", oneOf("debug", "info", "error", "warn"), '"debug" | "info" | "error" | "warn"');
+  const message = field(b, "message", isString, "string");
+  return { service, level, message };
 }

@@ -13,6 +13,7 @@ import {
   directoryOf,
   logBody,
   PayloadError,
+  type LogLine,
   promptBody,
   readJson,
   routeOf,
@@ -88,6 +89,8 @@ export class SimServer implements SessionHost, EventSink {
   events = 0;
   /** The bodies it refused, as OpenCode's 400 says why: a follower sending one OpenCode would refuse. */
   readonly refused: string[] = [];
+  /** What was sent to OpenCode's log, oldest first: the lines a plugin writes with `app.log`. */
+  readonly logs: LogLine[] = [];
   private readonly streams = new Set<ServerResponse>();
   /** Streams of another directory's instance: they hear the heartbeat only. */
   private readonly foreignStreams = new Set<ServerResponse>();
@@ -271,7 +274,7 @@ export class SimServer implements SessionHost, EventSink {
         });
       case "app.log":
         return this.refusing(req, (body) => {
-          logBody(body);
+          this.logs.push(logBody(body));
           return json(true);
         });
       default:
