@@ -21,6 +21,39 @@ afterEach(async () => {
 });
 
 describe("restarts of OpenCode", () => {
+  it("a countdown interrupted by SIGKILL resumes after the restart and the continuation arrives once", async () => {
+    world = new SimPluginWorld({ countdownSeconds: 8 });
+    await world.start();
+    const id = await world.session("restart");
+    await world.prompt(id, "scenario: restart");
+    const armed = await world.waitForAudit(id, "armed");
+    // Killed 1.5 s into the 8 s countdown (by its armed row's time): where the scenario crashes, not a wait for an outcome.
+    await sleep(Math.max(0, armed.at + 1500 - Date.now()));
+    const killedAt = Date.now();
+    await world.crashServer();
+    expect(world.countdowns(id)).toMatchObject([{ state: "armed" }]);
+    await world.startServer();
+    const resumed = await world.waitForAudit(id, "resumed:restart");
+    const remaining = resumed.detail.remainingMs as number;
+    expect(remaining).toBeGreaterThan(0);
+    expect(remaining).toBeLessThanOrEqual(8000 - (killedAt - armed.at));
+    const injected = await world.waitForAudit(id, "injected", 20_000);
+    expect(injected.at - armed.at).toBeGreaterThanOrEqual(8000);
+    expect(await world.trailAtRest(id, "skipped:todos_complete", 15_000)).toEqual([
+      "armed",
+      "resumed:restart",
+      "fired",
+      "injected",
+      "skipped:todos_complete",
+    ]);
+    expect(world.continuations(id)).toBe(1);
+    expect(world.injections(id)).toMatchObject([{ status: "sent" }]);
+    expect(world.trail(id)).toEqual(["armed", "resumed:restart", "fired", "injected", "skipped:todos_complete"]);
+    console.log(
+      `e2e restart: killed ${killedAt - armed.at} ms into an 8 s countdown, resumed ${resumed.at - killedAt} ms later with ${remaining} ms left; continuation ${injected.at - armed.at} ms after arming`,
+    );
+  });
+
   it("a countdown found later than resumeWindowSeconds after the restart expires, and nothing is sent", async () => {
     world = new SimPluginWorld({ countdownSeconds: 2, resumeWindowSeconds: 1 });
     await world.start();

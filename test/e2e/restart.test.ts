@@ -1,8 +1,9 @@
-// OpenCode killed with SIGKILL during a countdown and started again on the same files; and the durable stop set by
-// /stop-continuation, which must hold across a restart until /resume-continuation. A countdown found too late after
-// the restart runs on the simulated OpenCode (durability-on-sim.test.ts): no model, no command, only the plugin's clock.
+// The durable stop set by /stop-continuation, which must hold across a SIGKILL of OpenCode and its restart until
+// /resume-continuation: a slash command, which only a real OpenCode runs. A countdown interrupted by the kill, resumed
+// or found too late after the restart, runs on the simulated OpenCode (durability-on-sim.test.ts): no model, no
+// command, only the plugin's clock and rows. There a restart takes the plugin's own start, not OpenCode's, whose tens
+// of seconds on a loaded machine outlasted the 8 s countdown the resume is measured against.
 import { afterEach, describe, expect, it } from "vitest";
-import { sleep } from "../support/wait-for.js";
 import { E2E } from "./support/harness.js";
 import { script } from "./scenarios.js";
 
@@ -13,39 +14,6 @@ afterEach(async () => {
 });
 
 describe("restarts of OpenCode", () => {
-  it("a countdown interrupted by SIGKILL resumes after the restart and the continuation arrives once", async () => {
-    world = new E2E(script, { countdownSeconds: 8 });
-    await world.start();
-    const id = await world.session("restart");
-    await world.prompt(id, "scenario: restart");
-    const armed = await world.waitForAudit(id, "armed");
-    // Killed 1.5 s into the 8 s countdown (by its armed row's time): where the scenario crashes, not a wait for an outcome.
-    await sleep(Math.max(0, armed.at + 1500 - Date.now()));
-    const killedAt = Date.now();
-    await world.crashServer();
-    expect(world.countdowns(id)).toMatchObject([{ state: "armed" }]);
-    await world.startServer();
-    const resumed = await world.waitForAudit(id, "resumed:restart");
-    const remaining = resumed.detail.remainingMs as number;
-    expect(remaining).toBeGreaterThan(0);
-    expect(remaining).toBeLessThanOrEqual(8000 - (killedAt - armed.at));
-    const injected = await world.waitForAudit(id, "injected", 20_000);
-    expect(injected.at - armed.at).toBeGreaterThanOrEqual(8000);
-    expect(await world.trailAtRest(id, "skipped:todos_complete", 15_000)).toEqual([
-      "armed",
-      "resumed:restart",
-      "fired",
-      "injected",
-      "skipped:todos_complete",
-    ]);
-    expect(world.continuationRequests("restart")).toHaveLength(1);
-    expect(world.injections(id)).toMatchObject([{ status: "sent" }]);
-    expect(world.trail(id)).toEqual(["armed", "resumed:restart", "fired", "injected", "skipped:todos_complete"]);
-    console.log(
-      `e2e restart: killed ${killedAt - armed.at} ms into an 8 s countdown, resumed ${resumed.at - killedAt} ms later with ${remaining} ms left; continuation ${injected.at - armed.at} ms after arming`,
-    );
-  });
-
   it(
     "/stop-continuation stops it, also after a restart; /resume-continuation lets it continue again",
     { timeout: 90_000 },
