@@ -42,10 +42,10 @@ const ENGINE_ON_POSTGRES = [
 const POSTGRES = { globalSetup: ["test/support/pg-global-setup.ts"] };
 
 /**
- * Both cores: most e2e time is waiting (countdowns, a model's turn), and the in-process suites are short. Every project
- * of a group must name the same count.
+ * Three files at a time on two cores: most e2e time is waiting (countdowns, a model's turn, a server starting), which
+ * left the cores idle a fifth of a run with two. Every project of a group must name the same count.
  */
-const WORKERS = 2;
+const WORKERS = 3;
 
 export default defineConfig({
   test: {
