@@ -151,7 +151,8 @@ describe("faults between the enforcer and a simulated OpenCode server", () => {
 
     proxy!.slowDown(0);
     services.push(await startService(sim, url, sim.project, { countdownSeconds: 1 }));
-    const armed = await sim.waitForAudit(id, "armed", 20_000);
+    // Patience, not a bound: beside two busy loops a restarted service took longer than 20 s to its first look.
+    const armed = await sim.waitForAudit(id, "armed", 60_000);
     expect(armed.detail).toMatchObject({ trigger: "restart" });
     expect(await sim.trailAtRest(id, "skipped:todos_complete", 30_000)).toEqual([
       "armed",
@@ -164,7 +165,7 @@ describe("faults between the enforcer and a simulated OpenCode server", () => {
     console.log(
       `e2e crash after idle: enforcer killed ${killedAfter} ms after the idle; after its restart: ${sim.trail(id).join(", ")}`,
     );
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("a prompt call that always fails", () => {
