@@ -141,18 +141,21 @@ describe("faults between the enforcer and a simulated OpenCode server", () => {
     await sim.prompt(id, "scenario: basic");
     const idleAt = await idle;
     watching.abort();
-    // Killed 100 ms after the idle (while its reads, slowed to 2 s each, are under way): where the scenario crashes.
+    // Killed once the idle is written as owed (`recheck_at`: a state, not a time) and at least 100 ms after it, while
+    // its reads, slowed to 2 s each, are under way: where the scenario crashes. A kill at a fixed 100 ms landed before
+    // the write on a loaded machine, and the case then proved nothing of the look owed across a crash.
+    await sim.waitFor("the idle written as owed", () => sim.owed(id).recheckAt !== null, 60_000);
     await sleep(Math.max(0, idleAt + 100 - Date.now()));
     await kill(services.pop());
     const killedAfter = Date.now() - idleAt;
     // The idle is in the database (owed a look), nothing was decided yet.
     expect(sim.audit(id)).toEqual([]);
     expect(sim.countdowns(id)).toEqual([]);
+    expect(sim.owed(id).recheckAt).not.toBeNull();
 
     proxy!.slowDown(0);
     services.push(await startService(sim, url, sim.project, { countdownSeconds: 1 }));
-    // Patience, not a bound: beside two busy loops a restarted service took longer than 20 s to its first look.
-    const armed = await sim.waitForAudit(id, "armed", 60_000);
+    const armed = await sim.waitForAudit(id, "armed", 30_000);
     expect(armed.detail).toMatchObject({ trigger: "restart" });
     expect(await sim.trailAtRest(id, "skipped:todos_complete", 30_000)).toEqual([
       "armed",

@@ -88,7 +88,8 @@ describe("the first turns", () => {
 
 describe("the service's host adapter reading a simulated server", () => {
   it("reads todos, messages with the prompt it sent, statuses, the session's spend and the agents", async () => {
-    fleet = await startSimFleet({ servers: 1, sessionsPerServer: 1, todosPerSession: 3, turnMs: 30 });
+    // Turns long enough that the status read right after the prompt still finds its turn running on a loaded machine.
+    fleet = await startSimFleet({ servers: 1, sessionsPerServer: 1, todosPerSession: 3, turnMs: 1500 });
     const server = fleet.servers[0]!;
     const host = new OpenCodeHost(
       createOpencodeClient({ baseUrl: server.url, directory: server.directory }),
