@@ -46,7 +46,7 @@ describe("restarts of OpenCode", () => {
       "injected",
       "skipped:todos_complete",
     ]);
-    expect(world.continuations(id)).toBe(1);
+    expect(world.continuationsOf(id)).toBe(1);
     expect(world.injections(id)).toMatchObject([{ status: "sent" }]);
     expect(world.trail(id)).toEqual(["armed", "resumed:restart", "fired", "injected", "skipped:todos_complete"]);
     console.log(
@@ -73,7 +73,7 @@ describe("restarts of OpenCode", () => {
     ]);
     expect(world.countdowns(id)).toMatchObject([{ state: "expired", end_reason: "stale_after_restart" }]);
     expect(world.injections(id)).toEqual([]);
-    expect(world.continuations(id)).toBe(0);
+    expect(world.continuationsOf(id)).toBe(0);
   });
 });
 
@@ -105,7 +105,7 @@ describe("the plugin on PostgreSQL", () => {
     await world.waitForAudit(id, "resumed:restart");
     await world.waitForAudit(id, "injected", 20_000);
     await world.trailAtRest(id, "skipped:todos_complete", 15_000);
-    expect(world.continuations(id)).toBe(1);
+    expect(world.continuationsOf(id)).toBe(1);
     expect(world.trail(id)).toEqual(["armed", "resumed:restart", "fired", "injected", "skipped:todos_complete"]);
   });
 
@@ -129,7 +129,7 @@ describe("the plugin on PostgreSQL", () => {
     // the plugin cannot claim it. That is the scenario's cause, not a wait for an outcome: the trail below, `fired`
     // after `resumed:store_recovered` and after the server is back, is what shows that nothing went out meanwhile.
     await sleep(Math.max(0, deadlineAt + 2000 - Date.now()));
-    expect(w.continuations(id)).toBe(0);
+    expect(w.continuationsOf(id)).toBe(0);
     const paused = w.logLines().filter((l) => /todo-continuation paused/.test(l));
     expect(paused).toHaveLength(1);
     const backAt = Date.now();
@@ -137,7 +137,7 @@ describe("the plugin on PostgreSQL", () => {
     await w.waitForAudit(id, "injected", 30_000);
     await w.trailAtRest(id, "skipped:todos_complete", 15_000);
     expect(w.audit(id).find((r) => r.event === "fired")!.at).toBeGreaterThanOrEqual(backAt);
-    expect(w.continuations(id)).toBe(1);
+    expect(w.continuationsOf(id)).toBe(1);
     expect(w.logLines().join("\n")).toMatch(/todo-continuation resumed: the database postgres:\/\/[^ ]+ works again/);
     // The countdown it still owned is taken up again when the database answers: fired late, once.
     expect(w.trail(id)).toEqual(["armed", "resumed:store_recovered", "fired", "injected", "skipped:todos_complete"]);
@@ -172,7 +172,7 @@ describe("a database that breaks under a running plugin: one error, paused, Open
     // Paused for good (its one line says a restart is needed), the enforcer decides nothing until then: the last
     // thing it could act on is the turn's idle, so the wait ends when OpenCode reports the session idle.
     await w.waitFor("the turn to end", () => w.sessionIdle(id));
-    expect(w.continuations(id)).toBe(0);
+    expect(w.continuationsOf(id)).toBe(0);
     expect(await w.todos(id)).toHaveLength(3);
     expect(databaseLines(w)).toHaveLength(1);
     const doctor = await cli("--db", w.dbPath, "doctor");

@@ -163,7 +163,7 @@ describe("faults between the enforcer and a simulated OpenCode server", () => {
       "injected",
       "skipped:todos_complete",
     ]);
-    expect(sim.continuations(id)).toBe(1);
+    expect(sim.continuationsOf(id)).toBe(1);
     expect(sim.injections(id)).toMatchObject([{ status: "sent" }]);
     console.log(
       `e2e crash after idle: enforcer killed ${killedAfter} ms after the idle; after its restart: ${sim.trail(id).join(", ")}`,
@@ -206,7 +206,7 @@ describe("a prompt call that always fails", () => {
       "gave_up:4",
     ]);
     expect(sim.trail(id).filter((t) => t === "skipped:gave_up").length).toBeGreaterThanOrEqual(idles);
-    expect(sim.continuations(id)).toBe(0);
+    expect(sim.continuationsOf(id)).toBe(0);
     console.log(`e2e always failing: ${proxy!.refused} prompt calls over ${idles} idles`);
   }, 120_000);
 });

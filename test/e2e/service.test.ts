@@ -85,7 +85,7 @@ describe("the standalone service against a simulated OpenCode server without the
     await world.prompt(id, "scenario: basic");
     await world.waitForAudit(id, "injected", 20_000);
     await world.waitForAudit(id, "skipped:todos_complete", 20_000);
-    expect(world.continuations(id)).toBe(1);
+    expect(world.continuationsOf(id)).toBe(1);
     expect(world.injections(id)).toMatchObject([{ status: "sent", agent: "build", model: "scripted/model-1" }]);
   });
 
@@ -118,7 +118,7 @@ describe("the standalone service against a simulated OpenCode server without the
       await world.prompt(id, "scenario: restart");
       await world.waitForAudit(id, "injected", 20_000);
       await world.waitForAudit(id, "skipped:todos_complete", 20_000);
-      expect(world.continuations(id)).toBe(1);
+      expect(world.continuationsOf(id)).toBe(1);
     },
   );
 
@@ -181,7 +181,7 @@ describe("the standalone service against a simulated OpenCode server without the
     await world.waitForAudit(id, "injected", 30_000);
     await world.waitForAudit(id, "skipped:todos_complete", 20_000);
     expect(world.audit(id).find((r) => r.event === "armed")!.detail.trigger).toBe("recheck");
-    expect(world.continuations(id)).toBe(1);
+    expect(world.continuationsOf(id)).toBe(1);
     expect(proxy.dropped).toBeGreaterThan(0);
   });
 

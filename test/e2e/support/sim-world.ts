@@ -74,12 +74,8 @@ export class SimWorld extends ApiWorld {
   }
 
   /** The prompts a session took after its first (the test's): its continuations, as the host saw them. */
-  continuations(sessionId: string): number {
-    return Math.max(0, (this.server.sessions.get(sessionId)?.prompts ?? 0) - 1);
-  }
-
   continuationsOf(sessionId: string): number {
-    return this.continuations(sessionId);
+    return Math.max(0, (this.server.sessions.get(sessionId)?.prompts ?? 0) - 1);
   }
 
   firstTurnOver(sessionId: string): boolean {
