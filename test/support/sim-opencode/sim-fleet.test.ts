@@ -44,7 +44,7 @@ describe("a simulated fleet driven by a tiny continuation client", () => {
 
   it("counts a prompt on a busy session as doubled, and a session nobody continued as unfinished", async () => {
     const sim = await driven(
-      { servers: 1, sessionsPerServer: 3, todosPerSession: 2, turnMs: 40 },
+      { servers: 1, sessionsPerServer: 3, todosPerSession: 2, turnMs: 1000 },
       { promptsPerIdle: 2, skip: (id) => id === [...fleetSessions()][2] },
     );
     // Two prompts per idle: the second finds the session busy, and its turn completes a todo as well.
