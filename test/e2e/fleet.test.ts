@@ -94,7 +94,9 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
     async () => {
       fleet = new Fleet();
       await fleet.start(2, 2);
-      await fleet.createSessions(20);
+      // 16 sessions: every turn is a real OpenCode's (40 sessions cost its servers 68 CPU-s, 16 cost 33); the frozen
+      // replica still holds several armed countdowns to lose (7 in a quiet run).
+      await fleet.createSessions(8);
       const prompting = fleet.promptInWaves(4);
       await fleet.underWay();
       const [frozenId, frozenServers] = await fleet.busiestOwner();
