@@ -3,6 +3,7 @@
 // JSON body (`resets_at`, `resets_in_seconds`, OpenRouter's `metadata.headers`, Gemini's `RetryInfo`). The shapes and
 // their sources: docs/research/provider-limits.md.
 import { retryAfterMs } from "../errors.js";
+import { obj } from "../fields.js";
 import { durationMs } from "./reset-text.js";
 
 /** A reset read from a field: when, and the field's name (for the audit row). */
@@ -16,8 +17,7 @@ export type Headers = Record<string, string>;
 /** Header names lower-cased (OpenCode's are; a body's copy of them may not be), values as strings. */
 export function headersOf(raw: unknown): Headers {
   const headers: Headers = {};
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return headers;
-  for (const [name, value] of Object.entries(raw as Record<string, unknown>))
+  for (const [name, value] of Object.entries(obj(raw) ?? {}))
     if (typeof value === "string" || typeof value === "number") headers[name.toLowerCase()] = String(value);
   return headers;
 }
@@ -93,12 +93,6 @@ export function resetInHeaders(headers: Headers, now: number): FieldReset | unde
       : [{ at, field: name, spent: remaining === undefined ? undefined : Number(remaining) <= 0 }];
   });
   return latestReset(windows);
-}
-
-function obj(value: unknown): Record<string, unknown> | undefined {
-  return value !== null && typeof value === "object" && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
 }
 
 /** A body as JSON, or undefined: bodies are often HTML, text or cut short. */
