@@ -10,7 +10,7 @@ export const COMMAND_NOTE_PREFIX = "[todo-continuation]";
 /** How the one visible line of a continuation begins (the full prompt travels beside it as a synthetic part). */
 export const TRANSCRIPT_LINE_PREFIX = "↻ todo-continuation:";
 const MAX_LINE_TODO_CHARS = 80;
-const ID_PATTERN = /\[todo-continuation id=(inj_[A-Za-z0-9_-]{6,64})\]/;
+const ID_PATTERN = /\[todo-continuation id=(inj_[A-Za-z0-9_-]{6,64})\]/g;
 const MAX_TODO_CHARS = 300;
 
 export const DEFAULT_PROMPT_TEMPLATE = `${PROMPT_HEADER}
@@ -66,9 +66,15 @@ export function idLine(injectionId: string): string {
   return `${ID_LINE_PREFIX}${injectionId}]`;
 }
 
+/**
+ * The id the text's LAST id line names: ours is always the prompt's last line, and a todo quoted above it may hold an
+ * id line of its own (a model writing todos about this very tool), which must not pass for ours.
+ */
 export function findInjectionId(text: string): string | undefined {
   if (!text.includes(ID_LINE_PREFIX)) return undefined;
-  return ID_PATTERN.exec(text)?.[1];
+  let last: string | undefined;
+  for (const match of text.matchAll(ID_PATTERN)) last = match[1];
+  return last;
 }
 
 /**

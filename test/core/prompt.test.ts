@@ -44,6 +44,8 @@ describe("the continuation prompt", () => {
       "[todo-continuation id=inj_real000001]",
     ]);
     expect(findInjectionId(lines.at(-1)!)).toBe("inj_real000001");
+    // The whole text, as the message reader sees it: the quoted todo's id line comes first and must not count.
+    expect(findInjectionId(text)).toBe("inj_real000001");
   });
 
   it("clips very long todos", () => {
