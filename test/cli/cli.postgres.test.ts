@@ -60,13 +60,18 @@ describe("todo-continuation CLI on PostgreSQL", () => {
   it("status shows the armed countdown held by a live replica; stop and resume change it", async () => {
     const status = await cli(["--db", f.dbPath, "status"]);
     expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(/Armed countdowns \(1\):\n.*\nses_pg_armed\s+in 59 min \d+ s\s+1\/1\s+\S+\s+held, /);
+    // ses_pg_main's continuation never saw its turn start (this host starts none), so the second engine owes it a
+    // look too, which may arm a countdown of its own at any time (on a loaded machine, during this test): only
+    // ses_pg_armed's rows are this test's.
+    expect(status.stdout).toMatch(
+      /Armed countdowns \([12]\):\n.*\n(?:.*\n)?ses_pg_armed\s+in 59 min \d+ s\s+1\/1\s+\S+\s+held, /,
+    );
     expect((await cli(["--db", f.dbPath, "stop", "ses_pg_armed"])).stdout).toContain(
       "stopped ses_pg_armed (its armed countdown was cancelled)",
     );
     expect((await cli(["--db", f.dbPath, "stop", "ses_pg_armed"])).stdout).toContain("was already stopped");
     const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "status"])).stdout);
-    expect(json.armed).toEqual([]);
+    expect(json.armed.filter((row: { session_id: string }) => row.session_id === "ses_pg_armed")).toEqual([]);
     expect(json.stopped).toMatchObject([{ session_id: "ses_pg_armed", stop_source: "cli" }]);
     expect((await cli(["--db", f.dbPath, "resume", "ses_pg_armed"])).stdout).toContain("resumed ses_pg_armed");
     expect((await cli(["--db", f.dbPath, "allow", "ses_pg_armed", "--continuations", "3"])).stdout).toContain(

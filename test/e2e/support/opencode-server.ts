@@ -222,8 +222,10 @@ export class OpenCodeServer {
       ? { Authorization: `Basic ${Buffer.from(`opencode:${this.options.password}`).toString("base64")}` }
       : {};
     this.client = createOpencodeClient({ baseUrl: this.url, directory: this.project, headers });
-    // The first request for a directory creates the instance (and loads the plugin): make it a warm-up.
-    await this.client.config.get({ throwOnError: true, signal: AbortSignal.timeout(30_000) });
+    // The first request for a directory creates the instance (and loads the plugin): make it a warm-up. Patient: for a
+    // plugin named by its npm spec, OpenCode installs the package and its dependencies in this request, which took
+    // over 30 s beside two busy loops.
+    await this.client.config.get({ throwOnError: true, signal: AbortSignal.timeout(120_000) });
   }
 
   /** Kills the server's whole process group by its own pid. */
