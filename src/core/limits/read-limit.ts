@@ -28,10 +28,11 @@ export type LimitReading =
 
 /**
  * Signs that only paying (or a person raising a cap) lifts it. Checked before any reset time: a 429 can be a billing
- * stop. Not "exceeded your current quota": Gemini says it of a per-minute quota that lifts in seconds.
+ * stop. Not "exceeded your current quota": Gemini says it of a per-minute quota that lifts in seconds. OpenCode's own
+ * words for OpenAI's `insufficient_quota` and `usage_not_included` stream errors are here too, for when no body came.
  */
 const BILLING =
-  /insufficient_quota|credit_balance_exhausted|(?:organization|project)_spend_limit_exceeded|requires more credits|insufficient (?:credits|balance|funds)|CreditsError|MonthlyLimitError|UserLimitError|usage_not_included|payment required|monthly spend limit|out of credits/i;
+  /insufficient_quota|credit_balance_exhausted|(?:organization|project)_spend_limit_exceeded|requires more credits|insufficient (?:credits|balance|funds)|CreditsError|MonthlyLimitError|UserLimitError|usage_not_included|payment required|monthly spend limit|out of credits|Quota exceeded\. Check your plan and billing details|with your ChatGPT plan, upgrade/i;
 /** HTTP statuses that are billing by their nature. */
 const BILLING_STATUS = new Set([402]);
 /** Signs of a limit that lifts by itself: a rate, usage or quota window. */

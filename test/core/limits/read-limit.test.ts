@@ -131,7 +131,12 @@ const rows: Row[] = [
       message: "Quota exceeded. Check your plan and billing details.",
       body: '{"type":"error","error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}',
     },
-    expected: { kind: "billing", why: "insufficient_quota" },
+    expected: { kind: "billing", why: "Quota exceeded. Check your plan and billing details" },
+  },
+  {
+    shape: "OpenAI quota in OpenCode's words alone (no body kept)",
+    evidence: { message: "Quota exceeded. Check your plan and billing details." },
+    expected: { kind: "billing", why: "Quota exceeded. Check your plan and billing details" },
   },
   {
     shape: "OpenAI spend limit code",
@@ -202,7 +207,7 @@ const rows: Row[] = [
       message: "To use Codex with your ChatGPT plan, upgrade to Plus: https://chatgpt.com/explore/plus.",
       body: '{"type":"error","error":{"code":"usage_not_included"}}',
     },
-    expected: { kind: "billing", why: "usage_not_included" },
+    expected: { kind: "billing", why: "with your ChatGPT plan, upgrade" },
   },
   {
     shape: "GitHub Copilot: 429 quota exceeded with a retry-after of days",
