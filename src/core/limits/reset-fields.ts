@@ -114,13 +114,10 @@ export function resetInBody(body: Record<string, unknown>, now: number): FieldRe
   if (error.resets_in_seconds !== undefined && Number.isFinite(inSeconds) && inSeconds >= 0)
     return { at: now + inSeconds * 1000, field: "error.resets_in_seconds" };
 
+  // Headers copied into the body (OpenRouter's `error.metadata.headers`, a WebSocket frame's `headers`) read as headers.
   const copied = headersOf(obj(obj(error.metadata)?.headers) ?? obj(body.headers));
-  if (copied["x-ratelimit-reset"] !== undefined) {
-    const reset = flexibleReset(copied["x-ratelimit-reset"], now);
-    if (reset !== undefined) return { at: reset, field: "error.metadata.headers.X-RateLimit-Reset" };
-  }
   const fromCopied = resetInHeaders(copied, now);
-  if (fromCopied) return { ...fromCopied, field: `body headers: ${fromCopied.field}` };
+  if (fromCopied) return { ...fromCopied, field: `body header ${fromCopied.field}` };
 
   const details = Array.isArray(error.details) ? error.details : [];
   for (const detail of details) {

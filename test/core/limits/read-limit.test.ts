@@ -246,7 +246,7 @@ const rows: Row[] = [
     expected: {
       kind: "lifts_at",
       at: NOW + 36e5,
-      source: { field: "error.metadata.headers.X-RateLimit-Reset" },
+      source: { field: "body header x-ratelimit-reset" },
     },
   },
   {
