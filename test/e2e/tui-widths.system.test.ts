@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { ROOT } from "../crash/processes.js";
 import { PALETTE } from "../../src/tui/tui-plugin.js";
 import { waitFor } from "../support/wait-for.js";
-import { TuiWorld, useTuiWorld } from "./support/tui.js";
+import { FIRST_TURN_MS, TuiWorld, useTuiWorld } from "./support/tui.js";
 import { script } from "./scenarios.js";
 
 const COUNTDOWN = /continuing in (\d+)s · esc cancels/;
@@ -55,7 +55,7 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
       if (!hideSidebar) return;
       // As a person would: the sidebar shows in a session, its palette entry hides it, and `/new` starts afresh.
       await world.say("scenario: tui-widths");
-      await world.waitScreen("the panel's countdown", (s) => /continuing in \d+s/.test(s), 30_000);
+      await world.waitScreen("the panel's countdown", (s) => /continuing in \d+s/.test(s), FIRST_TURN_MS);
       world.keys("Escape");
       await world.waitScreen("the panel after Esc", (s) => s.includes("cancelled by you"), 10_000);
       await world.palette("Hide sidebar");
@@ -69,7 +69,7 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
 
   it("the countdown is beside the prompt and alone on screen; typing cancels it and nothing is sent", async () => {
     await world.say("scenario: tui-widths");
-    const counting = await world.waitScreen("the countdown beside the prompt", (s) => COUNTDOWN.test(s), 30_000);
+    const counting = await world.waitScreen("the countdown beside the prompt", (s) => COUNTDOWN.test(s), FIRST_TURN_MS);
     session = world.sessionId()!;
     // The captured screen for docs/tui.md.
     mkdirSync(join(ROOT, ".tmp"), { recursive: true });
@@ -90,7 +90,7 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
     await world.waitForNothingOwed(session, ["cancelled:user_key", "skipped:user_key"]);
     expect(world.continuationRequests()).toEqual([]);
     expect(world.screen()).toContain("also check the changelog"); // still in the prompt, unsent
-  });
+  }, FIRST_TURN_MS + 30_000);
 
   it("the palette's search and the Esc that closes it are the palette's: the countdown goes on and the continuation arrives", async () => {
     world.keys("Enter"); // sends what was typed: the model leaves todos open again

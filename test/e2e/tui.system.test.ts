@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { money, tokens } from "../../src/core/words.js";
 import { ROOT } from "../crash/processes.js";
 import { textOf } from "./support/scripted-model.js";
-import { TuiWorld, useTuiWorld } from "./support/tui.js";
+import { FIRST_TURN_MS, TuiWorld, useTuiWorld } from "./support/tui.js";
 import { fixProvider, script } from "./scenarios.js";
 
 describe("the real OpenCode TUI", () => {
@@ -24,7 +24,7 @@ describe("the real OpenCode TUI", () => {
     const counting = await world.waitScreen(
       "the countdown in the panel, with 4 s or more left",
       (s) => /continuing in ([4-9]|10)s · esc cancels/.test(s),
-      30_000,
+      FIRST_TURN_MS,
     );
     session = world.sessionId()!;
     expect(counting).toContain("Todo continuation");
@@ -49,7 +49,7 @@ describe("the real OpenCode TUI", () => {
     await world.waitForNothingOwed(session, ["cancelled:user_key", "skipped:user_key"]);
     expect(world.continuationRequests()).toEqual([]);
     expect(world.rows("SELECT id FROM injections")).toEqual([]);
-  });
+  }, FIRST_TURN_MS + 30_000);
 
   it("the palette's stop holds across the next idle without a model request, and a toast says why once", async () => {
     const requestsBefore = world.model.agentRequests().length;

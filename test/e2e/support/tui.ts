@@ -326,12 +326,19 @@ export class TuiWorld extends World {
 }
 
 /**
+ * How long a fresh TUI's first turn may take to show its countdown: OpenCode loads the provider's module and more on
+ * its first prompt, and beside a second TUI and a fleet's servers that took over 30 s.
+ */
+export const FIRST_TURN_MS = 60_000;
+
+/**
  * The suite's life of `world`: started before its tests (then `setUp`, if any), stopped after them, and its
  * diagnosis printed for any test that fails.
  */
 export function useTuiWorld(world: TuiWorld, options: { startTimeoutMs: number; setUp?: () => Promise<void> }): void {
   beforeAll(async () => {
-    await world.start();
+    // The hook's own patience less a margin for `setUp`: a TUI beside another and a fleet's servers took over 45 s.
+    await world.start(Math.max(45_000, options.startTimeoutMs - 15_000));
     await options.setUp?.();
   }, options.startTimeoutMs);
   afterAll(async () => {
