@@ -67,30 +67,38 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
     },
   });
 
-  it("the countdown is beside the prompt and alone on screen; typing cancels it and nothing is sent", async () => {
-    await world.say("scenario: tui-widths");
-    const counting = await world.waitScreen("the countdown beside the prompt", (s) => COUNTDOWN.test(s), FIRST_TURN_MS);
-    session = world.sessionId()!;
-    // The captured screen for docs/tui.md.
-    mkdirSync(join(ROOT, ".tmp"), { recursive: true });
-    writeFileSync(join(ROOT, ".tmp", `tui-countdown-${size.columns}x${size.rows}.txt`), counting);
-    expect(counting.match(/continuing in/g)).toHaveLength(1);
-    expect(counting).not.toContain(SERVER_TOAST);
-    expect(counting).not.toContain("Todo continuation"); // no panel: no sidebar is drawn
-    world.type("also check the changelog");
-    await world.waitFor("the cancel by typing", () =>
-      world
-        .rows<{ detail: string }>(
-          "SELECT detail FROM audit_events WHERE session_id = ? AND event = 'cancelled' AND reason = 'user_key'",
-          session,
-        )
-        .some((r) => JSON.parse(r.detail).via === "typing"),
-    );
-    await world.waitScreen("the countdown gone", (s) => !COUNTDOWN.test(s), 5000);
-    await world.waitForNothingOwed(session, ["cancelled:user_key", "skipped:user_key"]);
-    expect(world.continuationRequests()).toEqual([]);
-    expect(world.screen()).toContain("also check the changelog"); // still in the prompt, unsent
-  }, FIRST_TURN_MS + 30_000);
+  it(
+    "the countdown is beside the prompt and alone on screen; typing cancels it and nothing is sent",
+    async () => {
+      await world.say("scenario: tui-widths");
+      const counting = await world.waitScreen(
+        "the countdown beside the prompt",
+        (s) => COUNTDOWN.test(s),
+        FIRST_TURN_MS,
+      );
+      session = world.sessionId()!;
+      // The captured screen for docs/tui.md.
+      mkdirSync(join(ROOT, ".tmp"), { recursive: true });
+      writeFileSync(join(ROOT, ".tmp", `tui-countdown-${size.columns}x${size.rows}.txt`), counting);
+      expect(counting.match(/continuing in/g)).toHaveLength(1);
+      expect(counting).not.toContain(SERVER_TOAST);
+      expect(counting).not.toContain("Todo continuation"); // no panel: no sidebar is drawn
+      world.type("also check the changelog");
+      await world.waitFor("the cancel by typing", () =>
+        world
+          .rows<{ detail: string }>(
+            "SELECT detail FROM audit_events WHERE session_id = ? AND event = 'cancelled' AND reason = 'user_key'",
+            session,
+          )
+          .some((r) => JSON.parse(r.detail).via === "typing"),
+      );
+      await world.waitScreen("the countdown gone", (s) => !COUNTDOWN.test(s), 5000);
+      await world.waitForNothingOwed(session, ["cancelled:user_key", "skipped:user_key"]);
+      expect(world.continuationRequests()).toEqual([]);
+      expect(world.screen()).toContain("also check the changelog"); // still in the prompt, unsent
+    },
+    FIRST_TURN_MS + 30_000,
+  );
 
   it("the palette's search and the Esc that closes it are the palette's: the countdown goes on and the continuation arrives", async () => {
     world.keys("Enter"); // sends what was typed: the model leaves todos open again

@@ -19,37 +19,41 @@ describe("the real OpenCode TUI", () => {
 
   useTuiWorld(world, { startTimeoutMs: 90_000 });
 
-  it("the sidebar panel shows the countdown and its key; Esc cancels it and nothing is sent", async () => {
-    await world.say("scenario: tui");
-    const counting = await world.waitScreen(
-      "the countdown in the panel, with 4 s or more left",
-      (s) => /continuing in ([4-9]|10)s · esc cancels/.test(s),
-      FIRST_TURN_MS,
-    );
-    session = world.sessionId()!;
-    expect(counting).toContain("Todo continuation");
-    expect(counting).toMatch(/0 of 20 continuations/);
-    // One countdown on screen: the panel's (nothing beside the prompt, and the server's toasts give way to it).
-    expect(counting.match(/continuing in/g)).toHaveLength(1);
-    expect(counting).not.toContain("Resuming in");
-    // The captured screen for docs/tui.md (and the README).
-    mkdirSync(join(ROOT, ".tmp"), { recursive: true });
-    writeFileSync(join(ROOT, ".tmp", "tui-countdown.txt"), counting);
-    world.keys("Escape");
-    const cancelled = await world.waitScreen("the panel after Esc", (s) => s.includes("cancelled by you"), 5000);
-    expect(cancelled).not.toMatch(/continuing in \ds/);
-    expect(world.rows("SELECT state, end_reason FROM countdowns WHERE session_id = ?", session)).toEqual([
-      { state: "cancelled", end_reason: "user_key" },
-    ]);
-    // In TUI mode OpenCode may load the server plugin twice for the project; the second one defers to the first
-    // one's countdown (`skipped: in_flight`), as any second process would.
-    expect(world.trail(session).filter((t) => t !== "skipped:in_flight")).toEqual(["armed", "cancelled:user_key"]);
-    // At rest (nothing armed, pending or owed in the file; the last decision the cancel, or a look that was still
-    // reading OpenCode yielding to it): the cancelled countdown cannot fire and nothing else can start. Nothing went out.
-    await world.waitForNothingOwed(session, ["cancelled:user_key", "skipped:user_key"]);
-    expect(world.continuationRequests()).toEqual([]);
-    expect(world.rows("SELECT id FROM injections")).toEqual([]);
-  }, FIRST_TURN_MS + 30_000);
+  it(
+    "the sidebar panel shows the countdown and its key; Esc cancels it and nothing is sent",
+    async () => {
+      await world.say("scenario: tui");
+      const counting = await world.waitScreen(
+        "the countdown in the panel, with 4 s or more left",
+        (s) => /continuing in ([4-9]|10)s · esc cancels/.test(s),
+        FIRST_TURN_MS,
+      );
+      session = world.sessionId()!;
+      expect(counting).toContain("Todo continuation");
+      expect(counting).toMatch(/0 of 20 continuations/);
+      // One countdown on screen: the panel's (nothing beside the prompt, and the server's toasts give way to it).
+      expect(counting.match(/continuing in/g)).toHaveLength(1);
+      expect(counting).not.toContain("Resuming in");
+      // The captured screen for docs/tui.md (and the README).
+      mkdirSync(join(ROOT, ".tmp"), { recursive: true });
+      writeFileSync(join(ROOT, ".tmp", "tui-countdown.txt"), counting);
+      world.keys("Escape");
+      const cancelled = await world.waitScreen("the panel after Esc", (s) => s.includes("cancelled by you"), 5000);
+      expect(cancelled).not.toMatch(/continuing in \ds/);
+      expect(world.rows("SELECT state, end_reason FROM countdowns WHERE session_id = ?", session)).toEqual([
+        { state: "cancelled", end_reason: "user_key" },
+      ]);
+      // In TUI mode OpenCode may load the server plugin twice for the project; the second one defers to the first
+      // one's countdown (`skipped: in_flight`), as any second process would.
+      expect(world.trail(session).filter((t) => t !== "skipped:in_flight")).toEqual(["armed", "cancelled:user_key"]);
+      // At rest (nothing armed, pending or owed in the file; the last decision the cancel, or a look that was still
+      // reading OpenCode yielding to it): the cancelled countdown cannot fire and nothing else can start. Nothing went out.
+      await world.waitForNothingOwed(session, ["cancelled:user_key", "skipped:user_key"]);
+      expect(world.continuationRequests()).toEqual([]);
+      expect(world.rows("SELECT id FROM injections")).toEqual([]);
+    },
+    FIRST_TURN_MS + 30_000,
+  );
 
   it("the palette's stop holds across the next idle without a model request, and a toast says why once", async () => {
     const requestsBefore = world.model.agentRequests().length;
