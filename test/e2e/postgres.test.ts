@@ -2,7 +2,7 @@
 // inside OpenCode, against a real PostgreSQL server started for this file. OpenCode killed mid-countdown and the
 // PostgreSQL server stopped mid-countdown run on the simulated OpenCode (durability-on-sim.test.ts), the plugin in the
 // same Bun; here, what needs OpenCode itself: a continuation as its model sees it, and the slash commands.
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { PostgresServer, query } from "../support/postgres.js";
 import { E2E } from "./support/harness.js";
 import { HEADER } from "./support/world.js";
@@ -10,25 +10,22 @@ import { textOf } from "./support/scripted-model.js";
 import { script } from "./scenarios.js";
 
 let postgres: PostgresServer;
-let world: E2E | undefined;
+let world: E2E;
 
+// One OpenCode for both cases, each in a session of its own: a server's start and first turn cost ~7 CPU-s.
 beforeAll(async () => {
   postgres = await PostgresServer.start();
-}, 60_000);
+  world = new E2E(script, { databasePath: await postgres.createDatabase("e2e") });
+  await world.start();
+}, 90_000);
 afterAll(async () => {
-  await postgres?.destroy();
-});
-afterEach(async () => {
   await world?.stop();
-  world = undefined;
-  if (!postgres.running()) postgres.start();
+  await postgres?.destroy();
 });
 
 describe("the plugin in a real OpenCode on PostgreSQL", () => {
   it("continues a session once, every row in PostgreSQL (written through Bun's SQL client)", async () => {
-    const url = await postgres.createDatabase("e2e");
-    world = new E2E(script, { databasePath: url });
-    await world.start();
+    const url = world.dbPath;
     const id = await world.session("basic");
     await world.prompt(id, "scenario: basic");
     await world.waitForAudit(id, "injected", 20_000);
@@ -43,9 +40,6 @@ describe("the plugin in a real OpenCode on PostgreSQL", () => {
   });
 
   it("/stop-continuation holds; /resume-continuation lets it continue", async () => {
-    const url = await postgres.createDatabase("e2e");
-    world = new E2E(script, { databasePath: url });
-    await world.start();
     const id = await world.session("stop");
     await world.prompt(id, "scenario: stop");
     await world.waitForAudit(id, "armed");
@@ -68,6 +62,6 @@ describe("the plugin in a real OpenCode on PostgreSQL", () => {
     await world.waitForAudit(id, "unstopped:command");
     await world.waitForAudit(id, "injected", 20_000);
     // prompt_async answers before the model is asked: wait for the request itself.
-    await vi.waitFor(() => expect(world!.continuationRequests("stop")).toHaveLength(1), { timeout: 15_000 });
+    await vi.waitFor(() => expect(world.continuationRequests("stop")).toHaveLength(1), { timeout: 15_000 });
   });
 });
