@@ -70,6 +70,11 @@ const GUARDS: { readonly [R in SkipReason]: Guard } = {
   stopped: ({ durable: { stoppedAt, stopSource } }) => (stoppedAt != null ? { stoppedAt, stopSource } : pass),
   // The key cancels this idle's countdown; a look at the same idle that was still reading OpenCode yields to it.
   user_key: ({ durable }) => (durable.userCancelledAt != null ? { cancelledAt: durable.userCancelledAt } : pass),
+  // A park holds until it wakes: its wake owes the session a look, and the park is over by then.
+  parked: ({ durable: { parked }, now }) =>
+    parked
+      ? { parkId: parked.parkId, park: parked.reason, until: parked.wakeAt, wakesInMs: parked.wakeAt - now }
+      : pass,
   recovering: ({ durable, live }) => (durable.recovering || live.status === "retry" ? {} : pass),
   aborted: ({ durable, live }) =>
     durable.abortedAt != null

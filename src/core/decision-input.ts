@@ -1,7 +1,16 @@
 // What the guard chain is given, put together the same way at each of the three moments a continuation is decided
 // (the idle, the deadline, right before the prompt): the session's durable row, what this process saw of it in events,
 // and what OpenCode answered when asked. Pure.
-import type { DecisionConfig, DecisionInput, Decision, DurableFacts, LiveFacts, Progress, Stage } from "./decision.js";
+import type {
+  DecisionConfig,
+  DecisionInput,
+  Decision,
+  DurableFacts,
+  LiveFacts,
+  ParkFact,
+  Progress,
+  Stage,
+} from "./decision.js";
 import type { SessionStatus } from "./events.js";
 import type { AgentChoice, MessageFacts } from "./messages.js";
 import { isOpen, parseLedger, type Todo } from "./todos.js";
@@ -89,6 +98,8 @@ export interface DecisionContext {
   userCancelledAt?: number;
   /** A continuation of the session fired (by any process) since the idle the look judges was seen, if one was. */
   answeredBy?: { injectionId: string; firedAt: number };
+  /** The session's park, when one holds (read with the row: a park lives in a table of its own). */
+  parked?: ParkFact;
   /** What the budgets need beyond the row, read only when one is set: today's spend, the latest bills. */
   spending?: {
     today?: number;
@@ -149,7 +160,7 @@ function durableFacts(
   row: SessionState | undefined,
   seen: SessionSightings,
   facts: HostFacts | undefined,
-  sinceLook: Pick<DecisionContext, "userCancelledAt" | "answeredBy" | "spending">,
+  sinceLook: Pick<DecisionContext, "userCancelledAt" | "answeredBy" | "parked" | "spending">,
 ): DurableFacts {
   return {
     parentId: row?.parentId ?? seen.parentId ?? facts?.parentId ?? null,
@@ -157,6 +168,7 @@ function durableFacts(
     stopSource: row?.stopSource ?? null,
     userCancelledAt: sinceLook.userCancelledAt ?? null,
     answeredBy: sinceLook.answeredBy ?? null,
+    parked: sinceLook.parked ?? null,
     recovering: row?.recoveringSince != null,
     lastErrorAt: row?.lastErrorAt ?? null,
     lastErrorKind: row?.lastErrorKind ?? null,

@@ -30,6 +30,17 @@ export interface DecisionConfig {
   continueAfterCompaction: boolean;
 }
 
+/** Why a session is parked: a provider's limit, OpenCode's own retry wait, or the agent asking to continue later. */
+export type ParkReason = "limit" | "opencode_retry" | "agent";
+
+/** A park that holds (its row in `parks`, state `parked`). */
+export interface ParkFact {
+  parkId: string;
+  reason: ParkReason;
+  /** When it wakes (epoch ms), unless a check passes first. */
+  wakeAt: number;
+}
+
 /** What the database remembers about the session. */
 export interface DurableFacts {
   parentId?: string | null;
@@ -46,6 +57,8 @@ export interface DurableFacts {
    * idle, and the session's next idle comes after it. Known only once asked, after OpenCode was read.
    */
   answeredBy?: { injectionId: string; firedAt: number } | null;
+  /** The session's park, while it holds: nothing until it wakes (its own countdown then), or a person ends it. */
+  parked?: ParkFact | null;
   recovering: boolean;
   lastErrorAt?: number | null;
   lastErrorKind?: ErrorKind | string | null;

@@ -27,6 +27,7 @@ export const SKIP_REASONS = [
   "session_filtered",
   "stopped",
   "user_key",
+  "parked",
   "recovering",
   "aborted",
   "token_limit",

@@ -4,7 +4,17 @@
 // (reasons.ts, where the order the guards run is) without its entry here, or without its guard in decide.ts, fails
 // the type check. Pure.
 import type { NoticeKind, SkipReason } from "./reasons.js";
-import { ALLOW_HINT, type Explanation, money, numberIn, plural, RESUME_HINT, stoppedBy, tokens } from "./words.js";
+import {
+  ALLOW_HINT,
+  duration,
+  type Explanation,
+  money,
+  numberIn,
+  plural,
+  RESUME_HINT,
+  stoppedBy,
+  tokens,
+} from "./words.js";
 
 export interface SkipFacts {
   /** The words for a skip with this reason and detail. */
@@ -50,6 +60,13 @@ export const SKIP_FACTS: { readonly [R in SkipReason]: SkipFacts } = {
     notice: null,
     stop: null,
     when: "you cancelled this idle's countdown with the key while another process was still reading OpenCode about the same idle (OpenCode may load the plugin twice; a service may follow the server too): that look yields to you (`detail.cancelledAt`)",
+    options: [],
+  },
+  parked: {
+    words: (d) => parkedWords(d.park, numberIn(d, "wakesInMs")),
+    notice: null,
+    stop: null,
+    when: "the session is parked: until a provider's usage limit resets, while OpenCode waits to retry, or until the time or check the agent asked for with `continue_later`. Nothing until it wakes (into a normal countdown), a person writes, or it is ended (`detail.park`, `detail.until`)",
     options: [],
   },
   recovering: {
@@ -297,3 +314,11 @@ export const RESUME_LIFTS = reasonsWhere((facts) => facts.stop?.lifted != null);
 
 /** The stops an allowance ends: those whose notice is a spent budget, the way on it names (notices.ts `wayOn`). */
 export const ALLOW_LIFTS = reasonsWhere((facts) => facts.notice === "budget");
+
+/** A park's line: what it waits for and how long is left ("parked: limit lifts in 2 h 13 min"). */
+function parkedWords(park: unknown, wakesInMs: number | undefined): Explanation {
+  const left = wakesInMs === undefined ? "" : wakesInMs <= 0 ? " now" : ` in ${duration(wakesInMs)}`;
+  if (park === "limit") return { standing: "waiting", text: `parked: limit lifts${left}` };
+  if (park === "opencode_retry") return { standing: "waiting", text: `parked: OpenCode retries${left}` };
+  return { standing: "waiting", text: `parked as asked: wakes${left}` };
+}

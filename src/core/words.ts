@@ -78,3 +78,16 @@ export function tokens(count: number): string {
 export function plural(count: number | undefined, word: string): string {
   return count === undefined ? `${word}s` : `${count} ${word}${count === 1 ? "" : "s"}`;
 }
+
+/** A wait, as a person reads it: "40 s", "12 min", "2 h 13 min", "3 d 4 h"; "now" for none left. */
+export function duration(ms: number): string {
+  const seconds = Math.ceil(ms / 1000);
+  if (seconds <= 0) return "now";
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.ceil(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
+  const days = Math.floor(hours / 24);
+  return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`;
+}

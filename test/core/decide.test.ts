@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decide, errorCooldownMs, GUARD_ORDER } from "../../src/core/decide.js";
+import { explain } from "../../src/core/explain.js";
 import type { DecisionInput, DurableFacts } from "../../src/core/decision.js";
 import type { MessageFacts } from "../../src/core/messages.js";
 import { SKIP_REASONS } from "../../src/core/reasons.js";
@@ -65,6 +66,7 @@ describe("decide: each guard says no with its reason", () => {
     ["session_filtered", input({ durable: { parentId: "ses_parent" } })],
     ["stopped", input({ durable: { stoppedAt: NOW - 10 } })],
     ["user_key", input({ durable: { userCancelledAt: NOW - 10 } })],
+    ["parked", input({ durable: { parked: { parkId: "park_1", reason: "limit", wakeAt: NOW + 60_000 } } })],
     ["recovering", input({ durable: { recovering: true } })],
     ["recovering", input({ live: { status: "retry" } })],
     ["aborted", input({ durable: { abortedAt: NOW - 1 } })],
@@ -166,6 +168,41 @@ describe("decide: each guard says no with its reason", () => {
   it("skip details carry the stage", () => {
     const d = decide(input({ stage: "before_prompt", durable: { stoppedAt: 5 } }));
     expect(d).toMatchObject({ verdict: "skip", reason: "stopped", detail: { stage: "before_prompt", stoppedAt: 5 } });
+  });
+});
+
+describe("decide: a parked session", () => {
+  const parked = { parkId: "park_1", reason: "agent", wakeAt: NOW + 90_000 } as const;
+
+  it("is held at every stage, saying which park and how long is left", () => {
+    for (const stage of ["idle", "deadline", "before_prompt"] as const)
+      expect(decide(input({ stage, durable: { parked } }))).toEqual({
+        verdict: "skip",
+        reason: "parked",
+        detail: { stage, parkId: "park_1", park: "agent", until: NOW + 90_000, wakesInMs: 90_000 },
+      });
+  });
+
+  it("is held even when a person's stop would also hold it: the stop comes first in the chain", () => {
+    expect(decide(input({ durable: { parked, stoppedAt: NOW - 1 } }))).toMatchObject({ reason: "stopped" });
+  });
+
+  it("yields to nothing after it: with the park gone the same session continues", () => {
+    expect(decide(input({ durable: { parked: null } })).verdict).toBe("continue");
+  });
+
+  it("is told as the wait left, in a person's units", () => {
+    const words = (ms: number) => explain("skipped", "parked", { park: "limit", wakesInMs: ms })!.text;
+    expect(words(40_000)).toBe("parked: limit lifts in 40 s");
+    expect(words(12 * 60_000 - 1)).toBe("parked: limit lifts in 12 min");
+    expect(words(2 * 3_600_000 + 13 * 60_000)).toBe("parked: limit lifts in 2 h 13 min");
+    expect(words(3 * 3_600_000)).toBe("parked: limit lifts in 3 h");
+    expect(words(26 * 3_600_000)).toBe("parked: limit lifts in 1 d 2 h");
+    expect(words(-5000)).toBe("parked: limit lifts now");
+    expect(explain("skipped", "parked", { park: "agent", wakesInMs: 90_000 })!.text).toBe(
+      "parked as asked: wakes in 2 min",
+    );
+    expect(explain("skipped", "parked", { park: "opencode_retry" })!.text).toBe("parked: OpenCode retries");
   });
 });
 

@@ -230,6 +230,7 @@ describe("decisionInput", () => {
         stopSource: null,
         userCancelledAt: null,
         answeredBy: null,
+        parked: null,
         recovering: false,
         lastErrorAt: null,
         lastErrorKind: null,
@@ -295,6 +296,7 @@ describe("decisionInput", () => {
           }),
           userCancelledAt: NOW - 8,
           answeredBy: { injectionId: "inj_other", firedAt: NOW - 9 },
+          parked: { parkId: "park_1", reason: "limit", wakeAt: NOW + 60_000 },
           spending: {
             today: 3.5,
             recentBills: [{ cost: 0.1, tokens: 100 }],
@@ -308,6 +310,7 @@ describe("decisionInput", () => {
         stopSource: "tui",
         userCancelledAt: NOW - 8,
         answeredBy: { injectionId: "inj_other", firedAt: NOW - 9 },
+        parked: { parkId: "park_1", reason: "limit", wakeAt: NOW + 60_000 },
         recovering: true,
         lastErrorAt: NOW - 3,
         lastErrorKind: "transient",

@@ -62,6 +62,11 @@ const DETAILS: Array<Record<string, unknown>> = [
   { budget: "session_cost", spent: 0.0449, limit: 0.05 },
   { budget: "session_tokens", spent: 123_456_789, limit: 99_000_000 },
   { budget: "daily_cost", spent: 999.99, limit: 999 },
+  // A park of each kind, at its longest wait (just under 24 h: "23 h 59 min") and at its shortest.
+  ...["limit", "opencode_retry", "agent"].flatMap((park) => [
+    { park, wakesInMs: 24 * 3_600_000 - 30_000 },
+    { park, wakesInMs: 1000 },
+  ]),
 ];
 
 type Row = [where: string, text: string, width: number];
