@@ -14,6 +14,9 @@ export const AUDIT_EVENTS = [
   "unstopped",
   "notified",
   "notice_failed",
+  "parked",
+  "woke",
+  "unparked",
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 
@@ -99,6 +102,18 @@ export type ReconcileReason = (typeof RECONCILE_REASONS)[number];
 export const STOP_SOURCES = ["command", "cli", "api", "tui"] as const;
 export type StopSource = (typeof STOP_SOURCES)[number];
 
+/** `parked` rows: why the session waits (a provider's limit, OpenCode's own retry wait, the agent's `continue_later`). */
+export const PARK_REASONS = ["limit", "opencode_retry", "agent"] as const;
+export type ParkReason = (typeof PARK_REASONS)[number];
+
+/** `woke` rows: what ended a park into a look (its time came, its check passed, a person woke it). */
+export const WAKE_CAUSES = ["time", "check", "command", "palette"] as const;
+export type WakeCause = (typeof WAKE_CAUSES)[number];
+
+/** `unparked` rows: what ended a park with no look (a person wrote, stopped it or pressed the key; it ran too long). */
+export const UNPARK_REASONS = ["user_message", "stop", "key", "command", "expired"] as const;
+export type UnparkReason = (typeof UNPARK_REASONS)[number];
+
 /** `notified` and `notice_failed` rows: the kind of notice delivered, or whose delivery failed (docs/notifications.md). */
 export const NOTICE_KINDS = ["question", "budget", "stuck", "done", "error"] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
@@ -118,6 +133,9 @@ export const AUDIT_VOCABULARY: { readonly [E in AuditEvent]: readonly (string | 
   unstopped: STOP_SOURCES,
   notified: NOTICE_KINDS,
   notice_failed: NOTICE_KINDS,
+  parked: PARK_REASONS,
+  woke: WAKE_CAUSES,
+  unparked: UNPARK_REASONS,
 };
 
 /**
@@ -133,6 +151,9 @@ export type AuditRecord =
   | { event: "resumed"; reason: ResumeReason }
   | { event: "reconciled"; reason: ReconcileReason }
   | { event: "stopped" | "unstopped"; reason: StopSource }
-  | { event: "notified" | "notice_failed"; reason: NoticeKind };
+  | { event: "notified" | "notice_failed"; reason: NoticeKind }
+  | { event: "parked"; reason: ParkReason }
+  | { event: "woke"; reason: WakeCause }
+  | { event: "unparked"; reason: UnparkReason };
 
 export type AuditEntry = AuditRecord & { detail?: Record<string, unknown> };
