@@ -2,10 +2,14 @@
 // so column names are part of the public contract. All times are integer epoch milliseconds (UTC).
 import { sql } from "drizzle-orm";
 import { check, index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { PARK_REASONS } from "../core/reasons.js";
 import { notices } from "./notices/table.js";
 
 export const COUNTDOWN_STATES = ["armed", "fired", "cancelled", "expired"] as const;
 export type CountdownState = (typeof COUNTDOWN_STATES)[number];
+
+export const PARK_STATES = ["parked", "woke", "unparked"] as const;
+export type ParkState = (typeof PARK_STATES)[number];
 
 export const INJECTION_STATUSES = ["pending", "sent", "failed", "unknown"] as const;
 export type InjectionStatus = (typeof INJECTION_STATUSES)[number];
@@ -136,6 +140,56 @@ export const countdowns = sqliteTable(
       .where(sql`state = 'armed'`),
     // Deliberately no more indexes: every index is one more page written by each arm and cancel. History by session
     // goes through injections; retention finds old rows in rowid (= time) order.
+  ],
+);
+
+/**
+ * A durable wait on one session (a park): until a time (a provider's usage limit resets, or the agent asked to continue
+ * later) or until a shell check passes. It costs no model call while it holds, and ends by waking (a look, then a
+ * normal countdown) or by being dropped. Owned by one process at a time (owner + lease), as countdowns are.
+ */
+export const parks = sqliteTable(
+  "parks",
+  {
+    /** `park_` and a random part. */
+    id: text("id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    directory: text("directory").notNull(),
+    server: text("server"),
+    /** `limit` (a provider's usage limit), `opencode_retry` (OpenCode waits to retry), `agent` (`continue_later`). */
+    reason: text("reason", { enum: PARK_REASONS }).notNull(),
+    state: text("state", { enum: PARK_STATES }).notNull(),
+    /** When it was last parked: a park parked again in place (a backoff's next step) moves it, and keeps `since`. */
+    parkedAt: integer("parked_at").notNull(),
+    /** When it wakes, the session's stagger included (unless its check passes first). */
+    wakeAt: integer("wake_at").notNull(),
+    /** When the wait it continues began: what a cap of hours on the wait is measured from. */
+    since: integer("since").notNull(),
+    /** The backoff's step, when no time to wake was known (a limit that named none). */
+    backoffMs: integer("backoff_ms"),
+    /** The shell check the agent asked to be polled, and how often. */
+    checkCommand: text("check_command"),
+    checkEveryMs: integer("check_every_ms"),
+    checkRuns: integer("check_runs").notNull().default(0),
+    nextCheckAt: integer("next_check_at"),
+    endedAt: integer("ended_at"),
+    endReason: text("end_reason"),
+    owner: text("owner"),
+    leaseUntil: integer("lease_until"),
+    /** JSON: where the time came from, the agent's reason, the limit's message. */
+    detail: text("detail"),
+  },
+  (t) => [
+    check("parks_reason_check", sql`${t.reason} in ('limit', 'opencode_retry', 'agent')`),
+    check("parks_state_check", sql`${t.state} in ('parked', 'woke', 'unparked')`),
+    // The database itself guarantees at most one parked park per session; it also finds a session's park.
+    uniqueIndex("parks_one_parked_per_session")
+      .on(t.sessionId)
+      .where(sql`state = 'parked'`),
+    // Holds only parked rows: every lease tick asks for those due.
+    index("parks_due_idx")
+      .on(t.wakeAt)
+      .where(sql`state = 'parked'`),
   ],
 );
 
@@ -279,10 +333,11 @@ export const replicas = sqliteTable("replicas", {
 
 export { NOTICE_STATES, notices, type NoticeState } from "./notices/table.js";
 
-export const schema = { sessions, countdowns, injections, auditEvents, replicas, continuationBills, notices };
+export const schema = { sessions, countdowns, parks, injections, auditEvents, replicas, continuationBills, notices };
 export type Schema = typeof schema;
 export type SessionRow = typeof sessions.$inferSelect;
 export type CountdownRow = typeof countdowns.$inferSelect;
+export type ParkRow = typeof parks.$inferSelect;
 export type InjectionRow = typeof injections.$inferSelect;
 export type AuditRow = typeof auditEvents.$inferSelect;
 export type BillRow = typeof continuationBills.$inferSelect;

@@ -13,7 +13,15 @@ import { openStore } from "../../src/store/open/open.js";
 import { openSqlite } from "../../src/store/sqlite/open.js";
 import { freshDatabase, pgQuery } from "../support/pg-database.js";
 
-const SHARED = ["sessions", "countdowns", "injections", "auditEvents", "replicas", "continuationBills"] as const;
+const SHARED = [
+  "sessions",
+  "countdowns",
+  "parks",
+  "injections",
+  "auditEvents",
+  "replicas",
+  "continuationBills",
+] as const;
 /** Tables only a fleet needs: the servers several hosts' replicas share. */
 const PG_ONLY = ["servers"];
 /** Columns only hosts with clocks of their own need: when a row was written, by the database's clock. */

@@ -3,7 +3,15 @@
 // here serve a fleet: replicas' heartbeats (lease liveness across hosts) and the OpenCode servers they follow.
 import { sql } from "drizzle-orm";
 import { bigserial, check, doublePrecision, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
-import { NOTICE_STATES, type CountdownRow, type InjectionRow, type SessionRow } from "../schema.js";
+import { PARK_REASONS } from "../../core/reasons.js";
+import {
+  NOTICE_STATES,
+  PARK_STATES,
+  type CountdownRow,
+  type InjectionRow,
+  type ParkRow,
+  type SessionRow,
+} from "../schema.js";
 import { ms } from "./epoch-ms.js";
 import { DB_NOW_MS } from "./rows.js";
 
@@ -95,6 +103,42 @@ export const countdowns = pgTable(
     uniqueIndex("countdowns_one_armed_per_session")
       .on(t.sessionId)
       .where(sql`state = 'armed'`),
+  ],
+);
+
+/** A durable wait on one session: see ../schema.ts. Leases are the database's clock here, as countdowns'. */
+export const parks = pgTable(
+  "parks",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    directory: text("directory").notNull(),
+    server: text("server"),
+    reason: text("reason", { enum: PARK_REASONS }).notNull(),
+    state: text("state", { enum: PARK_STATES }).notNull(),
+    parkedAt: ms("parked_at").notNull(),
+    wakeAt: ms("wake_at").notNull(),
+    since: ms("since").notNull(),
+    backoffMs: ms("backoff_ms"),
+    checkCommand: text("check_command"),
+    checkEveryMs: ms("check_every_ms"),
+    checkRuns: integer("check_runs").notNull().default(0),
+    nextCheckAt: ms("next_check_at"),
+    endedAt: ms("ended_at"),
+    endReason: text("end_reason"),
+    owner: text("owner"),
+    leaseUntil: ms("lease_until"),
+    detail: text("detail"),
+  },
+  (t) => [
+    check("parks_reason_check", sql`${t.reason} in ('limit', 'opencode_retry', 'agent')`),
+    check("parks_state_check", sql`${t.state} in ('parked', 'woke', 'unparked')`),
+    uniqueIndex("parks_one_parked_per_session")
+      .on(t.sessionId)
+      .where(sql`state = 'parked'`),
+    index("parks_due_idx")
+      .on(t.wakeAt)
+      .where(sql`state = 'parked'`),
   ],
 );
 
@@ -273,6 +317,7 @@ export * from "./views.js";
 export const pgSchema = {
   sessions,
   countdowns,
+  parks,
   injections,
   auditEvents,
   replicas,
@@ -287,5 +332,6 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 export const rowTypesAgree: [
   Same<typeof sessions.$inferSelect, SessionRow>,
   Same<typeof countdowns.$inferSelect, CountdownRow>,
+  Same<typeof parks.$inferSelect, ParkRow>,
   Same<Omit<typeof injections.$inferSelect, "dbCreatedAt">, InjectionRow>,
-] = [true, true, true];
+] = [true, true, true, true];
