@@ -21,6 +21,9 @@ export const {
   pendingIn,
   unbilledIn,
   sessionsToRecheck,
+  parkOf,
+  parkedIn,
+  parksDueIn,
   tuiWatching,
 } = q;
 

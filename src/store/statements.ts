@@ -12,15 +12,18 @@ import type {
   NewCountdown,
   NewInjection,
   NewNotice,
+  NewPark,
   NoticeSettlement,
   OwedLook,
+  ParkTerms,
   Scope,
   SessionScope,
 } from "./types.js";
-import type { CountdownRow, InjectionRow, NewBill, NoticeRow, SessionRow } from "./schema.js";
+import type { CountdownRow, InjectionRow, NewBill, NoticeRow, ParkRow, SessionRow } from "./schema.js";
 
 /** The tables retention deletes from, and what in each is settled history (`?` is the cutoff, epoch ms). */
-export type HistoryTable = "audit_events" | "injections" | "countdowns" | "sessions" | "continuation_bills" | "notices";
+export type HistoryTable =
+  "audit_events" | "injections" | "countdowns" | "parks" | "sessions" | "continuation_bills" | "notices";
 
 export interface Statements {
   // ── sessions ────────────────────────────────────────────────────────────────
@@ -78,6 +81,28 @@ export interface Statements {
   renewLeases(owner: string, leaseUntil: number): number;
   /** Clears the owner of its armed countdowns in any of several scopes, for successors to adopt at once. */
   releaseLeases(owner: string, scopes: readonly Scope[]): number;
+
+  // ── parks ───────────────────────────────────────────────────────────────────
+  /** The session's park while it holds (`parked`), if one does. */
+  parkOf(sessionId: string): ParkRow | undefined;
+  /** The park, `parked`, and its `parked` audit row. */
+  insertPark(park: NewPark, parked: AuditValues): void;
+  /**
+   * Parked → `state` (its end, its lease cleared) with its audit row; false (and nothing written) when it was no longer
+   * parked: of two writers, one ends it.
+   */
+  endPark(id: string, state: "woke" | "unparked", reason: string, now: number, audit: AuditValues): boolean;
+  /**
+   * A parked park given new terms (a backoff's next step, OpenCode's retry found to be a limit), keeping its id and
+   * `since`, with its `parked` audit row; false (and nothing written) when it was no longer parked.
+   */
+  reparkPark(id: string, terms: ParkTerms, parked: AuditValues): boolean;
+  /** Parked parks of a scope whose wake time or next check comes by `dueBy`, earliest first. */
+  parksDueIn(scope: Scope, dueBy: number): ParkRow[];
+  /** `parksDueIn` of several scopes in one statement, earliest first. */
+  parksDueInScopes(scopes: readonly Scope[], dueBy: number): ParkRow[];
+  /** Every parked park of a scope, earliest wake first. */
+  parkedIn(scope: Scope): ParkRow[];
 
   // ── injections ──────────────────────────────────────────────────────────────
   injection(id: string): InjectionRow | undefined;

@@ -1,6 +1,6 @@
 // The shapes the store's callers and its backends share. Nothing here depends on a database.
 import type { SessionPatch } from "../core/transitions.js";
-import type { CountdownRow, InjectionRow, SessionRow } from "./schema.js";
+import type { CountdownRow, InjectionRow, ParkRow, SessionRow } from "./schema.js";
 
 /**
  * Where a process's sessions live: an OpenCode instance directory, on one OpenCode server when a database serves
@@ -35,6 +35,29 @@ export interface NewCountdown extends SessionScope {
   attempt: number;
   todosOpen: number | null;
   todosTotal: number | null;
+}
+
+/**
+ * What a park waits for, as one (re)park writes it whole: why, since when, until when, and the check it polls (all
+ * null without one).
+ */
+export type ParkTerms = Pick<
+  ParkRow,
+  | "reason"
+  | "parkedAt"
+  | "wakeAt"
+  | "backoffMs"
+  | "checkCommand"
+  | "checkEveryMs"
+  | "checkRuns"
+  | "nextCheckAt"
+  | "detail"
+>;
+
+/** A park as it is first written, `parked`: its terms, and when the wait it continues began (`since`). */
+export interface NewPark extends SessionScope, ParkTerms {
+  id: string;
+  since: number;
 }
 
 export interface NewInjection extends SessionScope {

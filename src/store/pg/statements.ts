@@ -13,6 +13,7 @@ import { BILLS } from "./statements/bills.js";
 import { COUNTDOWNS } from "./statements/countdowns.js";
 import { INJECTIONS } from "./statements/injections.js";
 import { NOTICES } from "./statements/notices.js";
+import { PARKS } from "./statements/parks.js";
 import { REPLICAS } from "./statements/replicas.js";
 import { RETENTION } from "./statements/retention.js";
 import { SESSIONS } from "./statements/sessions.js";
@@ -23,6 +24,7 @@ const STATEMENTS: { readonly [K in keyof Statements]: PgStatement<K> } = {
   ...SESSIONS,
   ...AUDIT,
   ...COUNTDOWNS,
+  ...PARKS,
   ...INJECTIONS,
   ...BILLS,
   ...NOTICES,

@@ -8,6 +8,7 @@ import { BILLS } from "./statements/bills.js";
 import { COUNTDOWNS } from "./statements/countdowns.js";
 import { INJECTIONS } from "./statements/injections.js";
 import { NOTICES } from "./statements/notices.js";
+import { PARKS } from "./statements/parks.js";
 import type { Connection, Prepare } from "./statements/prepare.js";
 import { REPLICAS } from "./statements/replicas.js";
 import { RETENTION } from "./statements/retention.js";
@@ -18,6 +19,7 @@ const PREPARE = {
   ...SESSIONS,
   ...AUDIT,
   ...COUNTDOWNS,
+  ...PARKS,
   ...INJECTIONS,
   ...BILLS,
   ...NOTICES,

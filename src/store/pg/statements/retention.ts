@@ -9,6 +9,7 @@ const KEY: Record<HistoryTable, string> = {
   audit_events: "id",
   injections: "id",
   countdowns: "id",
+  parks: "id",
   sessions: "session_id",
   continuation_bills: "injection_id",
   notices: "id",

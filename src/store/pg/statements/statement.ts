@@ -42,6 +42,7 @@ export function selectList(table: PgTable): string {
 export const REQUIRED = {
   session: ["sessionId", "directory", "createdAt", "updatedAt"],
   countdown: ["id", "sessionId", "directory", "armedAt", "deadlineAt", "state"],
+  park: ["id", "sessionId", "directory", "reason", "state", "parkedAt", "wakeAt", "since"],
   injection: ["id", "sessionId", "countdownId", "directory", "createdAt", "status"],
   notice: ["id", "noticeId", "sessionId", "channel", "kind", "createdAt", "body", "state"],
 } as const;

@@ -1,6 +1,6 @@
 // What every SQLite statement is written with: what it is prepared on, and the pieces of SQL several share.
 import { and, eq, sql } from "drizzle-orm";
-import { countdowns, injections, sessions } from "../../schema.js";
+import { countdowns, injections, parks, sessions } from "../../schema.js";
 import type { Statements } from "../../statements.js";
 import type { Scope } from "../../types.js";
 import type { Db, RawDatabase } from "../connection.js";
@@ -35,15 +35,18 @@ export const ps = (name: string) => sql`${sql.placeholder(name)}`;
 // CPU to every run of a 3 µs look-up.
 export const isArmed = sql`${countdowns.state} = 'armed'`;
 
+/** The tables whose rows carry a scope (a directory on a server). */
+type Scoped = typeof sessions | typeof countdowns | typeof parks | typeof injections;
+
 /** A row's scope: its directory on its server (NULL, a machine's own, matches NULL). */
-export const inScope = (table: typeof sessions | typeof countdowns | typeof injections) =>
+export const inScope = (table: Scoped) =>
   and(eq(table.directory, p("directory")), sql`${table.server} IS ${p("server")}`);
 
 /**
  * A row of any of several scopes, bound as one JSON array of `[directory, server]` pairs (../../statements.ts
  * `scopesAsJson`): what a fleet replica reads for all its servers at once.
  */
-export const inScopes = (table: typeof sessions | typeof countdowns | typeof injections) =>
+export const inScopes = (table: Scoped) =>
   sql`EXISTS (SELECT 1 FROM json_each(${p("scopes")}) AS scope
     WHERE scope.value ->> 0 = ${table.directory} AND scope.value ->> 1 IS ${table.server})`;
 

@@ -1,0 +1,109 @@
+// The parks on SQLite: parking a session, parking it again in place, ending a park, and the parks a scope holds and
+// those due. Every write names the state it expects (`parked`), so that of two writers only one changes a park.
+import { and, asc, eq, lte, or, sql } from "drizzle-orm";
+import { parks } from "../../schema.js";
+import { scopesAsJson } from "../../statements.js";
+import type { ParkTerms } from "../../types.js";
+import { changes, inScope, inScopes, p, placeholders, ps, scoped, type SomePrepared } from "./prepare.js";
+
+// Written into the SQL, never bound: the value parks_one_parked_per_session and parks_due_idx name (see prepare.ts's
+// isArmed).
+const isParked = sql`${parks.state} = 'parked'`;
+/** Its wake time or its next check comes by `dueBy`. */
+const due = or(lte(parks.wakeAt, p("dueBy")), lte(parks.nextCheckAt, p("dueBy")));
+/** Whichever of its wake time and its next check comes first. */
+const firstDue = sql`min(${parks.wakeAt}, coalesce(${parks.nextCheckAt}, ${parks.wakeAt}))`;
+
+/** The columns of a park's terms: written whole by a park and by a park again in place. */
+const TERMS = [
+  "reason",
+  "parkedAt",
+  "wakeAt",
+  "backoffMs",
+  "checkCommand",
+  "checkEveryMs",
+  "checkRuns",
+  "nextCheckAt",
+  "detail",
+] as const satisfies ReadonlyArray<keyof ParkTerms>;
+
+export const PARKS = {
+  parkOf: ({ db }) => {
+    const select = db
+      .select()
+      .from(parks)
+      .where(and(eq(parks.sessionId, p("sessionId")), isParked))
+      .prepare();
+    return (sessionId) => select.get({ sessionId });
+  },
+
+  insertPark: ({ db, statements }) => {
+    const insert = db
+      .insert(parks)
+      .values({
+        ...placeholders("id", "sessionId", "directory", "server", "since", ...TERMS),
+        state: "parked",
+      })
+      .prepare();
+    return (park, parked) => {
+      insert.run({ ...park, server: park.server ?? null });
+      statements.audit(parked);
+    };
+  },
+
+  endPark: ({ db, statements }) => {
+    const update = db
+      .update(parks)
+      .set({ state: ps("state"), endedAt: ps("now"), endReason: ps("reason"), leaseUntil: null })
+      .where(and(eq(parks.id, p("id")), isParked))
+      .prepare();
+    return (id, state, reason, now, audit) => {
+      if (changes(update.run({ id, state, now, reason })) === 0) return false;
+      statements.audit(audit);
+      return true;
+    };
+  },
+
+  reparkPark: ({ db, statements }) => {
+    const update = db
+      .update(parks)
+      .set(Object.fromEntries(TERMS.map((term) => [term, ps(term)])))
+      .where(and(eq(parks.id, p("id")), isParked))
+      .prepare();
+    return (id, terms, parked) => {
+      if (changes(update.run({ ...terms, id })) === 0) return false;
+      statements.audit(parked);
+      return true;
+    };
+  },
+
+  parksDueIn: ({ db }) => {
+    const select = db
+      .select()
+      .from(parks)
+      .where(and(isParked, inScope(parks), due))
+      .orderBy(firstDue, asc(parks.id))
+      .prepare();
+    return (scope, dueBy) => select.all({ ...scoped(scope), dueBy });
+  },
+
+  parksDueInScopes: ({ db }) => {
+    const select = db
+      .select()
+      .from(parks)
+      .where(and(isParked, inScopes(parks), due))
+      .orderBy(firstDue, asc(parks.id))
+      .prepare();
+    return (scopes, dueBy) => select.all({ scopes: scopesAsJson(scopes), dueBy });
+  },
+
+  parkedIn: ({ db }) => {
+    const select = db
+      .select()
+      .from(parks)
+      .where(and(isParked, inScope(parks)))
+      .orderBy(asc(parks.wakeAt), asc(parks.id))
+      .prepare();
+    return (scope) => select.all(scoped(scope));
+  },
+} satisfies SomePrepared;
