@@ -13,6 +13,7 @@ import { CLAIM_CASES } from "./changes/claim.cases.js";
 import { CLAIM_NOTICES_CASES } from "./changes/claim-notices.cases.js";
 import { END_CASES } from "./changes/end.cases.js";
 import { LOOK_OWED_CASES } from "./changes/look-owed.cases.js";
+import { PARK_CASES } from "./changes/park.cases.js";
 import { PRUNE_CASES } from "./changes/prune.cases.js";
 import { RELEASE_LEASES_CASES } from "./changes/release-leases.cases.js";
 import { RENEW_LEASES_CASES } from "./changes/renew-leases.cases.js";
@@ -24,6 +25,8 @@ import { SETTLE_NOTICE_CASES } from "./changes/settle-notice.cases.js";
 import { SKIP_CASES } from "./changes/skip.cases.js";
 import { STOP_CASES } from "./changes/stop.cases.js";
 import { TELL_STOP_CASES } from "./changes/tell-stop.cases.js";
+import { UNPARK_CASES } from "./changes/unpark.cases.js";
+import { WAKE_CASES } from "./changes/wake.cases.js";
 import { LIVENESS_CASES } from "./liveness.cases.js";
 import { OPERATOR_CASES } from "./operator.cases.js";
 import { READS_CASES } from "./reads.cases.js";
@@ -56,6 +59,9 @@ export const CONTRACT: ContractSubject[] = [
   { subject: "changes/tell-stop", cases: TELL_STOP_CASES },
   { subject: "changes/claim-notices", cases: CLAIM_NOTICES_CASES },
   { subject: "changes/settle-notice", cases: SETTLE_NOTICE_CASES },
+  { subject: "changes/park", cases: PARK_CASES },
+  { subject: "changes/wake", cases: WAKE_CASES },
+  { subject: "changes/unpark", cases: UNPARK_CASES },
   { subject: "statements", cases: STATEMENTS_CASES },
   { subject: "reads", cases: READS_CASES },
   { subject: "liveness", cases: LIVENESS_CASES },

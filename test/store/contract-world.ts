@@ -2,6 +2,7 @@
 // processes' views), each with a live owner's heartbeat, and the rows and times the cases share. The cases live beside
 // what they test (changes/arm.cases.ts for src/store/changes/arm.ts…); contract-cases.ts gathers them for the runners
 // of every driver. Assertions are node:assert's, so that the same cases run outside vitest (under Bun).
+import type { ParkRequest } from "../../src/store/changes/park.js";
 import type { OutcomePolicy } from "../../src/store/changes/record-outcome.js";
 import type { OpenStoreOptions } from "../../src/store/open/open.js";
 import type { OperatorStore } from "../../src/store/operator/operator.js";
@@ -36,6 +37,26 @@ export const ME = "host-a/1/aaaa";
 export const OTHER = "host-b/2/bbbb";
 export const { countdown, injection } = newRows(NOW, ME);
 export const S1 = { sessionId: "ses_1", directory: "/p" };
+/** A park the engine asks for: a provider's limit that lifts in an hour, the time read from its headers. */
+export const parkRequest = (id: string, extra: Partial<ParkRequest> = {}): ParkRequest => ({
+  id,
+  reason: "limit",
+  wakeAt: NOW + 3_600_000,
+  detail: { source: "headers" },
+  ...extra,
+});
+/**
+ * How a park ended (its state, end reason and time), read by its id: no statement reads a park that no longer holds.
+ * PostgreSQL's bigint comes back as text.
+ */
+export async function endOfPark(store: OperatorStore, id: string) {
+  const rows = await store.reader.all<{ state: string; endReason: string | null; endedAt: number | string | null }>(
+    'SELECT state, end_reason AS "endReason", ended_at AS "endedAt" FROM parks WHERE id = ?',
+    id,
+  );
+  const row = rows[0];
+  return row && { ...row, endedAt: row.endedAt === null ? null : Number(row.endedAt) };
+}
 export const POLICY: OutcomePolicy = { maxRetries: 3, retryBaseMs: 5000, retryMaxMs: 60_000, startTimeoutMs: 10_000 };
 
 export async function withWorld(database: ContractDatabase, run: (world: World) => Promise<void>): Promise<void> {

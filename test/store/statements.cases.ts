@@ -1,15 +1,19 @@
 // What the statements (src/store/statements.ts) promise on every database beyond one change script: a scope's rows
-// never seen from another, several scopes' rows read at once, the continuations still unbilled.
+// never seen from another, several scopes' rows read at once, the continuations still unbilled, the parks due.
 import assert from "node:assert/strict";
 import { releaseLeases } from "../../src/store/changes/release-leases.js";
 import { arm } from "../../src/store/changes/arm.js";
 import { oweLook } from "../../src/store/changes/look-owed.js";
+import { park } from "../../src/store/changes/park.js";
 import { claim } from "../../src/store/changes/claim.js";
 import { recordBill } from "../../src/store/changes/record-bill.js";
 import { recordOutcome } from "../../src/store/changes/record-outcome.js";
+import { wake } from "../../src/store/changes/wake.js";
+import { auditRow } from "../../src/store/audit-row.js";
 import { leaseRowsIn } from "../../src/store/reads.js";
-import { q } from "../../src/store/script.js";
-import { countdown, injection, ME, NOW, POLICY, type ContractCase } from "./contract-world.js";
+import { change, q } from "../../src/store/script.js";
+import type { Scope } from "../../src/store/types.js";
+import { countdown, injection, ME, NOW, parkRequest, POLICY, S1, type ContractCase } from "./contract-world.js";
 
 export const STATEMENTS_CASES: ContractCase[] = [
   {
@@ -140,6 +144,61 @@ export const STATEMENTS_CASES: ContractCase[] = [
       assert.deepEqual(await b.read(leaseRowsIn([{ directory: "/nowhere" }], NOW)), [
         { armed: [], pending: [], owed: [] },
       ]);
+    },
+  },
+  {
+    name: "parks due: by their wake time or their next check, earliest first, a scope's or several at once",
+    async run({ a, b }) {
+      const own = { directory: "/p", server: null };
+      const podA = { directory: "/p", server: "pod-a" };
+      const elsewhere = { directory: '/q "ü"', server: "pod-a" };
+      const parkIn = (scope: Scope, n: number, wakeIn: number, everyMs?: number) =>
+        a.change(
+          park(
+            { ...scope, sessionId: `ses_${n}` },
+            parkRequest(`park_${n}`, {
+              wakeAt: NOW + wakeIn,
+              check: everyMs ? { command: "true", everyMs } : undefined,
+            }),
+            NOW,
+          ),
+        );
+      await parkIn(own, 1, 5000);
+      await parkIn(own, 2, 90_000, 1000); // its check comes first
+      await parkIn(own, 3, 3000);
+      await parkIn(own, 4, 3_600_000);
+      await parkIn(own, 5, 500);
+      await a.change(wake({ ...own, sessionId: "ses_5" }, "time", NOW + 500)); // woken: no longer held
+      await parkIn(podA, 6, 2000);
+      await parkIn(elsewhere, 7, 4000);
+      const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id);
+      assert.deepEqual(ids(await b.read(q.parksDueIn(own, NOW + 999))), []);
+      assert.deepEqual(ids(await b.read(q.parksDueIn(own, NOW + 6000))), ["park_2", "park_3", "park_1"]);
+      assert.deepEqual(ids(await b.read(q.parkedIn(own))), ["park_3", "park_1", "park_2", "park_4"]);
+      assert.deepEqual(ids(await b.read(q.parkedIn({ directory: "/p" }))), ids(await b.read(q.parkedIn(own))));
+      const asked = [own, elsewhere];
+      const due = await b.read(q.parksDueInScopes(asked, NOW + 6000));
+      assert.deepEqual(ids(due), ["park_2", "park_3", "park_7", "park_1"]);
+      assert.deepEqual(
+        due.filter((r) => r.server === null),
+        await b.read(q.parksDueIn(own, NOW + 6000)),
+      );
+      assert.deepEqual(await b.read(q.parksDueInScopes([], NOW + 6000)), []);
+    },
+  },
+  {
+    name: "parks: a park no longer held is neither ended nor parked again, and no audit row is written for it",
+    async run({ a, count }) {
+      await a.change(park(S1, parkRequest("park_1"), NOW));
+      const held = (await a.read(q.parkOf("ses_1")))!;
+      const woke = auditRow(NOW + 1, S1, { event: "woke", reason: "time" });
+      const end = change("test", "ses_1", () => q.endPark("park_1", "woke", "time", NOW + 1, woke));
+      assert.equal(await a.change(end), true);
+      assert.equal(await a.change(end), false);
+      const parked = auditRow(NOW + 2, S1, { event: "parked", reason: "limit" });
+      const again = change("test", "ses_1", () => q.reparkPark("park_1", { ...held, wakeAt: NOW + 9 }, parked));
+      assert.equal(await a.change(again), false);
+      assert.equal(await count("audit_events"), 2, "the park's and its one end's");
     },
   },
 ];

@@ -1,0 +1,63 @@
+// Parking a session: a durable wait until a time (a provider's usage limit resets, the agent asked to continue later)
+// or until a shell check passes, costing no model call while it holds; wake.ts and unpark.ts end it. A stopped session
+// is never parked: a park is no way around a stop. A session parked already is parked again in place, its id and the
+// time its wait began (`since`) kept, so that a cap on the wait is measured from its first park. A parked session is
+// owed no look until it wakes.
+import type { ParkReason } from "../../core/reasons.js";
+import { auditRow, type AuditValues } from "../audit-row.js";
+import { change, q, type Change } from "../script.js";
+import type { ParkTerms, SessionScope } from "../types.js";
+import { TAKE, withLook } from "./look-owed.js";
+import { patchSession } from "./session-row.js";
+
+export interface ParkRequest {
+  /** `park_` and a random part: the new park's id (a park parked again in place keeps its own). */
+  id: string;
+  reason: ParkReason;
+  /** When it wakes, the session's stagger included; with a check, at the latest. */
+  wakeAt: number;
+  /** The backoff's step, when no time to wake was known. */
+  backoffMs?: number;
+  /** A shell check polled every `everyMs`, the first time `everyMs` from now: the park wakes once it passes. */
+  check?: { command: string; everyMs: number };
+  /** Where the time came from, the agent's reason, the limit's message: the park's detail, and its audit row's. */
+  detail: Record<string, unknown>;
+}
+
+/** Parked (`repark`: the session's park parked again in place, under its own id), or why not. */
+export type ParkResult = { parked: true; id: string; repark: boolean } | { parked: false; because: "stopped" };
+
+/** The terms `request` sets, whole: a park parked again keeps nothing of its earlier terms (a check not asked again). */
+function termsOf(request: ParkRequest, now: number): ParkTerms {
+  const { check } = request;
+  return {
+    reason: request.reason,
+    parkedAt: now,
+    wakeAt: request.wakeAt,
+    backoffMs: request.backoffMs ?? null,
+    checkCommand: check?.command ?? null,
+    checkEveryMs: check?.everyMs ?? null,
+    checkRuns: 0,
+    nextCheckAt: check ? now + check.everyMs : null,
+    detail: JSON.stringify(request.detail),
+  };
+}
+
+export function park(scope: SessionScope, request: ParkRequest, now: number): Change<ParkResult> {
+  return change("park", scope.sessionId, function* () {
+    const row = yield* q.session(scope.sessionId);
+    if (row?.stoppedAt != null) return { parked: false, because: "stopped" };
+    if (row?.recheckAt != null) yield* patchSession(withLook(row, TAKE), {}, now);
+    const terms = termsOf(request, now);
+    const parked = (parkId: string): AuditValues => {
+      const check = request.check && { check: request.check };
+      const detail = { parkId, until: request.wakeAt, ...request.detail, ...check };
+      return auditRow(now, scope, { event: "parked", reason: request.reason, detail });
+    };
+    const held = yield* q.parkOf(scope.sessionId);
+    if (held && (yield* q.reparkPark(held.id, terms, parked(held.id))))
+      return { parked: true, id: held.id, repark: true };
+    yield* q.insertPark({ ...scope, id: request.id, since: now, ...terms }, parked(request.id));
+    return { parked: true, id: request.id, repark: false };
+  });
+}

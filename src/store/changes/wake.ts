@@ -1,0 +1,43 @@
+// A park ended into a look: its time came, its check passed, or a person woke it. The wake owes the session a look at
+// once (`recheck_at`, look-owed.ts), so the engine's way of taking the looks owed judges it through every guard and
+// arms a normal countdown; nothing here arms one. The end is written only while the park still holds: of two writers,
+// one wakes it.
+import type { WakeCause } from "../../core/reasons.js";
+import { auditRow } from "../audit-row.js";
+import type { ParkRow } from "../schema.js";
+import { change, q, type Change } from "../script.js";
+import type { SessionScope } from "../types.js";
+import { applyChange } from "./change-session.js";
+
+export interface WakeResult {
+  woke: boolean;
+  /**
+   * The park it woke, as it held; or, not woken, the park that holds when the cause was not its own: a time not come
+   * yet (it was parked again later since the caller's timer was set), a check passed for a park that has none.
+   */
+  park?: ParkRow;
+}
+
+/** Whether `cause` may end `park` at `now`: a person may wake any park, a time or a check only the park it is for. */
+function wakes(park: ParkRow, cause: WakeCause, now: number): boolean {
+  if (cause === "time") return park.wakeAt <= now;
+  if (cause === "check") return park.checkCommand !== null;
+  return true;
+}
+
+export function wake(
+  scope: SessionScope,
+  cause: WakeCause,
+  now: number,
+  detail: Record<string, unknown> = {},
+): Change<WakeResult> {
+  return change("wake", scope.sessionId, function* () {
+    const park = yield* q.parkOf(scope.sessionId);
+    if (!park) return { woke: false };
+    if (!wakes(park, cause, now)) return { woke: false, park };
+    const audit = auditRow(now, scope, { event: "woke", reason: cause, detail: { parkId: park.id, ...detail } });
+    if (!(yield* q.endPark(park.id, "woke", cause, now, audit))) return { woke: false };
+    yield* applyChange(scope, now, {}, { owe: now });
+    return { woke: true, park };
+  });
+}
