@@ -273,10 +273,10 @@ describe("todo-continuation CLI", () => {
     ) as { audit_events: number };
     expect(dry.audit_events).toBe(2500);
     const real = await cli(["--db", engine.dbPath, "--json", "prune", "--older-than", "30d", "--batch", "1000"]);
-    // Three batches of audit rows, and one that finds nothing in each of the other five tables.
+    // Three batches of audit rows, and one that finds nothing in each of the other six tables.
     expect(JSON.parse(real.stdout)).toMatchObject({
-      ...{ audit_events: 2500, countdowns: 0, bills: 0, notices: 0 },
-      batches: 8,
+      ...{ audit_events: 2500, countdowns: 0, parks: 0, bills: 0, notices: 0 },
+      batches: 9,
     });
     const status = JSON.parse((await cli(["--db", engine.dbPath, "--json", "status"])).stdout) as { armed: unknown[] };
     expect(status.armed).toHaveLength(1);

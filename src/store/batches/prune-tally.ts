@@ -10,6 +10,7 @@ export interface PruneOptions {
 export interface PruneReport {
   auditEvents: number;
   countdowns: number;
+  parks: number;
   injections: number;
   sessions: number;
   bills: number;
@@ -20,12 +21,13 @@ export interface PruneReport {
   medianBatchMs: number;
 }
 
-export type PrunedTable = "auditEvents" | "countdowns" | "injections" | "sessions" | "bills" | "notices";
+export type PrunedTable = "auditEvents" | "countdowns" | "parks" | "injections" | "sessions" | "bills" | "notices";
 
 export class PruneTally {
   readonly report: PruneReport = {
     auditEvents: 0,
     countdowns: 0,
+    parks: 0,
     injections: 0,
     sessions: 0,
     bills: 0,

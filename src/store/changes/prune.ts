@@ -1,6 +1,7 @@
 // Retention's one change: a batch of settled history older than a cutoff deleted from one table. What counts as
-// settled is written here once: armed countdowns and pending injections are never history, and a bill goes with its
-// continuation (it is written after the continuation was created, so both are older than any cutoff the bill is).
+// settled is written here once: armed countdowns, parks that hold and pending injections are never history, and a bill
+// goes with its continuation (it is written after the continuation was created, so both are older than any cutoff the
+// bill is).
 // batches/prune-history.ts runs the batches, each its own short transaction.
 import type { HistoryTable } from "../statements.js";
 import { change, q, type Change } from "../script.js";
@@ -11,6 +12,7 @@ export const SETTLED: ReadonlyArray<{ key: PrunedTable; table: HistoryTable; set
   { key: "auditEvents", table: "audit_events", settled: "at < ?" },
   { key: "injections", table: "injections", settled: "status <> 'pending' AND created_at < ?" },
   { key: "countdowns", table: "countdowns", settled: "state <> 'armed' AND ended_at < ?" },
+  { key: "parks", table: "parks", settled: "state <> 'parked' AND ended_at < ?" },
   { key: "sessions", table: "sessions", settled: "deleted_at IS NOT NULL AND deleted_at < ?" },
   // After the injections: a look that comes between finds the continuation gone and does not bill its turn again.
   { key: "bills", table: "continuation_bills", settled: "recorded_at < ?" },

@@ -3,10 +3,13 @@ import assert from "node:assert/strict";
 import { arm } from "../../../src/store/changes/arm.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { end } from "../../../src/store/changes/end.js";
+import { park } from "../../../src/store/changes/park.js";
 import { prune } from "../../../src/store/batches/prune-history.js";
 import { recordBill } from "../../../src/store/changes/record-bill.js";
+import { unpark } from "../../../src/store/changes/unpark.js";
+import { wake } from "../../../src/store/changes/wake.js";
 import { change, q } from "../../../src/store/script.js";
-import { countdown, NOW, type ContractCase } from "../contract-world.js";
+import { countdown, NOW, parkRequest, type ContractCase } from "../contract-world.js";
 
 export const PRUNE_CASES: ContractCase[] = [
   {
@@ -46,7 +49,8 @@ export const PRUNE_CASES: ContractCase[] = [
         [report.countdowns, report.sessions, report.auditEvents, report.bills, report.notices],
         [1, 1, 3, 1, 1],
       );
-      assert.equal(report.batches, 7);
+      // Two batches for the three audit rows, one for each other table (the parks' finds none).
+      assert.equal(report.batches, 8);
       const notices = await a.reader.all<{ id: string }>("SELECT id FROM notices");
       assert.deepEqual(
         notices.map((r) => r.id),
@@ -60,6 +64,24 @@ export const PRUNE_CASES: ContractCase[] = [
       );
       assert.ok(await a.read(q.countdown("cd1")), "armed countdowns are never history");
       assert.equal(await a.read(q.countdown("cd2")), undefined);
+    },
+  },
+  {
+    name: "prune: a park ended before the cutoff goes, woken or dropped; one that holds stays however old",
+    async run({ a, b }) {
+      const scope = (sessionId: string) => ({ sessionId, directory: "/p" });
+      for (const [n, at] of [1000, 1000, 1000, NOW - 10, NOW].entries())
+        await a.change(park(scope(`ses_${n}`), parkRequest(`park_${n}`, { wakeAt: at + 500 }), at));
+      await a.change(wake(scope("ses_0"), "time", 1500));
+      await a.change(unpark(scope("ses_1"), "user_message", 1600));
+      await a.change(unpark(scope("ses_3"), "user_message", NOW + 1)); // ended after the cutoff
+      assert.equal((await prune(b, { cutoff: NOW, dryRun: true })).parks, 2);
+      assert.equal((await prune(b, { cutoff: NOW, pauseMs: 0 })).parks, 2);
+      const left = await a.reader.all<{ id: string }>("SELECT id FROM parks ORDER BY id");
+      assert.deepEqual(
+        left.map((r) => r.id),
+        ["park_2", "park_3", "park_4"],
+      );
     },
   },
 ];
