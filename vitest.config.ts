@@ -36,6 +36,7 @@ const ENGINE_ON_POSTGRES = [
   "test/engine/scenarios/security.test.ts",
   "test/engine/scenarios/gave-up.test.ts",
   "test/engine/scenarios/resume-holds.test.ts",
+  "test/engine/scenarios/parked.test.ts",
 ];
 
 /** A real PostgreSQL server, one for the whole run, started for the first project that asks (a database per test). */

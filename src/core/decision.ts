@@ -2,7 +2,7 @@
 // answered, the configuration the guards use, and the verdict. Types only.
 import type { ErrorKind } from "./errors.js";
 import type { MessageFacts } from "./messages.js";
-import type { SkipReason } from "./reasons.js";
+import type { ParkReason, SkipReason } from "./reasons.js";
 import type { ProgressLedger, Todo, TodoSummary } from "./todos.js";
 import type { FileLedger } from "./work.js";
 
@@ -29,9 +29,6 @@ export interface DecisionConfig {
   unproductiveLimit: number;
   continueAfterCompaction: boolean;
 }
-
-/** Why a session is parked: a provider's limit, OpenCode's own retry wait, or the agent asking to continue later. */
-export type ParkReason = "limit" | "opencode_retry" | "agent";
 
 /** A park that holds (its row in `parks`, state `parked`). */
 export interface ParkFact {

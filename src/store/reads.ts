@@ -2,6 +2,7 @@
 // name, and those that take several, by what they answer (the facts a decision needs that no event brought to this
 // process: what another process or a person did since the idle a look judges). The statements themselves (script.ts's
 // `q`) are for the store's scripts.
+import type { ParkFact } from "../core/decision.js";
 import type { CountdownRow, InjectionRow, NoticeRow, SessionRow } from "./schema.js";
 import { q, type Script } from "./script.js";
 import type { ContinuationRef, OwedLook, Scope } from "./types.js";
@@ -61,6 +62,8 @@ export interface SinceIdle {
   userCancelledAt?: number;
   /** A continuation fired since the idle (by any process): it answered it. */
   answeredBy?: ContinuationRef;
+  /** The session's park, while one holds: it waits for its own wake. */
+  parked?: ParkFact;
 }
 
 /**
@@ -74,7 +77,9 @@ export function* sinceIdle(sessionId: string, idleSince?: number, now?: number):
   const userCancelledAt = asked && (yield* q.userCancelledSince(sessionId, asked.since, asked.now));
   const answeredBy = asked && (yield* q.continuedSince(sessionId, asked.since, asked.now));
   const pending = yield* q.hasPendingInjection(sessionId);
-  return { row, pending, userCancelledAt, answeredBy };
+  const park = yield* q.parkOf(sessionId);
+  const parked = park && { parkId: park.id, reason: park.reason, wakeAt: park.wakeAt };
+  return { row, pending, userCancelledAt, answeredBy, parked };
 }
 
 /**

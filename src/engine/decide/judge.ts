@@ -51,7 +51,9 @@ export class Judge {
     // The last continuation's turn is billed first, so that the budgets count it.
     if (facts) await this.billing.record(sessionId, facts, stage);
     const asked = ctx.clock.now();
-    const { row, pending, userCancelledAt, answeredBy } = await ctx.store.read(sinceIdle(sessionId, idleSince, asked));
+    const { row, pending, userCancelledAt, answeredBy, parked } = await ctx.store.read(
+      sinceIdle(sessionId, idleSince, asked),
+    );
     const { maxContinuationCost, maxContinuationTokens, dailyContinuationCost } = ctx.config;
     const spent =
       facts && (maxContinuationCost > 0 || maxContinuationTokens > 0 || dailyContinuationCost > 0)
@@ -80,6 +82,7 @@ export class Judge {
       retrying,
       userCancelledAt,
       answeredBy,
+      parked,
       spending: spent,
     });
     return { decision: decide(input), row };

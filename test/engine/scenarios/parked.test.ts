@@ -1,0 +1,69 @@
+// A parked session on a real engine and database: the park holds every idle without a model call, and its wake owes
+// the session a look that goes through every guard into a normal countdown and continuation (issue 48). How a park is
+// made and woken is the store's (test/store/changes/park.cases.ts); here, what the engine does with one.
+import { describe, expect, it } from "vitest";
+import { park } from "../../../src/store/changes/park.js";
+import { wake } from "../../../src/store/changes/wake.js";
+import { DIRECTORY } from "../../support/engine-fixture.js";
+import { advance } from "../../support/fake-time.js";
+import { boot, f, idle, S, settle, useOneSession } from "./one-session.js";
+
+useOneSession();
+
+const scope = { sessionId: S, directory: DIRECTORY, server: null };
+const HOUR = 3_600_000;
+
+async function parkFor(ms: number): Promise<void> {
+  const now = Date.now();
+  const parked = await f.port.change(
+    park(scope, { id: "park_test01", reason: "agent", wakeAt: now + ms, detail: { reason: "CI is running" } }, now),
+  );
+  expect(parked).toMatchObject({ parked: true });
+}
+
+describe("a parked session", () => {
+  it("is held at every idle, with no countdown and no prompt, saying how long is left", async () => {
+    await boot({ countdownSeconds: 2 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    await parkFor(2 * HOUR);
+    await idle();
+    await idle();
+    await advance(10_000);
+    await settle();
+    const skips = f.rows.audit(S).filter((r) => r.event === "skipped");
+    expect(skips.map((r) => r.reason)).toEqual(["parked", "parked"]);
+    expect(skips[0]!.detail).toMatchObject({ parkId: "park_test01", park: "agent" });
+    expect(skips[0]!.detail.wakesInMs as number).toBeGreaterThan(2 * HOUR - 60_000);
+    expect(f.rows.countdowns(S)).toEqual([]);
+    expect(f.host.prompts).toEqual([]);
+  });
+
+  it("once woken, is owed a look that arms a normal countdown and continues it, through every guard", async () => {
+    await boot({ countdownSeconds: 2 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    await parkFor(2 * HOUR);
+    await idle();
+    expect(f.rows.trail(S)).toEqual(["parked:agent", "skipped:parked"]);
+    const woke = await f.port.change(wake(scope, "command", Date.now()));
+    expect(woke).toMatchObject({ woke: true });
+    // No event from OpenCode: the owed look the wake left is what finds the session, at the engine's next tick.
+    await advance(f.config.leaseMs);
+    await settle();
+    await advance(2100);
+    await settle();
+    expect(f.rows.trail(S)).toEqual(["parked:agent", "skipped:parked", "woke:command", "armed", "fired", "injected"]);
+    expect(f.host.prompts).toHaveLength(1);
+  });
+
+  it("woken while stopped by the person, stays stopped: a park is no way around a stop", async () => {
+    await boot({ countdownSeconds: 2 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    await parkFor(HOUR);
+    expect(await f.enforcer.stop(S, "command")).toBe(true);
+    // The stop ended the park; a wake finds nothing to wake, and an idle is the stop's.
+    expect(await f.port.change(wake(scope, "command", Date.now()))).toMatchObject({ woke: false });
+    await idle();
+    expect(f.rows.trail(S)).toEqual(["parked:agent", "stopped:command", "unparked:stop", "skipped:stopped"]);
+    expect(f.host.prompts).toEqual([]);
+  });
+});
