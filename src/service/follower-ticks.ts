@@ -1,8 +1,8 @@
 // The lease ticks of a fleet replica's followers. Their engines share the replica's owner id and have no lease timer of
-// their own (engine/lease-loop.ts): every round the replica has their armed countdowns, pending continuations and looks
-// owed read here for all of them at once, three statements whatever their number, and each engine handed its own rows
-// to adopt, settle and look at. Each engine ticking on its own timer read its own: three statements per server per
-// round, the idle load of a fleet growing with its servers.
+// their own (engine/lease-loop.ts): every round the replica has their armed countdowns, pending continuations, looks
+// owed and parks due read here for all of them at once, four statements whatever their number, and each engine handed
+// its own rows to adopt, settle, wake and look at. Each engine ticking on its own timer read its own: four statements
+// per server per round, the idle load of a fleet growing with its servers.
 import type { LogLevel } from "../host/port.js";
 import { describeDatabaseFailure } from "../store/open/failure.js";
 import type { EngineStore } from "../store/port.js";

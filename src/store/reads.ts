@@ -3,7 +3,7 @@
 // process: what another process or a person did since the idle a look judges). The statements themselves (script.ts's
 // `q`) are for the store's scripts.
 import type { ParkFact } from "../core/decision.js";
-import type { CountdownRow, InjectionRow, NoticeRow, SessionRow } from "./schema.js";
+import type { CountdownRow, InjectionRow, NoticeRow, ParkRow, SessionRow } from "./schema.js";
 import { q, type Script } from "./script.js";
 import type { ContinuationRef, OwedLook, Scope } from "./types.js";
 
@@ -30,25 +30,33 @@ export const {
 
 // ── several scopes at once (a fleet replica's servers) ──────────────────────
 
-/** What a lease tick reads of its scope: `armedIn`, `pendingIn` and `sessionsToRecheck`, in the orders they give. */
+/**
+ * What a lease tick reads of its scope: `armedIn`, `pendingIn`, `sessionsToRecheck` and `parksDueIn`, in the orders
+ * they give.
+ */
 export interface LeaseRows {
   armed: CountdownRow[];
   pending: InjectionRow[];
   owed: OwedLook[];
+  /** Parks due by the same time: their wake time came, or their check is due. */
+  parks: ParkRow[];
 }
 
 /**
- * The lease rows of each of `scopes` (in their order), sessions owed a look by `dueBy`: three statements however many
- * scopes there are, so that a replica's idle load does not grow with the servers it follows.
+ * The lease rows of each of `scopes` (in their order), sessions owed a look and parks due by `dueBy`: four statements
+ * however many scopes there are, so that a replica's idle load does not grow with the servers it follows.
  */
 export function* leaseRowsIn(scopes: readonly Scope[], dueBy: number): Script<LeaseRows[]> {
   const key = (scope: Scope) => JSON.stringify([scope.directory, scope.server ?? null]);
-  const byScope = new Map(scopes.map((scope) => [key(scope), { armed: [], pending: [], owed: [] } as LeaseRows]));
+  const byScope = new Map(
+    scopes.map((scope) => [key(scope), { armed: [], pending: [], owed: [], parks: [] } as LeaseRows]),
+  );
   if (byScope.size === 0) return [];
   for (const row of yield* q.armedInScopes(scopes)) byScope.get(key(row))?.armed.push(row);
   for (const row of yield* q.pendingInScopes(scopes)) byScope.get(key(row))?.pending.push(row);
   for (const { directory, server, ...owed } of yield* q.sessionsToRecheckInScopes(scopes, dueBy))
     byScope.get(key({ directory, server }))?.owed.push(owed);
+  for (const row of yield* q.parksDueInScopes(scopes, dueBy)) byScope.get(key(row))?.parks.push(row);
   return scopes.map((scope) => byScope.get(key(scope))!);
 }
 

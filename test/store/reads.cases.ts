@@ -7,8 +7,10 @@ import { claim } from "../../src/store/changes/claim.js";
 import { recordBill } from "../../src/store/changes/record-bill.js";
 import { claimNotices } from "../../src/store/changes/claim-notices.js";
 import { settleNotice } from "../../src/store/changes/settle-notice.js";
+import { park } from "../../src/store/changes/park.js";
+import { unpark } from "../../src/store/changes/unpark.js";
 import { noticeTurnFacts, sinceIdle, spending } from "../../src/store/reads.js";
-import { countdown, injection, LATER, ME, NOW, S1, type ContractCase } from "./contract-world.js";
+import { countdown, injection, LATER, ME, NOW, parkRequest, S1, type ContractCase } from "./contract-world.js";
 import { insertNotices, newNotice } from "./notice-rows.js";
 
 export const READS_CASES: ContractCase[] = [
@@ -20,6 +22,7 @@ export const READS_CASES: ContractCase[] = [
         pending: false,
         userCancelledAt: undefined,
         answeredBy: undefined,
+        parked: undefined,
       });
       await a.change(changeSession(S1, NOW, { agent: "build" }));
       await a.change(arm(countdown("cd1"), {}));
@@ -33,6 +36,11 @@ export const READS_CASES: ContractCase[] = [
         [true, NOW + 10, { injectionId: "i2", firedAt: NOW + 2000 }],
       );
       assert.deepEqual((await b.read(sinceIdle("ses_1"))).answeredBy, undefined, "no idle: only the row");
+      // A park that holds is read with the row, whether an idle is judged or not; one that ended is not.
+      await a.change(park(S1, parkRequest("park_1", { reason: "agent", wakeAt: LATER }), NOW));
+      assert.deepEqual((await b.read(sinceIdle("ses_1"))).parked, { parkId: "park_1", reason: "agent", wakeAt: LATER });
+      await a.change(unpark(S1, "command", NOW + 1));
+      assert.equal((await b.read(sinceIdle("ses_1", NOW, LATER))).parked, undefined);
     },
   },
   {

@@ -110,6 +110,9 @@ export const STATEMENTS_CASES: ContractCase[] = [
         );
         await a.change(oweLook({ ...scope, sessionId: `ses_${i}_owed` }, NOW, { owe: NOW - i }));
         await a.change(oweLook({ ...scope, sessionId: `ses_${i}_later` }, NOW, { owe: NOW + 5000 }));
+        const parked = { ...scope, sessionId: `ses_${i}_parked` };
+        await a.change(park(parked, parkRequest(`park_${i}`, { wakeAt: NOW - i }), NOW - 60_000));
+        await a.change(park({ ...scope, sessionId: `ses_${i}_waits` }, parkRequest(`park_${i}_waits`), NOW));
       }
       // pod-b's rows are not asked for.
       const asked = [scopes[0]!, scopes[1]!, scopes[3]!];
@@ -134,6 +137,11 @@ export const STATEMENTS_CASES: ContractCase[] = [
         assert.deepEqual(rows[n]!.armed, await b.read(q.armedIn(scope)));
         assert.deepEqual(rows[n]!.pending, await b.read(q.pendingIn(scope)));
         assert.deepEqual(rows[n]!.owed, await b.read(q.sessionsToRecheck(scope, NOW)));
+        assert.deepEqual(rows[n]!.parks, await b.read(q.parksDueIn(scope, NOW)));
+        assert.deepEqual(
+          rows[n]!.parks.map((p) => p.id),
+          [`park_${scopes.indexOf(scope)}`],
+        );
         assert.deepEqual(rows[n]!.armed.map((c) => c.id).concat(rows[n]!.pending.map((r) => r.id)), [
           `cd${scopes.indexOf(scope)}`,
           `i${scopes.indexOf(scope)}`,
@@ -142,7 +150,7 @@ export const STATEMENTS_CASES: ContractCase[] = [
       assert.deepEqual(await b.read(leaseRowsIn([], NOW)), []);
       // A scope asked for with no rows gets empty lists.
       assert.deepEqual(await b.read(leaseRowsIn([{ directory: "/nowhere" }], NOW)), [
-        { armed: [], pending: [], owed: [] },
+        { armed: [], pending: [], owed: [], parks: [] },
       ]);
     },
   },

@@ -9,7 +9,7 @@ import { EXPIRE_REASON } from "../../core/reasons.js";
 import { auditRow } from "../audit-row.js";
 import type { SessionRow } from "../schema.js";
 import { change, q, type Change, type Script } from "../script.js";
-import type { SessionScope } from "../types.js";
+import type { OwedLook, SessionScope } from "../types.js";
 import { ensureSession, patchSession } from "./session-row.js";
 
 /**
@@ -25,6 +25,11 @@ export const TAKE: LookOwed = { take: true };
 export function withLook(row: SessionRow, look: LookOwed): SessionRow {
   if ("take" in look) return { ...row, recheckAt: null, owedSince: null };
   return { ...row, recheckAt: look.owe, owedSince: look.since ?? null };
+}
+
+/** The look `row` is owed, as the engine's looks owed take it (`sessionsToRecheck`'s rows). */
+export function owedLookOf(row: SessionRow): OwedLook {
+  return { sessionId: row.sessionId, recheckAt: row.recheckAt, owedSince: row.owedSince };
 }
 
 /** Owes the session a look (creating its row if needed); the row as written. */

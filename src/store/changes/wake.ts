@@ -6,8 +6,9 @@ import type { WakeCause } from "../../core/reasons.js";
 import { auditRow } from "../audit-row.js";
 import type { ParkRow } from "../schema.js";
 import { change, q, type Change } from "../script.js";
-import type { SessionScope } from "../types.js";
+import type { OwedLook, SessionScope } from "../types.js";
 import { applyChange } from "./change-session.js";
+import { owedLookOf } from "./look-owed.js";
 
 export interface WakeResult {
   woke: boolean;
@@ -16,6 +17,8 @@ export interface WakeResult {
    * yet (it was parked again later since the caller's timer was set), a check passed for a park that has none.
    */
   park?: ParkRow;
+  /** Woken: the look it owes the session, as the engine's looks owed take it (now, judging no earlier idle). */
+  owed?: OwedLook;
 }
 
 /** Whether `cause` may end `park` at `now`: a person may wake any park, a time or a check only the park it is for. */
@@ -37,7 +40,7 @@ export function wake(
     if (!wakes(park, cause, now)) return { woke: false, park };
     const audit = auditRow(now, scope, { event: "woke", reason: cause, detail: { parkId: park.id, ...detail } });
     if (!(yield* q.endPark(park.id, "woke", cause, now, audit))) return { woke: false };
-    yield* applyChange(scope, now, {}, { owe: now });
-    return { woke: true, park };
+    const row = yield* applyChange(scope, now, {}, { owe: now });
+    return { woke: true, park, owed: owedLookOf(row) };
   });
 }

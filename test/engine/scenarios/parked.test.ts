@@ -55,6 +55,22 @@ describe("a parked session", () => {
     expect(f.host.prompts).toHaveLength(1);
   });
 
+  it("wakes by itself when its time comes, at the lease tick after it, and is continued", async () => {
+    await boot({ countdownSeconds: 2 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    await parkFor(5 * 60_000);
+    await idle();
+    await advance(5 * 60_000 - f.config.leaseMs);
+    await settle();
+    expect(f.rows.trail(S)).toEqual(["parked:agent", "skipped:parked"]);
+    await advance(f.config.leaseMs);
+    await settle();
+    await advance(2100);
+    await settle();
+    expect(f.rows.trail(S)).toEqual(["parked:agent", "skipped:parked", "woke:time", "armed", "fired", "injected"]);
+    expect(f.host.prompts).toHaveLength(1);
+  });
+
   it("woken while stopped by the person, stays stopped: a park is no way around a stop", async () => {
     await boot({ countdownSeconds: 2 });
     f.host.setTodos(S, [["a", "pending"]]);
