@@ -70,6 +70,20 @@ export const ENFORCER_OPTIONS = {
     description:
       "A countdown found overdue after a restart fires if it is late by less than this; otherwise it expires.",
   }),
+  wakeJitterSeconds: option({
+    schema: number(0, 3600),
+    default: 60,
+    env: "TODO_CONTINUATION_WAKE_JITTER_SECONDS",
+    description:
+      "Sessions parked until a provider's limit resets wake spread over this many seconds after it (each session at its own offset), so that hundreds of them do not hit the provider in the same second.",
+  }),
+  maxParkHours: option({
+    schema: number(0.25, 7 * 24),
+    default: 24,
+    env: "TODO_CONTINUATION_MAX_PARK_HOURS",
+    description:
+      "The longest a session waits parked: a `continue_later` asking for longer is refused, and a limit that has not lifted after this long (its backoff included) stops the session and tells you.",
+  }),
   gracePeriodMs: option({
     schema: integer(0, 60_000),
     default: 500,

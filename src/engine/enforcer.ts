@@ -17,7 +17,7 @@ import { EngineEmitter, logEngineEvents, type EngineEventName, type EngineEvents
 import { Lifecycle, type Mode } from "./lifecycle.js";
 import type { NoticeChannels } from "./notice-sender.js";
 import { buildParts, type EngineParts } from "./parts.js";
-import { SessionApi } from "./session-api.js";
+import { SessionApi, type ContinueLaterAnswer } from "./session-api.js";
 import { SessionLanes } from "./session-lanes.js";
 import { StoreHealth, type StoreState } from "./store-health.js";
 import { StorePause } from "./store-pause.js";
@@ -276,6 +276,11 @@ export class Enforcer {
   /** See SessionApi.allow: more budget for the session; a budget stop lifted, and the session looked at at once. */
   allow(sessionId: string, grant: Grant = {}, source: StopSource = "api"): Promise<Allowed> {
     return this.api.allow(sessionId, grant, source);
+  }
+
+  /** See SessionApi.continueLater: the agent's own park, until the time it asked for, or why not. */
+  continueLater(sessionId: string, args: unknown): Promise<ContinueLaterAnswer> {
+    return this.api.continueLater(sessionId, args);
   }
 
   /** Evaluates a session as if it had just gone idle (after a reconnect, a resume, or a lost injection). */

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 
-/** Random ids with a readable prefix: `cd_…` countdowns, `inj_…` injections, `ntc_…` notices. */
-export function newId(prefix: "cd" | "inj" | "ntc"): string {
+/** Random ids with a readable prefix: `cd_…` countdowns, `inj_…` injections, `ntc_…` notices, `park_…` parks. */
+export function newId(prefix: "cd" | "inj" | "ntc" | "park"): string {
   return `${prefix}_${randomBytes(9).toString("base64url")}`;
 }
 

@@ -3,12 +3,21 @@
 // TUI's, and a write that fails is reported and thrown to the caller.
 import { idOf } from "../core/fields.js";
 import type { StopSource } from "../core/reasons.js";
+import { readParkRequest } from "../core/park-request.js";
 import { allow as allowChange, type Allowed, type Grant } from "../store/changes/allow.js";
+import { park } from "../store/changes/park.js";
 import { resume as resumeChange } from "../store/changes/resume.js";
 import { stop as stopChange } from "../store/changes/stop.js";
 import type { SessionScope } from "../store/port.js";
 import type { EngineContext } from "./context.js";
+import { newId } from "./ids.js";
 import type { EngineParts } from "./parts.js";
+
+/** What `continue_later` answers: parked until when, or why not (words the model reads). */
+export type ContinueLaterAnswer = { parked: true; parkId: string; until: number } | { parked: false; error: string };
+
+const CHECKS_NOT_RUN =
+  "`check` is not run by this version of todo-continuation; park for a time (`minutes` or `at`) and check when woken";
 
 export class SessionApi {
   constructor(
@@ -69,6 +78,28 @@ export class SessionApi {
     );
     if (allowed.lifted.length > 0 && source !== "command") void this.parts.looks.evaluate(sessionId, "resume");
     return allowed;
+  }
+
+  /**
+   * The agent's `continue_later`: the session parked until the time it asked for, read strictly (a call that cannot
+   * be honoured is answered with why, and parks nothing). A park with a check waits for the check's runner, which this
+   * version does not have yet: such a call is refused rather than parked on a check that would never run.
+   */
+  async continueLater(sessionId: string, args: unknown): Promise<ContinueLaterAnswer> {
+    this.requireSession("continueLater", sessionId);
+    const { ctx } = this;
+    const reading = readParkRequest(args, { now: ctx.clock.now(), maxParkHours: ctx.config.maxParkHours });
+    if (!reading.ok) return { parked: false, error: reading.error };
+    const { reason, until, check } = reading.park;
+    if (check) return { parked: false, error: CHECKS_NOT_RUN };
+    const result = await this.change("continueLater", sessionId, (scope, now) =>
+      ctx.store.change(
+        park(scope, { id: newId("park"), reason: "agent", wakeAt: until, detail: { asked: reason } }, now),
+      ),
+    );
+    if (!result.parked)
+      return { parked: false, error: "the session is stopped by the person: nothing will continue it" };
+    return { parked: true, parkId: result.id, until };
   }
 
   /** Evaluates a session as if it had just gone idle (after a reconnect, a resume, or a lost injection). */

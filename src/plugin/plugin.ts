@@ -15,6 +15,7 @@ import type { EngineStore } from "../store/port.js";
 import { isPostgresUrl, redactUrl } from "../store/open/location.js";
 import { openStore } from "../store/open/open.js";
 import { registerCommands, runCommand } from "./commands.js";
+import { CONTINUE_LATER, continueLaterTool } from "./continue-later-tool.js";
 
 /** What other plugins in the same process can call (see README "Programmatic API"). */
 export interface TodoContinuationApi {
@@ -221,6 +222,7 @@ export function pluginHooks(
         if (text) text.text = note;
       },
     ),
+    tool: { [CONTINUE_LATER]: continueLaterTool((sessionId, args) => enforcer.continueLater(sessionId, args)) },
     dispose,
     markRecovering: (sessionID) => enforcer.markRecovering(sessionID),
     markRecoveryComplete: (sessionID) => enforcer.markRecoveryComplete(sessionID),

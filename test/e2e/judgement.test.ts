@@ -36,6 +36,53 @@ describe("judgement in a real OpenCode server", () => {
     return id;
   }
 
+  /** What the plugin's `continue_later` answered the model: the tool results of the request after its call. */
+  const toolAnswers = (scenario: string) =>
+    world
+      .requestsFor(scenario)
+      .flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => JSON.stringify(m.content)));
+
+  it("continue_later: the model parks its session for 15 s; no model request while parked, then one continuation", async () => {
+    const id = await world.session("later");
+    await world.prompt(id, "scenario: later");
+    const parked = await world.waitForAudit(id, "parked:agent");
+    const until = parked.detail.until as number;
+    expect(until - parked.at).toBeGreaterThanOrEqual(14_000);
+    expect(parked.detail).toMatchObject({ asked: "CI is running" });
+    await world.waitForAudit(id, "skipped:parked", 20_000);
+    expect(toolAnswers("later").some((a) => a.includes("Parked until"))).toBe(true);
+    const requestsWhileParked = world.requestsFor("later").length;
+    const woke = await world.waitForAudit(id, "woke:time", 40_000);
+    expect(woke.at).toBeGreaterThanOrEqual(until);
+    // Parked, the session cost nothing: no request from the idle that skipped to the wake.
+    expect(world.requestsFor("later")).toHaveLength(requestsWhileParked);
+    expect(world.continuationRequests("later")).toEqual([]);
+    expect(await world.trailAtRest(id, "skipped:todos_complete", 30_000)).toEqual([
+      "parked:agent",
+      "skipped:parked",
+      "woke:time",
+      "armed",
+      "fired",
+      "injected",
+      "skipped:todos_complete",
+    ]);
+    expect(world.continuationRequests("later")).toHaveLength(1);
+  }, 90_000);
+
+  it("continue_later with a time in the past is refused with why, and parks nothing", async () => {
+    const id = await world.session("later-refused");
+    await world.prompt(id, "scenario: later-refused");
+    expect(await world.trailAtRest(id, "skipped:todos_complete", 30_000)).toEqual([
+      "armed",
+      "fired",
+      "injected",
+      "skipped:todos_complete",
+    ]);
+    expect(toolAnswers("later-refused").some((a) => a.includes("continue_later refused: `at` is in the past"))).toBe(
+      true,
+    );
+  });
+
   it("§2 a user message after a continuation pauses it until /resume-continuation", async () => {
     const id = await countingDownAfterContinuation("takeover");
     await world.prompt(id, "Stop. Let me look at the parser first.");

@@ -16,6 +16,7 @@ const HALF: Array<[string, string]> = [
 ];
 const DROPPED: Array<[string, string]> = OPEN.map(([c, s]) => [c, s === "completed" ? s : "cancelled"]);
 
+const continueLater = (args: Record<string, unknown>) => ({ name: "continue_later", args });
 const toolResults = (request: ModelRequest) => request.messages.filter((m) => m.role === "tool").length;
 /** How many continuations this request's conversation holds (1 for the first one). */
 const continuations = (ctx: ScriptContext) => ctx.userTexts.filter((t) => t.includes(HEADER)).length;
@@ -84,6 +85,15 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
       return continuation ? { toolCalls: [todowrite(DONE)] } : { toolCalls: [todowrite(OPEN)] };
     case "complete":
       return { toolCalls: [todowrite(DONE)] };
+    case "later":
+      // Waits for CI with the plugin's tool (the shortest park it takes), then finishes when continued.
+      return continuation
+        ? { toolCalls: [todowrite(DONE)] }
+        : { toolCalls: [todowrite(OPEN), continueLater({ reason: "CI is running", minutes: 0.25 })] };
+    case "later-refused":
+      return continuation
+        ? { toolCalls: [todowrite(DONE)] }
+        : { toolCalls: [todowrite(OPEN), continueLater({ reason: "CI is running", at: "2020-01-01T00:00:00Z" })] };
     case "user-message":
       return last.includes("drop the rest") ? { toolCalls: [todowrite(DROPPED)] } : { toolCalls: [todowrite(OPEN)] };
     case "stagnation":
