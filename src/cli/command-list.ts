@@ -14,6 +14,7 @@ import { doctorCommand } from "./commands/doctor.js";
 import { historyCommand } from "./commands/history.js";
 import { migrateCommand } from "./commands/migrate.js";
 import { noticesCommand } from "./commands/notices.js";
+import { unparkCommand, wakeCommand } from "./commands/park.js";
 import { pruneCommand } from "./commands/prune.js";
 import { serveCommand } from "./commands/serve.js";
 import { addServerCommand, listServersCommand, removeServerCommand, serversCommand } from "./commands/servers.js";
@@ -49,6 +50,8 @@ export const COMMANDS: readonly CliCommand[] = [
   command("stop", stopCommand, async () => (await import("./actions/stop-resume.js")).stop),
   command("resume", resumeCommand, async () => (await import("./actions/stop-resume.js")).resume),
   command("allow", allowCommand, async () => (await import("./actions/allow.js")).allow),
+  command("wake", wakeCommand, async () => (await import("./actions/park.js")).wake),
+  command("unpark", unparkCommand, async () => (await import("./actions/park.js")).unpark),
   command("migrate", migrateCommand, async () => (await import("./actions/migrate.js")).migrate),
   command("doctor", doctorCommand, async () => (await import("./actions/doctor.js")).doctor),
   command("prune", pruneCommand, async () => (await import("./actions/prune.js")).prune),

@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { park } from "../../src/store/changes/park.js";
 import { recordBill } from "../../src/store/changes/record-bill.js";
 import { openStore } from "../../src/store/open/open.js";
 import { cli, requireBuiltCli } from "../support/cli.js";
@@ -149,6 +150,31 @@ describe("todo-continuation CLI", () => {
     // file (its lease tick may come between the CLI's processes on a loaded machine, and clears recheck_at).
     const looked = f.rows.audit("ses_cli_paused").some((r) => (r.detail as { trigger?: string }).trigger === "recheck");
     expect(row.recheck_at !== null || looked).toBe(true);
+  });
+
+  it("wake ends a session's park now (owing it a look) and unpark drops one; either says when nothing is parked", async () => {
+    const parkNow = async (sessionId: string, id: string) => {
+      const now = Date.now();
+      const scope = { sessionId, directory: "/work/project", server: null };
+      await f.port.change(park(scope, { id, reason: "agent", wakeAt: now + 3_600_000, detail: {} }, now));
+    };
+    await parkNow("ses_cli_parked", "park_cli_1");
+    const woke = await cli(["--db", f.dbPath, "wake", "ses_cli_parked"]);
+    expect(woke).toMatchObject({ code: 0 });
+    expect(woke.stdout).toContain("woke ses_cli_parked");
+    expect((await cli(["--db", f.dbPath, "wake", "ses_cli_parked"])).stdout).toContain("ses_cli_parked is not parked");
+    await parkNow("ses_cli_parked", "park_cli_2");
+    const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "unpark", "ses_cli_parked"])).stdout) as unknown;
+    expect(json).toMatchObject({ session_id: "ses_cli_parked", unparked: true });
+    expect((await cli(["--db", f.dbPath, "unpark", "ses_cli_parked"])).stdout).toContain("is not parked");
+    expect(f.rows.trail("ses_cli_parked").filter((t) => /park|woke/.test(t))).toEqual([
+      "parked:agent",
+      "woke:command",
+      "parked:agent",
+      "unparked:command",
+    ]);
+    const unknown = await cli(["--db", f.dbPath, "wake", "ses_cli_never"]);
+    expect(unknown.code).toBe(2);
   });
 
   it("resume lifts a provider's refusal and says what it lifted", async () => {
