@@ -8,6 +8,7 @@ import { classifyError, type ErrorKind, type ErrorReport } from "../../core/erro
 import { translateEvent, type DomainEvent } from "../../core/events.js";
 import { isOpen, mergeLedger, parseLedger } from "../../core/todos.js";
 import { afterAssistantResumed, afterRealUserMessage, afterSessionError } from "../../core/transitions.js";
+import { unpark } from "../../store/changes/unpark.js";
 import { changeSession } from "../../store/changes/change-session.js";
 import { TAKE } from "../../store/changes/look-owed.js";
 import type { SessionUpdate } from "../../store/port.js";
@@ -278,6 +279,8 @@ export class EventRouter {
       : undefined;
     if (reason) void this.peers.countdowns.cancel(sessionId, reason, { messageId: event.messageId }, change, look);
     else void ctx.changeSession(sessionId, change, look);
+    // The person took over from a wait too: a park ends without waking (in the same lane, after the change above).
+    void ctx.lanes.post(sessionId, () => ctx.store.change(unpark(ctx.scope(sessionId), "user_message", now)));
   }
 
   private sessionInfo(sessionId: string, parentId: string | undefined): void {

@@ -6,7 +6,7 @@ import { park } from "../../../src/store/changes/park.js";
 import { wake } from "../../../src/store/changes/wake.js";
 import { DIRECTORY } from "../../support/engine-fixture.js";
 import { advance } from "../../support/fake-time.js";
-import { boot, f, idle, S, settle, useOneSession } from "./one-session.js";
+import { boot, f, idle, S, settle, useOneSession, userSays } from "./one-session.js";
 
 useOneSession();
 
@@ -69,6 +69,16 @@ describe("a parked session", () => {
     await settle();
     expect(f.rows.trail(S)).toEqual(["parked:agent", "skipped:parked", "woke:time", "armed", "fired", "injected"]);
     expect(f.host.prompts).toHaveLength(1);
+  });
+
+  it("ends without waking when the person writes: they took over from the wait", async () => {
+    await boot({ countdownSeconds: 2 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    await parkFor(HOUR);
+    userSays();
+    await settle();
+    expect(f.rows.trail(S).filter((t) => /park/.test(t))).toEqual(["parked:agent", "unparked:user_message"]);
+    expect(await f.port.change(wake(scope, "command", Date.now()))).toMatchObject({ woke: false });
   });
 
   it("woken while stopped by the person, stays stopped: a park is no way around a stop", async () => {
