@@ -156,9 +156,14 @@ describe("todo-continuation CLI", () => {
     const parkNow = async (sessionId: string, id: string) => {
       const now = Date.now();
       const scope = { sessionId, directory: "/work/project", server: null };
-      await f.port.change(park(scope, { id, reason: "agent", wakeAt: now + 3_600_000, detail: {} }, now));
+      const detail = { asked: "CI is running" };
+      await f.port.change(park(scope, { id, reason: "agent", wakeAt: now + 3_600_000, detail }, now));
     };
     await parkNow("ses_cli_parked", "park_cli_1");
+    // status lists it, with when it wakes and why.
+    expect((await cli(["--db", f.dbPath, "status"])).stdout).toMatch(
+      /Parked sessions \(waiting, at no cost, until their time; `wake` or `unpark` ends it\) \(1\):\nSESSION\s+WAKES\s+REASON\s+FOR\s+DIRECTORY\nses_cli_parked\s+in (59 min|1 h 0 min)\s+agent\s+CI is running\s+\/work\/project/,
+    );
     const woke = await cli(["--db", f.dbPath, "wake", "ses_cli_parked"]);
     expect(woke).toMatchObject({ code: 0 });
     expect(woke.stdout).toContain("woke ses_cli_parked");
@@ -167,6 +172,7 @@ describe("todo-continuation CLI", () => {
     const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "unpark", "ses_cli_parked"])).stdout) as unknown;
     expect(json).toMatchObject({ session_id: "ses_cli_parked", unparked: true });
     expect((await cli(["--db", f.dbPath, "unpark", "ses_cli_parked"])).stdout).toContain("is not parked");
+    expect(JSON.parse((await cli(["--db", f.dbPath, "--json", "status"])).stdout)).toMatchObject({ parked: [] });
     expect(f.rows.trail("ses_cli_parked").filter((t) => /park|woke/.test(t))).toEqual([
       "parked:agent",
       "woke:command",

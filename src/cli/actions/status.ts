@@ -4,11 +4,13 @@ import { ownerMayBeAlive } from "../../store/owner.js";
 import {
   armedCountdowns,
   heldSessions,
+  parkedSessions,
   pausedSessions,
   stoppedSessions,
   unsettledInjections,
   type ArmedRow,
   type HeldSessionRow,
+  type ParkedRow,
 } from "../../store/operator/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { duration, localTime, table, untilOrLate, type Column } from "../format.js";
@@ -41,6 +43,18 @@ export function heldSessionsOf(rows: readonly HeldSessionRow[]): HeldSession[] {
     .sort((a, b) => (a.since ?? 0) - (b.since ?? 0));
 }
 
+/** What a park waits for, in its own words: the agent's reason, or where a limit's reset time came from. */
+function parkedFor(row: ParkedRow): string {
+  let detail: Record<string, unknown> = {};
+  try {
+    detail = JSON.parse(row.detail ?? "{}") as Record<string, unknown>;
+  } catch {
+    // A detail that is not JSON says nothing more than the reason column.
+  }
+  const said = detail.asked ?? detail.source ?? detail.message;
+  return typeof said === "string" ? said : "";
+}
+
 /** A titled table, or the title with "none". */
 function section<R>(title: string, rows: R[], columns: Column<R>[]): string {
   return rows.length === 0 ? `${title}: none` : `${title} (${rows.length}):\n${table(columns, rows)}`;
@@ -54,9 +68,10 @@ export async function status(_options: object, { db, json }: GlobalOptions): Pro
     const armed = await query(() => armedCountdowns(store.reader));
     const stopped = await query(() => stoppedSessions(store.reader));
     const paused = await query(() => pausedSessions(store.reader));
+    const parked = await query(() => parkedSessions(store.reader));
     const held = heldSessionsOf(await query(() => heldSessions(store.reader, [...STOP_NOTICES])));
     const unsettled = await query(() => unsettledInjections(store.reader));
-    if (json) return printJson({ armed, stopped, paused, held: held.map(heldJson), unsettled });
+    if (json) return printJson({ armed, parked, stopped, paused, held: held.map(heldJson), unsettled });
     const lease = (r: Pick<ArmedRow, "owner" | "lease_until">) => leaseState(r, now, alive);
     print(
       [
@@ -70,6 +85,13 @@ export async function status(_options: object, { db, json }: GlobalOptions): Pro
           },
           { header: "OWNER", value: (r) => r.owner ?? "" },
           { header: "LEASE", value: lease },
+          { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
+        ]),
+        section("Parked sessions (waiting, at no cost, until their time; `wake` or `unpark` ends it)", parked, [
+          { header: "SESSION", value: (r) => r.session_id },
+          { header: "WAKES", value: (r) => untilOrLate(r.wake_at, now) },
+          { header: "REASON", value: (r) => r.reason },
+          { header: "FOR", value: (r) => parkedFor(r), max: 50 },
           { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
         ]),
         // A session only paused is in the next section, with the message that paused it.

@@ -143,6 +143,25 @@ export function pausedSessions(reader: SqlReader): Promise<PausedRow[]> {
   );
 }
 
+export interface ParkedRow {
+  session_id: string;
+  directory: string;
+  reason: string;
+  parked_at: number;
+  wake_at: number;
+  since: number;
+  check_command: string | null;
+  detail: string | null;
+}
+
+/** Sessions parked now, the earliest to wake first: each waits for its time (or its check), costing nothing. */
+export function parkedSessions(reader: SqlReader): Promise<ParkedRow[]> {
+  return rowsOf(
+    reader,
+    "SELECT session_id, directory, reason, parked_at, wake_at, since, check_command, detail FROM parks WHERE state = 'parked' ORDER BY wake_at, id",
+  );
+}
+
 /** A held session's row, with its directory. */
 export type HeldSessionRow = HeldRow & { directory: string };
 
