@@ -3,6 +3,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { park } from "../../src/store/changes/park.js";
 import { ROOT } from "../crash/processes.js";
 import { cli, requireBuiltCli } from "../support/cli.js";
 import { ev } from "../support/events.js";
@@ -81,6 +82,29 @@ describe("todo-continuation CLI on PostgreSQL", () => {
       (await cli(["--db", f.dbPath, "--json", "allow", "ses_pg_armed", "--cost", "0.25"])).stdout,
     );
     expect(allowed).toMatchObject({ changed: true, granted: { continuations: 0, cost: 0.25, tokens: 0 }, lifted: [] });
+  });
+
+  it("status lists a parked session; wake and unpark end parks as on SQLite", async () => {
+    const scope = { sessionId: "ses_pg_parked", directory: "/work/project", server: null };
+    const parkNow = (id: string) =>
+      f.port.change(
+        park(scope, { id, reason: "agent", wakeAt: Date.now() + 7_200_000, detail: { asked: "CI" } }, Date.now()),
+      );
+    await parkNow("park_pg_1");
+    const json = JSON.parse((await cli(["--db", f.dbPath, "--json", "status"])).stdout) as { parked: unknown[] };
+    expect(json.parked).toMatchObject([
+      { session_id: "ses_pg_parked", reason: "agent", detail: expect.stringContaining("CI") },
+    ]);
+    expect((await cli(["--db", f.dbPath, "wake", "ses_pg_parked"])).stdout).toContain("woke ses_pg_parked");
+    await parkNow("park_pg_2");
+    expect((await cli(["--db", f.dbPath, "unpark", "ses_pg_parked"])).stdout).toContain("unparked ses_pg_parked");
+    expect((await cli(["--db", f.dbPath, "unpark", "ses_pg_parked"])).stdout).toContain("is not parked");
+    expect(f.rows.trail("ses_pg_parked").filter((t) => /park|woke/.test(t))).toEqual([
+      "parked:agent",
+      "woke:command",
+      "parked:agent",
+      "unparked:command",
+    ]);
   });
 
   it("doctor shows the server's version, the replicas with their heartbeat age, and the schema", async () => {
