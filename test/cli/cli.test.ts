@@ -162,7 +162,7 @@ describe("todo-continuation CLI", () => {
     await parkNow("ses_cli_parked", "park_cli_1");
     // status lists it, with when it wakes and why.
     expect((await cli(["--db", f.dbPath, "status"])).stdout).toMatch(
-      /Parked sessions \(waiting, at no cost, until their time; `wake` or `unpark` ends it\) \(1\):\nSESSION\s+WAKES\s+REASON\s+FOR\s+DIRECTORY\nses_cli_parked\s+in (59 min|1 h 0 min)\s+agent\s+CI is running\s+\/work\/project/,
+      /Parked sessions \(waiting, at no cost, until their time; `wake` or `unpark` ends it\) \(1\):\nSESSION\s+WAKES\s+REASON\s+FOR\s+DIRECTORY\nses_cli_parked\s+in (59 min|1 h)[^\n]*?\s+agent\s+CI is running\s+\/work\/project/,
     );
     const woke = await cli(["--db", f.dbPath, "wake", "ses_cli_parked"]);
     expect(woke).toMatchObject({ code: 0 });
