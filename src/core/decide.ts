@@ -284,7 +284,9 @@ export function decide(input: DecisionInput): Decision {
   }
   if (derived.pause !== "none" && derived.pause !== "held" && derived.pause !== "unknown")
     decision.pauseLifted = derived.pause;
-  if ((input.durable.errorStreak ?? 0) > 0 && messages !== undefined && messages.unansweredErrorKind === undefined)
+  // A limit counts in no streak (its park waits it out), but it too is over once a turn ends well.
+  const errorsRecorded = (input.durable.errorStreak ?? 0) > 0 || input.durable.lastErrorKind === "limit";
+  if (errorsRecorded && messages !== undefined && messages.unansweredErrorKind === undefined)
     decision.errorsResolved = true;
   return decision;
 }

@@ -3,12 +3,16 @@
 // `{ name: "APIError", data: { message, statusCode?, isRetryable, responseHeaders?, responseBody?, metadata? } }`,
 // `ContextOverflowError`, `ProviderAuthError`, `MessageAbortedError`, `UnknownError` (see README "How it decides").
 
+import { limitSignOf } from "./limits/signs.js";
+
 /**
- * `abort`: the user stopped the turn. `token_limit`: the context is full; retrying cannot help. `transient`: the
- * provider or the network may recover (429, 5xx, overloaded, connection errors). `permanent`: retrying with the same
- * request cannot help (401, 403, 400 bad request, a model that does not exist). `other`: anything else.
+ * `abort`: the user stopped the turn. `token_limit`: the context is full; retrying cannot help. `limit`: a provider's
+ * rate, usage or quota limit that lifts by itself (429, "usage limit reached"): the session parks until it lifts
+ * (docs/waiting.md); one only paying lifts (no credit, billing) is `permanent`. `transient`: the provider or the network
+ * may recover (5xx, overloaded, connection errors). `permanent`: retrying with the same request cannot help (401, 403,
+ * 400 bad request, a model that does not exist). `other`: anything else.
  */
-export type ErrorKind = "abort" | "token_limit" | "transient" | "permanent" | "other";
+export type ErrorKind = "abort" | "token_limit" | "limit" | "transient" | "permanent" | "other";
 
 /** What an error says about itself, as far as OpenCode passes it on. */
 export interface ErrorReport {
@@ -17,6 +21,8 @@ export interface ErrorReport {
   statusCode?: number;
   isRetryable?: boolean;
   responseBody?: string;
+  /** The provider's answer's headers, as OpenCode keeps them: where a limit says when it lifts. */
+  responseHeaders?: Record<string, unknown>;
   /** The provider's retry-after, in ms from when the error was seen. */
   retryAfterMs?: number;
 }
@@ -52,6 +58,9 @@ export function classifyError(report: ErrorReport): ErrorKind {
   if (name === "DOMException" && message && /abort/i.test(message)) return "abort";
   if (name && TOKEN_LIMIT_NAMES.has(name)) return "token_limit";
   if (textMatches(TOKEN_LIMIT_TEXT, report)) return "token_limit";
+  const words = [report.message, report.responseBody].filter((t): t is string => t !== undefined).join("\n");
+  const limit = limitSignOf(words, statusCode);
+  if (limit) return limit.kind === "billing" ? "permanent" : "limit";
   if (textMatches(PERMANENT_TEXT, report)) return "permanent";
   if (report.isRetryable === true) return "transient";
   if (statusCode !== undefined) {

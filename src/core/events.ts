@@ -3,14 +3,22 @@
 // (`message.part.delta`, `message.part.updated`) are not translated here: the engine answers them from memory
 // without allocating (see engine/enforcer.ts).
 import { classifyError, type ErrorKind, type ErrorReport } from "./errors.js";
-import { errorFields, idOf, obj, readMessageInfo, str, type Json, type MessageInfo } from "./fields.js";
+import { errorFields, idOf, num, obj, readMessageInfo, str, type Json, type MessageInfo } from "./fields.js";
 import { normalizeTodos, type Todo } from "./todos.js";
 
 export type SessionStatus = "busy" | "idle" | "retry";
 
+/** OpenCode waiting to retry a failed step by itself: its attempt, the error's message, and when it tries next. */
+export interface RetryStatus {
+  attempt?: number;
+  message?: string;
+  /** Epoch ms. */
+  next?: number;
+}
+
 export type DomainEvent =
   | { type: "idle"; sessionId: string }
-  | { type: "status"; sessionId: string; status: SessionStatus }
+  | { type: "status"; sessionId: string; status: SessionStatus; retry?: RetryStatus }
   | { type: "error"; sessionId: string; kind: ErrorKind; error: ErrorReport }
   | ({ type: "message"; sessionId: string; messageId: string; role: "user" | "assistant" } & Omit<
       MessageInfo,
@@ -66,9 +74,12 @@ export function translateEvent(raw: unknown, now?: number): DomainEvent | undefi
     }
     case "session.status": {
       const sessionId = idOf(props.sessionID);
-      const status = str(obj(props.status)?.type);
+      const info = obj(props.status);
+      const status = str(info?.type);
       if (!sessionId || (status !== "busy" && status !== "idle" && status !== "retry")) return undefined;
-      return { type: "status", sessionId, status };
+      if (status !== "retry") return { type: "status", sessionId, status };
+      const retry: RetryStatus = { attempt: num(info?.attempt), message: str(info?.message), next: num(info?.next) };
+      return { type: "status", sessionId, status, retry };
     }
     case "session.error": {
       const sessionId = idOf(props.sessionID);

@@ -36,7 +36,9 @@ export function errorFields(error: unknown, now?: number): ErrorReport {
   if (typeof retryable === "boolean") report.isRetryable = retryable;
   const body = str(data?.responseBody) ?? str(e.responseBody);
   if (body !== undefined) report.responseBody = body.slice(0, 2000);
-  const after = retryAfterMs(obj(data?.responseHeaders) ?? obj(e.responseHeaders), now ?? Number.NaN);
+  const headers = obj(data?.responseHeaders) ?? obj(e.responseHeaders);
+  if (headers) report.responseHeaders = headers;
+  const after = retryAfterMs(headers, now ?? Number.NaN);
   if (after !== undefined) report.retryAfterMs = after;
   return report;
 }

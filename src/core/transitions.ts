@@ -39,6 +39,8 @@ export interface SessionPatch {
   pauseBaseline?: string | null;
   resumedAt?: number | null;
   notifiedStop?: string | null;
+  /** JSON of the WakeCause (core/wake-note.ts) the next continuation carries. */
+  wakeNote?: string | null;
   agent?: string | null;
   modelProvider?: string | null;
   modelId?: string | null;
@@ -69,6 +71,7 @@ const FRESH_START: SessionPatch = {
   todoSnapshot: null,
   consecutiveFailures: 0,
   backoffUntil: null,
+  wakeNote: null,
 };
 
 /**
@@ -123,7 +126,7 @@ export function agentColumns(choice: AgentChoice): SessionPatch {
 /** Errors this close together belong to one turn (OpenCode reports some failures twice: the cause, then a wrapper). */
 const SAME_TURN_MS = 1000;
 /** Which error of a turn tells the most: the one retrying cannot fix beats a generic one. */
-const SEVERITY: Record<string, number> = { other: 0, transient: 1, abort: 2, permanent: 3, token_limit: 4 };
+const SEVERITY: Record<string, number> = { other: 0, transient: 1, limit: 1, abort: 2, permanent: 3, token_limit: 4 };
 
 export function afterSessionError(
   kind: ErrorKind,
@@ -185,6 +188,8 @@ export function continuationPatch(o: {
     backoffUntil: null,
     // The session is moving again: the next stop is news.
     notifiedStop: null,
+    // The continuation said why the session was woken: the ones after it have nothing to explain.
+    wakeNote: null,
   };
 }
 

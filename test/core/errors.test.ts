@@ -41,7 +41,7 @@ describe("classifyError on OpenCode's real session.error payloads", () => {
         isRetryable: true,
         responseHeaders: { "retry-after-ms": "200" },
       }),
-      "transient",
+      "limit",
     ],
     [
       "429 for an exhausted quota",
@@ -142,7 +142,7 @@ describe("classifyError on OpenCode's real session.error payloads", () => {
         isRetryable: true,
         responseBody: '{"type":"GoUsageLimitError"}',
       }),
-      "permanent",
+      "limit",
     ],
   ])("%s → %s", (_what, payload, kind) => {
     expect(classifyError(errorFields(payload, NOW))).toBe(kind);

@@ -6,7 +6,12 @@ import { ev } from "../support/events.js";
 describe("translateEvent", () => {
   it("translates the events the enforcer reacts to", () => {
     expect(translateEvent(ev.idle("s"))).toEqual({ type: "idle", sessionId: "s" });
-    expect(translateEvent(ev.status("s", "retry"))).toEqual({ type: "status", sessionId: "s", status: "retry" });
+    expect(translateEvent(ev.status("s", "retry"))).toEqual({
+      type: "status",
+      sessionId: "s",
+      status: "retry",
+      retry: { attempt: 1, message: "retrying", next: expect.any(Number) },
+    });
     expect(translateEvent(ev.error("s", "MessageAbortedError"))).toMatchObject({
       type: "error",
       sessionId: "s",
@@ -15,7 +20,8 @@ describe("translateEvent", () => {
     expect(
       translateEvent(ev.error("s", "APIError", "This model's maximum context length is 8192 tokens")),
     ).toMatchObject({ kind: "token_limit" });
-    expect(translateEvent(ev.error("s", "APIError", "rate limited"))).toMatchObject({ kind: "transient" });
+    expect(translateEvent(ev.error("s", "APIError", "rate limited"))).toMatchObject({ kind: "limit" });
+    expect(translateEvent(ev.error("s", "APIError", "Service Unavailable"))).toMatchObject({ kind: "transient" });
     expect(translateEvent(ev.error("s", "UnknownError", "something odd"))).toMatchObject({ kind: "other" });
     expect(translateEvent(ev.userMessage("s", "m1"))).toMatchObject({
       type: "message",

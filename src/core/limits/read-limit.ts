@@ -3,6 +3,7 @@
 // in, a reading out; the park decides what to do with it.
 import { headersOf, jsonOf, resetInBody, resetInHeaders } from "./reset-fields.js";
 import { resetInText } from "./reset-text.js";
+import { limitSignOf } from "./signs.js";
 
 /** A failed turn's error as OpenCode keeps it (APIError's `data`), or a retry status's message. */
 export interface LimitEvidence {
@@ -26,20 +27,6 @@ export type LimitReading =
   /** A limit that lifts, but says nothing of when. */
   | { kind: "lifts_unsaid" };
 
-/**
- * Signs that only paying (or a person raising a cap) lifts it. Checked before any reset time: a 429 can be a billing
- * stop. Not "exceeded your current quota": Gemini says it of a per-minute quota that lifts in seconds. OpenCode's own
- * words for OpenAI's `insufficient_quota` and `usage_not_included` stream errors are here too, for when no body came.
- */
-const BILLING =
-  /insufficient_quota|credit_balance_exhausted|(?:organization|project)_spend_limit_exceeded|requires more credits|insufficient (?:credits|balance|funds)|CreditsError|MonthlyLimitError|UserLimitError|usage_not_included|payment required|monthly spend limit|out of credits|Quota exceeded\. Check your plan and billing details|with your ChatGPT plan, upgrade/i;
-/** HTTP statuses that are billing by their nature. */
-const BILLING_STATUS = new Set([402]);
-/** Signs of a limit that lifts by itself: a rate, usage or quota window. */
-const LIMIT =
-  /rate[ _-]?limit|usage limit|too many requests|too_many_requests|quota|resource[ _]exhausted|RESOURCE_EXHAUSTED|limit (?:reached|exceeded|will reset)|hit your (?:\w+ )?limit|UsageLimitError|RateLimitError|usage_limit_reached|\btry again (?:later|in|at)\b/i;
-const LIMIT_STATUS = new Set([429]);
-
 export interface ReadOptions {
   /** The zone of a time said without one: the machine's, where the person reads it. */
   localZone: string;
@@ -52,12 +39,9 @@ function wordsOf(evidence: LimitEvidence): string {
 
 export function readLimit(evidence: LimitEvidence, now: number, options: ReadOptions): LimitReading {
   const words = wordsOf(evidence);
-  const billing = BILLING.exec(words);
-  if (billing) return { kind: "billing", why: billing[0] };
-  if (evidence.statusCode !== undefined && BILLING_STATUS.has(evidence.statusCode))
-    return { kind: "billing", why: `HTTP ${evidence.statusCode}` };
-  const isLimit = (evidence.statusCode !== undefined && LIMIT_STATUS.has(evidence.statusCode)) || LIMIT.test(words);
-  if (!isLimit) return { kind: "not_a_limit" };
+  const sign = limitSignOf(words, evidence.statusCode);
+  if (!sign) return { kind: "not_a_limit" };
+  if (sign.kind === "billing") return sign;
 
   const fromHeaders = resetInHeaders(headersOf(evidence.headers), now);
   if (fromHeaders) return { kind: "lifts_at", at: fromHeaders.at, source: { field: fromHeaders.field } };
