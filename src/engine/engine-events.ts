@@ -2,6 +2,7 @@
 // for whoever watches it (the plugin's news, the service's metrics, OpenCode's log). Nothing the engine does next
 // travels here: the control path is typed calls wired by the composition root (parts.ts, enforcer.ts). A listener that
 // throws never breaks the engine or its host, and is reported to the emitter's owner rather than swallowed.
+import type { ParkReason } from "../core/reasons.js";
 import type { LogLevel } from "../host/port.js";
 import type { StoreProblem } from "../store/port.js";
 import { describeDatabaseFailure } from "../store/open/failure.js";
@@ -9,6 +10,8 @@ import { describeDatabaseFailure } from "../store/open/failure.js";
 export interface EngineEvents {
   /** OpenCode said the session went idle (the plugin tells its news at the first one). */
   session_idle: { sessionId: string };
+  /** A session was parked (docs/waiting.md): the TUI's toast says why and until when. */
+  session_parked: { sessionId: string; reason: ParkReason; until: number };
   /**
    * Something failed at a boundary (an event handler, a timer, a lane, a background job, a prompt call) that was not
    * the store's own failure (which pauses the engine: `store_paused`).

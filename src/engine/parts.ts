@@ -14,6 +14,7 @@ import { DeliveryQueue } from "./wait/queue.js";
 import { Reconciler } from "./deliver/reconciler.js";
 import { StartWatch } from "./deliver/start-watch.js";
 import { LeaseLoop } from "./lease-loop.js";
+import { LimitParks } from "./wait/limit-parks.js";
 import { ParkWakes } from "./wait/park-wakes.js";
 import { NoticeSender, type NoticeChannels } from "./notice-sender.js";
 import { RetentionSchedule } from "./retention-schedule.js";
@@ -97,7 +98,8 @@ export function buildParts(ctx: EngineContext, options: PartsOptions = {}): Engi
   };
   const injector = new Injector(ctx, injected);
   countdowns.connect({ armed: (armed) => toasts.show(armed), due: (armed, info) => injector.due(armed, info) });
-  const router = new EventRouter(ctx, { memories, countdowns, looks, starts, ownMessages }, clock.now());
+  const limitParks = new LimitParks(ctx);
+  const router = new EventRouter(ctx, { memories, countdowns, looks, starts, ownMessages, limitParks }, clock.now());
   const retention = new RetentionSchedule(ctx);
   const parkWakes = new ParkWakes(ctx);
   const leases = new LeaseLoop(ctx, { countdowns, reconciler, looks, parkWakes }, options.keepsOwner ?? true);

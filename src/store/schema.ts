@@ -92,6 +92,8 @@ export const sessions = sqliteTable(
     resumedAt: integer("resumed_at"),
     /** The reason continuation ended that the user was last told about (a toast once per stop, not per idle). */
     notifiedStop: text("notified_stop"),
+    /** JSON: why the session was woken from its park (core/wake-note.ts), until the continuation that says so goes out. */
+    wakeNote: text("wake_note"),
     agent: text("agent"),
     modelProvider: text("model_provider"),
     modelId: text("model_id"),
@@ -190,6 +192,8 @@ export const parks = sqliteTable(
     index("parks_due_idx")
       .on(t.wakeAt)
       .where(sql`state = 'parked'`),
+    // A session's latest park, whatever its state: a limit's run of parks goes on from it.
+    index("parks_session_idx").on(t.sessionId, t.parkedAt),
   ],
 );
 

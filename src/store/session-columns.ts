@@ -39,6 +39,7 @@ export const PATCHABLE = [
   "owedSince",
   "resumedAt",
   "notifiedStop",
+  "wakeNote",
   "agent",
   "modelProvider",
   "modelId",

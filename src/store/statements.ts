@@ -85,6 +85,8 @@ export interface Statements {
   // ── parks ───────────────────────────────────────────────────────────────────
   /** The session's park while it holds (`parked`), if one does. */
   parkOf(sessionId: string): ParkRow | undefined;
+  /** The session's latest park, whatever its state (the latest parked at, by id between equals). */
+  lastParkOf(sessionId: string): ParkRow | undefined;
   /** The park, `parked`, and its `parked` audit row. */
   insertPark(park: NewPark, parked: AuditValues): void;
   /**

@@ -14,6 +14,7 @@ import { CLAIM_NOTICES_CASES } from "./changes/claim-notices.cases.js";
 import { END_CASES } from "./changes/end.cases.js";
 import { LOOK_OWED_CASES } from "./changes/look-owed.cases.js";
 import { PARK_CASES } from "./changes/park.cases.js";
+import { PARK_LIMIT_CASES } from "./changes/park-limit.cases.js";
 import { PRUNE_CASES } from "./changes/prune.cases.js";
 import { RELEASE_LEASES_CASES } from "./changes/release-leases.cases.js";
 import { RENEW_LEASES_CASES } from "./changes/renew-leases.cases.js";
@@ -60,6 +61,7 @@ export const CONTRACT: ContractSubject[] = [
   { subject: "changes/claim-notices", cases: CLAIM_NOTICES_CASES },
   { subject: "changes/settle-notice", cases: SETTLE_NOTICE_CASES },
   { subject: "changes/park", cases: PARK_CASES },
+  { subject: "changes/park-limit", cases: PARK_LIMIT_CASES },
   { subject: "changes/wake", cases: WAKE_CASES },
   { subject: "changes/unpark", cases: UNPARK_CASES },
   { subject: "statements", cases: STATEMENTS_CASES },

@@ -64,6 +64,16 @@ export class Rows {
       : this.store.raw.all("SELECT * FROM injections ORDER BY created_at, rowid");
   }
 
+  /** A session's parks, oldest first, their detail parsed. */
+  parks(sessionId: string): Array<Record<string, unknown> & { reason: string; detail: Record<string, unknown> }> {
+    return this.store.raw
+      .all<Record<string, unknown> & { reason: string; detail: string }>(
+        "SELECT * FROM parks WHERE session_id = ? ORDER BY parked_at",
+        sessionId,
+      )
+      .map((r) => ({ ...r, detail: JSON.parse(r.detail) as Record<string, unknown> }));
+  }
+
   session(sessionId: string): Record<string, unknown> | undefined {
     return this.store.raw.all<Record<string, unknown>>("SELECT * FROM sessions WHERE session_id = ?", sessionId)[0];
   }

@@ -25,6 +25,22 @@ export const ev = {
     type: "session.error",
     properties: { sessionID, error: { name, data: { message } } },
   }),
+  /** A provider's HTTP error as OpenCode reports it once it gives up (or never retries). */
+  providerError: (sessionID: string, statusCode: number, message: string, headers: Record<string, string> = {}) => ({
+    type: "session.error",
+    properties: {
+      sessionID,
+      error: {
+        name: "APIError",
+        data: { message, statusCode, isRetryable: statusCode === 429 || statusCode >= 500, responseHeaders: headers },
+      },
+    },
+  }),
+  /** OpenCode waiting to retry by itself until `next` (epoch ms). */
+  retrying: (sessionID: string, next: number, message = "Too Many Requests", attempt = 1) => ({
+    type: "session.status",
+    properties: { sessionID, status: { type: "retry", attempt, message, next } },
+  }),
   userMessage: (sessionID: string, id = nextId("msg"), extra: Record<string, unknown> = {}) =>
     messageUpdated(sessionID, id, "user", extra),
   textPart: (sessionID: string, messageID: string, text: string, synthetic?: boolean) => ({

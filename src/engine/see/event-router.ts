@@ -5,7 +5,7 @@
 import { session } from "../../store/reads.js";
 import { cancellationFor } from "../../core/activity.js";
 import { classifyError, type ErrorKind, type ErrorReport } from "../../core/errors.js";
-import { translateEvent, type DomainEvent } from "../../core/events.js";
+import { translateEvent, type DomainEvent, type RetryStatus } from "../../core/events.js";
 import { isOpen, mergeLedger, parseLedger } from "../../core/todos.js";
 import { afterAssistantResumed, afterRealUserMessage, afterSessionError } from "../../core/transitions.js";
 import { unpark } from "../../store/changes/unpark.js";
@@ -17,6 +17,7 @@ import type { EngineContext } from "../context.js";
 import type { Looks } from "../decide/looks.js";
 import type { StartWatch } from "../deliver/start-watch.js";
 import type { Countdowns } from "../wait/countdowns.js";
+import type { LimitParks } from "../wait/limit-parks.js";
 import type { SessionMemories, SessionMemory } from "../memory/session-memory.js";
 import type { UserMessageEvent } from "../../core/events.js";
 import type { OwnMessageIds } from "../memory/own-messages.js";
@@ -31,6 +32,7 @@ export interface RouterParts {
   starts: StartWatch;
   /** The enforcer's own continuations by message id. */
   ownMessages: OwnMessageIds;
+  limitParks: LimitParks;
 }
 
 export class EventRouter {
@@ -139,7 +141,7 @@ export class EventRouter {
       case "idle":
         return this.idle(event.sessionId);
       case "status":
-        return this.statusChanged(event.sessionId, event.status);
+        return this.statusChanged(event.sessionId, event.status, event.retry);
       case "error":
         return this.sessionError(event.sessionId, event.kind, event.error);
       case "message":
@@ -168,10 +170,12 @@ export class EventRouter {
     this.ctx.events.emit("session_idle", { sessionId });
   }
 
-  private statusChanged(sessionId: string, status: "busy" | "idle" | "retry"): void {
+  private statusChanged(sessionId: string, status: "busy" | "idle" | "retry", retry?: RetryStatus): void {
     this.memory(sessionId).sawStatus(status);
     if (status === "idle") return this.peers.looks.descendantIdle(sessionId);
     this.turnSignal(sessionId);
+    if (status === "retry" && retry) void this.peers.limitParks.retryScheduled(sessionId, retry);
+    else if (status === "busy") void this.peers.limitParks.turnRunning(sessionId);
     if (this.peers.countdowns.has(sessionId))
       void this.peers.countdowns.cancel(sessionId, status === "busy" ? "busy" : "recovering", { status });
   }
@@ -189,6 +193,12 @@ export class EventRouter {
       statusCode: report.statusCode ?? null,
       message: report.message?.slice(0, 300) ?? null,
     };
+    // A limit's error is recorded with its park, in one transaction (store/changes/park-limit.ts).
+    if (kind === "limit") {
+      void this.peers.countdowns.cancel(sessionId, "session_error", detail);
+      void this.peers.limitParks.limitMet(sessionId, report);
+      return;
+    }
     void this.peers.countdowns.cancel(sessionId, "session_error", detail, (row: SessionRow) =>
       afterSessionError(kind, report, now, row),
     );

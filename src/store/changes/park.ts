@@ -5,7 +5,7 @@
 // owed no look until it wakes.
 import type { ParkReason } from "../../core/reasons.js";
 import { auditRow, type AuditValues } from "../audit-row.js";
-import { change, q, type Change } from "../script.js";
+import { change, q, type Change, type Script } from "../script.js";
 import type { ParkTerms, SessionScope } from "../types.js";
 import { TAKE, withLook } from "./look-owed.js";
 import { patchSession } from "./session-row.js";
@@ -22,6 +22,8 @@ export interface ParkRequest {
   check?: { command: string; everyMs: number };
   /** Where the time came from, the agent's reason, the limit's message: the park's detail, and its audit row's. */
   detail: Record<string, unknown>;
+  /** When the wait this park goes on with began (a run of limits); a new wait's is now. */
+  since?: number;
 }
 
 /** Parked (`repark`: the session's park parked again in place, under its own id), or why not. */
@@ -44,20 +46,23 @@ function termsOf(request: ParkRequest, now: number): ParkTerms {
 }
 
 export function park(scope: SessionScope, request: ParkRequest, now: number): Change<ParkResult> {
-  return change("park", scope.sessionId, function* () {
-    const row = yield* q.session(scope.sessionId);
-    if (row?.stoppedAt != null) return { parked: false, because: "stopped" };
-    if (row?.recheckAt != null) yield* patchSession(withLook(row, TAKE), {}, now);
-    const terms = termsOf(request, now);
-    const parked = (parkId: string): AuditValues => {
-      const check = request.check && { check: request.check };
-      const detail = { parkId, until: request.wakeAt, ...request.detail, ...check };
-      return auditRow(now, scope, { event: "parked", reason: request.reason, detail });
-    };
-    const held = yield* q.parkOf(scope.sessionId);
-    if (held && (yield* q.reparkPark(held.id, terms, parked(held.id))))
-      return { parked: true, id: held.id, repark: true };
-    yield* q.insertPark({ ...scope, id: request.id, since: now, ...terms }, parked(request.id));
-    return { parked: true, id: request.id, repark: false };
-  });
+  return change("park", scope.sessionId, () => parkSession(scope, request, now));
+}
+
+/** The park of `request`, inside a change that may write more (a limit's error, park-limit.ts). */
+export function* parkSession(scope: SessionScope, request: ParkRequest, now: number): Script<ParkResult> {
+  const row = yield* q.session(scope.sessionId);
+  if (row?.stoppedAt != null) return { parked: false, because: "stopped" };
+  if (row?.recheckAt != null) yield* patchSession(withLook(row, TAKE), {}, now);
+  const terms = termsOf(request, now);
+  const parked = (parkId: string): AuditValues => {
+    const check = request.check && { check: request.check };
+    const detail = { parkId, until: request.wakeAt, ...request.detail, ...check };
+    return auditRow(now, scope, { event: "parked", reason: request.reason, detail });
+  };
+  const held = yield* q.parkOf(scope.sessionId);
+  if (held && (yield* q.reparkPark(held.id, terms, parked(held.id))))
+    return { parked: true, id: held.id, repark: true };
+  yield* q.insertPark({ ...scope, id: request.id, since: request.since ?? now, ...terms }, parked(request.id));
+  return { parked: true, id: request.id, repark: false };
 }

@@ -1,7 +1,7 @@
-// A park ended with no look: a person wrote, stopped the session or pressed the TUI's key, a command dropped it, or it
-// ran past its cap. A stop ends the session's park this same way (stop.ts). The end is written only while the park
+// A park ended with no look: a person wrote, stopped the session or pressed the TUI's key, a command dropped it, or the
+// wait it recorded is over (OpenCode's own retry started). A stop ends the session's park this same way (stop.ts). The end is written only while the park
 // still holds: of two writers, one ends it.
-import type { UnparkReason } from "../../core/reasons.js";
+import type { ParkReason, UnparkReason } from "../../core/reasons.js";
 import { auditRow } from "../audit-row.js";
 import type { ParkRow } from "../schema.js";
 import { change, q, type Change, type Script } from "../script.js";
@@ -12,16 +12,29 @@ export interface UnparkResult {
   unparked: boolean;
 }
 
-/** Ends the session's park, if one holds, as `unparked` with `reason`; the park it ended, as it held. */
-export function* unparkHeld(scope: SessionScope, reason: UnparkReason, now: number): Script<ParkRow | undefined> {
+/**
+ * Ends the session's park, if one holds (and is one for `only`, when given), as `unparked` with `reason`; the park it
+ * ended, as it held.
+ */
+export function* unparkHeld(
+  scope: SessionScope,
+  reason: UnparkReason,
+  now: number,
+  only?: ParkReason,
+): Script<ParkRow | undefined> {
   const park = yield* q.parkOf(scope.sessionId);
-  if (!park) return undefined;
+  if (!park || (only !== undefined && park.reason !== only)) return undefined;
   const audit = auditRow(now, scope, { event: "unparked", reason, detail: { parkId: park.id } });
   return (yield* q.endPark(park.id, "unparked", reason, now, audit)) ? park : undefined;
 }
 
-export function unpark(scope: SessionScope, reason: UnparkReason, now: number): Change<UnparkResult> {
+export function unpark(
+  scope: SessionScope,
+  reason: UnparkReason,
+  now: number,
+  only?: ParkReason,
+): Change<UnparkResult> {
   return change("unpark", scope.sessionId, function* () {
-    return { unparked: (yield* unparkHeld(scope, reason, now)) !== undefined };
+    return { unparked: (yield* unparkHeld(scope, reason, now, only)) !== undefined };
   });
 }

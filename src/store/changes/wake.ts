@@ -1,8 +1,10 @@
 // A park ended into a look: its time came, its check passed, or a person woke it. The wake owes the session a look at
 // once (`recheck_at`, look-owed.ts), so the engine's way of taking the looks owed judges it through every guard and
-// arms a normal countdown; nothing here arms one. The end is written only while the park still holds: of two writers,
+// arms a normal countdown; nothing here arms one. It leaves the session a note of why it woke (`wake_note`), which the
+// next continuation's prompt carries. The end is written only while the park still holds: of two writers,
 // one wakes it.
 import type { WakeCause } from "../../core/reasons.js";
+import { wokenBecause } from "../../core/wake-note.js";
 import { auditRow } from "../audit-row.js";
 import type { ParkRow } from "../schema.js";
 import { change, q, type Change } from "../script.js";
@@ -28,6 +30,17 @@ function wakes(park: ParkRow, cause: WakeCause, now: number): boolean {
   return true;
 }
 
+function detailOf(park: ParkRow): Record<string, unknown> {
+  try {
+    const detail: unknown = JSON.parse(park.detail ?? "{}");
+    return detail !== null && typeof detail === "object" ? (detail as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+const stringOr = (value: unknown) => (typeof value === "string" ? value : "");
+
 export function wake(
   scope: SessionScope,
   cause: WakeCause,
@@ -40,7 +53,8 @@ export function wake(
     if (!wakes(park, cause, now)) return { woke: false, park };
     const audit = auditRow(now, scope, { event: "woke", reason: cause, detail: { parkId: park.id, ...detail } });
     if (!(yield* q.endPark(park.id, "woke", cause, now, audit))) return { woke: false };
-    const row = yield* applyChange(scope, now, {}, { owe: now });
+    const note = wokenBecause({ ...park, detail: detailOf(park) }, cause, stringOr(detail.output));
+    const row = yield* applyChange(scope, now, { wakeNote: JSON.stringify(note) }, { owe: now });
     return { woke: true, park, owed: owedLookOf(row) };
   });
 }

@@ -61,6 +61,8 @@ export const sessions = pgTable(
     owedSince: ms("owed_since"),
     resumedAt: ms("resumed_at"),
     notifiedStop: text("notified_stop"),
+    /** JSON: why the session was woken from its park (core/wake-note.ts), until the continuation that says so goes out. */
+    wakeNote: text("wake_note"),
     agent: text("agent"),
     modelProvider: text("model_provider"),
     modelId: text("model_id"),
@@ -139,6 +141,8 @@ export const parks = pgTable(
     index("parks_due_idx")
       .on(t.wakeAt)
       .where(sql`state = 'parked'`),
+    // A session's latest park, whatever its state: a limit's run of parks goes on from it.
+    index("parks_session_idx").on(t.sessionId, t.parkedAt),
   ],
 );
 

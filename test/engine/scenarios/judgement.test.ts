@@ -411,18 +411,8 @@ describe("§4 a question asked in plain text", () => {
 });
 
 describe("§5 provider errors", () => {
-  function providerError(statusCode: number, message: string, headers: Record<string, string> = {}) {
-    return {
-      type: "session.error",
-      properties: {
-        sessionID: S,
-        error: {
-          name: "APIError",
-          data: { message, statusCode, isRetryable: statusCode === 429 || statusCode >= 500, responseHeaders: headers },
-        },
-      },
-    };
-  }
+  const providerError = (statusCode: number, message: string, headers: Record<string, string> = {}) =>
+    ev.providerError(S, statusCode, message, headers);
 
   it("a transient error is looked at again when its cooldown ends, with exponential backoff, then errors_persist", async () => {
     await boot({ maxRetries: 2, errorCooldownMs: 3000 });
@@ -448,9 +438,9 @@ describe("§5 provider errors", () => {
     });
   });
 
-  it("a provider's retry-after is honoured", async () => {
+  it("a server error's retry-after is honoured", async () => {
     await boot();
-    f.enforcer.handleEvent(providerError(429, "Too Many Requests", { "retry-after": "20" }));
+    f.enforcer.handleEvent(providerError(503, "Service Unavailable", { "retry-after": "20" }));
     const at = Date.now();
     f.enforcer.handleEvent(ev.idle(S));
     await advance(5);

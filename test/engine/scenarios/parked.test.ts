@@ -1,12 +1,14 @@
 // A parked session on a real engine and database: the park holds every idle without a model call, and its wake owes
 // the session a look that goes through every guard into a normal countdown and continuation (issue 48). How a park is
-// made and woken is the store's (test/store/changes/park.cases.ts); here, what the engine does with one.
+// made and woken is the store's (test/store/changes/park.cases.ts); here, what the engine does with one, and how a
+// provider's limit (a failed turn, or OpenCode's own wait to retry) becomes one.
 import { describe, expect, it } from "vitest";
 import { park } from "../../../src/store/changes/park.js";
 import { wake } from "../../../src/store/changes/wake.js";
 import { DIRECTORY } from "../../support/engine-fixture.js";
+import { ev } from "../../support/events.js";
 import { advance } from "../../support/fake-time.js";
-import { boot, f, idle, S, settle, useOneSession, userSays } from "./one-session.js";
+import { boot, f, idle, restart, S, settle, useOneSession, userSays } from "./one-session.js";
 
 useOneSession();
 
@@ -16,7 +18,7 @@ const HOUR = 3_600_000;
 async function parkFor(ms: number): Promise<void> {
   const now = Date.now();
   const parked = await f.port.change(
-    park(scope, { id: "park_test01", reason: "agent", wakeAt: now + ms, detail: { reason: "CI is running" } }, now),
+    park(scope, { id: "park_test01", reason: "agent", wakeAt: now + ms, detail: { asked: "CI is running" } }, now),
   );
   expect(parked).toMatchObject({ parked: true });
 }
@@ -69,6 +71,13 @@ describe("a parked session", () => {
     await settle();
     expect(f.rows.trail(S)).toEqual(["parked:agent", "skipped:parked", "woke:time", "armed", "fired", "injected"]);
     expect(f.host.prompts).toHaveLength(1);
+    // Its prompt says why it was woken; the next continuation has nothing to explain.
+    expect(JSON.stringify(f.host.prompts[0])).toContain('you were waiting for: \\"CI is running\\"');
+    await idle();
+    await advance(2100);
+    await settle();
+    expect(f.host.prompts).toHaveLength(2);
+    expect(JSON.stringify(f.host.prompts[1])).not.toContain("Woken");
   });
 
   it("ends without waking when the person writes: they took over from the wait", async () => {
@@ -91,5 +100,76 @@ describe("a parked session", () => {
     await idle();
     expect(f.rows.trail(S)).toEqual(["parked:agent", "stopped:command", "unparked:stop", "skipped:stopped"]);
     expect(f.host.prompts).toEqual([]);
+  });
+});
+
+describe("a provider's limit, waited out by a park", () => {
+  const addFailedTurn = () =>
+    f.host.addAssistantMessage(S, {
+      error: { name: "APIError", statusCode: 429, isRetryable: true, message: "Too Many Requests" },
+    });
+
+  it("a turn failed on a rate limit parks the session until its retry-after, then it is continued", async () => {
+    await boot({ countdownSeconds: 2, wakeJitterSeconds: 0 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    f.enforcer.handleEvent(ev.providerError(S, 429, "Too Many Requests", { "retry-after": "40" }));
+    addFailedTurn();
+    await idle();
+    expect(f.rows.trail(S)).toEqual(["parked:limit", "skipped:parked"]);
+    expect(f.rows.parks(S)[0]).toMatchObject({ reason: "limit", detail: { resetFrom: { field: "retry-after" } } });
+    expect(f.rows.session(S)).toMatchObject({ last_error_kind: "limit", error_streak: 0 });
+    await advance(40_000 - f.config.leaseMs);
+    await settle();
+    expect(f.host.prompts).toEqual([]);
+    await advance(f.config.leaseMs + 10);
+    await settle();
+    await advance(2100);
+    await settle();
+    // The failed turn is still the last one: as a limit, no guard holds it once its park is over.
+    expect(f.rows.trail(S)).toEqual(["parked:limit", "skipped:parked", "woke:time", "armed", "fired", "injected"]);
+    expect(f.host.prompts).toHaveLength(1);
+  });
+
+  it("a limit that needs paying stops at once as a provider error, parking nothing", async () => {
+    await boot({ countdownSeconds: 2 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    f.enforcer.handleEvent(ev.providerError(S, 429, "You exceeded your current quota: insufficient_quota"));
+    f.host.addAssistantMessage(S, {
+      error: { name: "APIError", statusCode: 429, message: "You exceeded your current quota: insufficient_quota" },
+    });
+    await idle();
+    expect(f.rows.trail(S)).toEqual(["skipped:provider_error"]);
+    expect(f.rows.parks(S)).toEqual([]);
+  });
+
+  it("OpenCode's own wait to retry is recorded as a park, which ends quietly when its retry starts", async () => {
+    await boot({ countdownSeconds: 2, wakeJitterSeconds: 0 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    f.enforcer.handleEvent(ev.status(S, "busy"));
+    // A short wait (OpenCode's own backoff on a server error) is not worth a park.
+    f.enforcer.handleEvent(ev.retrying(S, Date.now() + 4000));
+    f.enforcer.handleEvent(ev.retrying(S, Date.now() + 40_000));
+    await settle();
+    expect(f.rows.trail(S)).toEqual(["parked:opencode_retry"]);
+    expect(f.rows.parks(S)[0]!.detail).toMatchObject({ attempt: 1, message: "Too Many Requests" });
+    f.enforcer.handleEvent(ev.status(S, "busy"));
+    await settle();
+    expect(f.rows.trail(S)).toEqual(["parked:opencode_retry", "unparked:expired"]);
+  });
+
+  it("OpenCode's wait to retry outlives OpenCode: the park wakes the session when the time comes", async () => {
+    await boot({ countdownSeconds: 2, wakeJitterSeconds: 0 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    f.enforcer.handleEvent(ev.status(S, "busy"));
+    f.enforcer.handleEvent(ev.retrying(S, Date.now() + 40_000));
+    await settle();
+    // OpenCode killed during its wait: no status, no idle ever comes; a new enforcer finds the park.
+    await restart({ countdownSeconds: 2, wakeJitterSeconds: 0 });
+    await advance(40_000 + f.config.leaseMs);
+    await settle();
+    await advance(2100);
+    await settle();
+    expect(f.rows.trail(S)).toEqual(["parked:opencode_retry", "woke:time", "armed", "fired", "injected"]);
+    expect(f.host.prompts).toHaveLength(1);
   });
 });

@@ -1,5 +1,6 @@
 // What wake.ts promises on every database: a park woken once whoever wakes it first, the session then owed a look at
-// once (the engine's way to a normal countdown), and a time or a check waking only the park it is for.
+// once (the engine's way to a normal countdown) and left a note of why, and a time or a check waking only the park it
+// is for.
 import assert from "node:assert/strict";
 import { park } from "../../../src/store/changes/park.js";
 import { wake } from "../../../src/store/changes/wake.js";
@@ -44,6 +45,14 @@ export const WAKE_CASES: ContractCase[] = [
         "SELECT detail FROM audit_events WHERE session_id = 'ses_2' AND event = 'woke'",
       );
       assert.deepEqual(JSON.parse(row!.detail), { parkId: "park_2", output: "ok" });
+      // Each woken session keeps why, for its next continuation to say (core/wake-note.ts).
+      assert.deepEqual(JSON.parse((await a.read(q.session("ses_1")))!.wakeNote!), { kind: "person" });
+      assert.deepEqual(JSON.parse((await a.read(q.session("ses_2")))!.wakeNote!), {
+        kind: "check_passed",
+        reason: "",
+        command: check.command,
+        output: "ok",
+      });
       assert.deepEqual(await trail("ses_1"), ["parked:limit", "woke:palette"]);
       assert.equal(await count("parks WHERE state = 'woke'"), 2);
     },

@@ -30,6 +30,13 @@ export const PARKS = {
     },
   },
 
+  lastParkOf: {
+    sql: `SELECT ${PARK} FROM parks WHERE session_id = $1 ORDER BY parked_at DESC, id DESC LIMIT 1`,
+    async run(c, sessionId) {
+      return whole(await c.rows<ParkRow>([sessionId]), REQUIRED.park)[0];
+    },
+  },
+
   insertPark: {
     sql: `WITH parked AS (
         INSERT INTO parks (id, session_id, directory, server, reason, state, parked_at, wake_at, since, backoff_ms,

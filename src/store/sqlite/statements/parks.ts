@@ -1,6 +1,6 @@
 // The parks on SQLite: parking a session, parking it again in place, ending a park, and the parks a scope holds and
 // those due. Every write names the state it expects (`parked`), so that of two writers only one changes a park.
-import { and, asc, eq, lte, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, lte, or, sql } from "drizzle-orm";
 import { parks } from "../../schema.js";
 import { scopesAsJson } from "../../statements.js";
 import type { ParkTerms } from "../../types.js";
@@ -33,6 +33,17 @@ export const PARKS = {
       .select()
       .from(parks)
       .where(and(eq(parks.sessionId, p("sessionId")), isParked))
+      .prepare();
+    return (sessionId) => select.get({ sessionId });
+  },
+
+  lastParkOf: ({ db }) => {
+    const select = db
+      .select()
+      .from(parks)
+      .where(eq(parks.sessionId, p("sessionId")))
+      .orderBy(desc(parks.parkedAt), desc(parks.id))
+      .limit(1)
       .prepare();
     return (sessionId) => select.get({ sessionId });
   },
