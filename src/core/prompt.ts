@@ -91,10 +91,15 @@ export function transcriptLine(todos: readonly Todo[]): string {
   return `${TRANSCRIPT_LINE_PREFIX} ${completed}/${total} done${clipped ? `, continuing with ${JSON.stringify(clipped)}` : ""}`;
 }
 
+/**
+ * `note`: why the session was woken from a park (core/wake-note.ts), said right after the header, where a custom
+ * template cannot leave it out.
+ */
 export function renderPrompt(
   todos: readonly Todo[],
   injectionId: string,
   template: string = DEFAULT_PROMPT_TEMPLATE,
+  note?: string,
 ): string {
   const { total, completed, open } = summarize(todos);
   const next = focusTodo(todos);
@@ -112,5 +117,6 @@ export function renderPrompt(
   // A custom template cannot drop the parts the enforcer and the model rely on.
   if (!body.startsWith(PROMPT_HEADER)) body = `${PROMPT_HEADER}\n\n${body}`;
   if (!body.includes(values.status)) body = `${body}\n\n${values.status}`;
+  if (note) body = `${PROMPT_HEADER}\n\n${note}${body.slice(PROMPT_HEADER.length)}`;
   return `${body}\n${idLine(injectionId)}`;
 }

@@ -66,7 +66,7 @@ export const SKIP_FACTS: { readonly [R in SkipReason]: SkipFacts } = {
     words: (d) => parkedWords(d.park, numberIn(d, "wakesInMs")),
     notice: null,
     stop: null,
-    when: "the session is parked: until a provider's usage limit resets, while OpenCode waits to retry, or until the time or check the agent asked for with `continue_later`. Nothing until it wakes (into a normal countdown), a person writes, or it is ended (`detail.park`, `detail.until`)",
+    when: "the session is parked: until a provider's rate or usage limit lifts (the time it names, else a backoff of 2 minutes doubling to an hour; plus the session's stagger), while OpenCode waits to retry (a wait of 15 s or more), or until the time or check the agent asked for with `continue_later`. Nothing until it wakes (into a normal countdown), a person writes, or it is ended (`detail.park`, `detail.until`)",
     options: [],
   },
   recovering: {
@@ -98,7 +98,7 @@ export const SKIP_FACTS: { readonly [R in SkipReason]: SkipFacts } = {
     }),
     notice: "error",
     stop: { lifted: "the provider's refusal" },
-    when: "the last turn failed with an error retrying cannot fix: 400, 401, 403, an unknown model or agent, an exhausted quota (`detail`: status and message). No retry: stops until you write, or fix it and resume (a resume lifts the refusal the session's messages still show; a new one after it holds again). An error seen only in `session.error` events (OpenCode refused a continuation after accepting it, and wrote no message) holds until the messages show a turn that ended well after it",
+    when: "the last turn failed with an error retrying cannot fix: 400, 401, 403, an unknown model or agent, a limit only paying lifts (no credit, billing), or a run of provider limits parked longer than `maxParkHours` (`errorName: LimitWaitedTooLong`) (`detail`: status and message). No retry: stops until you write, or fix it and resume (a resume lifts the refusal the session's messages still show; a new one after it holds again). An error seen only in `session.error` events (OpenCode refused a continuation after accepting it, and wrote no message) holds until the messages show a turn that ended well after it",
     options: [],
   },
   errors_persist: {
@@ -109,7 +109,7 @@ export const SKIP_FACTS: { readonly [R in SkipReason]: SkipFacts } = {
     }),
     notice: "error",
     stop: { lifted: "the provider errors" },
-    when: "the last turn failed with a transient provider error (429, 5xx, overloaded, network; after OpenCode's own retries) for the `maxRetries`+1-th time in a row. Before that, each such error makes the enforcer look again when a cooldown ends (`errorCooldownMs`, doubled per error in a row, capped at `retryMaxMs`, or the provider's `retry-after` if longer): `armed` with `detail.waitingFor: \"error_cooldown\"`. A turn that ends well resets the count",
+    when: "the last turn failed with a transient provider error (5xx, overloaded, network; after OpenCode's own retries) for the `maxRetries`+1-th time in a row. Before that, each such error makes the enforcer look again when a cooldown ends (`errorCooldownMs`, doubled per error in a row, capped at `retryMaxMs`, or the provider's `retry-after` if longer): `armed` with `detail.waitingFor: \"error_cooldown\"`. A turn that ends well resets the count",
     options: ["errorCooldownMs", "maxRetries"],
   },
   gave_up: {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PROMPT_HEADER, findInjectionId, renderPrompt } from "../../src/core/prompt.js";
-import { MAX_OUTPUT_LINES, quotedOutput, wakeNote } from "../../src/core/wake-note.js";
+import { MAX_OUTPUT_LINES, quotedOutput, readWakeNote, wakeNote, wokenBecause } from "../../src/core/wake-note.js";
 
 describe("the note a woken continuation carries", () => {
   it("says why it was woken: the limit, the time asked for, the check", () => {
@@ -35,5 +35,25 @@ describe("the note a woken continuation carries", () => {
     expect(prompt.split("\n").filter((l) => l.startsWith(PROMPT_HEADER))).toHaveLength(1);
     expect(prompt.split("\n").filter((l) => l.startsWith("[todo-continuation id="))).toHaveLength(1);
     expect(findInjectionId(prompt)).toBe("inj_real000001");
+  });
+
+  it("tells from the park and the cause what woke it; reads back only a note that parses", () => {
+    const agent = { reason: "agent" as const, detail: { asked: "CI is running" }, checkCommand: null };
+    expect(wokenBecause(agent, "time")).toEqual({ kind: "time", reason: "CI is running" });
+    expect(wokenBecause(agent, "command")).toEqual({ kind: "person" });
+    expect(wokenBecause(agent, "palette")).toEqual({ kind: "person" });
+    const limit = { reason: "limit" as const, detail: { resetAt: 1234 }, checkCommand: null };
+    expect(wokenBecause(limit, "time")).toEqual({ kind: "limit", resetAt: 1234 });
+    expect(wokenBecause({ ...limit, reason: "opencode_retry", detail: {} }, "time")).toEqual({ kind: "limit" });
+    const checked = { ...agent, checkCommand: "gh run view" };
+    expect(wokenBecause(checked, "check", "passed")).toEqual({
+      kind: "check_passed",
+      reason: "CI is running",
+      command: "gh run view",
+      output: "passed",
+    });
+    expect(wokenBecause(checked, "time").kind).toBe("check_timed_out");
+    expect(readWakeNote(JSON.stringify({ kind: "person" }))).toEqual({ kind: "person" });
+    for (const bad of [null, undefined, "", "{", "[]", "42", '{"kind":3}']) expect(readWakeNote(bad)).toBeUndefined();
   });
 });

@@ -5,13 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sleep } from "../support/wait-for.js";
 import { E2E } from "./support/harness.js";
 import { cli } from "../support/cli.js";
-import { fixProvider, script } from "./scenarios.js";
+import { fixProvider, limitRequestTimes, script } from "./scenarios.js";
 
 /** The default `gracePeriodMs`. */
 const GRACE_MS = 500;
 
 describe("judgement in a real OpenCode server", () => {
-  const world = new E2E(script, { errorCooldownMs: 1000 });
+  // No stagger: a limit's park wakes at the reset itself.
+  const world = new E2E(script, { errorCooldownMs: 1000, wakeJitterSeconds: 0 });
 
   beforeAll(async () => {
     await world.start();
@@ -36,6 +37,15 @@ describe("judgement in a real OpenCode server", () => {
     return id;
   }
 
+  /** A park's trail: held at its idle, woken at its time, continued once, done. */
+  const parkedThenContinued = (parked: string) => [
+    parked,
+    "skipped:parked",
+    "woke:time",
+    ...["armed", "fired", "injected"],
+    "skipped:todos_complete",
+  ];
+
   /** What the plugin's `continue_later` answered the model: the tool results of the request after its call. */
   const toolAnswers = (scenario: string) =>
     world
@@ -57,16 +67,35 @@ describe("judgement in a real OpenCode server", () => {
     // Parked, the session cost nothing: no request from the idle that skipped to the wake.
     expect(world.requestsFor("later")).toHaveLength(requestsWhileParked);
     expect(world.continuationRequests("later")).toEqual([]);
-    expect(await world.trailAtRest(id, "skipped:todos_complete", 30_000)).toEqual([
-      "parked:agent",
-      "skipped:parked",
-      "woke:time",
-      "armed",
-      "fired",
-      "injected",
-      "skipped:todos_complete",
-    ]);
+    expect(await world.trailAtRest(id, "skipped:todos_complete", 30_000)).toEqual(parkedThenContinued("parked:agent"));
     expect(world.continuationRequests("later")).toHaveLength(1);
+    expect(JSON.stringify(world.continuationRequests("later")[0])).toContain(
+      "Woken: the time you asked to wait for has come",
+    );
+  }, 90_000);
+
+  it("a limit OpenCode does not retry, its reset said only in its words: parked until then, no request meanwhile, then continued", async () => {
+    const id = await world.session("limit-text");
+    await world.prompt(id, "scenario: limit-text");
+    const parked = await world.waitForAudit(id, "parked:limit", 30_000);
+    expect(parked.detail).toMatchObject({
+      resetFrom: { text: expect.stringMatching(/resets in \d+ seconds/i) },
+      statusCode: 400,
+    });
+    const until = parked.detail.until as number;
+    expect(until - parked.at).toBeGreaterThan(15_000);
+    const woke = await world.waitForAudit(id, "woke:time", 60_000);
+    expect(woke.at).toBeGreaterThanOrEqual(until);
+    // OpenCode 1.18.33 reports an errored turn's end twice (two idles a millisecond apart): a skip for each.
+    const trail = await world.trailAtRest(id, "skipped:todos_complete", 30_000);
+    expect(trail.filter((t, i) => t !== "skipped:parked" || trail[i - 1] !== t)).toEqual(
+      parkedThenContinued("parked:limit"),
+    );
+    // The todos, the call the limit refused; none while parked; then the continuation and its tool's answer.
+    const times = limitRequestTimes.get("limit-text")!;
+    expect(times.filter((t) => t > parked.at && t < woke.at)).toEqual([]);
+    expect(world.continuationRequests("limit-text")).toHaveLength(1);
+    expect(JSON.stringify(world.continuationRequests("limit-text")[0])).toContain("the provider's limit has reset");
   }, 90_000);
 
   it("continue_later with a time in the past is refused with why, and parks nothing", async () => {

@@ -29,6 +29,10 @@ const fixed = new Set<string>();
 export const fixProvider = (scenario: string) => void fixed.add(scenario);
 /** Scenarios whose provider is down for a while after their first continuation: until when. */
 const outageUntil = new Map<string, number>();
+/** Scenarios whose provider's limit is hit after the first turn's todos: until when it holds. */
+const limitUntil = new Map<string, number>();
+/** When each model request of the limit scenarios came (epoch ms): none may come while the limit holds. */
+export const limitRequestTimes = new Map<string, number[]>();
 const CHURN: Array<Array<[string, string]>> = [
   [
     ["write the parser", "completed"],
@@ -47,6 +51,11 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
   const last = ctx.lastUserText ?? "";
   const continuation = last.includes(HEADER);
   const command = last.includes("[todo-continuation]");
+  if (scenario === "limit-retry" || scenario === "limit-text") {
+    limitRequestTimes.set(scenario, [...(limitRequestTimes.get(scenario) ?? []), Date.now()]);
+    const limited = limitReply(scenario, ctx);
+    if (limited) return limited;
+  }
   if (ctx.afterTool) {
     // The turn after a tool call: end it, except where the scenario wants the model busy.
     if (scenario === "abort" && toolResults(request) === 1) return { text: "Thinking very hard…", delayMs: 15_000 };
@@ -85,6 +94,9 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
       return continuation ? { toolCalls: [todowrite(DONE)] } : { toolCalls: [todowrite(OPEN)] };
     case "complete":
       return { toolCalls: [todowrite(DONE)] };
+    case "limit-retry":
+    case "limit-text":
+      return continuation ? { toolCalls: [todowrite(DONE)] } : { toolCalls: [todowrite(OPEN)] };
     case "later":
       // Waits for CI with the plugin's tool (the shortest park it takes), then finishes when continued.
       return continuation
@@ -175,4 +187,35 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
     default:
       return { text: "ok" };
   }
+}
+
+/**
+ * The provider's limit, hit by the call after the first turn's todowrite and held for a while: a 429 with
+ * `retry-after: 40` that OpenCode waits out itself (`limit-retry`), or a 400 that names its reset only in its words,
+ * which OpenCode does not retry (`limit-text`: none of the words OpenCode 1.18.33 retries on, such as "try again in"
+ * or "rate limit"). Once it lifts, the scenario goes on as usual.
+ */
+function limitReply(scenario: string, ctx: ScriptContext): ModelReply | undefined {
+  const until = limitUntil.get(scenario);
+  if (until === undefined && !(ctx.afterTool && ctx.userTexts.length === 1)) return undefined;
+  if (until !== undefined && Date.now() >= until) return undefined;
+  if (scenario === "limit-retry") {
+    const end = until ?? Date.now() + 40_000;
+    limitUntil.set(scenario, end);
+    const seconds = String(Math.ceil((end - Date.now()) / 1000));
+    return {
+      status: 429,
+      text: "Rate limit reached for requests",
+      errorType: "rate_limit_error",
+      headers: { "retry-after": seconds },
+    };
+  }
+  const end = until ?? Date.now() + 20_000;
+  limitUntil.set(scenario, end);
+  const seconds = Math.ceil((end - Date.now()) / 1000);
+  return {
+    status: 400,
+    text: `You have reached your usage limit. It resets in ${seconds} seconds.`,
+    errorType: "invalid_request_error",
+  };
 }

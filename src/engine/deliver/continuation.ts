@@ -3,6 +3,7 @@
 // its audit rows carry, and what the session's row becomes once it is out (core/transitions.ts).
 import { agentChoice, progressDetail, type HostFacts } from "../../core/decision-input.js";
 import { renderPrompt, transcriptLine } from "../../core/prompt.js";
+import { readWakeNote, wakeNote } from "../../core/wake-note.js";
 import { parseLedger, summarize, type Todo, type TodoSummary } from "../../core/todos.js";
 import { continuationPatch } from "../../core/transitions.js";
 import { parseFileLedger } from "../../core/work.js";
@@ -39,6 +40,12 @@ export interface ContinuationInput {
   decision: { stagnantStreak: number; workStreak: number; unproductiveStreak: number; progress?: Progress };
   /** The session's turn signals now (see Continuation.signalsAtCall). */
   turnSignals: number;
+}
+
+/** Why the session was woken from its park, when this is the first continuation since. */
+function wokenNote(row: SessionRow | undefined): string | undefined {
+  const woken = readWakeNote(row?.wakeNote);
+  return woken && wakeNote(woken);
 }
 
 export function prepareContinuation(ctx: EngineContext, input: ContinuationInput): Continuation {
@@ -86,7 +93,7 @@ export function prepareContinuation(ctx: EngineContext, input: ContinuationInput
     request: {
       sessionId,
       messageId,
-      text: renderPrompt(todos, injectionId, config.prompt),
+      text: renderPrompt(todos, injectionId, config.prompt, wokenNote(row)),
       display: config.quietTranscript ? transcriptLine(todos) : undefined,
       agent: choice.agent,
       model,

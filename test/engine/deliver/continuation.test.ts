@@ -137,11 +137,16 @@ describe("the injection row", () => {
     expect(detail).toMatchObject({ agent: null, model: null });
   });
 
-  it("sets, once it is out, the streaks the judge counted and the ledger merged with these todos, and clears the backoff and the told stop", async () => {
+  it("sets, once it is out, the streaks the judge counted and the ledger merged with these todos, and clears the backoff, the told stop and the wake's note", async () => {
     rigWithTodos();
     // What earlier continuations saw: "write the parser" was once in progress, a todo since removed was closed.
     const ledger = { closedHigh: 2, ranks: { "write the parser": 1, "old todo": 2, "document it": 1 } };
-    const input = await inputFor({ todoSnapshot: JSON.stringify(ledger), backoffUntil: 99, notifiedStop: "gave_up" });
+    const input = await inputFor({
+      todoSnapshot: JSON.stringify(ledger),
+      backoffUntil: 99,
+      notifiedStop: "gave_up",
+      wakeNote: '{"kind":"limit"}',
+    });
     const { injection } = prepareContinuation(rig.ctx, input);
     const onSent = JSON.parse(injection.onSent!) as SessionPatch;
     expect(onSent).toEqual({
@@ -152,12 +157,27 @@ describe("the injection row", () => {
       fileLedger: null,
       backoffUntil: null,
       notifiedStop: null,
+      wakeNote: null,
     });
     // Ranks only go up, known todos stay known, the closed count keeps its high.
     expect(JSON.parse(onSent.todoSnapshot!)).toEqual({
       closedHigh: 2,
       ranks: { "write the parser": 2, "test the parser": 1, "document it": 1, "old todo": 2 },
     });
+  });
+
+  it("says, right after the header, why the session was woken from its park; nothing without a note", async () => {
+    rigWithTodos();
+    const woken = await inputFor({ wakeNote: JSON.stringify({ kind: "time", reason: "CI is running" }) });
+    const text = prepareContinuation(rig.ctx, woken).request.text;
+    expect(text.split("\n\n").slice(0, 2)).toEqual([
+      PROMPT_HEADER,
+      'Woken: the time you asked to wait for has come (you were waiting for: "CI is running").',
+    ]);
+    const plain = prepareContinuation(rig.ctx, await inputFor({ wakeNote: null })).request.text;
+    expect(plain).not.toContain("Woken");
+    const unreadable = prepareContinuation(rig.ctx, await inputFor({ wakeNote: "{not json" })).request.text;
+    expect(unreadable).not.toContain("Woken");
   });
 
   it("adds the files the turn touched to the session's file ledger, the next turn's baseline", async () => {
