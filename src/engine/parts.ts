@@ -15,6 +15,7 @@ import { Reconciler } from "./deliver/reconciler.js";
 import { StartWatch } from "./deliver/start-watch.js";
 import { LeaseLoop } from "./lease-loop.js";
 import { LimitParks } from "./wait/limit-parks.js";
+import { ParkToasts } from "./wait/park-toasts.js";
 import { ParkWakes } from "./wait/park-wakes.js";
 import { NoticeSender, type NoticeChannels } from "./notice-sender.js";
 import { RetentionSchedule } from "./retention-schedule.js";
@@ -99,6 +100,8 @@ export function buildParts(ctx: EngineContext, options: PartsOptions = {}): Engi
   const injector = new Injector(ctx, injected);
   countdowns.connect({ armed: (armed) => toasts.show(armed), due: (armed, info) => injector.due(armed, info) });
   const limitParks = new LimitParks(ctx);
+  const parkToasts = new ParkToasts(ctx);
+  ctx.events.on("session_parked", (park) => parkToasts.parked(park));
   const router = new EventRouter(ctx, { memories, countdowns, looks, starts, ownMessages, limitParks }, clock.now());
   const retention = new RetentionSchedule(ctx);
   const parkWakes = new ParkWakes(ctx);

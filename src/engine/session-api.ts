@@ -99,6 +99,7 @@ export class SessionApi {
     );
     if (!result.parked)
       return { parked: false, error: "the session is stopped by the person: nothing will continue it" };
+    ctx.events.emit("session_parked", { sessionId, reason: "agent", until });
     return { parked: true, parkId: result.id, until };
   }
 

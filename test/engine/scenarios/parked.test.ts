@@ -118,6 +118,7 @@ describe("a provider's limit, waited out by a park", () => {
     expect(f.rows.trail(S)).toEqual(["parked:limit", "skipped:parked"]);
     expect(f.rows.parks(S)[0]).toMatchObject({ reason: "limit", detail: { resetFrom: { field: "retry-after" } } });
     expect(f.rows.session(S)).toMatchObject({ last_error_kind: "limit", error_streak: 0 });
+    expect(f.host.toasts.map((t) => t.message)).toContainEqual(expect.stringMatching(/^Parked until .*limit lifts/));
     await advance(40_000 - f.config.leaseMs);
     await settle();
     expect(f.host.prompts).toEqual([]);
