@@ -20,7 +20,7 @@ export type ParkRequestReading = { ok: true; park: AgentPark } | { ok: false; er
 
 export const MIN_PARK_MINUTES = 0.25;
 /** A check is run at most this often, whatever the model asks. */
-export const MIN_CHECK_EVERY_MINUTES = 0.5;
+export const MIN_CHECK_EVERY_MINUTES = 0.25;
 /** Without `checkEveryMinutes`, a check runs this often. */
 export const DEFAULT_CHECK_EVERY_MINUTES = 1;
 export const MAX_REASON_LENGTH = 500;

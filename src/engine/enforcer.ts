@@ -278,9 +278,9 @@ export class Enforcer {
     return this.api.allow(sessionId, grant, source);
   }
 
-  /** See SessionApi.continueLater: the agent's own park, until the time it asked for, or why not. */
-  continueLater(sessionId: string, args: unknown): Promise<ContinueLaterAnswer> {
-    return this.api.continueLater(sessionId, args);
+  /** See SessionApi.continueLater: the agent's own park, until the time it asked for or its check passes, or why not. */
+  continueLater(sessionId: string, args: unknown, agent?: string): Promise<ContinueLaterAnswer> {
+    return this.api.continueLater(sessionId, args, agent);
   }
 
   /** Evaluates a session as if it had just gone idle (after a reconnect, a resume, or a lost injection). */

@@ -1,6 +1,6 @@
 // Every third of a lease: say this process is alive (the heartbeat), renew its countdowns' leases, adopt what nobody
-// holds any more, settle continuations left pending by a process that died, wake the parks whose time came, and take
-// the looks owed to sessions. The heartbeat and the renewal are the owner's, once for all its countdowns: an engine
+// holds any more, settle continuations left pending by a process that died, wake the parks whose time came, start the
+// parks' checks that are due, and take the looks owed to sessions. The heartbeat and the renewal are the owner's, once for all its countdowns: an engine
 // whose owner id belongs to its caller (a fleet replica's engines, one per server, share one) leaves both to that
 // caller, which does them once a round. Such an engine has no timer either: its caller reads the rows of all its
 // engines' scopes at once, four statements whatever their number, and hands each engine its own (`tickOn`), so that a
@@ -12,6 +12,7 @@ import { loopModes } from "./modes.js";
 import type { Looks } from "./decide/looks.js";
 import type { Reconciler } from "./deliver/reconciler.js";
 import type { Countdowns } from "./wait/countdowns.js";
+import type { ParkChecks } from "./wait/park-checks.js";
 import type { ParkWakes } from "./wait/park-wakes.js";
 
 export interface LeaseParts {
@@ -19,6 +20,7 @@ export interface LeaseParts {
   reconciler: Reconciler;
   looks: Looks;
   parkWakes: ParkWakes;
+  parkChecks: ParkChecks;
 }
 
 /**
@@ -98,7 +100,9 @@ export class LeaseLoop {
     if (this.keepsOwner) await this.p.countdowns.renewLeases();
     await this.p.countdowns.recover(TAKEOVER_REASON, rows?.armed);
     void this.ctx.track(this.p.reconciler.reconcilePending(rows?.pending));
-    const woken = await this.p.parkWakes.wakeDue(rows?.parks);
+    const due = rows?.parks ?? (await this.p.parkWakes.due());
+    const woken = await this.p.parkWakes.wakeDue(due);
+    this.p.parkChecks.startDue(due);
     // Handed rows were read before these wakes: the looks they owed are taken with them, not a tick later.
     await this.p.looks.recheckOwed("recheck", rows ? [...rows.owed, ...woken] : undefined);
   }

@@ -15,6 +15,7 @@ import { Reconciler } from "./deliver/reconciler.js";
 import { StartWatch } from "./deliver/start-watch.js";
 import { LeaseLoop } from "./lease-loop.js";
 import { LimitParks } from "./wait/limit-parks.js";
+import { ParkChecks } from "./wait/park-checks.js";
 import { ParkToasts } from "./wait/park-toasts.js";
 import { ParkWakes } from "./wait/park-wakes.js";
 import { NoticeSender, type NoticeChannels } from "./notice-sender.js";
@@ -105,7 +106,12 @@ export function buildParts(ctx: EngineContext, options: PartsOptions = {}): Engi
   const router = new EventRouter(ctx, { memories, countdowns, looks, starts, ownMessages, limitParks }, clock.now());
   const retention = new RetentionSchedule(ctx);
   const parkWakes = new ParkWakes(ctx);
-  const leases = new LeaseLoop(ctx, { countdowns, reconciler, looks, parkWakes }, options.keepsOwner ?? true);
+  const parkChecks = new ParkChecks(ctx);
+  const leases = new LeaseLoop(
+    ctx,
+    { countdowns, reconciler, looks, parkWakes, parkChecks },
+    options.keepsOwner ?? true,
+  );
   const parts = {
     queue,
     countdowns,

@@ -10,14 +10,12 @@ import { resume as resumeChange } from "../store/changes/resume.js";
 import { stop as stopChange } from "../store/changes/stop.js";
 import type { SessionScope } from "../store/port.js";
 import type { EngineContext } from "./context.js";
+import { withTimeout } from "./host-calls.js";
 import { newId } from "./ids.js";
 import type { EngineParts } from "./parts.js";
 
 /** What `continue_later` answers: parked until when, or why not (words the model reads). */
 export type ContinueLaterAnswer = { parked: true; parkId: string; until: number } | { parked: false; error: string };
-
-const CHECKS_NOT_RUN =
-  "`check` is not run by this version of todo-continuation; park for a time (`minutes` or `at`) and check when woken";
 
 export class SessionApi {
   constructor(
@@ -81,26 +79,45 @@ export class SessionApi {
   }
 
   /**
-   * The agent's `continue_later`: the session parked until the time it asked for, read strictly (a call that cannot
-   * be honoured is answered with why, and parks nothing). A park with a check waits for the check's runner, which this
-   * version does not have yet: such a call is refused rather than parked on a check that would never run.
+   * The agent's `continue_later`: the session parked until the time it asked for, or until its check passes, read
+   * strictly (a call that cannot be honoured is answered with why, and parks nothing). A check is taken only when
+   * `agent` (the agent that called the tool) may run it without being asked, by OpenCode's own rules: the tool is
+   * never a way around the person's permissions.
    */
-  async continueLater(sessionId: string, args: unknown): Promise<ContinueLaterAnswer> {
+  async continueLater(sessionId: string, args: unknown, agent?: string): Promise<ContinueLaterAnswer> {
     this.requireSession("continueLater", sessionId);
     const { ctx } = this;
     const reading = readParkRequest(args, { now: ctx.clock.now(), maxParkHours: ctx.config.maxParkHours });
     if (!reading.ok) return { parked: false, error: reading.error };
     const { reason, until, check } = reading.park;
-    if (check) return { parked: false, error: CHECKS_NOT_RUN };
+    if (check) {
+      const refused = await this.checkRefused(sessionId, agent, check.command);
+      if (refused) return { parked: false, error: refused };
+    }
+    const request = { id: newId("park"), reason: "agent" as const, wakeAt: until, check, detail: { asked: reason } };
     const result = await this.change("continueLater", sessionId, (scope, now) =>
-      ctx.store.change(
-        park(scope, { id: newId("park"), reason: "agent", wakeAt: until, detail: { asked: reason } }, now),
-      ),
+      ctx.store.change(park(scope, request, now)),
     );
     if (!result.parked)
       return { parked: false, error: "the session is stopped by the person: nothing will continue it" };
     ctx.events.emit("session_parked", { sessionId, reason: "agent", until });
     return { parked: true, parkId: result.id, until };
+  }
+
+  /** Why the check may not be taken, or undefined when the agent may run it without being asked. */
+  private async checkRefused(sessionId: string, agent: string | undefined, command: string) {
+    const { ctx } = this;
+    if (!agent) return "the agent that asked is not known, so its permission to run the check cannot be judged";
+    const project = ctx.followed.directory;
+    try {
+      const verdict = await withTimeout("permission read", ctx.config.hostTimeoutMs, (signal) =>
+        ctx.host.mayRunCommand({ sessionId, agent, command, project }, signal),
+      );
+      return verdict.allowed ? undefined : `the check will not be run: ${verdict.why}`;
+    } catch (error) {
+      ctx.log("warn", "continue_later could not read the agent's permissions", { sessionId, error: String(error) });
+      return "OpenCode did not say what the agent may run, so the check will not be run; park for a time instead";
+    }
   }
 
   /** Evaluates a session as if it had just gone idle (after a reconnect, a resume, or a lost injection). */

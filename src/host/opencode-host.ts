@@ -1,6 +1,7 @@
 // The HostPort over an @opencode-ai/sdk v1 client: the plugin's `ctx.client`, or the standalone service's own.
 // OpenCode 1.18.33 answers with shapes newer than the v1 types (see ../shared/notes/opencode-host.md), so every
 // answer is read defensively and normalised here; nothing OpenCode-specific leaks into the engine.
+import { checkPermission, type BashVerdict } from "./bash-permission.js";
 import type { OpencodeClient } from "@opencode-ai/sdk";
 import type { SessionStatus } from "../core/events.js";
 import { obj, readMessageInfo, readUsage, str, type Json } from "../core/fields.js";
@@ -154,6 +155,26 @@ export class OpenCodeHost implements HostPort {
       const name = str(obj(a)?.name);
       return name ? [{ name, canWrite: agentCanWrite(a) }] : [];
     });
+  }
+
+  async mayRunCommand(
+    request: { sessionId: string; agent: string; command: string; project: string },
+    signal: AbortSignal,
+  ): Promise<BashVerdict> {
+    const [agents, session] = await Promise.all([
+      data<unknown>(this.client.app.agents({ query: this.query, signal, throwOnError: true }), "agent list"),
+      data<unknown>(
+        this.client.session.get({ path: { id: request.sessionId }, query: this.query, signal, throwOnError: true }),
+        "session read",
+      ),
+    ]);
+    const agent = Array.isArray(agents) ? agents.find((a) => str(obj(a)?.name) === request.agent) : undefined;
+    if (agent === undefined)
+      return {
+        allowed: false,
+        why: `the agent "${request.agent}" is not one OpenCode lists, so its rules are unknown`,
+      };
+    return checkPermission(agent, request.command, request.project, session);
   }
 
   async prompt(request: PromptRequest, signal: AbortSignal): Promise<void> {

@@ -1,6 +1,7 @@
 // The only way the engine reaches OpenCode. The plugin implements it over its `ctx.client`, the standalone service
 // over its own SDK client, tests over a scripted fake. Every method may fail or hang: the engine bounds each call
 // with a timeout and treats a failure as "unknown", never as "no".
+import type { BashVerdict } from "./bash-permission.js";
 import type { Usage } from "../core/fields.js";
 import type { SessionMessage } from "../core/messages.js";
 import type { SessionStatus } from "../core/events.js";
@@ -68,6 +69,14 @@ export interface HostPort {
   /** Status of the sessions that are not idle (OpenCode omits idle ones). */
   getStatuses(signal: AbortSignal): Promise<Record<string, SessionStatus>>;
   getAgents(signal: AbortSignal): Promise<HostAgent[]>;
+  /**
+   * Whether the session's agent may run `command` in `project` without being asked, by OpenCode's own permission
+   * rules (bash-permission.ts): what a park's check is allowed on.
+   */
+  mayRunCommand(
+    request: { sessionId: string; agent: string; command: string; project: string },
+    signal: AbortSignal,
+  ): Promise<BashVerdict>;
   /**
    * The files' contents now, hashed (`null`: no such file; unreadable ones absent). Optional: a host that cannot read
    * the project's disk leaves a turn's files as its tool calls describe them.

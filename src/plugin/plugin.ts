@@ -222,7 +222,9 @@ export function pluginHooks(
         if (text) text.text = note;
       },
     ),
-    tool: { [CONTINUE_LATER]: continueLaterTool((sessionId, args) => enforcer.continueLater(sessionId, args)) },
+    tool: {
+      [CONTINUE_LATER]: continueLaterTool((sessionId, args, agent) => enforcer.continueLater(sessionId, args, agent)),
+    },
     dispose,
     markRecovering: (sessionID) => enforcer.markRecovering(sessionID),
     markRecoveryComplete: (sessionID) => enforcer.markRecoveryComplete(sessionID),

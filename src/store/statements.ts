@@ -99,6 +99,13 @@ export interface Statements {
    * `since`, with its `parked` audit row; false (and nothing written) when it was no longer parked.
    */
   reparkPark(id: string, terms: ParkTerms, parked: AuditValues): boolean;
+  /**
+   * The park's check taken for its run number `runs + 1`, its next one set for `nextCheckAt`; false (and nothing
+   * written) when it was no longer parked or another process took that run: of two runners, one runs it.
+   */
+  claimCheck(id: string, runs: number, nextCheckAt: number): boolean;
+  /** What the park's check printed last, when it did not pass; false when it was no longer parked. */
+  recordCheckOutput(id: string, output: string): boolean;
   /** Parked parks of a scope whose wake time or next check comes by `dueBy`, earliest first. */
   parksDueIn(scope: Scope, dueBy: number): ParkRow[];
   /** `parksDueIn` of several scopes in one statement, earliest first. */

@@ -56,7 +56,7 @@ describe("the model's continue_later call", () => {
     [{ reason: "r", minutes: 5, check: 42 }, "`check` must be a shell command"],
     [{ reason: "r", minutes: 5, check: "x".repeat(2001) }, "longer than 2000"],
     [{ reason: "r", minutes: 5, check: "true\u0000" }, "NUL"],
-    [{ reason: "r", minutes: 5, check: "true", checkEveryMinutes: 0.1 }, "at least 0.5"],
+    [{ reason: "r", minutes: 5, check: "true", checkEveryMinutes: 0.1 }, "at least 0.25"],
     [null, "must be an object"],
     [["r", 5], "must be an object"],
   ])("refuses %j, saying why", (args, words) => {

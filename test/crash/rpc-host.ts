@@ -51,6 +51,7 @@ export function rpcHost(url: string, options: { pauseBeforePromptMs?: number } =
     getChildren: (id, signal) => call("getChildren", [id], signal),
     getStatuses: (signal) => call("getStatuses", [], signal),
     getAgents: (signal) => call("getAgents", [], signal),
+    mayRunCommand: async () => ({ allowed: false, why: "the crash suite's host runs no checks" }),
     async prompt(request: PromptRequest, signal) {
       // Widens the window between the `pending` row and the call, so that kills land there too.
       if (options.pauseBeforePromptMs)

@@ -1,6 +1,8 @@
 // The enforcer's judgement inside a real OpenCode 1.18.33 with a scripted model: the user stepping in, replies that
 // do no work, status churn, a question asked in plain text, provider errors (transient, then permanent), a busy
 // grandchild, and a finished compaction. Each asserts what the model received and the rows the plugin wrote.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sleep } from "../support/wait-for.js";
 import { E2E } from "./support/harness.js";
@@ -11,8 +13,10 @@ import { fixProvider, limitRequestTimes, script } from "./scenarios.js";
 const GRACE_MS = 500;
 
 describe("judgement in a real OpenCode server", () => {
-  // No stagger: a limit's park wakes at the reset itself.
-  const world = new E2E(script, { errorCooldownMs: 1000, wakeJitterSeconds: 0 });
+  // No stagger: a limit's park wakes at the reset itself. Every tool allowed, but a push asked about first (a check
+  // continue_later must refuse).
+  const permission = { "*": "allow", bash: { "*": "allow", "git push *": "ask" } };
+  const world = new E2E(script, { errorCooldownMs: 1000, wakeJitterSeconds: 0 }, { config: { permission } });
 
   beforeAll(async () => {
     await world.start();
@@ -37,14 +41,26 @@ describe("judgement in a real OpenCode server", () => {
     return id;
   }
 
-  /** A park's trail: held at its idle, woken at its time, continued once, done. */
-  const parkedThenContinued = (parked: string) => [
+  /** A park's trail: held at its idle, woken, continued once, done. */
+  const parkedThenContinued = (parked: string, woke = "woke:time") => [
     parked,
     "skipped:parked",
-    "woke:time",
+    woke,
     ...["armed", "fired", "injected"],
     "skipped:todos_complete",
   ];
+  /** OpenCode 1.18.33 may report a turn's end twice (two idles a millisecond apart): a park's skip for each. */
+  const oneSkipPerIdle = (trail: string[]) => trail.filter((t, i) => t !== "skipped:parked" || trail[i - 1] !== t);
+
+  /** A session whose `continue_later` was refused: not parked, continued once as usual, done. */
+  async function continuedOnceUnparked(scenario: string): Promise<void> {
+    const id = await world.session(scenario);
+    await world.prompt(id, `scenario: ${scenario}`);
+    expect(await world.trailAtRest(id, "skipped:todos_complete", 30_000)).toEqual([
+      ...["armed", "fired", "injected"],
+      "skipped:todos_complete",
+    ]);
+  }
 
   /** What the plugin's `continue_later` answered the model: the tool results of the request after its call. */
   const toolAnswers = (scenario: string) =>
@@ -74,6 +90,40 @@ describe("judgement in a real OpenCode server", () => {
     );
   }, 90_000);
 
+  it("continue_later with a check: run at once and every 15 s, woken when it passes on its third run, its output in the prompt", async () => {
+    // Passes on its third run, and says which run it is.
+    writeFileSync(
+      join(world.server.project, "check.sh"),
+      'n=$(cat check-runs 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > check-runs; echo "run $n"; [ "$n" -ge 3 ]\n',
+    );
+    const id = await world.session("later-check");
+    await world.prompt(id, "scenario: later-check");
+    const parked = await world.waitForAudit(id, "parked:agent");
+    expect(parked.detail).toMatchObject({ check: { command: "sh ./check.sh", everyMs: 15_000 } });
+    await world.waitForAudit(id, "skipped:parked", 20_000);
+    expect(toolAnswers("later-check").some((a) => a.includes("once the check passes"))).toBe(true);
+    const requestsWhileParked = world.requestsFor("later-check").length;
+    const woke = await world.waitForAudit(id, "woke:check", 60_000);
+    expect(woke.detail).toMatchObject({ run: 3, output: "run 3\n" });
+    expect(world.requestsFor("later-check")).toHaveLength(requestsWhileParked);
+    const trail = await world.trailAtRest(id, "skipped:todos_complete", 30_000);
+    expect(oneSkipPerIdle(trail)).toEqual(parkedThenContinued("parked:agent", "woke:check"));
+    const prompt = JSON.stringify(world.continuationRequests("later-check")[0]);
+    expect(prompt).toContain("Woken: your check passed");
+    expect(prompt).toContain("| run 3");
+  }, 120_000);
+
+  it("continue_later with a check the agent would be asked about: refused with why, nothing run or parked", async () => {
+    await continuedOnceUnparked("later-check-refused");
+    expect(
+      toolAnswers("later-check-refused").some((a) =>
+        a.includes(
+          'the check will not be run: the agent \\"build\\" would be asked before running \\"git push origin main\\"',
+        ),
+      ),
+    ).toBe(true);
+  });
+
   it("a limit OpenCode does not retry, its reset said only in its words: parked until then, no request meanwhile, then continued", async () => {
     const id = await world.session("limit-text");
     await world.prompt(id, "scenario: limit-text");
@@ -86,11 +136,8 @@ describe("judgement in a real OpenCode server", () => {
     expect(until - parked.at).toBeGreaterThan(15_000);
     const woke = await world.waitForAudit(id, "woke:time", 60_000);
     expect(woke.at).toBeGreaterThanOrEqual(until);
-    // OpenCode 1.18.33 reports an errored turn's end twice (two idles a millisecond apart): a skip for each.
     const trail = await world.trailAtRest(id, "skipped:todos_complete", 30_000);
-    expect(trail.filter((t, i) => t !== "skipped:parked" || trail[i - 1] !== t)).toEqual(
-      parkedThenContinued("parked:limit"),
-    );
+    expect(oneSkipPerIdle(trail)).toEqual(parkedThenContinued("parked:limit"));
     // The todos, the call the limit refused; none while parked; then the continuation and its tool's answer.
     const times = limitRequestTimes.get("limit-text")!;
     expect(times.filter((t) => t > parked.at && t < woke.at)).toEqual([]);
@@ -99,14 +146,7 @@ describe("judgement in a real OpenCode server", () => {
   }, 90_000);
 
   it("continue_later with a time in the past is refused with why, and parks nothing", async () => {
-    const id = await world.session("later-refused");
-    await world.prompt(id, "scenario: later-refused");
-    expect(await world.trailAtRest(id, "skipped:todos_complete", 30_000)).toEqual([
-      "armed",
-      "fired",
-      "injected",
-      "skipped:todos_complete",
-    ]);
+    await continuedOnceUnparked("later-refused");
     expect(toolAnswers("later-refused").some((a) => a.includes("continue_later refused: `at` is in the past"))).toBe(
       true,
     );

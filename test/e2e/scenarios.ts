@@ -102,6 +102,26 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
       return continuation
         ? { toolCalls: [todowrite(DONE)] }
         : { toolCalls: [todowrite(OPEN), continueLater({ reason: "CI is running", minutes: 0.25 })] };
+    case "later-check":
+      // Waits for CI with a check the agent may run (a script in the project that passes on its third run).
+      return continuation
+        ? { toolCalls: [todowrite(DONE)] }
+        : {
+            toolCalls: [
+              todowrite(OPEN),
+              continueLater({ reason: "CI is running", minutes: 5, check: "sh ./check.sh", checkEveryMinutes: 0.25 }),
+            ],
+          };
+    case "later-check-refused":
+      // A check the person's rules would ask about first: refused, nothing run.
+      return continuation
+        ? { toolCalls: [todowrite(DONE)] }
+        : {
+            toolCalls: [
+              todowrite(OPEN),
+              continueLater({ reason: "the release", minutes: 5, check: "git push origin main" }),
+            ],
+          };
     case "later-refused":
       return continuation
         ? { toolCalls: [todowrite(DONE)] }

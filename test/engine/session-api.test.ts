@@ -1,14 +1,15 @@
 // SessionApi promises: a session id nobody could have is refused (a warning, nothing applied; stop, resume and allow
 // throw), never applied to some session; stop writes the durable stop and ends the countdown, once; resume lifts it and
 // looks at the session at once, except for a command (whose own turn brings the idle); allow adds to the budget and,
-// when it lifted a budget stop, looks at once; recovery marks end the countdown and are lifted; and once the engine is
-// ending, a stop, resume or allow rejects instead of writing.
+// when it lifted a budget stop, looks at once; recovery marks end the countdown and are lifted; continue_later parks
+// until a time, and takes a check only when OpenCode's rules let the agent run it without asking; and once the engine
+// is ending, a stop, resume or allow rejects instead of writing.
 import { beforeEach, describe, expect, it } from "vitest";
 import type { EngineParts } from "../../src/engine/parts.js";
 import { SessionApi } from "../../src/engine/session-api.js";
 import { quiet, rows, type TestContext } from "../support/engine-context.js";
 import { ev } from "../support/events.js";
-import { hostWithOpenTodos } from "../support/fake-host.js";
+import { hostWithOpenTodos, type FakeHost } from "../support/fake-host.js";
 import { buildPartsRig, useParts } from "../support/parts-rig.js";
 
 useParts();
@@ -125,5 +126,57 @@ describe("recovery marks", () => {
     api.markRecoveryComplete(S);
     await settle();
     expect(rows.session(S)).toMatchObject({ recovering_since: null });
+  });
+});
+
+describe("continue_later", () => {
+  const host = () => ctx.host as FakeHost;
+  const inMinutes = (minutes: number, extra: Record<string, unknown> = {}) => ({
+    reason: "CI is running",
+    minutes,
+    ...extra,
+  });
+
+  it("parks until the time asked for, and refuses what cannot be honoured, parking nothing", async () => {
+    const answer = await api.continueLater(S, inMinutes(30), "build");
+    expect(answer).toMatchObject({ parked: true, until: expect.any(Number) });
+    expect(rows.parks(S)).toMatchObject([{ reason: "agent", check_command: null, detail: { asked: "CI is running" } }]);
+    expect(await api.continueLater("ses_other", { reason: "x", minutes: 0.1 }, "build")).toMatchObject({
+      parked: false,
+      error: expect.stringContaining("0.25"),
+    });
+    expect(rows.parks("ses_other")).toEqual([]);
+  });
+
+  it("takes a check the agent may run without asking, asking OpenCode's rules for that agent, command and project", async () => {
+    const answer = await api.continueLater(
+      S,
+      inMinutes(30, { check: "test -f done", checkEveryMinutes: 0.5 }),
+      "build",
+    );
+    expect(answer).toMatchObject({ parked: true });
+    expect(host().commandRequests).toEqual([
+      { sessionId: S, agent: "build", command: "test -f done", project: ctx.followed.directory },
+    ]);
+    expect(rows.parks(S)).toMatchObject([{ check_command: "test -f done", check_every_ms: 30_000 }]);
+  });
+
+  it("refuses a check the agent would be asked about (or may not run), saying why, and runs and parks nothing", async () => {
+    host().commandVerdict = { allowed: false, why: 'the agent "build" would be asked before running "git push"' };
+    const answer = await api.continueLater(S, inMinutes(30, { check: "git push" }), "build");
+    expect(answer).toEqual({
+      parked: false,
+      error: 'the check will not be run: the agent "build" would be asked before running "git push"',
+    });
+    expect(await api.continueLater(S, inMinutes(30, { check: "true" }))).toMatchObject({
+      parked: false,
+      error: expect.stringContaining("agent that asked is not known"),
+    });
+    host().mayRunCommand = () => Promise.reject(new Error("connection refused"));
+    expect(await api.continueLater(S, inMinutes(30, { check: "true" }), "build")).toMatchObject({
+      parked: false,
+      error: expect.stringContaining("OpenCode did not say what the agent may run"),
+    });
+    expect(rows.parks(S)).toEqual([]);
   });
 });

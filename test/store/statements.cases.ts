@@ -172,7 +172,7 @@ export const STATEMENTS_CASES: ContractCase[] = [
           ),
         );
       await parkIn(own, 1, 5000);
-      await parkIn(own, 2, 90_000, 1000); // its check comes first
+      await parkIn(own, 2, 90_000, 1000); // its check comes first: its first run at once
       await parkIn(own, 3, 3000);
       await parkIn(own, 4, 3_600_000);
       await parkIn(own, 5, 500);
@@ -180,7 +180,8 @@ export const STATEMENTS_CASES: ContractCase[] = [
       await parkIn(podA, 6, 2000);
       await parkIn(elsewhere, 7, 4000);
       const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id);
-      assert.deepEqual(ids(await b.read(q.parksDueIn(own, NOW + 999))), []);
+      assert.deepEqual(ids(await b.read(q.parksDueIn(own, NOW - 1))), []);
+      assert.deepEqual(ids(await b.read(q.parksDueIn(own, NOW + 999))), ["park_2"]);
       assert.deepEqual(ids(await b.read(q.parksDueIn(own, NOW + 6000))), ["park_2", "park_3", "park_1"]);
       assert.deepEqual(ids(await b.read(q.parkedIn(own))), ["park_3", "park_1", "park_2", "park_4"]);
       assert.deepEqual(ids(await b.read(q.parkedIn({ directory: "/p" }))), ids(await b.read(q.parkedIn(own))));

@@ -1,6 +1,7 @@
 // A scripted OpenCode for engine tests: it keeps todos, messages, statuses and agents the test sets, records every
 // prompt and toast, and can be told to fail or hang. A prompt it accepts becomes a user message carrying the text,
 // as in OpenCode, so reconciliation can find it.
+import type { BashVerdict } from "../../src/host/bash-permission.js";
 import type { SessionStatus } from "../../src/core/events.js";
 import type { SessionMessage } from "../../src/core/messages.js";
 import type { Todo } from "../../src/core/todos.js";
@@ -148,6 +149,20 @@ export class FakeHost implements HostPort {
 
   async getAgents(): Promise<HostAgent[]> {
     return this.agents;
+  }
+
+  /** What `mayRunCommand` answers, and the requests it was asked. */
+  commandVerdict: BashVerdict = { allowed: true };
+  readonly commandRequests: Array<{ sessionId: string; agent: string; command: string; project: string }> = [];
+
+  async mayRunCommand(request: {
+    sessionId: string;
+    agent: string;
+    command: string;
+    project: string;
+  }): Promise<BashVerdict> {
+    this.commandRequests.push(request);
+    return this.commandVerdict;
   }
 
   async prompt(request: PromptRequest, signal: AbortSignal): Promise<void> {

@@ -12,11 +12,16 @@ import type { EngineContext } from "../context.js";
 export class ParkWakes {
   constructor(private readonly ctx: EngineContext) {}
 
+  /** The parks of this engine's scope whose time or next check has come. */
+  due(): Promise<ParkRow[]> {
+    return this.ctx.store.read(parksDueIn(this.ctx.followed, this.ctx.clock.now()));
+  }
+
   /** Wakes the parks due by now (`due`: as the caller read them); the looks the wakes owed, for the tick to take. */
   async wakeDue(due?: readonly ParkRow[]): Promise<OwedLook[]> {
     const { ctx } = this;
     const now = ctx.clock.now();
-    const rows = due ?? (await ctx.store.read(parksDueIn(ctx.followed, now)));
+    const rows = due ?? (await this.due());
     const timeCame = rows.filter((park) => park.wakeAt <= now);
     const woken = await Promise.all(
       timeCame.map((park) =>

@@ -18,7 +18,7 @@ export interface ParkRequest {
   wakeAt: number;
   /** The backoff's step, when no time to wake was known. */
   backoffMs?: number;
-  /** A shell check polled every `everyMs`, the first time `everyMs` from now: the park wakes once it passes. */
+  /** A shell check run at once and then every `everyMs`: the park wakes once it passes. */
   check?: { command: string; everyMs: number };
   /** Where the time came from, the agent's reason, the limit's message: the park's detail, and its audit row's. */
   detail: Record<string, unknown>;
@@ -40,7 +40,8 @@ function termsOf(request: ParkRequest, now: number): ParkTerms {
     checkCommand: check?.command ?? null,
     checkEveryMs: check?.everyMs ?? null,
     checkRuns: 0,
-    nextCheckAt: check ? now + check.everyMs : null,
+    // The first run at once: a wait that is already over costs nothing more.
+    nextCheckAt: check ? now : null,
     detail: JSON.stringify(request.detail),
   };
 }

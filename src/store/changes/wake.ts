@@ -53,7 +53,9 @@ export function wake(
     if (!wakes(park, cause, now)) return { woke: false, park };
     const audit = auditRow(now, scope, { event: "woke", reason: cause, detail: { parkId: park.id, ...detail } });
     if (!(yield* q.endPark(park.id, "woke", cause, now, audit))) return { woke: false };
-    const note = wokenBecause({ ...park, detail: detailOf(park) }, cause, stringOr(detail.output));
+    // A check that passed says what it printed; a time that came on a check says what it printed last.
+    const output = cause === "check" ? stringOr(detail.output) : (park.checkOutput ?? "");
+    const note = wokenBecause({ ...park, detail: detailOf(park) }, cause, output);
     const row = yield* applyChange(scope, now, { wakeNote: JSON.stringify(note) }, { owe: now });
     return { woke: true, park, owed: owedLookOf(row) };
   });

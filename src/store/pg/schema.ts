@@ -126,6 +126,8 @@ export const parks = pgTable(
     checkEveryMs: ms("check_every_ms"),
     checkRuns: integer("check_runs").notNull().default(0),
     nextCheckAt: ms("next_check_at"),
+    /** The last lines of the check's last run that did not pass (what a wake at its time says it last printed). */
+    checkOutput: text("check_output"),
     endedAt: ms("ended_at"),
     endReason: text("end_reason"),
     owner: text("owner"),

@@ -23,7 +23,7 @@ export const PARK_CASES: ContractCase[] = [
       assert.deepEqual(await b.read(q.parkOf("ses_1")), {
         ...{ id: "park_1", sessionId: "ses_1", directory: "/p", server: null, reason: "limit", state: "parked" },
         ...{ parkedAt: NOW + 1, wakeAt: NOW + HOUR, since: NOW + 1, backoffMs: null },
-        ...{ checkCommand: null, checkEveryMs: null, checkRuns: 0, nextCheckAt: null },
+        ...{ checkCommand: null, checkEveryMs: null, checkRuns: 0, nextCheckAt: null, checkOutput: null },
         ...{ endedAt: null, endReason: null, owner: null, leaseUntil: null, detail: '{"source":"headers"}' },
       });
       // OpenCode's retry found to be a limit with no time: the backoff's next step, under the same park.
@@ -32,7 +32,7 @@ export const PARK_CASES: ContractCase[] = [
       assert.deepEqual(await a.read(q.parkOf("ses_1")), {
         ...{ id: "park_1", sessionId: "ses_1", directory: "/p", server: null, reason: "limit", state: "parked" },
         ...{ parkedAt: NOW + 2, wakeAt: NOW + 2 * HOUR, since: NOW + 1, backoffMs: HOUR },
-        ...{ checkCommand: null, checkEveryMs: null, checkRuns: 0, nextCheckAt: null },
+        ...{ checkCommand: null, checkEveryMs: null, checkRuns: 0, nextCheckAt: null, checkOutput: null },
         ...{ endedAt: null, endReason: null, owner: null, leaseUntil: null, detail: '{"source":"backoff"}' },
       });
       assert.equal(await count("parks"), 1);
@@ -56,7 +56,7 @@ export const PARK_CASES: ContractCase[] = [
       const held = await b.read(q.parkOf("ses_1"));
       assert.deepEqual(
         [held?.reason, held?.checkCommand, held?.checkEveryMs, held?.checkRuns, held?.nextCheckAt],
-        ["agent", "test -f build/done", 60_000, 0, NOW + 60_000],
+        ["agent", "test -f build/done", 60_000, 0, NOW],
       );
       assert.equal(await b.read(q.session("ses_1")), undefined, "a park carries its own scope");
       assert.deepEqual(await trail("ses_1"), ["parked:agent"]);

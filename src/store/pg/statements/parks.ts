@@ -79,7 +79,7 @@ export const PARKS = {
   reparkPark: {
     sql: `WITH reparked AS (
         UPDATE parks SET reason = $2, parked_at = $3, wake_at = $4, backoff_ms = $5, check_command = $6,
-          check_every_ms = $7, check_runs = $8, next_check_at = $9, detail = $10
+          check_every_ms = $7, check_runs = $8, next_check_at = $9, detail = $10, check_output = NULL
         WHERE id = $1 AND state = 'parked'
         RETURNING id)
       INSERT INTO ${AUDIT_COLUMNS} SELECT ${auditValues(11)} FROM reparked RETURNING id`,
@@ -96,6 +96,21 @@ export const PARKS = {
         t.detail,
       ];
       return whole(await c.rows<{ id: unknown }>([id, ...terms, ...auditParams(parked)]), ["id"]).length > 0;
+    },
+  },
+
+  claimCheck: {
+    sql: `UPDATE parks SET check_runs = check_runs + 1, next_check_at = $3
+      WHERE id = $1 AND state = 'parked' AND check_runs = $2 RETURNING id`,
+    async run(c, id, runs, nextCheckAt) {
+      return whole(await c.rows<{ id: unknown }>([id, runs, nextCheckAt]), ["id"]).length === 1;
+    },
+  },
+
+  recordCheckOutput: {
+    sql: `UPDATE parks SET check_output = $2 WHERE id = $1 AND state = 'parked' RETURNING id`,
+    async run(c, id, output) {
+      return whole(await c.rows<{ id: unknown }>([id, output]), ["id"]).length === 1;
     },
   },
 

@@ -78,7 +78,7 @@ export const PARKS = {
   reparkPark: ({ db, statements }) => {
     const update = db
       .update(parks)
-      .set(Object.fromEntries(TERMS.map((term) => [term, ps(term)])))
+      .set({ ...Object.fromEntries(TERMS.map((term) => [term, ps(term)])), checkOutput: null })
       .where(and(eq(parks.id, p("id")), isParked))
       .prepare();
     return (id, terms, parked) => {
@@ -86,6 +86,24 @@ export const PARKS = {
       statements.audit(parked);
       return true;
     };
+  },
+
+  claimCheck: ({ db }) => {
+    const update = db
+      .update(parks)
+      .set({ checkRuns: sql`${parks.checkRuns} + 1`, nextCheckAt: ps("nextCheckAt") })
+      .where(and(eq(parks.id, p("id")), isParked, eq(parks.checkRuns, p("runs"))))
+      .prepare();
+    return (id, runs, nextCheckAt) => changes(update.run({ id, runs, nextCheckAt })) === 1;
+  },
+
+  recordCheckOutput: ({ db }) => {
+    const update = db
+      .update(parks)
+      .set({ checkOutput: ps("output") })
+      .where(and(eq(parks.id, p("id")), isParked))
+      .prepare();
+    return (id, output) => changes(update.run({ id, output })) === 1;
   },
 
   parksDueIn: ({ db }) => {
