@@ -1,9 +1,13 @@
 // 2. State changes: arming and cancelling a countdown as the engine does them (one IMMEDIATE transaction with its
 // audit row), each against a floor that writes the same rows raw — the same statements, prepared once, in one
 // transaction, through the same driver on the same file — measured interleaved with it (see lib.ts `interleaved`).
+// Parking a session and waking its park are held to the engine's own arm: a wait costs no more than a countdown.
 import { openSqlite } from "../src/store/sqlite/open.js";
 import { arm } from "../src/store/changes/arm.js";
+import { changeSession } from "../src/store/changes/change-session.js";
 import { end } from "../src/store/changes/end.js";
+import { park } from "../src/store/changes/park.js";
+import { wake } from "../src/store/changes/wake.js";
 import type { NewCountdown } from "../src/store/port.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { Metrics } from "../src/service/metrics.js";
@@ -143,6 +147,28 @@ export async function stateChanges(): Promise<Figure[]> {
   const toCancelRaw = armedFor((ROUNDS + 5) * BATCH);
   let cancels = 0;
   let cancelsRaw = 0;
+  // A park as continue_later asks for one (an hour, the agent's reason), on a session of its own each time: one the
+  // engine has seen before (a session parks after turns of its own), so its row exists.
+  let parks = 0;
+  const sessions = (ROUNDS + 5) * BATCH * 2;
+  for (let i = 0; i < sessions; i++)
+    await port.change(changeSession({ sessionId: `ses_park_${i}`, directory: "/bench", server: null }, Date.now(), {}));
+  const parkNext = () => {
+    const now = Date.now();
+    const scope = { sessionId: `ses_park_${parks}`, directory: "/bench", server: null };
+    const request = {
+      id: `park_bench_${parks++}`,
+      reason: "agent" as const,
+      wakeAt: now + 3_600_000,
+      detail: { asked: "CI" },
+    };
+    return port.change(park(scope, request, now));
+  };
+  // Parks made beforehand for every wake (the parks the "park" figure makes are woken in the order made).
+  for (let i = 0; i < (ROUNDS + 5) * BATCH; i++) await parkNext();
+  let wakes = 0;
+  const wakeNext = () =>
+    port.change(wake({ sessionId: `ses_park_${wakes++}`, directory: "/bench", server: null }, "command", Date.now()));
   const results = await interleaved(
     {
       "raw INSERT": () => floors.insert(),
@@ -152,6 +178,8 @@ export async function stateChanges(): Promise<Figure[]> {
       "cancel, raw (floor)": () => floors.cancel(toCancelRaw[cancelsRaw++]!),
       cancel: async () =>
         void (await port.change(end(toCancel[cancels++]!, { cancelled: "user_message" }, Date.now()))),
+      park: async () => void (await parkNext()),
+      wake: async () => void (await wakeNext()),
     },
     { rounds: ROUNDS, batch: BATCH, warmupRounds: 3 },
   );
@@ -167,6 +195,11 @@ export async function stateChanges(): Promise<Figure[]> {
     const note = `${ratioOf(m, insert).toFixed(2)}× one raw INSERT`;
     return { group, name, ...us(m), ratio: { of, value: ratio }, target: "≤ 1.5× floor", met: ratio <= 1.5, note };
   };
+  const againstArm = (name: string, m: Sampled): Figure => {
+    const ratio = ratioOf(m, results.arm!);
+    const note = `${ratioOf(m, insert).toFixed(2)}× one raw INSERT`;
+    return { group, name, ...us(m), ratio: { of: "arm", value: ratio }, target: "≤ 1.5× arm", met: ratio <= 1.5, note };
+  };
   return [
     floor("one raw INSERT, autocommit (for comparison)", insert),
     floor("arm, the same rows raw in one transaction (floor)", results["arm, raw (floor)"]!),
@@ -179,5 +212,7 @@ export async function stateChanges(): Promise<Figure[]> {
     ),
     floor("cancel, the same rows raw in one transaction (floor)", results["cancel, raw (floor)"]!),
     measured("cancel a countdown", results.cancel!, results["cancel, raw (floor)"]!, "raw cancel"),
+    againstArm("park a session (continue_later)", results.park!),
+    againstArm("wake a park (its session owed a look)", results.wake!),
   ];
 }
