@@ -153,7 +153,7 @@ export class Metrics {
    * `live`: the engines' figures now. `ready`: whether the process can do its work now, as `/readyz` says (the alerting
    * rules watch it: a replica up but not ready is one that lost its database or its leases).
    */
-  constructor(live: () => LiveFigures, ready?: () => Promise<boolean>) {
+  constructor(live: () => LiveFigures, ready?: () => Promise<boolean>, parked?: () => Promise<number>) {
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
     for (const resumed of ["", ...RESUME_REASONS]) this.fireLateness.zero({ resumed });
     if (ready)
@@ -163,6 +163,15 @@ export class Metrics {
         registers: [this.registry],
         async collect() {
           this.set((await ready()) ? 1 : 0);
+        },
+      });
+    if (parked)
+      new Gauge({
+        name: `${METRIC_PREFIX}sessions_parked`,
+        help: "Sessions parked now (waiting for a limit to lift, a time or a check), in the whole database",
+        registers: [this.registry],
+        async collect() {
+          this.set(await parked());
         },
       });
     this.gauge("countdowns_armed", "Countdowns armed now and held by this process", () => live().armed);

@@ -25,6 +25,7 @@ export const {
   parkOf,
   parkedIn,
   parksDueIn,
+  countParked,
   tuiWatching,
 } = q;
 

@@ -110,6 +110,8 @@ export interface Statements {
   parksDueIn(scope: Scope, dueBy: number): ParkRow[];
   /** `parksDueIn` of several scopes in one statement, earliest first. */
   parksDueInScopes(scopes: readonly Scope[], dueBy: number): ParkRow[];
+  /** Parks held now in the whole database, of every scope (the service's gauge of parked sessions). */
+  countParked(): number;
   /** Every parked park of a scope, earliest wake first. */
   parkedIn(scope: Scope): ParkRow[];
 

@@ -71,6 +71,15 @@ describe("the metrics' names and labels", () => {
     expect(seen.get(`${METRIC_PREFIX}countdowns_armed`)).toBe(3);
     expect(seen.get(`${METRIC_PREFIX}store_paused`)).toBe(1);
     expect(seen.get(`${METRIC_PREFIX}servers_followed`)).toBe(2);
+    expect(seen.has(`${METRIC_PREFIX}sessions_parked`)).toBe(false);
+  });
+
+  it("the parked sessions are read from the database when scraped", async () => {
+    let parked = 7;
+    const m = new Metrics(() => live, undefined, async () => parked);
+    expect((await samples(m)).get(`${METRIC_PREFIX}sessions_parked`)).toBe(7);
+    parked = 0;
+    expect((await samples(m)).get(`${METRIC_PREFIX}sessions_parked`)).toBe(0);
   });
 });
 

@@ -184,6 +184,7 @@ export const STATEMENTS_CASES: ContractCase[] = [
       assert.deepEqual(ids(await b.read(q.parksDueIn(own, NOW + 999))), ["park_2"]);
       assert.deepEqual(ids(await b.read(q.parksDueIn(own, NOW + 6000))), ["park_2", "park_3", "park_1"]);
       assert.deepEqual(ids(await b.read(q.parkedIn(own))), ["park_3", "park_1", "park_2", "park_4"]);
+      assert.equal(await b.read(q.countParked()), 6, "every scope's, a woken one not");
       assert.deepEqual(ids(await b.read(q.parkedIn({ directory: "/p" }))), ids(await b.read(q.parkedIn(own))));
       const asked = [own, elsewhere];
       const due = await b.read(q.parksDueInScopes(asked, NOW + 6000));

@@ -7,6 +7,7 @@ import { observeStore } from "../../service/observed-store.js";
 import type { StandaloneService } from "../../service/standalone.js";
 import { startStatusServer, type Listen, type Readiness, type StatusServer } from "../../service/status-server.js";
 import { describeDatabaseFailure } from "../../store/open/failure.js";
+import { countParked } from "../../store/reads.js";
 import { isPostgresUrl } from "../../store/open/location.js";
 import type { EngineStore } from "../../store/port.js";
 import { databasePath, openForWriting } from "../database.js";
@@ -135,6 +136,7 @@ async function serveOne(
           };
         },
         async () => (await readiness()).ready,
+        () => opened.read(countParked()),
       )
     : undefined;
   service = new StandaloneService({
@@ -208,6 +210,7 @@ async function serveFleet(
     ? new Metrics(
         () => replica?.figures() ?? { armed: 0, paused: 0, serversFollowed: 0 },
         async () => replica?.readiness().ready ?? false,
+        () => opened.read(countParked()),
       )
     : undefined;
   const store = metrics ? observeStore(opened, metrics) : opened;

@@ -129,6 +129,13 @@ export const PARKS = {
     },
   },
 
+  countParked: {
+    sql: `SELECT count(*)::int AS n FROM parks WHERE state = 'parked'`,
+    async run(c) {
+      return Number(whole(await c.rows<{ n: unknown }>([]), ["n"])[0]?.n ?? 0);
+    },
+  },
+
   parkedIn: {
     sql: `SELECT ${PARK} FROM parks
       WHERE state = 'parked' AND directory = $1 AND server IS NOT DISTINCT FROM $2 ORDER BY wake_at, id`,

@@ -1,6 +1,6 @@
 // The parks on SQLite: parking a session, parking it again in place, ending a park, and the parks a scope holds and
 // those due. Every write names the state it expects (`parked`), so that of two writers only one changes a park.
-import { and, asc, desc, eq, lte, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, lte, or, sql } from "drizzle-orm";
 import { parks } from "../../schema.js";
 import { scopesAsJson } from "../../statements.js";
 import type { ParkTerms } from "../../types.js";
@@ -124,6 +124,12 @@ export const PARKS = {
       .orderBy(firstDue, asc(parks.id))
       .prepare();
     return (scopes, dueBy) => select.all({ scopes: scopesAsJson(scopes), dueBy });
+  },
+
+  countParked: ({ db }) => {
+    // Counted in parks_one_parked_per_session, which holds only parked rows.
+    const select = db.select({ n: count() }).from(parks).where(isParked).prepare();
+    return () => select.get()?.n ?? 0;
   },
 
   parkedIn: ({ db }) => {
