@@ -76,7 +76,11 @@ describe("the metrics' names and labels", () => {
 
   it("the parked sessions are read from the database when scraped", async () => {
     let parked = 7;
-    const m = new Metrics(() => live, undefined, async () => parked);
+    const m = new Metrics(
+      () => live,
+      undefined,
+      async () => parked,
+    );
     expect((await samples(m)).get(`${METRIC_PREFIX}sessions_parked`)).toBe(7);
     parked = 0;
     expect((await samples(m)).get(`${METRIC_PREFIX}sessions_parked`)).toBe(0);
