@@ -1,5 +1,6 @@
 // What a person can do from the TUI, each a durable state change of the same scripts every writer uses
-// (store/changes/): cancel the running countdown (the key, typing into the prompt), stop, resume, allow more. No model
+// (store/changes/): cancel the running countdown (the key, typing into the prompt) or the session's park (the key),
+// wake a park now, stop, resume, allow more. No model
 // turn; the server side obeys the row.
 import type { Allowance } from "../core/decision.js";
 import { allowedWords, liftedWords } from "../core/explain.js";
@@ -7,15 +8,20 @@ import { allow } from "../store/changes/allow.js";
 import { cancelByKey } from "../store/changes/cancel-by-key.js";
 import { resume } from "../store/changes/resume.js";
 import { stop } from "../store/changes/stop.js";
+import { unpark } from "../store/changes/unpark.js";
+import { wake } from "../store/changes/wake.js";
 import type { OperatorStore } from "../store/operator/operator.js";
 import type { SessionScope } from "../store/port.js";
-import { armedFor, session } from "../store/reads.js";
+import { armedFor, parkOf, session } from "../store/reads.js";
 import type { TuiApi } from "./host-api.js";
 import type { SessionViews } from "./session-views.js";
 import type { TuiStore } from "./tui-store.js";
 
 export const SAID = {
   cancelled: "Countdown cancelled: nothing will be sent.",
+  unparked: "Wait cancelled: nothing will wake this session.",
+  woken: "Woken: it goes on soon if todos are open.",
+  notParked: "This session is not parked.",
   noCountdown: "No countdown is running in this session.",
   noSession: "Open a session first.",
   stopped: "Stopped here, also after restarts, until resumed.",
@@ -74,21 +80,47 @@ export class Controls {
       const store = await this.store?.get();
       const armed = store && (await this.guarded("reading the database", () => store.read(armedFor(sessionId))));
       if (armed) await this.cancel(via, false);
+      // The cancel key (not typing: a message sent ends a park by itself) ends the session's wait.
+      else if (
+        store &&
+        via !== "typing" &&
+        (await this.guarded("reading the database", () => store.read(parkOf(sessionId))))
+      )
+        await this.cancel(via, false);
     } finally {
       this.looking.delete(sessionId);
     }
   }
 
-  /** Ends the running countdown of the session in view, if there is one; quiet when there is none. */
+  /**
+   * Ends the running countdown of the session in view, or else its park (`unparked`, reason `key`); quiet when there is
+   * neither, unless asked to say so.
+   */
   async cancel(via: string, announceNone: boolean): Promise<void> {
     const sessionId = this.inView();
     const store = sessionId && (await this.store?.get());
     if (!sessionId || !store) return;
-    const ended = await this.guarded("cancelling", async () =>
-      store.change(cancelByKey(await this.scope(store, sessionId), Date.now(), { source: "tui", via })),
+    const scope = await this.guarded("reading the database", () => this.scope(store, sessionId));
+    if (!scope) return;
+    const ended = await this.guarded("cancelling", () =>
+      store.change(cancelByKey(scope, Date.now(), { source: "tui", via })),
     );
+    const unparked = !ended && (await this.guarded("cancelling", () => store.change(unpark(scope, "key", Date.now()))));
     if (ended) this.say(SAID.cancelled, "success");
+    else if (unparked && unparked.unparked) this.say(SAID.unparked, "success");
     else if (announceNone) this.say(SAID.noCountdown);
+    await this.views.refresh(sessionId);
+  }
+
+  /** Wakes the park of the session in view now (`woke`, cause `palette`): a countdown follows, as after any wake. */
+  async wakeNow(): Promise<void> {
+    const sessionId = this.inView();
+    const store = sessionId && (await this.store?.get());
+    if (!sessionId || !store) return this.say(SAID.noSession);
+    const woke = await this.guarded("waking", async () =>
+      store.change(wake(await this.scope(store, sessionId), "palette", Date.now())),
+    );
+    if (woke) this.say(woke.woke ? SAID.woken : SAID.notParked, woke.woke ? "success" : "info");
     await this.views.refresh(sessionId);
   }
 

@@ -3,7 +3,8 @@
 // for a decision come from core/explain.ts, like the server's stop toast.
 import { explain } from "../core/explain.js";
 import { money, tokens } from "../core/words.js";
-import type { SessionView } from "../store/operator/queries.js";
+import type { ParkReason } from "../core/reasons.js";
+import type { SessionView } from "../store/operator/session-view.js";
 
 export type Tone = "title" | "normal" | "active" | "warning" | "muted";
 
@@ -29,10 +30,31 @@ function countdownLine(deadlineAt: number, now: number, cancelKey: string): Pane
   return { text: seconds > 0 ? `continuing in ${seconds}s · ${cancelKey} cancels` : "continuing now…", tone: "active" };
 }
 
-/** Beside the prompt: the countdown while one runs, else nothing (the prompt's row is OpenCode's). */
+const PARKED_FOR: { readonly [R in ParkReason]: string } = {
+  limit: "the limit resets",
+  opencode_retry: "OpenCode retries",
+  agent: "as asked",
+};
+
+/** "parked until 15:04 · the limit resets · esc cancels": a wait of hours, said as a clock time. */
+function parkLine(park: NonNullable<SessionView["park"]>, now: number, cancelKey: string): PanelLine {
+  const at = new Date(park.wakeAt);
+  const sameDay = at.toDateString() === new Date(now).toDateString();
+  const clock = new Intl.DateTimeFormat(undefined, {
+    hour: "2-digit",
+    minute: "2-digit",
+    ...(sameDay ? {} : { weekday: "short" }),
+  }).format(at);
+  const why = park.checkCommand !== null ? "or when its check passes" : PARKED_FOR[park.reason];
+  return { text: `parked until ${clock} · ${why} · ${cancelKey} cancels`, tone: "active" };
+}
+
+/** Beside the prompt: the countdown while one runs, or the park while one holds, else nothing (the row is OpenCode's). */
 export function promptLine({ view, now, cancelKey }: PanelInput): PanelLine | undefined {
-  if ("problem" in view || !view.countdown) return undefined;
-  return countdownLine(view.countdown.deadlineAt, now, cancelKey);
+  if ("problem" in view) return undefined;
+  if (view.countdown) return countdownLine(view.countdown.deadlineAt, now, cancelKey);
+  if (view.park && view.stoppedAt === null) return parkLine(view.park, now, cancelKey);
+  return undefined;
 }
 
 function budgetLine(view: SessionView): PanelLine {
@@ -85,6 +107,8 @@ function sessionLines({ view, now, cancelKey }: PanelInput): PanelLine[] {
     const stopped = explain("stopped", view.stopSource)!;
     return [title, { text: stopped.text, tone: "warning" }, { text: stopped.hint!, tone: "muted" }];
   }
+  const counted = view.continuations > 0 || view.maxContinuations !== null ? [budgetLine(view)] : [];
+  if (view.park) return [title, parkLine(view.park, now, cancelKey), ...counted, ...(spend ? [spend] : [])];
   const last = view.lastDecision
     ? explain(view.lastDecision.event, view.lastDecision.reason, view.lastDecision.detail)
     : undefined;
@@ -100,7 +124,7 @@ function sessionLines({ view, now, cancelKey }: PanelInput): PanelLine[] {
         : "normal";
   const lines: PanelLine[] = [title, { text: decision.text, tone }];
   if (decision.hint) lines.push({ text: decision.hint, tone: "muted" });
-  if (view.continuations > 0 || view.maxContinuations !== null) lines.push(budgetLine(view));
+  lines.push(...counted);
   if (spend) lines.push(spend);
   return lines;
 }

@@ -1,7 +1,7 @@
 // What the TUI shows of each session it has drawn: the session's state read from the database (read again on the
 // server's events, never polled while nothing moves), the reason the database cannot be read if it cannot, and a UI
 // clock that moves a countdown's seconds on without reading again, ticking when the seconds left change.
-import { sessionView, type SessionView } from "../store/operator/queries.js";
+import { sessionView, type SessionView } from "../store/operator/session-view.js";
 import type { PanelRenderer } from "./host-api.js";
 import { oneLine, type TuiStore } from "./tui-store.js";
 

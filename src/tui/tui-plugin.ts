@@ -31,6 +31,7 @@ const COMMANDS = {
   stop: "todo-continuation.stop",
   resume: "todo-continuation.resume",
   allow: "todo-continuation.allow",
+  wake: "todo-continuation.wake",
 };
 
 /** The palette's entries: a title and a description that fit its row (about 52 columns) together. */
@@ -39,6 +40,7 @@ export const PALETTE = {
   stop: { title: "Stop todo continuation", desc: "Until you resume it" },
   resume: { title: "Resume todo continuation", desc: "Lift a stop or a pause" },
   allow: { title: "Allow more todo continuations", desc: "As much again" },
+  wake: { title: "Wake parked todo continuation", desc: "Continue now" },
 } as const;
 
 function sessionOf(properties: Record<string, unknown> | undefined): string | undefined {
@@ -87,6 +89,7 @@ function registerCommands({ api, controls, cancelKey }: Parts): void {
       entry(COMMANDS.stop, PALETTE.stop, () => void controls.stop()),
       entry(COMMANDS.resume, PALETTE.resume, () => void controls.resume()),
       entry(COMMANDS.allow, PALETTE.allow, () => void controls.allowMore()),
+      entry(COMMANDS.wake, PALETTE.wake, () => void controls.wakeNow()),
     ],
     // Escape is watched, never bound: OpenCode keeps every use it has for it (closing dialogs, interrupting).
     bindings: cancelKey === "escape" ? [] : [{ key: cancelKey, cmd: COMMANDS.cancel, desc: PALETTE.cancel.title }],

@@ -1,5 +1,5 @@
-// A session as the TUI reads it (store/operator/queries.ts sessionView), with nothing stopped, paused, counted or decided.
-import type { SessionView } from "../../src/store/operator/queries.js";
+// A session as the TUI reads it (store/operator/session-view.ts), with nothing stopped, paused, counted or decided.
+import type { SessionView } from "../../src/store/operator/session-view.js";
 
 export function aSessionView(overrides: Partial<SessionView> = {}): SessionView {
   return {
@@ -13,6 +13,7 @@ export function aSessionView(overrides: Partial<SessionView> = {}): SessionView 
     maxCost: null,
     countdown: null,
     lastDecision: null,
+    park: null,
     ...overrides,
   };
 }

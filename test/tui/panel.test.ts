@@ -1,7 +1,7 @@
 // What the sidebar panel says for each state and decision, without a terminal.
 import { describe, expect, it } from "vitest";
-import type { SessionView } from "../../src/store/operator/queries.js";
-import { panelLines, PANEL_TITLE } from "../../src/tui/panel.js";
+import type { SessionView } from "../../src/store/operator/session-view.js";
+import { panelLines, PANEL_TITLE, promptLine } from "../../src/tui/panel.js";
 import { aSessionView } from "../support/session-view.js";
 
 const NOW = 1_800_000_000_000;
@@ -185,6 +185,32 @@ describe("the sidebar panel", () => {
       countdown: { id: "cd_1", armedAt: NOW, deadlineAt: NOW + 1000, todosOpen: 1, todosTotal: 1 },
     };
     expect(text(view, "ctrl+y")[1]).toBe("continuing in 1s · ctrl+y cancels");
+  });
+
+  it("a park: until when (the day too when not today), why, and the key that ends it; beside the prompt as well", () => {
+    const parked = (
+      reason: "limit" | "opencode_retry" | "agent",
+      inMs: number,
+      checkCommand: string | null = null,
+    ) => ({
+      ...base,
+      park: { id: "park_1", reason, wakeAt: NOW + inMs, checkCommand },
+    });
+    const CLOCK = "\\d\\d:\\d\\d( [AP]M)?";
+    expect(text(parked("limit", 3_600_000))[1]).toMatch(
+      new RegExp(`^parked until ${CLOCK} · the limit resets · esc cancels$`),
+    );
+    expect(text(parked("opencode_retry", 40_000))[1]).toMatch(/· OpenCode retries · esc cancels$/);
+    expect(text(parked("agent", 600_000, "gh run view"))[1]).toMatch(/· or when its check passes · esc cancels$/);
+    expect(text(parked("agent", 3 * 86_400_000))[1]).toMatch(
+      new RegExp(`^parked until [A-Z][a-z]{2},? ${CLOCK} · as asked`),
+    );
+    expect(promptLine({ view: parked("agent", 600_000), now: NOW, cancelKey: "esc" })?.text).toMatch(/^parked until /);
+    // A stop outranks the park it ended (a stop ends the park in the same transaction; a view read between shows it).
+    expect(text({ ...parked("agent", 600_000), stoppedAt: NOW })[1]).toMatch(/^stopped/);
+    expect(promptLine({ view: { ...parked("agent", 600_000), stoppedAt: NOW }, now: NOW, cancelKey: "esc" })).toBe(
+      undefined,
+    );
   });
 
   it("a stop wins over a pause; a pause shows until the session moves", () => {

@@ -348,6 +348,44 @@ describe("the TUI plugin", () => {
     expect(panel()[1]).toMatch(/^continuing in \ds · esc cancels$/);
   });
 
+  it("a parked session shows its wait; Esc ends it (unparked: key), typing does not, and nothing wakes it", async () => {
+    const { api, handle, panel, besidePrompt } = await world({ leaseMs: 3000 });
+    expect(await f!.enforcer.continueLater(S, { reason: "CI is running", minutes: 30 }, "build")).toMatchObject({
+      parked: true,
+    });
+    await handle.refresh(S);
+    expect(panel()).toEqual([
+      "Todo continuation",
+      expect.stringMatching(/^parked until \d\d:\d\d( [AP]M)? · as asked · esc cancels$/),
+    ]);
+    api.type("a thought");
+    await advance(0);
+    expect(f!.rows.trail(S)).toEqual(["parked:agent"]);
+    api.press({ name: "escape", sequence: "\u001b" });
+    await advance(0);
+    expect(f!.rows.trail(S)).toEqual(["parked:agent", "unparked:key"]);
+    expect(api.toasts.at(-1)?.message).toBe("Wait cancelled: nothing will wake this session.");
+    expect(panel()[1]).not.toMatch(/parked/);
+    expect(besidePrompt()).toBe("");
+    await advance(31 * 60_000);
+    await settle();
+    expect(f!.host.prompts).toEqual([]);
+  });
+
+  it("the palette's wake continues a parked session now, through a normal countdown", async () => {
+    const { api } = await world({ leaseMs: 3000 }, {}, { sidebar: false });
+    await f!.enforcer.continueLater(S, { reason: "CI is running", minutes: 30 }, "build");
+    api.run("todo-continuation.wake");
+    await advance(0);
+    expect(f!.rows.trail(S)).toEqual(["parked:agent", "woke:palette"]);
+    expect(api.toasts.at(-1)?.message).toBe("Woken: it goes on soon if todos are open.");
+    await sentAfterALeaseTick();
+    expect(JSON.stringify(f!.host.prompts[0])).toContain("Woken early by the person");
+    api.run("todo-continuation.wake");
+    await advance(0);
+    expect(api.toasts.at(-1)?.message).toBe("This session is not parked.");
+  });
+
   it("the palette's resume lifts a provider's refusal, says so, and the next look continues", async () => {
     const { api } = await world({ leaseMs: 3000 });
     const message = "Unauthorized: invalid api key";

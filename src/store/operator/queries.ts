@@ -7,11 +7,22 @@ import type { SqlReader } from "./reader.js";
 /** Integer columns that PostgreSQL's drivers may return as strings (int8, count(*)). */
 const NUMERIC = /(_at|_until|_ms|^id|^attempt|^todos_\w+|^continuations|^skips|^sessions|^n)$/;
 
-function numericRow<T>(row: T): T {
+export function numericRow<T>(row: T): T {
   const copy = { ...(row as Record<string, unknown>) };
   for (const [key, value] of Object.entries(copy))
     if (typeof value === "string" && NUMERIC.test(key) && /^-?\d+(\.\d+)?$/.test(value)) copy[key] = Number(value);
   return copy as T;
+}
+
+/** A row's JSON `detail` as an object ({} for none or one that does not parse). */
+export function parseDetail(text: unknown): Record<string, unknown> {
+  if (typeof text !== "string") return {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 /** Rows with the integer columns PostgreSQL's drivers gave as strings made numbers. */
@@ -219,104 +230,6 @@ export function unsettledInjections(reader: SqlReader): Promise<UnsettledRow[]> 
     reader,
     "SELECT id, session_id, status, created_at, owner, lease_until, error FROM injections WHERE status IN ('pending', 'unknown') ORDER BY created_at",
   );
-}
-
-/** What the TUI panel shows for one session: its stop and pause, its armed countdown, its last decision, its budget. */
-export interface SessionView {
-  sessionId: string;
-  stoppedAt: number | null;
-  stopSource: string | null;
-  pausedAt: number | null;
-  continuations: number;
-  /** The budget as of the last countdown armed (`detail.maxContinuations`), when there was one. */
-  maxContinuations: number | null;
-  /** What the session's continuations cost since the last real user message or resume. */
-  spent: { cost: number; tokens: number };
-  /** The cost budget as of the last countdown armed (`detail.maxContinuationCost`), when one was set. */
-  maxCost: number | null;
-  countdown: {
-    id: string;
-    armedAt: number;
-    deadlineAt: number;
-    todosOpen: number | null;
-    todosTotal: number | null;
-  } | null;
-  lastDecision: { at: number; event: string; reason: string | null; detail: Record<string, unknown> } | null;
-}
-
-function parseDetail(text: unknown): Record<string, unknown> {
-  if (typeof text !== "string") return {};
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
-export async function sessionView(reader: SqlReader, sessionId: string): Promise<SessionView> {
-  const session = (
-    await reader.all<{
-      stopped_at: number | null;
-      stop_source: string | null;
-      paused_at: number | null;
-      continuations: number;
-      continuation_cost: number;
-      continuation_tokens: number;
-    }>(
-      "SELECT stopped_at, stop_source, paused_at, continuations, continuation_cost, continuation_tokens FROM sessions WHERE session_id = ?",
-      sessionId,
-    )
-  ).map(numericRow)[0];
-  const countdown = (
-    await reader.all<{
-      id: string;
-      armed_at: number;
-      deadline_at: number;
-      todos_open: number | null;
-      todos_total: number | null;
-    }>(
-      "SELECT id, armed_at, deadline_at, todos_open, todos_total FROM countdowns WHERE session_id = ? AND state = 'armed' LIMIT 1",
-      sessionId,
-    )
-  ).map(numericRow)[0];
-  const last = (
-    await reader.all<{ at: number; event: string; reason: string | null; detail: string | null }>(
-      "SELECT at, event, reason, detail FROM audit_events WHERE session_id = ? ORDER BY at DESC, id DESC LIMIT 1",
-      sessionId,
-    )
-  ).map(numericRow)[0];
-  const budget = (
-    await reader.all<{ detail: string | null }>(
-      "SELECT detail FROM audit_events WHERE session_id = ? AND event = 'armed' ORDER BY at DESC, id DESC LIMIT 1",
-      sessionId,
-    )
-  )[0];
-  const armedWith = parseDetail(budget?.detail);
-  const limit = armedWith.maxContinuations;
-  const maxCost = armedWith.maxContinuationCost;
-  return {
-    sessionId,
-    stoppedAt: session?.stopped_at ?? null,
-    stopSource: session?.stop_source ?? null,
-    pausedAt: session?.paused_at ?? null,
-    continuations: session?.continuations ?? 0,
-    maxContinuations: typeof limit === "number" ? limit : null,
-    spent: { cost: Number(session?.continuation_cost ?? 0), tokens: Number(session?.continuation_tokens ?? 0) },
-    maxCost: typeof maxCost === "number" ? maxCost : null,
-    countdown: countdown
-      ? {
-          id: countdown.id,
-          armedAt: countdown.armed_at,
-          deadlineAt: countdown.deadline_at,
-          todosOpen: countdown.todos_open,
-          todosTotal: countdown.todos_total,
-        }
-      : null,
-    lastDecision: last
-      ? { at: last.at, event: last.event, reason: last.reason, detail: parseDetail(last.detail) }
-      : null,
-  };
 }
 
 export type CostKey = "session" | "day" | "model";
