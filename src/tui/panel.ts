@@ -36,8 +36,8 @@ const PARKED_FOR: { readonly [R in ParkReason]: string } = {
   agent: "as asked",
 };
 
-/** "parked until 15:04 · the limit resets · esc cancels": a wait of hours, said as a clock time. */
-function parkLine(park: NonNullable<SessionView["park"]>, now: number, cancelKey: string): PanelLine {
+/** "parked until 15:04" (the day too when not today): a wait of hours, said as a clock time. */
+function parkedUntil(park: NonNullable<SessionView["park"]>, now: number): string {
   const at = new Date(park.wakeAt);
   const sameDay = at.toDateString() === new Date(now).toDateString();
   const clock = new Intl.DateTimeFormat(undefined, {
@@ -45,16 +45,30 @@ function parkLine(park: NonNullable<SessionView["park"]>, now: number, cancelKey
     minute: "2-digit",
     ...(sameDay ? {} : { weekday: "short" }),
   }).format(at);
-  const why = park.checkCommand !== null ? "or when its check passes" : PARKED_FOR[park.reason];
-  return { text: `parked until ${clock} · ${why} · ${cancelKey} cancels`, tone: "active" };
+  return `parked until ${clock}`;
 }
+
+/** The park's lines in the panel: until when, why, and the key that ends it (each fits the sidebar's width). */
+function parkLines(park: NonNullable<SessionView["park"]>, now: number, cancelKey: string): PanelLine[] {
+  const why = park.checkCommand !== null ? "or when its check passes" : PARKED_FOR[park.reason];
+  return [
+    { text: parkedUntil(park, now), tone: "active" },
+    { text: why, tone: "normal" },
+    { text: `${cancelKey} ends the wait`, tone: "muted" },
+  ];
+}
+
+/** Beside the prompt, where one short line fits: until when, and the key when it fits too. */
+const BESIDE_PROMPT_WIDTH = 36;
 
 /** Beside the prompt: the countdown while one runs, or the park while one holds, else nothing (the row is OpenCode's). */
 export function promptLine({ view, now, cancelKey }: PanelInput): PanelLine | undefined {
   if ("problem" in view) return undefined;
   if (view.countdown) return countdownLine(view.countdown.deadlineAt, now, cancelKey);
-  if (view.park && view.stoppedAt === null) return parkLine(view.park, now, cancelKey);
-  return undefined;
+  if (!view.park || view.stoppedAt !== null) return undefined;
+  const until = parkedUntil(view.park, now);
+  const withKey = `${until} · ${cancelKey} cancels`;
+  return { text: withKey.length <= BESIDE_PROMPT_WIDTH ? withKey : until, tone: "active" };
 }
 
 function budgetLine(view: SessionView): PanelLine {
@@ -108,7 +122,7 @@ function sessionLines({ view, now, cancelKey }: PanelInput): PanelLine[] {
     return [title, { text: stopped.text, tone: "warning" }, { text: stopped.hint!, tone: "muted" }];
   }
   const counted = view.continuations > 0 || view.maxContinuations !== null ? [budgetLine(view)] : [];
-  if (view.park) return [title, parkLine(view.park, now, cancelKey), ...counted, ...(spend ? [spend] : [])];
+  if (view.park) return [title, ...parkLines(view.park, now, cancelKey), ...counted, ...(spend ? [spend] : [])];
   const last = view.lastDecision
     ? explain(view.lastDecision.event, view.lastDecision.reason, view.lastDecision.detail)
     : undefined;

@@ -102,6 +102,11 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
       return continuation
         ? { toolCalls: [todowrite(DONE)] }
         : { toolCalls: [todowrite(OPEN), continueLater({ reason: "CI is running", minutes: 0.25 })] };
+    case "tui-later":
+      // Parks itself for half an hour: the person ends the wait with Esc.
+      return continuation
+        ? { toolCalls: [todowrite(DONE)] }
+        : { toolCalls: [todowrite(OPEN), continueLater({ reason: "the deploy", minutes: 30 })] };
     case "later-check":
       // Waits for CI with a check the agent may run (a script in the project that passes on its third run).
       return continuation

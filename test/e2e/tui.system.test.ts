@@ -2,7 +2,8 @@
 // the scripted model: what a person sees and does. The panel shows the countdown, the only one on screen; Esc cancels
 // it (nothing is sent, audit cancelled/user_key); the palette's stop holds across the next idle without a model request
 // and the stop toast says why and how back; the palette's resume lets it continue, and the continuation is one line in
-// the transcript while the model got the checklist. tui-widths.system.test.ts: where no sidebar shows.
+// the transcript while the model got the checklist; a parked session's wait shows in the panel and Esc ends it.
+// tui-widths.system.test.ts: where no sidebar shows.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -129,6 +130,36 @@ describe("a provider's refusal in the real OpenCode TUI", () => {
     expect(world.continuationRequests()).toHaveLength(2);
     expect(world.trail(session)).toContain("unstopped:tui");
   }, 120_000);
+});
+
+describe("a parked session in the real OpenCode TUI", () => {
+  const world = new TuiWorld(script, { server: { countdownSeconds: 3, leaseMs: 3000 } });
+
+  useTuiWorld(world, { startTimeoutMs: 90_000 });
+
+  it(
+    "the panel shows the wait, until when and why; Esc ends it, and nothing will wake the session",
+    async () => {
+      await world.say("scenario: tui-later");
+      const parked = await world.waitScreen(
+        "the park in the panel",
+        (s) => /parked until \d\d:\d\d( [AP]M)?\s[\s\S]*as asked[\s\S]*esc ends the wait/.test(s),
+        FIRST_TURN_MS,
+      );
+      expect(parked).toContain("Todo continuation");
+      const session = world.sessionId()!;
+      await world.waitFor("the park's skip", () => world.trail(session).includes("skipped:parked"));
+      world.keys("Escape");
+      await world.waitScreen("the panel after Esc", (s) => !s.includes("parked until"), 5000);
+      await world.waitFor("the wait ended by the key", () => world.trail(session).includes("unparked:key"));
+      // Ended in the file: a wake (of any process) needs the park to hold, and it no longer does.
+      expect(world.rows("SELECT state, end_reason FROM parks WHERE session_id = ?", session)).toEqual([
+        { state: "unparked", end_reason: "key" },
+      ]);
+      expect(world.continuationRequests()).toEqual([]);
+    },
+    FIRST_TURN_MS + 30_000,
+  );
 });
 
 describe("what continuing costs, in the real OpenCode TUI", () => {

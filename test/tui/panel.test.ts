@@ -197,20 +197,24 @@ describe("the sidebar panel", () => {
       park: { id: "park_1", reason, wakeAt: NOW + inMs, checkCommand },
     });
     const CLOCK = "\\d\\d:\\d\\d( [AP]M)?";
-    expect(text(parked("limit", 3_600_000))[1]).toMatch(
-      new RegExp(`^parked until ${CLOCK} · the limit resets · esc cancels$`),
+    const limit = text(parked("limit", 3_600_000));
+    expect(limit.slice(1)).toEqual([
+      expect.stringMatching(new RegExp(`^parked until ${CLOCK}$`)),
+      "the limit resets",
+      "esc ends the wait",
+    ]);
+    expect(text(parked("opencode_retry", 40_000))[2]).toBe("OpenCode retries");
+    expect(text(parked("agent", 600_000, "gh run view"))[2]).toBe("or when its check passes");
+    expect(text(parked("agent", 600_000), "ctrl+y").slice(2)).toEqual(["as asked", "ctrl+y ends the wait"]);
+    expect(text(parked("agent", 3 * 86_400_000))[1]).toMatch(new RegExp(`^parked until [A-Z][a-z]{2},? ${CLOCK}$`));
+    const beside = (view: SessionView, cancelKey = "esc") => promptLine({ view, now: NOW, cancelKey })?.text;
+    expect(beside(parked("agent", 600_000))).toMatch(new RegExp(`^parked until ${CLOCK} · esc cancels$`));
+    expect(beside(parked("agent", 3 * 86_400_000), "ctrl+y")).toMatch(
+      new RegExp(`^parked until [A-Z][a-z]{2},? ${CLOCK}$`),
     );
-    expect(text(parked("opencode_retry", 40_000))[1]).toMatch(/· OpenCode retries · esc cancels$/);
-    expect(text(parked("agent", 600_000, "gh run view"))[1]).toMatch(/· or when its check passes · esc cancels$/);
-    expect(text(parked("agent", 3 * 86_400_000))[1]).toMatch(
-      new RegExp(`^parked until [A-Z][a-z]{2},? ${CLOCK} · as asked`),
-    );
-    expect(promptLine({ view: parked("agent", 600_000), now: NOW, cancelKey: "esc" })?.text).toMatch(/^parked until /);
     // A stop outranks the park it ended (a stop ends the park in the same transaction; a view read between shows it).
     expect(text({ ...parked("agent", 600_000), stoppedAt: NOW })[1]).toMatch(/^stopped/);
-    expect(promptLine({ view: { ...parked("agent", 600_000), stoppedAt: NOW }, now: NOW, cancelKey: "esc" })).toBe(
-      undefined,
-    );
+    expect(beside({ ...parked("agent", 600_000), stoppedAt: NOW })).toBe(undefined);
   });
 
   it("a stop wins over a pause; a pause shows until the session moves", () => {

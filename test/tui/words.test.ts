@@ -117,6 +117,13 @@ function drawn(): Row[] {
     view({ continuations: 1, spent: { cost: 0.0049, tokens: 1 }, maxCost: 0.05 }),
     view({ continuations: 1, spent: { cost: 0, tokens: 123_456_789 }, maxCost: 0.05 }),
     ...STOP_SOURCES.map((stopSource) => view({ stoppedAt: NOW, stopSource })),
+    // Parked: until today's time, and until another day's (the day named too), with a check and without.
+    ...(["limit", "opencode_retry", "agent"] as const).flatMap((reason) =>
+      [3_600_000, 3 * 86_400_000].map((inMs) =>
+        view({ park: { id: "park_1", reason, wakeAt: NOW + inMs, checkCommand: reason === "agent" ? "true" : null } }),
+      ),
+    ),
+    view({ park: { id: "park_1", reason: "agent", wakeAt: NOW + 600_000, checkCommand: null } }),
   ];
   const rows: Row[] = [];
   for (const cancelKey of ["esc", "ctrl+y"]) {
