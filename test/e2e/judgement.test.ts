@@ -124,6 +124,33 @@ describe("judgement in a real OpenCode server", () => {
     ).toBe(true);
   });
 
+  it("a park ends without a wake when the person writes (unparked: user_message) or stops it (/stop-continuation)", async () => {
+    const person = await world.session("later-person");
+    await world.prompt(person, "scenario: later-person");
+    await world.waitForAudit(person, "skipped:parked", 20_000);
+    await world.prompt(person, "I will roll out the deploy myself; close the list.");
+    const personTrail = await world.trailAtRest(person, "skipped:todos_complete", 30_000);
+    expect(oneSkipPerIdle(personTrail)).toEqual([
+      "parked:agent",
+      "skipped:parked",
+      "unparked:user_message",
+      "skipped:todos_complete",
+    ]);
+    const stopped = await world.session("later-stop");
+    await world.prompt(stopped, "scenario: later-stop");
+    await world.waitForAudit(stopped, "skipped:parked", 20_000);
+    await world.server.client.session.command({
+      path: { id: stopped },
+      body: { command: "stop-continuation", arguments: "" },
+    });
+    await world.waitForAudit(stopped, "unparked:stop", 20_000);
+    expect(world.rows("SELECT state, end_reason FROM parks WHERE session_id = ?", stopped)).toEqual([
+      { state: "unparked", end_reason: "stop" },
+    ]);
+    expect(world.continuationRequests("later-person")).toEqual([]);
+    expect(world.continuationRequests("later-stop")).toEqual([]);
+  });
+
   it("a limit OpenCode does not retry, its reset said only in its words: parked until then, no request meanwhile, then continued", async () => {
     const id = await world.session("limit-text");
     await world.prompt(id, "scenario: limit-text");

@@ -102,6 +102,11 @@ export function script(request: ModelRequest, ctx: ScriptContext): ModelReply {
       return continuation
         ? { toolCalls: [todowrite(DONE)] }
         : { toolCalls: [todowrite(OPEN), continueLater({ reason: "CI is running", minutes: 0.25 })] };
+    case "later-person":
+      // Parks for half an hour; the person writes meanwhile and the model closes the work for them.
+      if (ctx.userTexts.length > 1) return { toolCalls: [todowrite(DONE)] };
+      return { toolCalls: [todowrite(OPEN), continueLater({ reason: "the deploy", minutes: 30 })] };
+    case "later-stop":
     case "tui-later":
       // Parks itself for half an hour: the person ends the wait with Esc.
       return continuation
