@@ -32,6 +32,8 @@ export function holdsOf(row: HoldColumns): SkipReason[] {
  */
 export function wayOnFrom(holds: readonly string[], sessionId: string): string {
   if (holds.length > 0 && holds.every((reason) => ALLOW_LIFTS.has(reason))) return goOnCommand("allow", sessionId);
+  // A park holds only until it wakes: waking it now is the way on.
+  if (holds.length > 0 && holds.every((reason) => reason === "parked")) return goOnCommand("wake", sessionId);
   const steps: string[] = [];
   if (holds.some((reason) => RESUME_LIFTS.has(reason))) steps.push(goOnCommand("resume", sessionId));
   if (holds.some((reason) => !RESUME_LIFTS.has(reason)))

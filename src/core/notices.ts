@@ -3,13 +3,13 @@
 // the todos, what the continuations cost, and the way on. Pure: a decision's reason and detail and the session's
 // counts in, a notice out. Delivered by the sender (engine/notice-sender.ts) through the channels (src/notices).
 import { explain } from "./explain.js";
-import { NOTICE_KINDS, type NoticeKind } from "./reasons.js";
+import { DEFAULT_NOTICE_KINDS, NOTICE_KINDS, type NoticeKind } from "./reasons.js";
 import type { TodoSummary } from "./todos.js";
 import { wayOnFrom } from "./holds.js";
 import { ALLOW_LIFTS, RESUME_LIFTS, skipFactsOf } from "./skip-reasons.js";
 import { goOnCommand, money } from "./words.js";
 
-export { NOTICE_KINDS, type NoticeKind };
+export { DEFAULT_NOTICE_KINDS, NOTICE_KINDS, type NoticeKind };
 
 /** What each kind is for, in the words of the docs and `--help`. */
 export const NOTICE_KIND_MEANING: Record<NoticeKind, string> = {
@@ -18,6 +18,7 @@ export const NOTICE_KIND_MEANING: Record<NoticeKind, string> = {
   stuck: "no progress (stagnation, replies without work) or continuations that failed were given up",
   done: "every todo is closed after continuations",
   error: "a provider error the enforcer will not retry",
+  waiting: "a session parked until a limit lifts, a time comes or a check passes (only for channels that list it)",
 };
 
 /**
@@ -39,6 +40,7 @@ export function noticeKindOf(reason: string, continued: boolean): NoticeKind | u
 export function wayOn(kind: NoticeKind, reason: string, sessionId: string): { palette: string; command: string } {
   if (kind === "question" || kind === "done")
     return { palette: "(answer in the session)", command: goOnCommand("open", sessionId) };
+  if (kind === "waiting") return { palette: "Wake parked todo continuation", command: wayOnFrom([reason], sessionId) };
   const command = wayOnFrom([reason], sessionId);
   if (ALLOW_LIFTS.has(reason)) return { palette: "Allow more todo continuations", command };
   if (RESUME_LIFTS.has(reason)) return { palette: "Resume todo continuation", command };
@@ -115,6 +117,7 @@ const KIND_TITLE: Record<NoticeKind, string> = {
   stuck: "stuck",
   done: "done",
   error: "stopped by an error",
+  waiting: "waiting (parked)",
 };
 
 /** A short title for channels that show one: "my-project: needs an answer". */

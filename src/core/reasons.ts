@@ -115,8 +115,10 @@ export const UNPARK_REASONS = ["user_message", "stop", "key", "command", "expire
 export type UnparkReason = (typeof UNPARK_REASONS)[number];
 
 /** `notified` and `notice_failed` rows: the kind of notice delivered, or whose delivery failed (docs/notifications.md). */
-export const NOTICE_KINDS = ["question", "budget", "stuck", "done", "error"] as const;
+export const NOTICE_KINDS = ["question", "budget", "stuck", "done", "error", "waiting"] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
+/** What a channel takes when it names no `kinds`: every kind but `waiting` (a park is news only to who asks for it). */
+export const DEFAULT_NOTICE_KINDS: readonly NoticeKind[] = NOTICE_KINDS.filter((kind) => kind !== "waiting");
 
 /** Every reason each audit event may carry (`null` alone: the event has no reason). */
 export const AUDIT_VOCABULARY: { readonly [E in AuditEvent]: readonly (string | null)[] } = {

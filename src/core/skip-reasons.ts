@@ -64,7 +64,7 @@ export const SKIP_FACTS: { readonly [R in SkipReason]: SkipFacts } = {
   },
   parked: {
     words: (d) => parkedWords(d.park, numberIn(d, "wakesInMs")),
-    notice: null,
+    notice: "waiting",
     stop: null,
     when: "the session is parked: until a provider's rate or usage limit lifts (the time it names, else a backoff of 2 minutes doubling to an hour; plus the session's stagger), while OpenCode waits to retry (a wait of 15 s or more), or until the time or check the agent asked for with `continue_later`. Nothing until it wakes (into a normal countdown), a person writes, or it is ended (`detail.park`, `detail.until`)",
     options: [],

@@ -29,8 +29,11 @@ const RESUME_BY: { readonly [S in StopSource]: string } = {
   cli: "todo-continuation resume to go on",
 };
 
-/** The commands that go on from a stop: more budget, a resume, or the session itself (to answer, write or compact). */
-export function goOnCommand(way: "allow" | "resume" | "open", sessionId: string): string {
+/**
+ * The commands that go on from a stop: more budget, a resume, the session itself (to answer, write or compact), or a
+ * parked session's wake.
+ */
+export function goOnCommand(way: "allow" | "resume" | "open" | "wake", sessionId: string): string {
   return way === "open" ? `opencode --session ${sessionId}` : `todo-continuation ${way} ${sessionId}`;
 }
 

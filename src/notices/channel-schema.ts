@@ -82,7 +82,7 @@ export const CHANNEL_FIELDS: Record<string, ChannelField> = {
   },
   kinds: {
     types: CHANNEL_TYPES,
-    default: "every kind",
+    default: "every kind but waiting",
     allowed: KINDS_ALLOWED,
     description: "The kinds of notice it receives.",
     schema: (z) =>

@@ -4,7 +4,7 @@
 // that a mistyped URL in one channel loses no notice of another.
 import type * as z from "zod";
 import { didYouMean } from "../core/nearest.js";
-import { NOTICE_KINDS, type NoticeKind } from "../core/notices.js";
+import { DEFAULT_NOTICE_KINDS, NOTICE_KINDS, type NoticeKind } from "../core/notices.js";
 import { resolvedFields, shown, type ChannelEnvironment } from "./channel-environment.js";
 import { channelSchema, DEFAULT_TIMEOUT_MS, keysOf } from "./channel-schema.js";
 import { hostOf, isObject, shownUrl } from "./redact.js";
@@ -79,7 +79,7 @@ function channelOf(type: ChannelType, name: string, fields: Record<string, unkno
     ...fields,
     type,
     name,
-    kinds: kinds ? NOTICE_KINDS.filter((k) => kinds.includes(k)) : [...NOTICE_KINDS],
+    kinds: kinds ? NOTICE_KINDS.filter((k) => kinds.includes(k)) : [...DEFAULT_NOTICE_KINDS],
     timeoutMs: fields.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     tags: tags?.map((t) => t.trim()),
   };

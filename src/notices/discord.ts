@@ -17,13 +17,17 @@ export const DISCORD_LIMITS = {
   total: 6000,
 };
 
-/** The side bar's colour of each kind: blue asks, orange is money, yellow is stuck, green is done, red is an error. */
+/**
+ * The side bar's colour of each kind: blue asks, orange is money, yellow is stuck, green is done, red is an error, grey
+ * waits.
+ */
 export const DISCORD_COLOR: Record<NoticeKind, number> = {
   question: 0x3498db,
   budget: 0xe67e22,
   stuck: 0xf1c40f,
   done: 0x2ecc71,
   error: 0xe74c3c,
+  waiting: 0x95a5a6,
 };
 
 interface Embed {

@@ -5,8 +5,18 @@ import { noticeLines, noticeTitle, type Notice, type NoticeKind } from "../core/
 import { post, type Post } from "./http.js";
 import type { DeliveryResult, NtfyChannel } from "./types.js";
 
-/** How urgent each kind is on a phone (1 min … 5 max): all but `done` need the person, so ring (4, high). */
-export const NTFY_PRIORITY: Record<NoticeKind, number> = { question: 4, budget: 4, stuck: 4, error: 4, done: 3 };
+/**
+ * How urgent each kind is on a phone (1 min … 5 max): all but `done` and `waiting` need the person, so ring (4, high);
+ * a wait needs nobody (2, low).
+ */
+export const NTFY_PRIORITY: Record<NoticeKind, number> = {
+  question: 4,
+  budget: 4,
+  stuck: 4,
+  error: 4,
+  done: 3,
+  waiting: 2,
+};
 
 /** Each kind's tag: ntfy shows a tag that is an emoji short code as the emoji, before the title. */
 export const NTFY_TAG: Record<NoticeKind, string> = {
@@ -15,6 +25,7 @@ export const NTFY_TAG: Record<NoticeKind, string> = {
   stuck: "warning",
   done: "white_check_mark",
   error: "rotating_light",
+  waiting: "hourglass_flowing_sand",
 };
 
 /**

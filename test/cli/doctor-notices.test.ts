@@ -97,7 +97,7 @@ describe("doctor's notifications", () => {
     expect(lines[1]).toMatch(/^CHANNEL\s+WHERE\s+KINDS\s+LAST SENT\s+LAST ERROR\s+PENDING\s+FAILED$/);
     expect(lines[2]).toMatch(
       new RegExp(
-        `^hook\\s+webhook hooks\\.example\\.com/…\\s+all\\s+${TIME}\\s+${TIME} 503 from hooks\\.example\\.com\\s+1\\s+0$`,
+        `^hook\\s+webhook hooks\\.example\\.com/…\\s+default\\s+${TIME}\\s+${TIME} 503 from hooks\\.example\\.com\\s+1\\s+0$`,
       ),
     );
     expect(lines[3]).toMatch(
@@ -141,7 +141,7 @@ describe("doctor's notifications", () => {
     await hooks.dispose();
     const { stdout, json } = await doctor(directory);
     expect(stdout).toContain("OK    notifications  2 channel(s) from the plugin options: hook, phone");
-    expect(stdout).toMatch(/^hook\s+webhook hooks\.example\.com\/…\s+all\s/m);
+    expect(stdout).toMatch(/^hook\s+webhook hooks\.example\.com\/…\s+default\s/m);
     // The plugin said the wrong channel at its start: doctor says it once.
     expect(stdout.match(/notify\[2\]/g)).toHaveLength(1);
     expect(stdout).toMatch(/WARN\s+plugin\s+a notify channel is left out: notify\[2\] \(ntfy\)/);

@@ -25,6 +25,7 @@ const MADE_BY: Record<NoticeKind, string[]> = {
   stuck: ["stagnation", "no_progress_reply", "gave_up"],
   done: ["todos_complete"],
   error: ["provider_error", "errors_persist", "token_limit"],
+  waiting: ["parked"],
 };
 const KINDS: Record<string, NoticeKind> = Object.fromEntries(
   Object.entries(MADE_BY).flatMap(([kind, reasons]) => reasons.map((reason) => [reason, kind as NoticeKind])),

@@ -3,7 +3,6 @@
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { NOTICE_KINDS } from "../../src/core/notices.js";
 import { describeChannel, parseChannels } from "../../src/notices/channels.js";
 import { tempFolder } from "../support/temp-folders.js";
 
@@ -22,12 +21,20 @@ function onlyProblem(raw: unknown[], env: NodeJS.ProcessEnv = ENV): string {
 }
 
 describe("parseChannels", () => {
-  it("fills the defaults: every kind, a 10 s timeout, the type as the name", () => {
+  it("fills the defaults: every kind but waiting (a park is news only to who asks), a 10 s timeout, the type as the name", () => {
     const { channels, problems } = parseChannels([{ type: "slack", url: SLACK }], ENV);
     expect(problems).toEqual([]);
     expect(channels).toEqual([
-      { type: "slack", name: "slack", url: SLACK, kinds: [...NOTICE_KINDS], timeoutMs: 10_000 },
+      {
+        type: "slack",
+        name: "slack",
+        url: SLACK,
+        kinds: ["question", "budget", "stuck", "done", "error"],
+        timeoutMs: 10_000,
+      },
     ]);
+    const asked = parseChannels([{ type: "slack", url: SLACK, kinds: ["waiting", "done"] }], ENV).channels;
+    expect(asked[0]!.kinds).toEqual(["done", "waiting"]);
   });
 
   it("names several of a type type, type-2, type-3, skipping a name given to another, whatever is wrong", () => {
@@ -97,7 +104,7 @@ describe("parseChannels", () => {
 
   it("names each wrong input once, with the key, the value without secrets and what is allowed", () => {
     expect(onlyProblem([{ type: "ntfy", url: NTFY, kinds: ["questions"] }])).toBe(
-      'notify[0] (ntfy): kinds = ["questions"]; allowed: a non-empty array of question, budget, stuck, done, error (did you mean question?)',
+      'notify[0] (ntfy): kinds = ["questions"]; allowed: a non-empty array of question, budget, stuck, done, error, waiting (did you mean question?)',
     );
     expect(onlyProblem([{ type: "slack", url: "ftp://hooks.slack.com/services/T000/B000/SLACKSECRETPATH" }])).toBe(
       'notify[0] (slack): url = "ftp://hooks.slack.com/…"; allowed: an http:// or https:// URL',

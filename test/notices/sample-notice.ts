@@ -7,6 +7,7 @@ const REASON_OF: Record<NoticeKind, string> = {
   stuck: "stagnation",
   done: "todos_complete",
   error: "provider_error",
+  waiting: "parked",
 };
 
 export function sampleNotice(kind: NoticeKind = "budget", extra: Partial<Notice> = {}): Notice {

@@ -7,7 +7,7 @@ import { isFileSource, type Resolution } from "../../config/resolve.js";
 import { describeChannel, parseChannels } from "../../notices/channels.js";
 import { shownChannels } from "../../notices/redact.js";
 import type { Channel } from "../../notices/types.js";
-import { NOTICE_KINDS } from "../../core/notices.js";
+import { DEFAULT_NOTICE_KINDS, NOTICE_KINDS } from "../../core/notices.js";
 import type { PluginStatus } from "../../plugin/status-file.js";
 import type { NoticeChannelState } from "../../store/notices/queries.js";
 import { localTime, table } from "../format.js";
@@ -108,6 +108,7 @@ export function noticeFindings(
 }
 
 const ALL_KINDS = NOTICE_KINDS.length;
+const DEFAULT_KINDS = DEFAULT_NOTICE_KINDS.length;
 
 /** The section's table: one line per channel. */
 export function channelsTable(reports: readonly ChannelReport[]): string {
@@ -117,7 +118,14 @@ export function channelsTable(reports: readonly ChannelReport[]): string {
       { header: "WHERE", value: (r) => r.describes ?? "(not configured here)", max: 40 },
       {
         header: "KINDS",
-        value: (r) => (r.kinds === null ? "" : r.kinds.length === ALL_KINDS ? "all" : r.kinds.join(",")),
+        value: (r) =>
+          r.kinds === null
+            ? ""
+            : r.kinds.length === ALL_KINDS
+              ? "all"
+              : r.kinds.length === DEFAULT_KINDS && !r.kinds.includes("waiting")
+                ? "default"
+                : r.kinds.join(","),
       },
       { header: "LAST SENT", value: (r) => (r.last_sent_at === null ? "never" : localTime(r.last_sent_at)) },
       {

@@ -203,3 +203,39 @@ describe("a countdown cancelled from another process (the TUI's key)", () => {
     expect(f.host.prompts).toHaveLength(1);
   });
 });
+
+describe("a park's notice (kind waiting)", () => {
+  const channels = (kinds: NoticeChannels["channels"][number]["kinds"]): NoticeChannels => ({
+    channels: [{ name: "phone", type: "ntfy", kinds, timeoutMs: 1000 }],
+    deliver: async () => ({ ok: true }),
+  });
+
+  async function parkedAndIdle(noticeChannels: NoticeChannels) {
+    f = await startEngine({ noticeChannels });
+    f.host.addUserMessage(S, "build the thing");
+    f.host.setTodos(S, [["a", "pending"]]);
+    expect(await f.enforcer.continueLater(S, { reason: "CI is running", minutes: 30 }, "build")).toMatchObject({
+      parked: true,
+    });
+    await idleAndWait();
+    await idleAndWait();
+  }
+
+  it("goes, once per park, to a channel that lists it, with the way on (wake it now)", async () => {
+    await parkedAndIdle(channels(["waiting"]));
+    expect(f.rows.trail(S)).toEqual(["parked:agent", "skipped:parked", "notified:waiting", "skipped:parked"]);
+    const notices = f.db.all<{ kind: string; body: string }>("SELECT kind, body FROM notices");
+    expect(notices.map((n) => n.kind)).toEqual(["waiting"]);
+    expect(JSON.parse(notices[0]!.body)).toMatchObject({
+      kind: "waiting",
+      reason: "parked",
+      goOn: { palette: "Wake parked todo continuation", command: `todo-continuation wake ${S}` },
+    });
+  });
+
+  it("is not sent to a channel that takes the default kinds", async () => {
+    await parkedAndIdle(channels(["question", "budget", "stuck", "done", "error"]));
+    expect(f.rows.trail(S)).toContain("skipped:parked");
+    expect(f.db.all("SELECT kind FROM notices")).toEqual([]);
+  });
+});
