@@ -37,6 +37,18 @@ export interface LiveFigures {
   serversFollowed: number;
 }
 
+/** How long a figure read from the database may hold up a scrape (Prometheus's own timeout is 10 s by default). */
+const SCRAPE_READ_MS = 2000;
+
+/** `read`, or a rejection once it took longer than a scrape can wait. */
+function withinScrape<T>(read: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("the database read outlasted the scrape")), SCRAPE_READ_MS);
+  });
+  return Promise.race([read, late]).finally(() => clearTimeout(timer));
+}
+
 /** The outcomes of a continuation's prompt call: sent (`injected`), or why it failed (`injection_failed`). */
 export const CONTINUATION_OUTCOMES = ["injected", ...INJECTION_FAILURE_REASONS] as const;
 
@@ -171,7 +183,9 @@ export class Metrics {
         help: "Sessions parked now (waiting for a limit to lift, a time or a check), in the whole database",
         registers: [this.registry],
         async collect() {
-          this.set(await parked());
+          // A database that does not answer must not fail the scrape (`ready` says why): the last figure stays.
+          const count = await withinScrape(parked()).catch(() => undefined);
+          if (count !== undefined) this.set(count);
         },
       });
     this.gauge("countdowns_armed", "Countdowns armed now and held by this process", () => live().armed);

@@ -85,6 +85,20 @@ describe("the metrics' names and labels", () => {
     parked = 0;
     expect((await samples(m)).get(`${METRIC_PREFIX}sessions_parked`)).toBe(0);
   });
+
+  it("a database that does not answer fails no scrape: the parked figure stays, the rest is read", async () => {
+    let read = () => Promise.resolve(4);
+    const m = new Metrics(
+      () => live,
+      async () => false,
+      () => read(),
+    );
+    expect((await samples(m)).get(`${METRIC_PREFIX}sessions_parked`)).toBe(4);
+    read = () => Promise.reject(new Error("connect ECONNREFUSED 127.0.0.1:5432"));
+    const seen = await samples(m);
+    expect(seen.get(`${METRIC_PREFIX}sessions_parked`)).toBe(4);
+    expect(seen.get(`${METRIC_PREFIX}ready`)).toBe(0);
+  });
 });
 
 describe("what a transaction committed", () => {
