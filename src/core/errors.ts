@@ -8,9 +8,9 @@ import { limitSignOf } from "./limits/signs.js";
 /**
  * `abort`: the user stopped the turn. `token_limit`: the context is full; retrying cannot help. `limit`: a provider's
  * rate, usage or quota limit that lifts by itself (429, "usage limit reached"): the session parks until it lifts
- * (docs/waiting.md); one only paying lifts (no credit, billing) is `permanent`. `transient`: the provider or the network
- * may recover (5xx, overloaded, connection errors). `permanent`: retrying with the same request cannot help (401, 403,
- * 400 bad request, a model that does not exist). `other`: anything else.
+ * (docs/waiting.md); one only paying lifts (no credit, billing) is `permanent`. `transient`: the provider or the
+ * network may recover (5xx, overloaded, connection errors). `permanent`: retrying with the same request cannot help
+ * (401, 403, 400 bad request, a model that does not exist). `other`: anything else.
  */
 export type ErrorKind = "abort" | "token_limit" | "limit" | "transient" | "permanent" | "other";
 

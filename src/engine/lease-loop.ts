@@ -1,10 +1,10 @@
 // Every third of a lease: say this process is alive (the heartbeat), renew its countdowns' leases, adopt what nobody
 // holds any more, settle continuations left pending by a process that died, wake the parks whose time came, start the
-// parks' checks that are due, and take the looks owed to sessions. The heartbeat and the renewal are the owner's, once for all its countdowns: an engine
-// whose owner id belongs to its caller (a fleet replica's engines, one per server, share one) leaves both to that
-// caller, which does them once a round. Such an engine has no timer either: its caller reads the rows of all its
-// engines' scopes at once, four statements whatever their number, and hands each engine its own (`tickOn`), so that a
-// replica's idle load does not grow with the servers it follows.
+// parks' checks that are due, and take the looks owed to sessions. The heartbeat and the renewal are the owner's, once
+// for all its countdowns: an engine whose owner id belongs to its caller (a fleet replica's engines, one per server,
+// share one) leaves both to that caller, which does them once a round. Such an engine has no timer either: its caller
+// reads the rows of all its engines' scopes at once, four statements whatever their number, and hands each engine its
+// own (`tickOn`), so that a replica's idle load does not grow with the servers it follows.
 import { TAKEOVER_REASON } from "../core/reasons.js";
 import type { LeaseRows } from "../store/reads.js";
 import type { EngineContext } from "./context.js";

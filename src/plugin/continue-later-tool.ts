@@ -1,7 +1,8 @@
 // The `continue_later` tool the plugin gives the agent (OpenCode's plugin `tool` hook): the agent that must wait (CI
 // running, a deploy rolling out, a review due) parks its session until a time, or until a check passes, instead of
-// polling with tokens or stopping. The tool answers at once; a call that cannot be honoured is a tool error the model reads and can act on,
-// never a silent park. The rules are the engine's (SessionApi.continueLater); this is only the tool's shape and words.
+// polling with tokens or stopping. The tool answers at once; a call that cannot be honoured is a tool error the model
+// reads and can act on, never a silent park. The rules are the engine's (SessionApi.continueLater); this is only the
+// tool's shape and words.
 import type { ToolDefinition } from "@opencode-ai/plugin";
 import { zod } from "../config/zod.js";
 import { duration } from "../core/words.js";

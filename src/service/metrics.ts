@@ -1,7 +1,7 @@
-// The service's metrics in Prometheus's text format (prom-client). The counters are fed by what the database committed —
-// each audit row and each bill, reported by the store once its transaction is over (observed-store.ts) — so they
-// count exactly what SQL counts; the gauges are read from the running engines when Prometheus scrapes. Labels take
-// only the audit vocabulary's values (core/reasons.ts), never a session id: a series per reason, not per session.
+// The service's metrics in Prometheus's text format (prom-client). The counters are fed by what the database committed
+// — each audit row and each bill, reported by the store once its transaction is over (observed-store.ts) — so they
+// count exactly what SQL counts; the gauges are read from the running engines when Prometheus scrapes. Labels take only
+// the audit vocabulary's values (core/reasons.ts), never a session id: a series per reason, not per session.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import {
   AUDIT_EVENTS,

@@ -84,8 +84,8 @@ export const sessions = sqliteTable(
      */
     recheckAt: integer("recheck_at"),
     /**
-     * When the idle that the owed look (`recheck_at`) judges was seen: a continuation fired since then answered it, so a
-     * retry due long after its idle yields to one. Null: the idle is as old as `recheck_at`.
+     * When the idle that the owed look (`recheck_at`) judges was seen: a continuation fired since then answered it, so
+     * a retry due long after its idle yields to one. Null: the idle is as old as `recheck_at`.
      */
     owedSince: integer("owed_since"),
     /** The last explicit resume: an error the session's messages still show from before it no longer holds it. */

@@ -40,8 +40,8 @@ export function resumedSaying(lifted: readonly string[]): string {
 }
 
 /**
- * The allowance's toast: the continuations granted, then the amounts, then what it lifted and what happens next, each on
- * a line of its own (one line for all would not fit a toast).
+ * The allowance's toast: the continuations granted, then the amounts, then what it lifted and what happens next, each
+ * on a line of its own (one line for all would not fit a toast).
  */
 export function allowedSaying(granted: Allowance, lifted: readonly string[]): string {
   const lines = granted.continuations > 0 ? [`Allowed ${allowedWords({ ...granted, cost: 0, tokens: 0 })}.`] : [];

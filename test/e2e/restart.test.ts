@@ -1,9 +1,9 @@
 // What must outlive a SIGKILL of OpenCode and its restart: the durable stop set by /stop-continuation, until
 // /resume-continuation (a slash command, which only a real OpenCode runs), and OpenCode's own wait to retry after a
-// provider's 429, which lives only in OpenCode's memory and survives as the enforcer's park. A countdown interrupted by the kill, resumed
-// or found too late after the restart, runs on the simulated OpenCode (durability-on-sim.test.ts): no model, no
-// command, only the plugin's clock and rows. There a restart takes the plugin's own start, not OpenCode's, whose tens
-// of seconds on a loaded machine outlasted the 8 s countdown the resume is measured against.
+// provider's 429, which lives only in OpenCode's memory and survives as the enforcer's park. A countdown interrupted by
+// the kill, resumed or found too late after the restart, runs on the simulated OpenCode (durability-on-sim.test.ts): no
+// model, no command, only the plugin's clock and rows. There a restart takes the plugin's own start, not OpenCode's,
+// whose tens of seconds on a loaded machine outlasted the 8 s countdown the resume is measured against.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sleep } from "../support/wait-for.js";
 import { E2E } from "./support/harness.js";

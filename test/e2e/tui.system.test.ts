@@ -48,7 +48,8 @@ describe("the real OpenCode TUI", () => {
       // one's countdown (`skipped: in_flight`), as any second process would.
       expect(world.trail(session).filter((t) => t !== "skipped:in_flight")).toEqual(["armed", "cancelled:user_key"]);
       // At rest (nothing armed, pending or owed in the file; the last decision the cancel, or a look that was still
-      // reading OpenCode yielding to it): the cancelled countdown cannot fire and nothing else can start. Nothing went out.
+      // reading OpenCode yielding to it): the cancelled countdown cannot fire and nothing else can start. Nothing went
+      // out.
       await world.waitForNothingOwed(session, ["cancelled:user_key", "skipped:user_key"]);
       expect(world.continuationRequests()).toEqual([]);
       expect(world.rows("SELECT id FROM injections")).toEqual([]);

@@ -32,11 +32,6 @@ export class ParkChecks {
     }
   }
 
-  /** Runs in progress here (a stop waits for them through `track`). */
-  get runs(): number {
-    return this.running.size;
-  }
-
   private async runOnce(park: ParkRow): Promise<void> {
     const { ctx } = this;
     const scope = ctx.scope(park.sessionId);

@@ -11,7 +11,7 @@ import { change, q, type Change } from "../script.js";
 import type { ParkRow } from "../schema.js";
 import type { SessionScope } from "../types.js";
 import { applyChange } from "./change-session.js";
-import { parkSession } from "./park.js";
+import { parkDetail, parkSession } from "./park.js";
 
 export interface LimitMet {
   /** The new park's id, should it be a new one. */
@@ -30,13 +30,9 @@ export const WAITED_TOO_LONG = "LimitWaitedTooLong";
 
 /** Parks on limits that named no time before `park` in its run, counting itself if it was one. */
 function unsaidParksThrough(park: ParkRow): number {
-  let before = 0;
-  try {
-    const said = (JSON.parse(park.detail ?? "{}") as { unsaidParks?: unknown }).unsaidParks;
-    if (typeof said === "number" && Number.isInteger(said) && said >= 0) before = said;
-  } catch {
-    // a detail that does not parse starts the count over
-  }
+  // A detail that does not parse starts the count over.
+  const said = parkDetail(park).unsaidParks;
+  const before = typeof said === "number" && Number.isInteger(said) && said >= 0 ? said : 0;
   return before + (park.backoffMs !== null ? 1 : 0);
 }
 

@@ -6,6 +6,7 @@
 import type { ParkReason } from "../../core/reasons.js";
 import { auditRow, type AuditValues } from "../audit-row.js";
 import { change, q, type Change, type Script } from "../script.js";
+import type { ParkRow } from "../schema.js";
 import type { ParkTerms, SessionScope } from "../types.js";
 import { TAKE, withLook } from "./look-owed.js";
 import { patchSession } from "./session-row.js";
@@ -66,4 +67,16 @@ export function* parkSession(scope: SessionScope, request: ParkRequest, now: num
     return { parked: true, id: held.id, repark: true };
   yield* q.insertPark({ ...scope, id: request.id, since: request.since ?? now, ...terms }, parked(request.id));
   return { parked: true, id: request.id, repark: false };
+}
+
+/** A park's detail as written (`request.detail`), read back; {} for one that does not parse. */
+export function parkDetail(park: Pick<ParkRow, "detail">): Record<string, unknown> {
+  try {
+    const detail: unknown = JSON.parse(park.detail ?? "{}");
+    return detail !== null && typeof detail === "object" && !Array.isArray(detail)
+      ? (detail as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
 }

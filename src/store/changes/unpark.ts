@@ -1,6 +1,6 @@
 // A park ended with no look: a person wrote, stopped the session or pressed the TUI's key, a command dropped it, or the
-// wait it recorded is over (OpenCode's own retry started). A stop ends the session's park this same way (stop.ts). The end is written only while the park
-// still holds: of two writers, one ends it.
+// wait it recorded is over (OpenCode's own retry started). A stop ends the session's park this same way (stop.ts). The
+// end is written only while the park still holds: of two writers, one ends it.
 import type { ParkReason, UnparkReason } from "../../core/reasons.js";
 import { auditRow } from "../audit-row.js";
 import type { ParkRow } from "../schema.js";

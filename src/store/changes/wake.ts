@@ -11,6 +11,7 @@ import { change, q, type Change } from "../script.js";
 import type { OwedLook, SessionScope } from "../types.js";
 import { applyChange } from "./change-session.js";
 import { owedLookOf } from "./look-owed.js";
+import { parkDetail } from "./park.js";
 
 export interface WakeResult {
   woke: boolean;
@@ -30,15 +31,6 @@ function wakes(park: ParkRow, cause: WakeCause, now: number): boolean {
   return true;
 }
 
-function detailOf(park: ParkRow): Record<string, unknown> {
-  try {
-    const detail: unknown = JSON.parse(park.detail ?? "{}");
-    return detail !== null && typeof detail === "object" ? (detail as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
 const stringOr = (value: unknown) => (typeof value === "string" ? value : "");
 
 export function wake(
@@ -55,7 +47,7 @@ export function wake(
     if (!(yield* q.endPark(park.id, "woke", cause, now, audit))) return { woke: false };
     // A check that passed says what it printed; a time that came on a check says what it printed last.
     const output = cause === "check" ? stringOr(detail.output) : (park.checkOutput ?? "");
-    const note = wokenBecause({ ...park, detail: detailOf(park) }, cause, output);
+    const note = wokenBecause({ ...park, detail: parkDetail(park) }, cause, output);
     const row = yield* applyChange(scope, now, { wakeNote: JSON.stringify(note) }, { owe: now });
     return { woke: true, park, owed: owedLookOf(row) };
   });
