@@ -10,9 +10,9 @@ export interface FleetOptions {
   /** The database the followers' engines share, opened as a `fleet` replica: one that can serve a fleet (a roster). */
   store: OperatorStore;
   /**
-   * A connection of its own for the heartbeat and the sharing rounds (default: `store`): a burst of state changes
-   * queued for the shared pool must not delay the heartbeat past the lease, or the others would take this replica's
-   * servers while it is only busy.
+   * A pool of its own for the sharing rounds and the leases' renewal (default: `store`): a burst of state changes
+   * queued for the shared pool must not delay them past the lease, or the others would take this replica's servers
+   * while it is only busy. (The heartbeat itself goes through `store`, which keeps a connection for it.)
    */
   liveness?: OperatorStore;
   config: Config;

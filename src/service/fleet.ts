@@ -103,7 +103,7 @@ export class FleetReplica {
     registerOwner(this.id);
     const { period } = this;
     try {
-      await this.liveness.heartbeat(this.id, this.o.config.leaseMs);
+      await this.o.store.heartbeat(this.id, this.o.config.leaseMs);
       await new Promise((resolve) => setTimeout(resolve, Math.min(period, this.o.settleMs ?? 2000)));
     } catch {
       // The first round reports a database that does not answer.
@@ -151,7 +151,7 @@ export class FleetReplica {
     await Promise.allSettled([...this.tasks]);
     try {
       await this.roster.handBack(this.id, names);
-      await this.liveness.retire(this.id);
+      await this.o.store.retire(this.id);
     } catch (error) {
       this.o.log(
         "warn",
@@ -195,11 +195,14 @@ export class FleetReplica {
   /**
    * The heartbeat, then the leases of the countdowns this replica holds renewed: its followers' engines share its
    * owner id and leave both to it, once per replica whatever the number of servers. A slow one is joined, not doubled.
+   * The heartbeat goes through the followers' store (on its own connection there): it also reads who is alive, and
+   * that view is the one their engines judge other owners' countdowns by; written through another store, theirs kept
+   * whatever it first saw, and a replica once seen alive was never adopted from.
    */
   private keepAlive(): Promise<void> {
     const { leaseMs } = this.o.config;
     this.beating ??= (async () => {
-      await this.liveness.heartbeat(this.id, leaseMs);
+      await this.o.store.heartbeat(this.id, leaseMs);
       await this.liveness.change(renewLeases(this.id, Date.now() + leaseMs));
     })().finally(() => (this.beating = undefined));
     return this.beating;

@@ -22,6 +22,8 @@ export class Followers {
   private readonly letting = new Map<string, Promise<void>>();
   /** The countdowns of servers let go, handed back every round until it works. */
   private readonly handBacks: CountdownHandBacks;
+  /** Why each server that could not be followed could not, said once per cause rather than every round. */
+  private readonly unfollowable = new Map<string, string>();
 
   constructor(
     private readonly o: FleetOptions,
@@ -96,14 +98,51 @@ export class Followers {
     return names;
   }
 
+  /**
+   * Starts following `row`. One that cannot be followed (a row whose URL no client accepts, a start that failed) is
+   * said and left out, never kept as followed: the next round tries it again, and the others are followed meanwhile.
+   */
   private follow(row: ServerRow): void {
     this.handBacks.forget(row.name);
+    let service: StandaloneService;
+    try {
+      service = this.serviceFor(row);
+    } catch (error) {
+      this.couldNotFollow(row.name, `cannot follow ${row.url}: ${String(error)}`);
+      return;
+    }
+    this.o.onTakeover?.();
+    this.following.set(row.name, service);
+    this.followedSince.set(row.name, row.ownedSince);
+    this.o.log("info", `taking over server ${row.name} (${row.url}, ${row.directory})`);
+    // Not awaited: recovery reads OpenCode, and a slow server must not hold the round (and the heartbeat) up.
+    this.track(
+      service.start().then(
+        () => this.unfollowable.delete(row.name),
+        async (error: unknown) => {
+          this.couldNotFollow(row.name, `could not start following: ${describeDatabaseFailure(error)}`);
+          if (this.following.get(row.name) !== service) return;
+          this.following.delete(row.name);
+          this.followedSince.delete(row.name);
+          await service.stop().catch(() => undefined);
+        },
+      ),
+    );
+  }
+
+  private couldNotFollow(name: string, why: string): void {
+    if (this.unfollowable.get(name) === why) return;
+    this.unfollowable.set(name, why);
+    this.o.log("error", `[${name}] ${why} (tried again every round; said again only if the cause changes)`);
+  }
+
+  private serviceFor(row: ServerRow): StandaloneService {
     const env = this.o.env ?? process.env;
     const password = row.passwordEnv ? env[row.passwordEnv] : undefined;
     if (row.passwordEnv && password === undefined)
       this.o.log("error", `server ${row.name}: environment variable ${row.passwordEnv} is not set; connecting without`);
     const since = (row.seenUntil ?? row.addedAt) - (this.o.catchUpMarginMs ?? 60_000);
-    const service = new StandaloneService({
+    return new StandaloneService({
       url: row.url,
       directory: row.directory,
       username: row.username ?? undefined,
@@ -120,16 +159,6 @@ export class Followers {
       silenceMs: this.o.silenceMs,
       onReconnected: this.o.onReconnected,
     });
-    this.o.onTakeover?.();
-    this.following.set(row.name, service);
-    this.followedSince.set(row.name, row.ownedSince);
-    this.o.log("info", `taking over server ${row.name} (${row.url}, ${row.directory})`);
-    // Not awaited: recovery reads OpenCode, and a slow server must not hold the round (and the heartbeat) up.
-    this.track(
-      service.start().catch((error: unknown) => {
-        this.o.log("error", `[${row.name}] could not start following: ${describeDatabaseFailure(error)}`);
-      }),
-    );
   }
 
   /**

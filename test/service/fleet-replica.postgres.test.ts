@@ -1,9 +1,10 @@
 // A fleet replica on a real PostgreSQL database, following servers that refuse connections (a loopback port nobody
 // listens on): what is under test is when it takes a dead replica's servers over, not what it does with them, and
 // what it tells a supervisor while none of them answers.
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { resolveConfig } from "../../src/config/resolve.js";
 import { FleetReplica } from "../../src/service/fleet.js";
+import { StandaloneService } from "../../src/service/standalone.js";
 import { openStore } from "../../src/store/open/open.js";
 import type { OperatorStore } from "../../src/store/operator/operator.js";
 import type { Scope } from "../../src/store/port.js";
@@ -35,21 +36,39 @@ async function aReplica(database: string, settleMs = 0) {
 
 /**
  * A replica (not started) on a fresh database listing two servers that refuse connections, `held` of them by a dead
- * replica whose lease, renewed 28 s ago, runs out 2 s from now.
+ * replica whose lease, renewed 28 s ago, runs out 2 s from now. `ownPool`: its rounds on a store of their own, as
+ * `serve` opens it.
  */
-async function aDeadReplicaHolding(database: string, held: string[]) {
+async function aDeadReplicaHolding(database: string, held: string[], ownPool = false) {
   const url = await freshDatabase(database);
   const store = await openStore(url, { kind: "fleet" });
   opened.push(store);
+  const liveness = ownPool ? await openStore(url, { kind: "fleet" }) : undefined;
+  if (liveness) opened.push(liveness);
   const refused = `http://127.0.0.1:${await freePort()}`;
   for (const name of ["pod-0", "pod-1"]) await store.roster!.add({ name, url: refused, directory: "/workspace" });
   await store.heartbeat("r-dead", LEASE_MS);
   await pgQuery(url, "UPDATE replicas SET heartbeat_at = heartbeat_at - 28000 WHERE id = 'r-dead'");
   await pgQuery(url, "UPDATE servers SET owner = 'r-dead', owned_since = 0 WHERE name = ANY($1)", [held]);
   const config = resolveConfig({ leaseMs: LEASE_MS, databasePath: url }, {});
-  const replica = new FleetReplica({ store, config, log: () => undefined, settleMs: 0 });
+  const replica = new FleetReplica({ store, liveness, config, log: () => undefined, settleMs: 0 });
   running.push(replica);
   return { url, store, replica };
+}
+
+/** A replica (not started) with a 1.5 s lease on a fresh database: what it logs, and how many rounds it has made. */
+async function aLoggedReplica(database: string) {
+  const url = await freshDatabase(database);
+  const store = await openStore(url, { kind: "fleet" });
+  opened.push(store);
+  const logged: string[] = [];
+  const config = resolveConfig({ leaseMs: 1500, databasePath: url }, {});
+  const replica = new FleetReplica({ store, config, log: (_, message) => logged.push(message), settleMs: 0 });
+  running.push(replica);
+  let rounds = 0;
+  const heartbeat = store.heartbeat.bind(store);
+  store.heartbeat = (owner, leaseMs) => (owner === replica.id && rounds++, heartbeat(owner, leaseMs));
+  return { replica, store, logged, rounds: () => rounds };
 }
 
 /** The reads a lease tick makes of the rows of its scope, or of several scopes at once. */
@@ -153,32 +172,39 @@ describe("a fleet replica", () => {
     expect(Number(row!.last) - Number(at!.released)).toBeLessThan(LEASE_MS / 3 / 2);
   });
 
-  it("adopts a dead replica's countdowns in the servers it follows when its lease runs out, not at a later round", async () => {
-    // The dead replica holds pod-1, and a countdown in pod-0's scope, which this replica will follow.
-    const { url, replica } = await aDeadReplicaHolding("replica_adopt_at_lapse", ["pod-1"]);
-    await pgQuery(
-      url,
-      `INSERT INTO countdowns (id, session_id, directory, server, armed_at, deadline_at, state, owner, lease_until)
-       VALUES ('cd_left', 'ses_left', '/workspace', 'pod-0', $1, $1::bigint + 60000, 'armed', 'r-dead', $1)`,
-      [Date.now()],
-    );
-    await replica.start();
-    expect(replica.stats().following).toEqual(["pod-0"]);
-    const [row] = await waitFor("the countdown adopted", async () => {
-      const rows = await pgQuery<{ adopted_after_lapse: string; owner: string }>(
+  it.each([
+    ["on one store", false],
+    ["with its rounds on a pool of their own, as serve runs it", true],
+  ])(
+    "adopts a dead replica's countdowns in the servers it follows when its lease runs out (%s)",
+    async (_, ownPool) => {
+      // The dead replica holds pod-1, and a countdown in pod-0's scope, which this replica will follow. Its engines'
+      // store saw it alive once (its heartbeat, in the setup): only a heartbeat through that store tells them otherwise.
+      const { url, replica } = await aDeadReplicaHolding(`replica_adopt_at_lapse_${+ownPool}`, ["pod-1"], ownPool);
+      await pgQuery(
         url,
-        `SELECT coalesce(a.db_at, a.at) - (r.heartbeat_at + r.lease_ms) AS adopted_after_lapse, c.owner
+        `INSERT INTO countdowns (id, session_id, directory, server, armed_at, deadline_at, state, owner, lease_until)
+       VALUES ('cd_left', 'ses_left', '/workspace', 'pod-0', $1, $1::bigint + 60000, 'armed', 'r-dead', $1)`,
+        [Date.now()],
+      );
+      await replica.start();
+      expect(replica.stats().following).toEqual(["pod-0"]);
+      const [row] = await waitFor("the countdown adopted", async () => {
+        const rows = await pgQuery<{ adopted_after_lapse: string; owner: string }>(
+          url,
+          `SELECT coalesce(a.db_at, a.at) - (r.heartbeat_at + r.lease_ms) AS adopted_after_lapse, c.owner
            FROM audit_events a, replicas r, countdowns c
           WHERE a.session_id = 'ses_left' AND a.event = 'resumed' AND a.reason = 'lease_expired' AND r.id = 'r-dead'
             AND c.id = 'cd_left'`,
-      );
-      return rows.length > 0 ? rows : undefined;
-    });
-    expect(row!.owner).toBe(replica.id);
-    // Adopted by the round at the lapse (by the database's clock); the follower's next lease tick was 8 s later.
-    expect(Number(row!.adopted_after_lapse)).toBeGreaterThan(0);
-    expect(Number(row!.adopted_after_lapse)).toBeLessThan(LEASE_MS / 3 / 2);
-  });
+        );
+        return rows.length > 0 ? rows : undefined;
+      });
+      expect(row!.owner).toBe(replica.id);
+      // Adopted by the round at the lapse (by the database's clock); the follower's next lease tick was 8 s later.
+      expect(Number(row!.adopted_after_lapse)).toBeGreaterThan(0);
+      expect(Number(row!.adopted_after_lapse)).toBeLessThan(LEASE_MS / 3 / 2);
+    },
+  );
 
   it("keeps its owner alive and its countdowns' leases renewed once a round, however many servers it follows", async () => {
     const { replica, url, store } = await aReplica("replica_owner");
@@ -305,6 +331,40 @@ describe("a fleet replica", () => {
       return !ready && reason?.includes("event stream unavailable") ? reason : undefined;
     });
     expect(reason).toContain(`none of the 1 OpenCode server(s) it follows answers (${refused}`);
+  });
+
+  it("follows the other servers while one cannot be followed (a URL no client accepts), saying so once", async () => {
+    const { replica, store, logged, rounds } = await aLoggedReplica("replica_unfollowable");
+    const refused = `http://127.0.0.1:${await freePort()}`;
+    await store.roster!.add({ name: "pod-0", url: refused, directory: "/workspace" });
+    await store.roster!.add({ name: "pod-1", url: refused, directory: "/workspace" });
+    // Written by hand or by another tool: the CLI refuses such a URL, the table does not.
+    await store.reader.all("UPDATE servers SET url = 'pod zero' WHERE name = 'pod-0'");
+    await replica.start();
+    expect(replica.stats().following).toEqual(["pod-1"]);
+    // Two more rounds (a heartbeat each): pod-0 tried again each time, and said once.
+    const from = rounds();
+    await waitFor("two more rounds", () => rounds() >= from + 2);
+    expect(replica.stats().following).toEqual(["pod-1"]);
+    expect(logged.filter((m) => m.startsWith("[pod-0] cannot follow pod zero"))).toHaveLength(1);
+  });
+
+  it("follows a server again at the next round when its follower could not start", async () => {
+    const { replica, store, logged } = await aLoggedReplica("replica_start_failed");
+    const start = vi
+      .spyOn(StandaloneService.prototype, "start")
+      .mockRejectedValueOnce(new Error("the first start fails"));
+    try {
+      await store.roster!.add({ name: "pod-0", url: `http://127.0.0.1:${await freePort()}`, directory: "/workspace" });
+      await replica.start();
+      await waitFor("a second follower started", () => start.mock.calls.length >= 2);
+      expect(logged).toContain(
+        "[pod-0] could not start following: the first start fails (tried again every round; said again only if the cause changes)",
+      );
+      expect(replica.stats().following).toEqual(["pod-0"]);
+    } finally {
+      start.mockRestore();
+    }
   });
 
   it("starts once however often start() is called", async () => {
