@@ -14,6 +14,7 @@ import type {
   NewNotice,
   NewPark,
   NoticeSettlement,
+  ParkEnding,
   OwedLook,
   ParkTerms,
   Scope,
@@ -90,10 +91,17 @@ export interface Statements {
   /** The park, `parked`, and its `parked` audit row. */
   insertPark(park: NewPark, parked: AuditValues): void;
   /**
-   * Parked → `state` (its end, its lease cleared) with its audit row; false (and nothing written) when it was no longer
-   * parked: of two writers, one ends it.
+   * The session's park, while it holds and is one `ending` allows, ended as `state` (its end, its lease cleared): the
+   * row as it ended; undefined (and nothing written) when no such park holds: of two writers, one ends it. Found and
+   * ended in one statement, without a read before it; its audit row, which names it, is the caller's next.
    */
-  endPark(id: string, state: "woke" | "unparked", reason: string, now: number, audit: AuditValues): boolean;
+  endPark(
+    sessionId: string,
+    state: "woke" | "unparked",
+    reason: string,
+    now: number,
+    ending: ParkEnding,
+  ): ParkRow | undefined;
   /**
    * A parked park given new terms (a backoff's next step, OpenCode's retry found to be a limit), keeping its id and
    * `since`, with its `parked` audit row; false (and nothing written) when it was no longer parked.

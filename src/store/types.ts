@@ -54,6 +54,16 @@ export type ParkTerms = Pick<
   | "detail"
 >;
 
+/**
+ * Which park an end may end, besides holding: one whose wake time has come by `dueBy`, one with a check, one parked
+ * for `reason`. Nothing given: whichever holds.
+ */
+export interface ParkEnding {
+  dueBy?: number;
+  withCheck?: boolean;
+  reason?: ParkRow["reason"];
+}
+
 /** A park as it is first written, `parked`: its terms, and when the wait it continues began (`since`). */
 export interface NewPark extends SessionScope, ParkTerms {
   id: string;

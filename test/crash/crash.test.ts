@@ -3,12 +3,13 @@
 // twice.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { tempFolder } from "../support/engine-fixture.js";
 import { startProcess } from "./processes.js";
 import { ScriptedServer } from "./scripted-server.js";
 import { freshDatabase } from "../support/pg-database.js";
-import { checkInvariants, selectFrom } from "./invariants.js";
+import { checkInvariants, checkParks, selectFrom, selectFromWithoutBlocking } from "./invariants.js";
+import { sleep, waitFor } from "../support/wait-for.js";
 
 /**
  * Each kill costs over half a CPU-second (a process start, its database opened, its calls), and `npm test` pays for
@@ -21,6 +22,13 @@ const ITERATIONS = {
   file: Number(process.env.CRASH_ITERATIONS ?? 60),
   PostgreSQL: Number(process.env.CRASH_ITERATIONS_PG ?? 20),
 };
+/** Kills around parks: each process parks its own 4 sessions, so each kill lands in one park's life. */
+const PARK_ITERATIONS = { file: 12, PostgreSQL: 6 };
+/**
+ * Where in its parks' lives a process is killed, in turn: as they are written, while they hold (they wake 1–2 s after
+ * the idle: `retry-after: 1` and a 1 s jitter), and within 150 ms of the first wake (its look, countdown and prompt).
+ */
+const KILL_WINDOWS = ["at the park", "before the wake", "during the wake"] as const;
 
 /** A process is killed within its first this many calls to OpenCode (about a second of its work when unloaded). */
 const KILL_WITHIN_CALLS = 80;
@@ -79,4 +87,78 @@ describe.each(["file", "PostgreSQL"] as const)("crash points (%s)", (backend) =>
     expect(found.armedAtRestart).toBeGreaterThan(0);
     expect(found.pendingAtRestart).toBeGreaterThan(0);
   });
+
+  it(
+    `loses no wake and doubles no continuation when killed at the park, before or during the wake (${PARK_ITERATIONS[backend]} SIGKILLs)`,
+    { timeout: 300_000 },
+    async () => {
+      const parksDb = backend === "PostgreSQL" ? await freshDatabase("crash_parks") : join(folder, "parks.db");
+      const env = {
+        DB: parksDb,
+        HOST_URL: url,
+        SESSIONS: "4",
+        IDLE_MODE: "park",
+        LEASE_MS: "1500",
+        DIRECTORY: "/crash/parks",
+      };
+      const at = { parked: 0, woken: 0 };
+      /** Waits until the point of a park's life where the process is to be killed. */
+      const killPoint = async (window: (typeof KILL_WINDOWS)[number], prefix: string) => {
+        if (window === "at the park") return sleep(Math.random() * 50);
+        if (window === "before the wake") return sleep(300 + Math.random() * 600);
+        // A park makes no call to OpenCode until it wakes: the first of this process's wakes is read from its row.
+        await waitFor(
+          "the first wake of the process's parks",
+          async () =>
+            (
+              await selectFromWithoutBlocking(parksDb, {
+                sqlite: `SELECT id FROM parks WHERE state = 'woke' AND session_id LIKE '${prefix}%'`,
+              })
+            ).length > 0,
+          { timeoutMs: 10_000, interval: 20 },
+        );
+        await sleep(Math.random() * 150);
+      };
+      // A continuation starts a turn that OpenCode reports to whoever asks, as it does for a prompt delivered by a process
+      // killed before it could record it: the process that finds it delivered sees the turn, and sends no second one.
+      server.busyAfterPrompt = true;
+      onTestFinished(() => {
+        server.busyAfterPrompt = false;
+      });
+      const sql = (text: string) =>
+        selectFrom<{ n: number | string }>(parksDb, { sqlite: text }).map((r) => Number(r.n))[0]!;
+      for (let i = 0; i < PARK_ITERATIONS[backend]; i++) {
+        const running = startProcess("node", "engine-process.ts", { ...env, SESSION_PREFIX: `park_${i}_` });
+        await running.waitFor("idled");
+        await killPoint(KILL_WINDOWS[i % KILL_WINDOWS.length]!, `park_${i}_`);
+        running.child.kill("SIGKILL");
+        await running.exited;
+        at.parked += sql("SELECT count(*) AS n FROM parks WHERE state = 'parked'");
+        // Woken, and its continuation not yet seen by the host: the look owed, a countdown armed, or a prompt pending.
+        const woken = selectFrom<{ session_id: string }>(parksDb, {
+          sqlite: "SELECT session_id FROM parks WHERE state = 'woke'",
+        });
+        at.woken += woken.filter((p) => !server.prompts.some((d) => d.sessionId === p.session_id)).length;
+      }
+      const last = startProcess("node", "engine-process.ts", { ...env, SESSIONS: "0" });
+      await last.waitFor("done", 60_000);
+      await last.exited;
+
+      const parks = checkParks(parksDb, server.prompts, "park_");
+      const rows = checkInvariants(
+        parksDb,
+        server.prompts.filter((p) => p.sessionId.startsWith("park_")),
+      );
+      console.log(
+        `crash test around parks (${backend}): ${PARK_ITERATIONS[backend]} SIGKILLs; at the restarts: ${at.parked} parks ` +
+          `held, ${at.woken} woken and not yet continued; in all: ${JSON.stringify(parks.counts)}, ${JSON.stringify(rows.counts)}`,
+      );
+      expect(parks.violations).toEqual([]);
+      expect(rows.violations).toEqual([]);
+      expect(parks.counts.woke).toBeGreaterThan(PARK_ITERATIONS[backend]);
+      // The kills landed where the wakes could be lost: while parks held, and between a wake and its continuation.
+      expect(at.parked).toBeGreaterThan(0);
+      expect(at.woken).toBeGreaterThan(0);
+    },
+  );
 });

@@ -1,10 +1,12 @@
 // One engine process (Node with better-sqlite3, or Bun with bun:sqlite) for the crash and multi-process tests.
 // It recovers what the database holds, then makes sessions go idle:
 //   IDLE_MODE=random (default): each tick a random subset of SESSIONS goes idle, for ROUNDS ticks (0: until killed);
-//   IDLE_MODE=once: every session goes idle exactly once; then the process stays up (STAY_MS) or until killed.
+//   IDLE_MODE=once: every session goes idle exactly once; then the process stays up (STAY_MS) or until killed;
+//   IDLE_MODE=park: every session's turn fails on a rate limit (retry-after RETRY_AFTER s, 1 by default) and it goes
+//   idle: each is parked until then, woken (spread over WAKE_JITTER_SECONDS) and continued once.
 // Then it waits until nothing is armed or pending in its scope and prints {"done":true}.
 // Env: DB, HOST_URL, SESSIONS, SESSION_PREFIX, ROUNDS, DIRECTORY, LEASE_MS, IDLE_EVERY_MS, COUNTDOWN_SECONDS,
-// PAUSE_BEFORE_PROMPT_MS, STAY_MS.
+// PAUSE_BEFORE_PROMPT_MS, STAY_MS, RETRY_AFTER, WAKE_JITTER_SECONDS.
 import { resolveConfig } from "../../src/config/resolve.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
 import type { HostPort } from "../../src/host/port.js";
@@ -30,6 +32,7 @@ const config = {
   leaseMs: Number(env.LEASE_MS ?? 1000),
   retryBaseMs: 200,
   busyTimeoutMs: 5000,
+  wakeJitterSeconds: Number(env.WAKE_JITTER_SECONDS ?? 1),
 };
 const rpc = rpcHost(env.HOST_URL!, { pauseBeforePromptMs: Number(env.PAUSE_BEFORE_PROMPT_MS ?? 0) });
 const host: HostPort = {
@@ -52,7 +55,19 @@ process.stdout.write(
 
 const sessionIds = Array.from({ length: sessions }, (_, i) => `${env.SESSION_PREFIX ?? "ses_"}${i}`);
 const idle = (id: string) => enforcer.handleEvent({ type: "session.idle", properties: { sessionID: id } });
-if (mode === "once") {
+if (mode === "park") {
+  for (const sessionID of sessionIds) {
+    const data = {
+      message: "Too Many Requests",
+      statusCode: 429,
+      isRetryable: true,
+      responseHeaders: { "retry-after": env.RETRY_AFTER ?? "1" },
+    };
+    enforcer.handleEvent({ type: "session.error", properties: { sessionID, error: { name: "APIError", data } } });
+    idle(sessionID);
+  }
+  process.stdout.write(`${JSON.stringify({ idled: sessionIds.length })}\n`);
+} else if (mode === "once") {
   for (const id of sessionIds) idle(id);
   process.stdout.write(`${JSON.stringify({ idled: sessionIds.length })}\n`);
   await new Promise((r) => setTimeout(r, Number(env.STAY_MS ?? 0)));
@@ -63,7 +78,7 @@ if (mode === "once") {
     await new Promise((r) => setTimeout(r, idleEvery));
   }
 }
-// Let every countdown armed so far run to its end.
+// Let every park held so far wake, and every countdown armed so far run to its end.
 const count = async (sql: string) => Number((await store.reader.all<{ n: number | string }>(sql, directory))[0]!.n);
 // Long enough for an enforcer that paused on a failed read (Bun's SQL client, see src/store/pg/open.ts) to recover and
 // fire what it holds: leaving earlier would release armed countdowns that nobody is left to adopt.
@@ -75,8 +90,15 @@ while (Date.now() < deadline) {
   const open = await Promise.all([
     count("SELECT count(*) AS n FROM countdowns WHERE state = 'armed' AND directory = ?"),
     count("SELECT count(*) AS n FROM injections WHERE status = 'pending' AND directory = ?"),
+    // Parks held, and woken parks whose look is still owed: a wake's continuation is still to come.
+    ...(mode === "park"
+      ? [
+          count("SELECT count(*) AS n FROM parks WHERE state = 'parked' AND directory = ?"),
+          count("SELECT count(*) AS n FROM sessions WHERE recheck_at IS NOT NULL AND directory = ?"),
+        ]
+      : []),
   ]).then(
-    ([armed, pending]) => armed + pending,
+    (counts) => counts.reduce((a, b) => a + b, 0),
     (error: Error) => (process.stderr.write(`the wait's read failed, read again: ${error.message}\n`), -1),
   );
   if (open === 0) break;

@@ -102,3 +102,31 @@ export function checkInvariants(dbPath: string, prompts: DeliveredPrompt[]): Inv
     if (i.status === "sent" && !seen.has(i.id)) violations.push(`injection ${i.id} is sent but the host never saw it`);
   return { violations, counts };
 }
+
+/**
+ * What must hold of parks after crashes around them: each session parked once was woken by its time, once, and the
+ * host saw exactly one continuation of it (none lost to a kill between the wake and the look, none doubled); a session
+ * whose process died before its park was written was never continued. `sessionPrefix`: the sessions this case made.
+ */
+export function checkParks(location: string, prompts: DeliveredPrompt[], sessionPrefix: string): InvariantReport {
+  const violations: string[] = [];
+  const parks = selectFrom<{ id: string; session_id: string; state: string; end_reason: string | null }>(location, {
+    sqlite: "SELECT id, session_id, state, end_reason FROM parks",
+  }).filter((p) => p.session_id.startsWith(sessionPrefix));
+  const promptsOf = new Map<string, number>();
+  for (const p of prompts)
+    if (p.sessionId.startsWith(sessionPrefix)) promptsOf.set(p.sessionId, (promptsOf.get(p.sessionId) ?? 0) + 1);
+  const parked = new Set<string>();
+  for (const park of parks) {
+    if (parked.has(park.session_id)) violations.push(`session ${park.session_id} parked more than once`);
+    parked.add(park.session_id);
+    if (park.state !== "woke" || park.end_reason !== "time")
+      violations.push(`park ${park.id} of ${park.session_id} ended ${park.state}:${park.end_reason ?? "-"}`);
+    const continued = promptsOf.get(park.session_id) ?? 0;
+    if (continued !== 1) violations.push(`session ${park.session_id} continued ${continued} times after its wake`);
+  }
+  for (const [sessionId, n] of promptsOf)
+    if (!parked.has(sessionId)) violations.push(`session ${sessionId} never parked, continued ${n} times`);
+  const woke = parks.filter((p) => p.state === "woke").length;
+  return { violations, counts: { parks: parks.length, woke, continued: promptsOf.size } };
+}

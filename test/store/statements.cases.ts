@@ -12,7 +12,7 @@ import { wake } from "../../src/store/changes/wake.js";
 import { auditRow } from "../../src/store/audit-row.js";
 import { leaseRowsIn } from "../../src/store/reads.js";
 import { change, q } from "../../src/store/script.js";
-import type { Scope } from "../../src/store/types.js";
+import type { ParkEnding, Scope } from "../../src/store/types.js";
 import { countdown, injection, ME, NOW, parkRequest, POLICY, S1, type ContractCase } from "./contract-world.js";
 
 export const STATEMENTS_CASES: ContractCase[] = [
@@ -197,18 +197,24 @@ export const STATEMENTS_CASES: ContractCase[] = [
     },
   },
   {
-    name: "parks: a park no longer held is neither ended nor parked again, and no audit row is written for it",
+    name: "parks: a park ends only as its ending allows, once; one no longer held is neither ended nor parked again",
     async run({ a, count }) {
       await a.change(park(S1, parkRequest("park_1"), NOW));
       const held = (await a.read(q.parkOf("ses_1")))!;
-      const woke = auditRow(NOW + 1, S1, { event: "woke", reason: "time" });
-      const end = change("test", "ses_1", () => q.endPark("park_1", "woke", "time", NOW + 1, woke));
-      assert.equal(await a.change(end), true);
-      assert.equal(await a.change(end), false);
+      const end = (ending: ParkEnding) =>
+        change("test", "ses_1", () => q.endPark("ses_1", "woke", "time", NOW + 1, ending));
+      // Not yet due, no check, parked for another reason: nothing ended.
+      assert.equal(await a.change(end({ dueBy: held.wakeAt - 1 })), undefined);
+      assert.equal(await a.change(end({ withCheck: true })), undefined);
+      assert.equal(await a.change(end({ reason: held.reason === "agent" ? "limit" : "agent" })), undefined);
+      assert.equal((await a.read(q.parkOf("ses_1")))?.id, "park_1", "still held");
+      const ended = await a.change(end({ dueBy: held.wakeAt, reason: held.reason }));
+      assert.deepEqual(ended, { ...held, state: "woke", endedAt: NOW + 1, endReason: "time", leaseUntil: null });
+      assert.equal(await a.change(end({})), undefined, "of two writers, one ends it");
       const parked = auditRow(NOW + 2, S1, { event: "parked", reason: "limit" });
       const again = change("test", "ses_1", () => q.reparkPark("park_1", { ...held, wakeAt: NOW + 9 }, parked));
       assert.equal(await a.change(again), false);
-      assert.equal(await count("audit_events"), 2, "the park's and its one end's");
+      assert.equal(await count("audit_events"), 1, "the park's: an end's audit row is its change script's");
     },
   },
 ];

@@ -22,10 +22,9 @@ export function* unparkHeld(
   now: number,
   only?: ParkReason,
 ): Script<ParkRow | undefined> {
-  const park = yield* q.parkOf(scope.sessionId);
-  if (!park || (only !== undefined && park.reason !== only)) return undefined;
-  const audit = auditRow(now, scope, { event: "unparked", reason, detail: { parkId: park.id } });
-  return (yield* q.endPark(park.id, "unparked", reason, now, audit)) ? park : undefined;
+  const park = yield* q.endPark(scope.sessionId, "unparked", reason, now, { reason: only });
+  if (park) yield* q.audit(auditRow(now, scope, { event: "unparked", reason, detail: { parkId: park.id } }));
+  return park;
 }
 
 export function unpark(

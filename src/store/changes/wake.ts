@@ -8,7 +8,7 @@ import { wokenBecause } from "../../core/wake-note.js";
 import { auditRow } from "../audit-row.js";
 import type { ParkRow } from "../schema.js";
 import { change, q, type Change } from "../script.js";
-import type { OwedLook, SessionScope } from "../types.js";
+import type { OwedLook, ParkEnding, SessionScope } from "../types.js";
 import { applyChange } from "./change-session.js";
 import { owedLookOf } from "./look-owed.js";
 import { parkDetail } from "./park.js";
@@ -16,19 +16,19 @@ import { parkDetail } from "./park.js";
 export interface WakeResult {
   woke: boolean;
   /**
-   * The park it woke, as it held; or, not woken, the park that holds when the cause was not its own: a time not come
-   * yet (it was parked again later since the caller's timer was set), a check passed for a park that has none.
+   * The park it woke (its row as ended); or, not woken, the park that holds when the cause was not its own: a time not
+   * come yet (it was parked again later since the caller's timer was set), a check passed for a park that has none.
    */
   park?: ParkRow;
   /** Woken: the look it owes the session, as the engine's looks owed take it (now, judging no earlier idle). */
   owed?: OwedLook;
 }
 
-/** Whether `cause` may end `park` at `now`: a person may wake any park, a time or a check only the park it is for. */
-function wakes(park: ParkRow, cause: WakeCause, now: number): boolean {
-  if (cause === "time") return park.wakeAt <= now;
-  if (cause === "check") return park.checkCommand !== null;
-  return true;
+/** Which park `cause` may end at `now`: a person may wake any park, a time or a check only the park it is for. */
+function woken(cause: WakeCause, now: number): ParkEnding {
+  if (cause === "time") return { dueBy: now };
+  if (cause === "check") return { withCheck: true };
+  return {};
 }
 
 const stringOr = (value: unknown) => (typeof value === "string" ? value : "");
@@ -40,11 +40,13 @@ export function wake(
   detail: Record<string, unknown> = {},
 ): Change<WakeResult> {
   return change("wake", scope.sessionId, function* () {
-    const park = yield* q.parkOf(scope.sessionId);
-    if (!park) return { woke: false };
-    if (!wakes(park, cause, now)) return { woke: false, park };
-    const audit = auditRow(now, scope, { event: "woke", reason: cause, detail: { parkId: park.id, ...detail } });
-    if (!(yield* q.endPark(park.id, "woke", cause, now, audit))) return { woke: false };
+    const park = yield* q.endPark(scope.sessionId, "woke", cause, now, woken(cause, now));
+    // Not this cause's to end (or none holds): the park that holds, if one does, says why.
+    if (!park) {
+      const held = yield* q.parkOf(scope.sessionId);
+      return held ? { woke: false, park: held } : { woke: false };
+    }
+    yield* q.audit(auditRow(now, scope, { event: "woke", reason: cause, detail: { parkId: park.id, ...detail } }));
     // A check that passed says what it printed; a time that came on a check says what it printed last.
     const output = cause === "check" ? stringOr(detail.output) : (park.checkOutput ?? "");
     const note = wokenBecause({ ...park, detail: parkDetail(park) }, cause, output);

@@ -66,13 +66,13 @@ export const PARKS = {
   },
 
   endPark: {
-    sql: `WITH ended AS (
-        UPDATE parks SET state = $2, ended_at = $4, end_reason = $3, lease_until = NULL
-        WHERE id = $1 AND state = 'parked'
-        RETURNING id)
-      INSERT INTO ${AUDIT_COLUMNS} SELECT ${auditValues(5)} FROM ended RETURNING id`,
-    async run(c, id, state, reason, now, audit) {
-      return whole(await c.rows<{ id: unknown }>([id, state, reason, now, ...auditParams(audit)]), ["id"]).length > 0;
+    sql: `UPDATE parks SET state = $2, ended_at = $4, end_reason = $3, lease_until = NULL
+      WHERE session_id = $1 AND state = 'parked' AND ($5::bigint IS NULL OR wake_at <= $5)
+        AND (NOT $6::boolean OR check_command IS NOT NULL) AND ($7::text IS NULL OR reason = $7)
+      RETURNING ${PARK}`,
+    async run(c, sessionId, state, reason, now, { dueBy, withCheck, reason: only }) {
+      const params = [sessionId, state, reason, now, dueBy ?? null, withCheck ?? false, only ?? null];
+      return whole(await c.rows<ParkRow>(params), REQUIRED.park)[0];
     },
   },
 

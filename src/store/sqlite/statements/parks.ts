@@ -62,17 +62,31 @@ export const PARKS = {
     };
   },
 
-  endPark: ({ db, statements }) => {
+  endPark: ({ db }) => {
     const update = db
       .update(parks)
       .set({ state: ps("state"), endedAt: ps("now"), endReason: ps("reason"), leaseUntil: null })
-      .where(and(eq(parks.id, p("id")), isParked))
+      .where(
+        and(
+          eq(parks.sessionId, p("sessionId")),
+          isParked,
+          sql`(${p("dueBy")} IS NULL OR ${parks.wakeAt} <= ${p("dueBy")})`,
+          sql`(${p("withCheck")} = 0 OR ${parks.checkCommand} IS NOT NULL)`,
+          sql`(${p("only")} IS NULL OR ${parks.reason} = ${p("only")})`,
+        ),
+      )
+      .returning()
       .prepare();
-    return (id, state, reason, now, audit) => {
-      if (changes(update.run({ id, state, now, reason })) === 0) return false;
-      statements.audit(audit);
-      return true;
-    };
+    return (sessionId, state, reason, now, { dueBy, withCheck, reason: only }) =>
+      update.get({
+        sessionId,
+        state,
+        now,
+        reason,
+        dueBy: dueBy ?? null,
+        withCheck: withCheck ? 1 : 0,
+        only: only ?? null,
+      });
   },
 
   reparkPark: ({ db, statements }) => {
