@@ -75,6 +75,8 @@ export default defineConfig({
         test: {
           name: "cli",
           include: ["test/cli/**/*.test.ts"],
+          // Not isolated, as `fast` (docs/testing.md): 86 CPU-s, not 102.
+          isolate: false,
           exclude: ["test/**/*.{postgres,bun,mounts,system}.test.ts"],
           maxWorkers: WORKERS,
         },
@@ -88,6 +90,8 @@ export default defineConfig({
         test: {
           name: "engine-on-postgres",
           include: ENGINE_ON_POSTGRES,
+          // The same files run unisolated in `fast`; loaded once a worker they cost 36 CPU-s, not 67.
+          isolate: false,
           env: { TC_TEST_STORE: "postgres" },
           maxWorkers: WORKERS,
           ...POSTGRES,
