@@ -1,5 +1,5 @@
 // 4. Restart recovery: from opening the file to every armed countdown classified (re-armed, fired or expired), with
-// N armed rows and many audit rows already in the file, against a floor that opens the same file through the same
+// N armed rows and many audit rows already in the file (and, for one figure, 100,000 parked sessions waiting), against a floor that opens the same file through the same
 // driver and writes the same rows raw in one transaction. Measured interleaved: each round runs recovery and the floors
 // in an order that rotates from round to round, each run on a fresh copy of the same populated file (not timed).
 import { closeSync, copyFileSync, fsyncSync, openSync, rmSync } from "node:fs";
@@ -14,8 +14,12 @@ import { ratioOf, scratch, summarize, type Figure, type Sampled } from "./lib.js
 /** Wide enough that a countdown populated 5 s overdue is still "fire" (not "expire") minutes later, in the last round. */
 const RESUME_WINDOW_SECONDS = 600;
 
-/** The rows, written by SQLite itself (a recursive CTE) in one transaction: a million audit rows in a few seconds. */
-async function populate(db: string, armed: number, auditRows: number): Promise<void> {
+/**
+ * The rows, written by SQLite itself (a recursive CTE) in one transaction: a million audit rows in a few seconds.
+ * `parked` sessions wait on a limit that lifts within the next hour, each with its session row, as a fleet that hit a
+ * provider's limit leaves them: what a restart must not read one by one.
+ */
+async function populate(db: string, armed: number, auditRows: number, parked: number): Promise<void> {
   const store = await openSqlite(db);
   const now = Date.now();
   const series = "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)";
@@ -33,6 +37,22 @@ async function populate(db: string, armed: number, auditRows: number): Promise<v
        INSERT INTO countdowns (id, session_id, directory, armed_at, deadline_at, state, owner, lease_until, attempt)
        SELECT 'cd_' || i, 'ses_' || i, '/bench', deadline - 2000, deadline, 'armed', NULL, NULL, 0 FROM d`,
       armed,
+      now,
+    );
+    if (parked === 0) return;
+    store.raw.run(
+      `${series} INSERT INTO sessions (session_id, directory, created_at, updated_at) SELECT 'ses_parked_' || i, '/bench', ?, ? FROM n`,
+      parked,
+      now,
+      now,
+    );
+    store.raw.run(
+      `${series} INSERT INTO parks (id, session_id, directory, reason, state, parked_at, wake_at, since, detail)
+       SELECT 'park_' || i, 'ses_parked_' || i, '/bench', 'limit', 'parked', ? - 60000, ? + 60000 + (i % 3540) * 1000,
+              ? - 60000, '{"resetFrom":{"field":"retry-after"}}' FROM n`,
+      parked,
+      now,
+      now,
       now,
     );
   });
@@ -113,10 +133,10 @@ async function rawRecovery(db: string, armed: number, takeOver: boolean): Promis
  * that warms up and is dropped), each timing the engine's recovery and the two floors on fresh copies of the template,
  * in an order that rotates from round to round.
  */
-export async function recovery(armed: number, auditRows: number, rounds: number): Promise<Figure[]> {
+export async function recovery(armed: number, auditRows: number, rounds: number, parked = 0): Promise<Figure[]> {
   const { dir, cleanup } = scratch();
   const template = join(dir, "template.db");
-  await populate(template, armed, auditRows);
+  await populate(template, armed, auditRows, parked);
   const db = join(dir, "state.db");
   const fresh = () => {
     for (const suffix of ["", "-wal", "-shm"]) rmSync(db + suffix, { force: true });
@@ -147,7 +167,8 @@ export async function recovery(armed: number, auditRows: number, rounds: number)
   const results = Object.fromEntries(names.map((n) => [n, summarize(samples[n]!)])) as Record<string, Sampled>;
   const ms = (m: Sampled) => ({ median: m.median, low: m.p25, high: m.p75, unit: "ms" });
   const group = "restart recovery";
-  const size = `${armed.toLocaleString("en")} armed + ${auditRows.toLocaleString("en")} audit rows`;
+  const waiting = parked > 0 ? ` + ${parked.toLocaleString("en")} parked` : "";
+  const size = `${armed.toLocaleString("en")} armed${waiting} + ${auditRows.toLocaleString("en")} audit rows`;
   const ratio = ratioOf(results.recovery!, results.floor!);
   const lower = ratioOf(results.recovery!, results["read and audit rows only"]!);
   return [

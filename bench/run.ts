@@ -36,10 +36,12 @@ await step("pg-state-changes", pgStateChanges);
 await step("bills", bills);
 await step("notices", notices);
 await step("scheduler", async () => [...(await schedulerPrecision(1000)), ...(await schedulerPrecision(10_000))]);
-// Recovery: 20 rounds at 10k armed, 7 at 100k (a round there takes about 5 s); about a minute in all.
+// Recovery: 20 rounds at 10k armed, 7 at 100k (a round there takes about 5 s), and 10 at 10k armed beside 100k parked
+// sessions; about a minute and a half in all.
 await step("recovery", async () => [
   ...(await recovery(10_000, 1_000_000, 20)),
   ...(await recovery(100_000, 1_000_000, 7)),
+  ...(await recovery(10_000, 1_000_000, 10, 100_000)),
 ]);
 await step("fanout", () => fanout(1000, 8, 20));
 await step("memory", () => inChild("node", "memory.ts", { NODE_OPTIONS: "--expose-gc" }));

@@ -173,4 +173,28 @@ describe("a provider's limit, waited out by a park", () => {
     expect(f.rows.trail(S)).toEqual(["parked:opencode_retry", "woke:time", "armed", "fired", "injected"]);
     expect(f.host.prompts).toHaveLength(1);
   });
+
+  it("parks found long overdue (nobody was there to wake them) wake spread over the jitter window, not at once", async () => {
+    await boot({ countdownSeconds: 2, wakeJitterSeconds: 60 });
+    const now = Date.now();
+    // Due 10 minutes ago: OpenCode was down when their time came.
+    const sessions = Array.from({ length: 20 }, (_, i) => `ses_late_${String(i).padStart(2, "0")}`);
+    for (const [i, sessionId] of sessions.entries()) {
+      const request = { id: `park_late_${i}`, reason: "agent" as const, wakeAt: now - 10 * 60_000, detail: {} };
+      await f.port.change(park({ sessionId, directory: DIRECTORY, server: null }, request, now - 20 * 60_000));
+    }
+    const woke = () => f.rows.audit().filter((r) => r.event === "woke");
+    await advance(f.config.leaseMs);
+    await settle();
+    const first = woke().length;
+    expect(first).toBeLessThan(sessions.length / 2);
+    await advance(60_000 + f.config.leaseMs);
+    await settle();
+    const rows = woke();
+    expect(rows.map((r) => r.session_id).sort()).toEqual(sessions);
+    // Woken at many points of the window, each saying how late its park was.
+    expect(new Set(rows.map((r) => r.at)).size).toBeGreaterThanOrEqual(5);
+    expect(Math.max(...rows.map((r) => r.at)) - Math.min(...rows.map((r) => r.at))).toBeGreaterThan(30_000);
+    expect(rows.every((r) => (r.detail.lateMs as number) >= 10 * 60_000)).toBe(true);
+  });
 });
