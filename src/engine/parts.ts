@@ -84,7 +84,8 @@ export function buildParts(ctx: EngineContext, options: PartsOptions = {}): Engi
   const judge = new Judge(ctx, memories, queue, notices, billing);
   const lookups = new Lookups(ctx);
   const reconciler = new Reconciler(ctx, lookups, outcomes, queue);
-  const looks = new Looks(ctx, { memories, countdowns, judge, facts, billing, queue, starts });
+  const limitParks = new LimitParks(ctx);
+  const looks = new Looks(ctx, { memories, countdowns, judge, facts, billing, queue, starts, limitParks });
   const injected = {
     memories,
     queue,
@@ -100,7 +101,6 @@ export function buildParts(ctx: EngineContext, options: PartsOptions = {}): Engi
   };
   const injector = new Injector(ctx, injected);
   countdowns.connect({ armed: (armed) => toasts.show(armed), due: (armed, info) => injector.due(armed, info) });
-  const limitParks = new LimitParks(ctx);
   const parkToasts = new ParkToasts(ctx);
   ctx.events.on("session_parked", (park) => parkToasts.parked(park));
   const router = new EventRouter(ctx, { memories, countdowns, looks, starts, ownMessages, limitParks }, clock.now());

@@ -19,7 +19,6 @@ export const AUDIT_ROWS: {
   insertCountdown: (args) => [args[1] as AuditValues],
   endCountdown: (args, ended) => (ended === true ? [args[4] as AuditValues] : []),
   insertPark: (args) => [args[1] as AuditValues],
-  endPark: (args, ended) => (ended === true ? [args[4] as AuditValues] : []),
   reparkPark: (args, reparked) => (reparked === true ? [args[2] as AuditValues] : []),
 };
 

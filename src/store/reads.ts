@@ -23,6 +23,7 @@ export const {
   unbilledIn,
   sessionsToRecheck,
   parkOf,
+  lastParkOf,
   parkedIn,
   parksDueIn,
   countParked,

@@ -146,6 +146,89 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
   );
 
   it(
+    "200 sessions parked to one limit's reset on two replicas, one killed during the park: each woken once, spread over the jitter window",
+    { timeout: 600_000 },
+    async () => {
+      // Every session's first continuation fails on a Claude subscription's limit, whose window resets at one moment
+      // for all of them: far enough ahead for half to be parked first, on a loaded machine too (15 s alone, 40 s
+      // beside two more test runs).
+      const resetAt = Math.ceil((Date.now() + 50_000) / 1000) * 1000;
+      const message = "This request would exceed your account's rate limit. Please try again later.";
+      const limit = {
+        message,
+        statusCode: 429,
+        isRetryable: true,
+        responseHeaders: {
+          "anthropic-ratelimit-unified-reset": String(resetAt / 1000),
+          "content-type": "application/json",
+        },
+        responseBody: JSON.stringify({ type: "error", error: { type: "rate_limit_error", message } }),
+      };
+      const jitterMs = 10_000;
+      fleet = new Fleet(
+        { wakeJitterSeconds: jitterMs / 1000 },
+        new SimulatedOpenCode((_, turn) => (turn === 2 ? limit : undefined)),
+      );
+      await fleet.start(4, 2);
+      await fleet.createSessions(50);
+      const prompting = fleet.promptInWaves(10);
+      const parked = async () =>
+        Number((await fleet!.all<{ n: string }>("SELECT count(*) AS n FROM parks WHERE state = 'parked'"))[0]!.n);
+      const atKill = await waitFor(
+        "half the sessions parked",
+        async () => {
+          const n = await parked();
+          return n >= 100 && n;
+        },
+        { timeoutMs: 45_000, interval: 100 },
+      );
+      const [killedId, killedServers] = await fleet.busiestOwner();
+      const victim = fleet.replicaOf(killedId);
+      victim.child.kill("SIGKILL");
+      const killedAt = Date.now();
+      await victim.exited;
+      await prompting;
+      await fleet.finished(300_000);
+      // The turn that failed was a continuation too: each session took one more than its todos need.
+      const owed = CONTINUATIONS_PER_SESSION + 1;
+      const verdict = await fleet.verdict(owed);
+      const parks = await fleet.all<{ session_id: string; state: string; end_reason: string }>(
+        "SELECT session_id, state, end_reason FROM parks",
+      );
+      const woke = (
+        await fleet.all<{ session_id: string; at: string }>(
+          "SELECT session_id, at FROM audit_events WHERE event = 'woke'",
+        )
+      ).map((r) => ({ session: r.session_id, at: Number(r.at) }));
+      const [first, last] = [Math.min(...woke.map((w) => w.at)), Math.max(...woke.map((w) => w.at))];
+      // No continuation went out while a session was parked: none between its park and the end of its wait.
+      const [{ n: sentWhileParked }] = (await fleet.all<{ n: string }>(
+        `SELECT count(*) AS n FROM injections i JOIN parks p ON p.session_id = i.session_id
+          WHERE i.created_at > p.parked_at AND i.created_at < p.wake_at`,
+      )) as [{ n: string }];
+      console.log(
+        `fleet, parked: ${fleet.sessions.length} sessions on 4 servers, 2 replicas; ${atKill} parked when the replica ` +
+          `holding ${killedServers.length} server(s) was killed, ${resetAt - killedAt} ms before the reset; ` +
+          `woken ${first - resetAt}–${last - resetAt} ms after it (jitter ${jitterMs} ms); continuations ` +
+          `${verdict.continuations}; lost ${verdict.lost.length}, doubled ${verdict.doubled.length}; audit ${JSON.stringify(verdict.audit)}`,
+      );
+      expect(killedAt).toBeLessThan(resetAt);
+      expect(verdict.lost).toEqual([]);
+      expect(verdict.doubled).toEqual([]);
+      expect(verdict.open).toEqual([]);
+      await fleet.expectRowsAgree(verdict.sent, owed);
+      // Each session parked once and woken once, by its time, whichever replica was left to wake it.
+      expect(parks).toHaveLength(fleet.sessions.length);
+      expect(parks.filter((p) => p.state !== "woke" || p.end_reason !== "time")).toEqual([]);
+      expect(woke.map((w) => w.session).sort()).toEqual(fleet.sessions.map((s) => s.id).sort());
+      expect(Number(sentWhileParked)).toBe(0);
+      // Not before the reset, and spread over the window rather than in one second.
+      expect(first).toBeGreaterThanOrEqual(resetAt);
+      expect(last - first).toBeGreaterThan(jitterMs / 2);
+    },
+  );
+
+  it(
     "PostgreSQL stopped mid-run and started again: the replicas pause, resume, and every idle is continued once",
     { timeout: 600_000 },
     async () => {

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exercise, type Exercise } from "../support/sim-opencode/conformance.js";
+import { exercise, LIMITED_PROMPT, LIMITED_TEXT, type Exercise } from "../support/sim-opencode/conformance.js";
 import { sessionOf, STREAM_ONLY_EVENTS, type RecordedEvent } from "../support/sim-opencode/event-recorder.js";
 import { startSimFleet, type SimFleet } from "../support/sim-opencode/fleet.js";
 import { shapeDifferences, shapeOf } from "../support/sim-opencode/shapes.js";
@@ -19,13 +19,33 @@ const EVENT_TAP = fileURLToPath(new URL("../support/sim-opencode/event-tap-plugi
 /** Long enough for the reads made while a turn runs to find it running, on both. */
 const TURN_MS = 800;
 
-/** A turn as the sim plays it: the first writes three open todos, each later prompt completes one more. */
+/**
+ * A turn as the sim plays it: the first writes three open todos, each later prompt completes one more; the `limited`
+ * phase's prompt is answered with a provider's usage limit (a 400 OpenCode does not retry).
+ */
 function script(_request: unknown, ctx: ScriptContext): ModelReply {
+  if (ctx.userTexts.at(-1) === LIMITED_PROMPT)
+    return { status: 400, text: LIMITED_TEXT, errorType: "invalid_request_error" };
   if (ctx.afterTool) return { text: "I will stop here for now." };
   const done = ctx.userTexts.length - 1;
   const todos = ["a", "b", "c"].map((content, i): [string, string] => [content, i < done ? "completed" : "pending"]);
   return { delayMs: TURN_MS, toolCalls: [todowrite(todos)] };
 }
+
+/** The error the real model's answer becomes in OpenCode (its headers as Node's server sends an answer). */
+const LIMITED_ERROR = {
+  message: LIMITED_TEXT,
+  statusCode: 400,
+  isRetryable: false,
+  responseHeaders: {
+    connection: "keep-alive",
+    "content-type": "application/json",
+    date: new Date().toUTCString(),
+    "keep-alive": "timeout=5",
+    "transfer-encoding": "chunked",
+  },
+  responseBody: JSON.stringify({ error: { message: LIMITED_TEXT, type: "invalid_request_error" } }),
+};
 
 /** Events about the instance rather than a session (providers and plugins loading): the sim has none to publish. */
 const INSTANCE_EVENTS = new Set(["plugin.added", "catalog.updated", "reference.updated", "integration.updated"]);
@@ -133,7 +153,13 @@ describe("the simulated OpenCode against OpenCode 1.18.33", () => {
     });
     [, fleet] = await Promise.all([
       server.start(),
-      startSimFleet({ servers: 1, sessionsPerServer: 1, turnMs: TURN_MS }),
+      startSimFleet({
+        servers: 1,
+        sessionsPerServer: 1,
+        turnMs: TURN_MS,
+        // The exercised session's third turn is the `limited` phase's (its first turn, a prompt, then that one).
+        failTurn: (_, turn) => (turn === 3 ? LIMITED_ERROR : undefined),
+      }),
     ]);
     [real, sim] = await Promise.all([
       exercise({ url: server.url, directory: server.project }),
@@ -186,6 +212,17 @@ describe("the simulated OpenCode against OpenCode 1.18.33", () => {
       counts(kindsOf(run.stream.events.filter((e) => sessionOf(e) === run.session)).filter((k) => UNPLACED.has(k)));
     expect(unplaced(real)).toEqual({ "session.diff": expect.any(Number), "session.updated": expect.any(Number) });
     expect(unplaced(sim)).toEqual(unplaced(real));
+  });
+
+  it("ends a turn that fails on a provider's error as OpenCode does: the error, idle, the message keeping it, idle", () => {
+    const [expected, actual] = [real, sim].map((run) =>
+      collapse(kindsOf(significant(run.stream.of("limited", run.session))).filter((k) => k !== "server.heartbeat")),
+    );
+    expect(expected).toContain("session.error");
+    expect(actual).toEqual(expected);
+    const error = (run: Exercise) => run.stream.of("limited").find((e) => e.type === "session.error")!.properties;
+    expect(shapeDifferences(shapeOf(error(real)), shapeOf(error(sim)), "session.error")).toEqual([]);
+    expect((error(sim).error as { data: unknown }).data).toMatchObject({ message: LIMITED_TEXT, statusCode: 400 });
   });
 
   // The e2e plugin host (test/e2e/support/plugin-host.ts) hands a plugin the simulated server's stream: that is what

@@ -17,6 +17,7 @@ import type { Countdowns } from "../wait/countdowns.js";
 import { inspectOptions, type FactGatherer } from "../read/facts.js";
 import type { Billing } from "./billing.js";
 import type { Judge } from "./judge.js";
+import type { LimitParks } from "../wait/limit-parks.js";
 
 /** A precheck's answer: a stop to tell waits for the last continuation's bill. */
 const BILL_FIRST = Symbol("bill first");
@@ -57,6 +58,7 @@ export interface LookParts {
   /** Continuations queued or in flight in this process. */
   queue: DeliveryQueue;
   starts: SentContinuations;
+  limitParks: LimitParks;
 }
 
 export class Looks {
@@ -193,6 +195,11 @@ export class Looks {
     if (facts.parentId !== undefined) await this.noteParent(sessionId, facts.parentId);
     judge.rememberTodos(sessionId, facts);
     if (await starts.unstartedContinuation(sessionId, facts, countdowns.has(sessionId))) return;
+    // A limit the messages keep and no park answered (its event never came here) is parked first: the guards then
+    // find the session parked, as after the event.
+    const failed = facts.messages;
+    if (failed?.unansweredErrorKind === "limit" && failed.unansweredError)
+      await this.p.limitParks.limitSeenInMessages(sessionId, failed.unansweredError, failed.unansweredErrorAt);
     const { decision, row } = await judge.decide(sessionId, "idle", facts, { idleSince: look.idleSince });
     const lookMs = this.tookMs(look.startedAt);
     if (decision.verdict === "skip") {

@@ -10,6 +10,7 @@ import type { RetryStatus } from "../../core/events.js";
 import { park } from "../../store/changes/park.js";
 import { parkForLimit } from "../../store/changes/park-limit.js";
 import { unpark } from "../../store/changes/unpark.js";
+import { lastParkOf } from "../../store/reads.js";
 import type { EngineContext } from "../context.js";
 import { newId } from "../ids.js";
 
@@ -18,6 +19,12 @@ import { newId } from "../ids.js";
  * one loses seconds, and a park for each would write twice per attempt.
  */
 export const RETRY_PARK_MIN_MS = 15_000;
+
+/**
+ * How far OpenCode's clock (a failed message's time) may run ahead of the enforcer's (a park's time) with a park still
+ * taken as made for that failure: a fleet follows servers on other machines.
+ */
+const CLOCK_MARGIN_MS = 60_000;
 
 /** The zone a reset time said without one is read in: the machine's, where the person reads the message. */
 const LOCAL_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
@@ -35,8 +42,23 @@ export class LimitParks {
 
   /** A turn failed on a limit (`session.error` of kind `limit`): its error recorded and the session parked. */
   limitMet(sessionId: string, error: ErrorReport): Promise<unknown> {
-    const { ctx } = this;
     this.retrying.delete(sessionId);
+    return this.ctx.lanes.post(sessionId, () => this.park(sessionId, error));
+  }
+
+  /**
+   * A look found the session's last turn failed on a limit (its messages keep the error) that no park answered since:
+   * its `session.error` never reached this process (it came before a takeover, a restart, a reconnect). Parked as the
+   * event would have parked it, in the look's lane; true when it was. `failedAt`: the failed message's time.
+   */
+  async limitSeenInMessages(sessionId: string, error: ErrorReport, failedAt: number | undefined): Promise<boolean> {
+    const last = await this.ctx.store.read(lastParkOf(sessionId));
+    if (last && (failedAt === undefined || last.parkedAt + CLOCK_MARGIN_MS >= failedAt)) return false;
+    return this.park(sessionId, error);
+  }
+
+  private async park(sessionId: string, error: ErrorReport): Promise<boolean> {
+    const { ctx } = this;
     const now = ctx.clock.now();
     const evidence = {
       message: error.message,
@@ -46,10 +68,9 @@ export class LimitParks {
     };
     const reading = readLimit(evidence, now, { localZone: LOCAL_ZONE });
     const met = { id: newId("park"), error, reading, options: this.options };
-    return ctx.lanes.post(sessionId, async () => {
-      const result = await ctx.store.change(parkForLimit(ctx.scope(sessionId), met, ctx.clock.now()));
-      if (result.parked) ctx.events.emit("session_parked", { sessionId, reason: "limit", until: result.until });
-    });
+    const result = await ctx.store.change(parkForLimit(ctx.scope(sessionId), met, ctx.clock.now()));
+    if (result.parked) ctx.events.emit("session_parked", { sessionId, reason: "limit", until: result.until });
+    return result.parked;
   }
 
   /** OpenCode waits to retry: a wait long enough to matter is recorded as a park until OpenCode's next try. */

@@ -4,7 +4,7 @@
 // turn leaves two todos open, each continuation completes one), and the servers say what they took.
 import { join } from "node:path";
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
-import { startSimFleet, type SimFleet } from "../../support/sim-opencode/fleet.js";
+import { startSimFleet, type SimFleet, type SimFleetOptions } from "../../support/sim-opencode/fleet.js";
 import { OpenCodeServer } from "./opencode-server.js";
 import { ScriptedModel, textOf, todowrite, type ModelRequest, type ScriptContext } from "./scripted-model.js";
 import { freePort } from "./tcp-proxy.js";
@@ -109,6 +109,9 @@ export class SimulatedOpenCode implements FleetHosts {
   servers: FleetServer[] = [];
   private fleet: SimFleet | undefined;
 
+  /** `failTurn`: the provider's error a session's turn (1: its first) fails on, as a limit's (none by default). */
+  constructor(private readonly failTurn?: SimFleetOptions["failTurn"]) {}
+
   async start(count: number, _root: string, project: string): Promise<void> {
     this.fleet = await startSimFleet({
       servers: count,
@@ -116,6 +119,7 @@ export class SimulatedOpenCode implements FleetHosts {
       todosPerSession: CONTINUATIONS_PER_SESSION,
       turnMs: SIM_TURN_MS,
       directoryOf: () => project,
+      failTurn: this.failTurn,
     });
     this.servers = this.fleet.sims.map((sim) => ({
       url: sim.url,

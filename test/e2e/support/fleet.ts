@@ -296,8 +296,11 @@ export class Fleet {
     return kept;
   }
 
-  /** What the servers took is the ground truth: continuations per session, and each session's final todos. */
-  async verdict() {
+  /**
+   * What the servers took is the ground truth: continuations per session, and each session's final todos. `owed`: the
+   * continuations each session must take (more than its todos need when a turn of it fails).
+   */
+  async verdict(owed = CONTINUATIONS_PER_SESSION) {
     const continuations = this.hosts.continuations(this.sessions);
     const count = (s: FleetSession) => continuations.get(s.id) ?? 0;
     const open: string[] = [];
@@ -314,8 +317,8 @@ export class Fleet {
     const audit = Object.fromEntries(counts.map((r) => [r.k, Number(r.n)]));
     return {
       continuations: [...continuations.values()].reduce((a, b) => a + b, 0),
-      lost: this.sessions.filter((s) => count(s) < CONTINUATIONS_PER_SESSION).map((s) => s.tag),
-      doubled: this.sessions.filter((s) => count(s) > CONTINUATIONS_PER_SESSION).map((s) => s.tag),
+      lost: this.sessions.filter((s) => count(s) < owed).map((s) => s.tag),
+      doubled: this.sessions.filter((s) => count(s) > owed).map((s) => s.tag),
       open,
       sent,
       audit,
@@ -323,11 +326,14 @@ export class Fleet {
   }
 
   /** The rows agree with the model, each under its own server's name. */
-  async expectRowsAgree(sent: Array<{ session_id: string; server: string; n: number }>): Promise<void> {
+  async expectRowsAgree(
+    sent: Array<{ session_id: string; server: string; n: number }>,
+    owed = CONTINUATIONS_PER_SESSION,
+  ): Promise<void> {
     expect(sent).toHaveLength(this.sessions.length);
     const serverOf = new Map(this.sessions.map((s) => [s.id, `pod-${s.server}`]));
     for (const row of sent) {
-      expect(Number(row.n)).toBe(CONTINUATIONS_PER_SESSION);
+      expect(Number(row.n)).toBe(owed);
       expect(row.server).toBe(serverOf.get(row.session_id));
     }
     expect(await this.all("SELECT session_id FROM sessions WHERE server IS NULL")).toEqual([]);

@@ -24,6 +24,7 @@ import { StartWatch } from "../../../src/engine/deliver/start-watch.js";
 import { OwnMessageIds } from "../../../src/engine/memory/own-messages.js";
 import { SessionMemories } from "../../../src/engine/memory/session-memory.js";
 import { Countdowns } from "../../../src/engine/wait/countdowns.js";
+import { LimitParks } from "../../../src/engine/wait/limit-parks.js";
 import { idLine } from "../../../src/core/prompt.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { oweLook } from "../../../src/store/changes/look-owed.js";
@@ -99,7 +100,8 @@ function build(overrides: Partial<Config> = {}, over: SqliteStore = store): Rig 
   const memories = new SessionMemories(1000, pinned);
   const billing = new Billing(ctx, facts);
   const judge = new Judge(ctx, memories, queue, notices, billing);
-  const looks = new Looks(ctx, { memories, countdowns, judge, facts, billing, queue, starts });
+  const limitParks = new LimitParks(ctx);
+  const looks = new Looks(ctx, { memories, countdowns, judge, facts, billing, queue, starts, limitParks });
   const built = { ctx, host, config, memories, countdowns, queue, starts, looks };
   rigs.push(built);
   return built;

@@ -174,6 +174,31 @@ describe("a provider's limit, waited out by a park", () => {
     expect(f.host.prompts).toHaveLength(1);
   });
 
+  it("a limit whose event never came (before a restart, a takeover) is parked from the messages at the look, once", async () => {
+    await boot({ countdownSeconds: 2, wakeJitterSeconds: 0 });
+    f.host.setTodos(S, [["a", "pending"]]);
+    // The turn failed on a 429 while no process listened: only its message keeps the error.
+    const error = {
+      name: "APIError",
+      message: "Too Many Requests",
+      statusCode: 429,
+      responseHeaders: { "retry-after": "40" },
+    };
+    f.host.addAssistantMessage(S, { error, parts: [] });
+    await idle();
+    await settle();
+    expect(f.rows.trail(S)).toEqual(["parked:limit", "skipped:parked"]);
+    expect(f.rows.parks(S)[0]).toMatchObject({ reason: "limit", detail: { resetFrom: { field: "retry-after" } } });
+    expect(f.host.prompts).toEqual([]);
+    // Woken at its time; the same failure, still the last message, does not park it again.
+    await advance(40_000 + f.config.leaseMs);
+    await settle();
+    await advance(2100);
+    await settle();
+    expect(f.rows.trail(S)).toEqual(["parked:limit", "skipped:parked", "woke:time", "armed", "fired", "injected"]);
+    expect(f.host.prompts).toHaveLength(1);
+  });
+
   it("parks found long overdue (nobody was there to wake them) wake spread over the jitter window, not at once", async () => {
     await boot({ countdownSeconds: 2, wakeJitterSeconds: 60 });
     const now = Date.now();

@@ -122,6 +122,25 @@ async function prompt(c: Caller, stream: EventRecorder, id: string): Promise<voi
   await reads(c, id, "after");
 }
 
+/** The words of the provider's error the `limited` phase's turn fails on (the real model answers 400 with them). */
+export const LIMITED_TEXT = "You have reached your usage limit. It resets in 20 seconds.";
+/** What the `limited` phase's prompt says: the real model fails the turn it starts. */
+export const LIMITED_PROMPT = "LIMITED: go on with the list.";
+
+/** A prompt whose turn fails on a provider's limit: the error, both idles, and the messages after it. */
+async function limited(c: Caller, stream: EventRecorder, id: string): Promise<void> {
+  const { client, query } = c;
+  stream.phase = "limited";
+  const body = { parts: [{ type: "text" as const, text: LIMITED_PROMPT }] };
+  await c.record("limited.prompt", client.session.promptAsync({ path: { id }, query, body }));
+  // OpenCode goes idle twice for a failed turn: after the error, and after the message that keeps it.
+  await waitFor(
+    `session ${id} idle twice in limited`,
+    () => stream.of("limited", id).filter((e) => e.type === "session.idle").length >= 2,
+  );
+  await c.record("limited.messages", client.session.messages({ path: { id }, query }));
+}
+
 /** What OpenCode refuses: unknown sessions, and bodies it does not accept (a toast's duration in fractions, say). */
 async function refusals(c: Caller): Promise<void> {
   const { client, query } = c;
@@ -158,7 +177,8 @@ async function elsewhere(c: Caller, id: string): Promise<void> {
 /**
  * Runs the exercise on one server: a warm-up session (the instance's first turn loads its providers), then the
  * measured session's first turn, every read, the toast and the log, one prompt with our message id and a synthetic
- * part, the reads again, the refusals, another directory's answers, and the first heartbeat.
+ * part, the reads again, a prompt whose turn fails on a provider's limit, the refusals, another directory's answers,
+ * and the first heartbeat.
  */
 export async function exercise(target: Target): Promise<Exercise> {
   const c = new Caller(target);
@@ -180,6 +200,7 @@ export async function exercise(target: Target): Promise<Exercise> {
     }),
   );
   await prompt(c, stream, session);
+  await limited(c, stream, session);
   stream.phase = "refusals";
   await refusals(c);
   await elsewhere(c, session);

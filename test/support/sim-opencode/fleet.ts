@@ -2,6 +2,7 @@
 // and one heartbeat timer for all of them. Every session starts with a first turn (the starts spread over
 // `startStaggerMs`) that leaves `todosPerSession` todos open; each continuation completes one. `stats()` says what the
 // prompts did: a session needs exactly `todosPerSession` of them, one more is doubled work, one less is lost work.
+import type { TurnError } from "./payloads.js";
 import { Scheduler } from "./scheduler.js";
 import { SimServer } from "./server.js";
 import type { SdkCall } from "./requests.js";
@@ -32,6 +33,8 @@ export interface SimFleetOptions {
   events?: EventDetail;
   /** OpenCode's `server.heartbeat` period (default 10 s). */
   heartbeatMs?: number;
+  /** The provider's error a session's turn (1: its first) fails on (a limit, say); undefined: it works. */
+  failTurn?: (sessionId: string, turn: number) => TurnError | undefined;
   /** Every server asks for this password, as OpenCode run with `OPENCODE_SERVER_PASSWORD` does (default: none). */
   password?: string;
   /**
@@ -194,6 +197,7 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimFleet>
         detail: options.events ?? "full",
         password: options.password,
         keepAliveMs: options.keepAliveMs ?? 65_000,
+        failTurn: options.failTurn,
       });
       sims.push(server);
       await server.listen();

@@ -46,6 +46,23 @@ export interface Turn {
   completedAfter: number;
   /** Its tool call's number in the session (`call_<n>_0`). */
   call: number;
+  /** Set when it ended: the provider's error it failed on (it wrote no todos, and no step). */
+  failed?: TurnError;
+}
+
+/** A provider's error a turn fails on, as OpenCode 1.18.33 keeps an API error's (`session.error`'s `data`). */
+export interface TurnError {
+  message: string;
+  statusCode: number;
+  isRetryable: boolean;
+  responseHeaders: Record<string, string>;
+  /** The answer's body as the provider sent it. */
+  responseBody: string;
+}
+
+/** The error as OpenCode publishes it (`session.error`) and keeps it on the failed turn's assistant message. */
+export function apiError(e: TurnError) {
+  return { name: "APIError", data: { ...e, metadata: { url: "http://127.0.0.1/v1/chat/completions" } } };
 }
 
 export type Entry = UserMessage | Turn;
@@ -201,9 +218,22 @@ export function textPart(sessionID: string, t: Turn, done: boolean) {
   };
 }
 
-/** A finished turn's two messages, or the running turn's first, unfinished and without parts yet. */
+/** A failed turn's one assistant message: no step, no cost, the error it failed on. */
+export function failedAssistantInfo(sessionID: string, t: Turn, cwd: string, error: TurnError) {
+  const { finish: _none, ...info } = assistantInfo(sessionID, t, 0, cwd, true);
+  return {
+    ...info,
+    time: { created: t.started, completed: t.ended },
+    cost: 0,
+    tokens: usage(0, false),
+    error: apiError(error),
+  };
+}
+
+/** A finished turn's two messages (a failed one's one), or the running turn's first, unfinished and without parts. */
 export function turnMessages(sessionID: string, t: Turn, total: number, cwd: string) {
   if (t.ended === 0) return [{ info: assistantInfo(sessionID, t, 0, cwd, false), parts: [] }];
+  if (t.failed) return [{ info: failedAssistantInfo(sessionID, t, cwd, t.failed), parts: [] }];
   return [
     {
       info: assistantInfo(sessionID, t, 0, cwd, true),

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { agentsJson } from "./agents.js";
 import { descendingId, newAscendingId, reserveStamps } from "./ids.js";
-import { messageList, sessionInfo, todoItems } from "./payloads.js";
+import { messageList, sessionInfo, todoItems, type TurnError } from "./payloads.js";
 import {
   directoryOf,
   logBody,
@@ -38,6 +38,8 @@ export interface SimServerOptions {
   password?: string;
   /** How long an idle kept-alive connection stays open (advertised to the client in `Keep-Alive`). */
   keepAliveMs: number;
+  /** The provider's error a session's turn (1: its first) fails on; absent or undefined: it works. */
+  failTurn?: (sessionId: string, turn: number) => TurnError | undefined;
 }
 
 interface Answer {
@@ -117,6 +119,9 @@ export class SimServer implements SessionHost, EventSink {
   }
   get turnMs(): number {
     return this.options.turnMs;
+  }
+  get failTurn(): SimServerOptions["failTurn"] {
+    return this.options.failTurn;
   }
   get detail(): EventDetail {
     return this.options.detail;

@@ -11,10 +11,12 @@ import {
   type SessionFacts,
   type StoredPart,
   type Turn,
+  type TurnError,
   type UserMessage,
 } from "./payloads.js";
 import type { Due, Scheduler } from "./scheduler.js";
 import {
+  failedTurnEndEvents,
   promptEvents,
   turnEndEvents,
   turnStartEvents,
@@ -33,6 +35,8 @@ export interface SessionHost {
   readonly sink: EventSink;
   /** Until when (epoch ms) the server is frozen: nothing of it happens before then. */
   readonly frozenUntil: number;
+  /** The provider's error a session's turn (1: its first) fails on; undefined: it works. */
+  readonly failTurn?: (sessionId: string, turn: number) => TurnError | undefined;
 }
 
 /** What a prompt asks for (the body of `prompt_async`, checked). */
@@ -136,16 +140,19 @@ export class SimSession implements Due, TurnScene {
     const turn = this.running;
     if (!turn) return this.beginFirstTurn(now);
     turn.ended = now;
-    turn.completedAfter = this.turnsDone === 0 ? 0 : Math.min(this.host.todos, this.completed + 1);
+    turn.failed = this.host.failTurn?.(this.facts.id, turn.call);
+    // A failed turn wrote nothing: its todos are as they were.
+    if (!turn.failed) turn.completedAfter = this.turnsDone === 0 ? 0 : Math.min(this.host.todos, this.completed + 1);
     this.completed = turn.completedAfter;
     this.turnsDone++;
-    this.facts.steps += 2;
+    this.facts.steps += turn.failed ? 0 : 2;
     this.facts.updated = now;
     this.running = undefined;
     const next = this.queued?.shift();
     if (this.queued?.length === 0) this.queued = undefined;
     this.busy = next !== undefined;
-    turnEndEvents(this, turn, next === undefined);
+    if (turn.failed) failedTurnEndEvents(this, turn, next === undefined);
+    else turnEndEvents(this, turn, next === undefined);
     if (next) this.start(next, now);
   }
 

@@ -3,8 +3,10 @@
 // every one of them, streamed text deltas and repeated updates included; `lean` only those the enforcer reacts to, in
 // the same order, for a benchmark that wants the service's work without OpenCode's chatter.
 import {
+  apiError,
   assistantInfo,
   CLOSING_TEXT,
+  failedAssistantInfo,
   sessionInfo,
   stepFinish,
   stepStart,
@@ -128,6 +130,25 @@ export function turnEndEvents(scene: TurnScene, turn: Turn, goesIdle: boolean): 
   status(scene, "idle");
   scene.sink.emit("session.idle", { sessionID: scene.facts.id });
   if (scene.detail === "full") sessionUpdated(scene, true);
+}
+
+/**
+ * A turn failed on a provider's error, as OpenCode 1.18.33 ends one (measured: a 400 from the model): the error, the
+ * session idle, then the assistant message with the error, and the session idle again (two `session.idle`).
+ */
+export function failedTurnEndEvents(scene: TurnScene, turn: Turn, goesIdle: boolean): void {
+  if (!scene.sink.listening || !turn.failed) return;
+  const sessionID = scene.facts.id;
+  scene.sink.emit("session.error", { sessionID, error: apiError(turn.failed) });
+  const idle = () => {
+    if (!goesIdle) return;
+    status(scene, "idle");
+    scene.sink.emit("session.idle", { sessionID });
+  };
+  if (scene.detail === "full") idle();
+  const info = failedAssistantInfo(sessionID, turn, scene.facts.directory, turn.failed);
+  scene.sink.emit("message.updated", { sessionID, info });
+  idle();
 }
 
 /** A session made through `POST /session`. */
