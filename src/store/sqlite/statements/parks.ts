@@ -9,8 +9,13 @@ import { changes, inScope, inScopes, p, placeholders, ps, scoped, type SomePrepa
 // Written into the SQL, never bound: the value parks_one_parked_per_session and parks_due_idx name (see prepare.ts's
 // isArmed).
 const isParked = sql`${parks.state} = 'parked'`;
-/** Its wake time or its next check comes by `dueBy`. */
-const due = or(lte(parks.wakeAt, p("dueBy")), lte(parks.nextCheckAt, p("dueBy")));
+/**
+ * Its wake time or its next check comes by `dueBy`. Each side names the parked state itself: SQLite then searches both
+ * partial indexes (parks_due_idx, parks_check_due_idx) and joins the two, where `parked AND (a OR b)` scanned every
+ * parked row (50,000 parked: 0.01 ms a lease tick, not 12). Not beside another `parked` term: with one, SQLite
+ * scanned again.
+ */
+const due = or(and(isParked, lte(parks.wakeAt, p("dueBy"))), and(isParked, lte(parks.nextCheckAt, p("dueBy"))));
 /** Whichever of its wake time and its next check comes first. */
 const firstDue = sql`min(${parks.wakeAt}, coalesce(${parks.nextCheckAt}, ${parks.wakeAt}))`;
 
@@ -124,7 +129,7 @@ export const PARKS = {
     const select = db
       .select()
       .from(parks)
-      .where(and(isParked, inScope(parks), due))
+      .where(and(inScope(parks), due))
       .orderBy(firstDue, asc(parks.id))
       .prepare();
     return (scope, dueBy) => select.all({ ...scoped(scope), dueBy });
@@ -134,7 +139,7 @@ export const PARKS = {
     const select = db
       .select()
       .from(parks)
-      .where(and(isParked, inScopes(parks), due))
+      .where(and(inScopes(parks), due))
       .orderBy(firstDue, asc(parks.id))
       .prepare();
     return (scopes, dueBy) => select.all({ scopes: scopesAsJson(scopes), dueBy });

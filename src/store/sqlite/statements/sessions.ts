@@ -1,12 +1,18 @@
 // The sessions' rows on SQLite: what a change reads and writes of one, and the sessions owed a look.
-import { and, eq, isNotNull, lte } from "drizzle-orm";
+import { and, eq, isNotNull, lte, sql } from "drizzle-orm";
 import { sessions } from "../../schema.js";
 import { PATCHABLE } from "../../session-columns.js";
 import { scopesAsJson } from "../../statements.js";
-import { inScope, inScopes, p, ps, scoped, type SomePrepared } from "./prepare.js";
+import { inScopes, p, ps, scoped, type SomePrepared } from "./prepare.js";
 
 const owedLook = { sessionId: sessions.sessionId, recheckAt: sessions.recheckAt, owedSince: sessions.owedSince };
 const owed = and(isNotNull(sessions.recheckAt), lte(sessions.recheckAt, p("dueBy")));
+/**
+ * The scope, kept off the directory's index (a unary `+`): without statistics SQLite prefers it to the index of the
+ * sessions owed a look, and a project's sessions all share its directory (100,000 of them: 10 ms a lease tick, not
+ * 0.01).
+ */
+const inScopeUnindexed = sql`+${sessions.directory} = ${p("directory")} AND ${sessions.server} IS ${p("server")}`;
 
 export const SESSIONS = {
   session: ({ db }) => {
@@ -48,11 +54,7 @@ export const SESSIONS = {
   },
 
   sessionsToRecheck: ({ db }) => {
-    const select = db
-      .select(owedLook)
-      .from(sessions)
-      .where(and(inScope(sessions), owed))
-      .prepare();
+    const select = db.select(owedLook).from(sessions).where(and(inScopeUnindexed, owed)).prepare();
     return (scope, dueBy) => select.all({ ...scoped(scope), dueBy });
   },
 

@@ -1,0 +1,1 @@
+CREATE INDEX "parks_check_due_idx" ON "parks" USING btree ("next_check_at") WHERE state = 'parked';
