@@ -30,7 +30,7 @@ const ENGINE_ON_POSTGRES = [
   "test/engine/scenarios/judgement.test.ts",
   "test/engine/scenarios/delivery.test.ts",
   "test/engine/scenarios/notices.test.ts",
-  "test/engine/scenarios/hostile-events.test.ts",
+  "test/engine/scenarios/memory-flood.test.ts",
   "test/engine/scenarios/host-faults.test.ts",
   "test/engine/scenarios/restart.test.ts",
   "test/engine/scenarios/security.test.ts",

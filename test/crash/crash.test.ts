@@ -13,14 +13,14 @@ import { sleep, waitFor } from "../support/wait-for.js";
 
 /**
  * Each kill costs over half a CPU-second (a process start, its database opened, its calls), and `npm test` pays for
- * every one: 60 and 20 land in the windows that matter many times over (100 kills on a file left 154 armed countdowns
- * and 106 pending continuations to their restarts, 30 on PostgreSQL 46 and 24; 20 on a file 35 and 15). A soak run
- * asks for more: `CRASH_ITERATIONS=1000 CRASH_ITERATIONS_PG=300`. Fewer on PostgreSQL: each restart opens a pool and
- * checks the migrations over the network.
+ * every one: 24 on a file and 8 on PostgreSQL land in the windows that matter many times over (20 on a file left 35
+ * armed countdowns and 15 pending continuations to their restarts; 100 left 154 and 106). A soak run asks for more:
+ * `CRASH_ITERATIONS=1000 CRASH_ITERATIONS_PG=300`. Fewer on PostgreSQL: each restart opens a pool and checks the
+ * migrations over the network.
  */
 const ITERATIONS = {
-  file: Number(process.env.CRASH_ITERATIONS ?? 60),
-  PostgreSQL: Number(process.env.CRASH_ITERATIONS_PG ?? 20),
+  file: Number(process.env.CRASH_ITERATIONS ?? 24),
+  PostgreSQL: Number(process.env.CRASH_ITERATIONS_PG ?? 8),
 };
 /** Kills around parks: each process parks its own 4 sessions, so each kill lands in one park's life. */
 const PARK_ITERATIONS = { file: 12, PostgreSQL: 6 };

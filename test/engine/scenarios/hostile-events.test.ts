@@ -1,6 +1,7 @@
 // Random sequences of real and mangled events fed into the real plugin's hooks (fast-check): no throw escapes, and
 // the invariants hold: at most one armed countdown and one continuation in flight per session, every decision
-// audited, every fired countdown with exactly one injection, memory bounded.
+// audited, every fired countdown with exactly one injection. The plugin's SQLite file only: its timers are faked, and a
+// PostgreSQL client's own timeouts would fire under them (memory-flood.test.ts runs on both).
 import fc from "fast-check";
 import { copyFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -216,34 +217,4 @@ describe("hostile and malformed events into the plugin's hooks", () => {
       `hostile events: ${runs} random runs, ${events} events into the plugin's hooks, no throw, invariants held`,
     );
   });
-});
-
-describe("memory under a flood of sessions", () => {
-  it(
-    "stays bounded: 60,000 events for 30,000 distinct sessions leave at most the memory cap",
-    { timeout: 120_000 },
-    async () => {
-      const { startEngine } = await import("../../support/engine-fixture.js");
-      const f = await startEngine({ config: { toast: false } });
-      try {
-        const before = process.memoryUsage().heapUsed;
-        for (let i = 0; i < 30_000; i++) {
-          const s = `ses_flood_${i}`;
-          f.enforcer.handleEvent(ev.status(s, i % 2 ? "busy" : "retry"));
-          f.enforcer.handleEvent(ev.todos(s, [["a", "pending"]]));
-        }
-        const stats = f.enforcer.stats();
-        expect(stats.sessionsInMemory).toBeLessThanOrEqual(5000);
-        expect(stats.timers).toBe(0);
-        globalThis.gc?.();
-        const growthMb = (process.memoryUsage().heapUsed - before) / 1e6;
-        console.log(
-          `flood: 60,000 events, ${stats.sessionsInMemory} sessions kept in memory, heap growth ${growthMb.toFixed(1)} MB`,
-        );
-        expect(growthMb).toBeLessThan(100);
-      } finally {
-        await f.destroy();
-      }
-    },
-  );
 });
