@@ -18,7 +18,7 @@ export const AUDIT_ROWS: {
   auditMany: (args) => args[0] as AuditValues[],
   insertCountdown: (args) => [args[1] as AuditValues],
   endCountdown: (args, ended) => (ended === true ? [args[4] as AuditValues] : []),
-  insertPark: (args) => [args[1] as AuditValues],
+  insertPark: (args, inserted) => (inserted === true ? [args[1] as AuditValues] : []),
   reparkPark: (args, reparked) => (reparked === true ? [args[2] as AuditValues] : []),
 };
 

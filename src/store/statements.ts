@@ -88,8 +88,11 @@ export interface Statements {
   parkOf(sessionId: string): ParkRow | undefined;
   /** The session's latest park, whatever its state (the latest parked at, by id between equals). */
   lastParkOf(sessionId: string): ParkRow | undefined;
-  /** The park, `parked`, and its `parked` audit row. */
-  insertPark(park: NewPark, parked: AuditValues): void;
+  /**
+   * The park, `parked`, and its `parked` audit row; false, and nothing written, when a park of the session holds
+   * already (parks_one_parked_per_session): then it is parked again in place (`reparkPark`).
+   */
+  insertPark(park: NewPark, parked: AuditValues): boolean;
   /**
    * The session's park, while it holds and is one `ending` allows, ended as `state` (its end, its lease cleared): the
    * row as it ended; undefined (and nothing written) when no such park holds: of two writers, one ends it. Found and

@@ -62,11 +62,13 @@ export function* parkSession(scope: SessionScope, request: ParkRequest, now: num
     const detail = { parkId, until: request.wakeAt, ...request.detail, ...check };
     return auditRow(now, scope, { event: "parked", reason: request.reason, detail });
   };
+  // A new park is the common case: written at once, and only when one holds already is that one read and parked again.
+  const park = { ...scope, id: request.id, since: request.since ?? now, ...terms };
+  if (yield* q.insertPark(park, parked(request.id))) return { parked: true, id: request.id, repark: false };
   const held = yield* q.parkOf(scope.sessionId);
-  if (held && (yield* q.reparkPark(held.id, terms, parked(held.id))))
-    return { parked: true, id: held.id, repark: true };
-  yield* q.insertPark({ ...scope, id: request.id, since: request.since ?? now, ...terms }, parked(request.id));
-  return { parked: true, id: request.id, repark: false };
+  if (!held || !(yield* q.reparkPark(held.id, terms, parked(held.id))))
+    throw new Error(`the park of ${scope.sessionId} was neither written nor found holding`);
+  return { parked: true, id: held.id, repark: true };
 }
 
 /** A park's detail as written (`request.detail`), read back; {} for one that does not parse. */

@@ -73,7 +73,10 @@ export const sessions = pgTable(
   },
   (t) => [
     index("sessions_directory_idx").on(t.directory),
-    index("sessions_stopped_idx").on(t.stoppedAt),
+    // Holds only stopped sessions (what `status` lists): a session's every other write leaves it untouched.
+    index("sessions_stopped_idx")
+      .on(t.stoppedAt)
+      .where(sql`stopped_at IS NOT NULL`),
     // Holds only the sessions owed a look: every lease tick asks for those due, and a fleet's servers often share one
     // directory, which the directory's index cannot narrow.
     index("sessions_recheck_idx")
@@ -145,9 +148,10 @@ export const parks = pgTable(
       .where(sql`state = 'parked'`),
     // With it, "its time or its next check has come" is two index searches, not a scan of every parked row (the OR of
     // the two could use neither index alone: 12 ms a lease tick with 50,000 parked on SQLite).
+    // Only parks with a check: a park without one (most) neither writes it when parked nor when it ends.
     index("parks_check_due_idx")
       .on(t.nextCheckAt)
-      .where(sql`state = 'parked'`),
+      .where(sql`state = 'parked' AND next_check_at IS NOT NULL`),
     // A session's latest park, whatever its state: a limit's run of parks goes on from it.
     index("parks_session_idx").on(t.sessionId, t.parkedAt),
   ],

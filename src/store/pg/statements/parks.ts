@@ -42,10 +42,11 @@ export const PARKS = {
         INSERT INTO parks (id, session_id, directory, server, reason, state, parked_at, wake_at, since, backoff_ms,
                            check_command, check_every_ms, check_runs, next_check_at, detail)
         VALUES ($1, $2, $3, $4, $5, 'parked', $6, $7, $8, $9, $10, $11, $12, $13, $14)
+        ON CONFLICT DO NOTHING
         RETURNING id)
-      INSERT INTO ${AUDIT_COLUMNS} SELECT ${auditValues(15)} FROM parked`,
+      INSERT INTO ${AUDIT_COLUMNS} SELECT ${auditValues(15)} FROM parked RETURNING id`,
     async run(c, d, parked) {
-      await c.rows([
+      const audited = await c.rows<{ id: unknown }>([
         d.id,
         d.sessionId,
         d.directory,
@@ -62,6 +63,7 @@ export const PARKS = {
         d.detail,
         ...auditParams(parked),
       ]);
+      return whole(audited, ["id"]).length > 0;
     },
   },
 

@@ -60,10 +60,12 @@ export const PARKS = {
         ...placeholders("id", "sessionId", "directory", "server", "since", ...TERMS),
         state: "parked",
       })
+      .onConflictDoNothing()
       .prepare();
     return (park, parked) => {
-      insert.run({ ...park, server: park.server ?? null });
+      if (changes(insert.run({ ...park, server: park.server ?? null })) === 0) return false;
       statements.audit(parked);
+      return true;
     };
   },
 
