@@ -4,7 +4,8 @@
 // server's toasts give way to it); typing into the prompt during it cancels it (`via: typing`) and nothing goes to
 // the model; keys in the palette, its search and the Esc that closes it are the palette's, and the continuation
 // arrives. A capture every 30 ms through a whole countdown: the number never disappears before the deadline
-// and never disagrees with the deadline by more than the time a frame takes to reach the screen.
+// and never disagrees with the deadline by more than the time a frame takes to reach the screen. A park shows there
+// too, with the key that ends it.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -148,5 +149,30 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
       );
     }
     console.log(`${taken.length} frames through the countdown; the latest second was ${worst} ms late`);
+  });
+
+  it("a parked session's wait is beside the prompt, until when and the key; Esc ends it and nothing wakes it", async () => {
+    await world.waitForNothingOwed(session, ["skipped:todos_complete"], 30_000);
+    await world.say("/new");
+    await world.waitScreen("a new session", (s) => !s.includes("go on with the docs"), 10_000);
+    await world.say("scenario: tui-later");
+    const parked = await world.waitScreen(
+      "the park beside the prompt",
+      (s) => /parked until \d\d:\d\d( [AP]M)? · esc cancels/.test(s),
+      FIRST_TURN_MS,
+    );
+    mkdirSync(join(ROOT, ".tmp"), { recursive: true });
+    writeFileSync(join(ROOT, ".tmp", `tui-park-${size.columns}x${size.rows}.txt`), parked);
+    expect(parked.match(/parked until/g)).toHaveLength(1);
+    const later = world.sessionId()!;
+    expect(later).not.toBe(session);
+    await world.waitFor("the park's skip", () => world.trail(later).includes("skipped:parked"));
+    world.keys("Escape");
+    await world.waitScreen("the wait gone from beside the prompt", (s) => !s.includes("parked until"), 5000);
+    await world.waitFor("the wait ended by the key", () => world.trail(later).includes("unparked:key"));
+    expect(world.rows("SELECT state, end_reason FROM parks WHERE session_id = ?", later)).toEqual([
+      { state: "unparked", end_reason: "key" },
+    ]);
+    expect(world.continuationRequests("tui-later")).toEqual([]);
   });
 });
