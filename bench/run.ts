@@ -8,6 +8,7 @@ import { bills } from "./bills.js";
 import { fanout } from "./fanout.js";
 import { hotPath } from "./hot-path.js";
 import { notices } from "./notices.js";
+import { perContinuation } from "./per-continuation.js";
 import type { Figure } from "./lib.js";
 import { recovery } from "./recovery.js";
 import { schedulerPrecision } from "./scheduler.js";
@@ -44,6 +45,8 @@ await step("recovery", async () => [
   ...(await recovery(10_000, 1_000_000, 10, 100_000)),
 ]);
 await step("fanout", () => fanout(1000, 8, 20));
+// 200 sessions continued three times each, to their last todo (issue 51's per-continuation targets).
+await step("per-continuation", () => perContinuation(200));
 await step("memory", () => inChild("node", "memory.ts", { NODE_OPTIONS: "--expose-gc" }));
 await step("bun", () => inChild("bun", "bun.ts"));
 // OpenCode's TUI started 7 times with the TUI plugin and 7 without, plus a warm-up start of each

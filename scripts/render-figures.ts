@@ -31,6 +31,7 @@ const STEPS: [step: string, group: RegExp][] = [
   ["scheduler", /^scheduler/],
   ["recovery", /^restart recovery/],
   ["fanout", /^fan-out/],
+  ["per-continuation", /^per continuation/],
   ["memory", /^memory/],
   ["bun", /\(bun /],
   ["tui-startup", /^tui start-up/],
