@@ -21,10 +21,15 @@ export type LookOwed = { readonly owe: number; readonly since?: number } | { rea
 /** The look is made, or no longer owed. */
 export const TAKE: LookOwed = { take: true };
 
-/** `row` with the look owed as `look` says. An earlier look's idle never sticks to a later one. */
+/** The columns of the look owed as `look` says it. An earlier look's idle never sticks to a later one. */
+export function lookColumns(look: LookOwed): Pick<SessionRow, "recheckAt" | "owedSince"> {
+  if ("take" in look) return { recheckAt: null, owedSince: null };
+  return { recheckAt: look.owe, owedSince: look.since ?? null };
+}
+
+/** `row` with the look owed as `look` says. */
 export function withLook(row: SessionRow, look: LookOwed): SessionRow {
-  if ("take" in look) return { ...row, recheckAt: null, owedSince: null };
-  return { ...row, recheckAt: look.owe, owedSince: look.since ?? null };
+  return { ...row, ...lookColumns(look) };
 }
 
 /** The look `row` is owed, as the engine's looks owed take it (`sessionsToRecheck`'s rows). */

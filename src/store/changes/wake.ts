@@ -10,7 +10,7 @@ import type { ParkRow } from "../schema.js";
 import { change, q, type Change } from "../script.js";
 import type { OwedLook, ParkEnding, SessionScope } from "../types.js";
 import { applyChange } from "./change-session.js";
-import { owedLookOf } from "./look-owed.js";
+import { lookColumns, owedLookOf } from "./look-owed.js";
 import { parkDetail } from "./park.js";
 
 export interface WakeResult {
@@ -49,8 +49,12 @@ export function wake(
     yield* q.audit(auditRow(now, scope, { event: "woke", reason: cause, detail: { parkId: park.id, ...detail } }));
     // A check that passed says what it printed; a time that came on a check says what it printed last.
     const output = cause === "check" ? stringOr(detail.output) : (park.checkOutput ?? "");
-    const note = wokenBecause({ ...park, detail: parkDetail(park) }, cause, output);
-    const row = yield* applyChange(scope, now, { wakeNote: JSON.stringify(note) }, { owe: now });
+    const wakeNote = JSON.stringify(wokenBecause({ ...park, detail: parkDetail(park) }, cause, output));
+    // The look owed now, as look-owed.ts says it, written with the note alone: no read of the row first.
+    const owed = yield* q.noteWake(scope.sessionId, { ...lookColumns({ owe: now }), wakeNote }, now);
+    if (owed) return { woke: true, park, owed };
+    // A park needs no session row (a limit parks a session seen only in its failed turn): the row made, then owed.
+    const row = yield* applyChange(scope, now, { wakeNote }, { owe: now });
     return { woke: true, park, owed: owedLookOf(row) };
   });
 }

@@ -2,6 +2,7 @@
 // once (the engine's way to a normal countdown) and left a note of why, and a time or a check waking only the park it
 // is for.
 import assert from "node:assert/strict";
+import { changeSession } from "../../../src/store/changes/change-session.js";
 import { park } from "../../../src/store/changes/park.js";
 import { wake } from "../../../src/store/changes/wake.js";
 import { q } from "../../../src/store/script.js";
@@ -55,6 +56,20 @@ export const WAKE_CASES: ContractCase[] = [
       });
       assert.deepEqual(await trail("ses_1"), ["parked:limit", "woke:palette"]);
       assert.equal(await count("parks WHERE state = 'woke'"), 2);
+    },
+  },
+  {
+    name: "wake: a session with a row of its own keeps every other column; the look owed and the note are written",
+    async run({ a, b }) {
+      await a.change(changeSession(S1, NOW - 10, { continuations: 3, agent: "build" }));
+      await a.change(park(S1, parkRequest("park_1"), NOW));
+      const woke = await b.change(wake(S1, "command", NOW + 5));
+      assert.deepEqual(woke.owed, { sessionId: "ses_1", recheckAt: NOW + 5, owedSince: null });
+      const row = (await a.read(q.session("ses_1")))!;
+      assert.deepEqual(
+        [row.continuations, row.agent, row.recheckAt, row.owedSince, row.updatedAt, JSON.parse(row.wakeNote!)],
+        [3, "build", NOW + 5, null, NOW + 5, { kind: "person" }],
+      );
     },
   },
 ];

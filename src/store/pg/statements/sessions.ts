@@ -35,6 +35,15 @@ export const SESSIONS = {
     },
   },
 
+  noteWake: {
+    sql: `UPDATE sessions SET recheck_at = $2, owed_since = $3, wake_note = $4, updated_at = $5 WHERE session_id = $1
+      RETURNING session_id AS "sessionId", recheck_at::float8 AS "recheckAt", owed_since::float8 AS "owedSince"`,
+    async run(c, sessionId, wake, now) {
+      const rows = await c.rows<OwedLook>([sessionId, wake.recheckAt, wake.owedSince, wake.wakeNote, now]);
+      return whole(rows, ["sessionId", "recheckAt"])[0];
+    },
+  },
+
   sessionsToRecheck: {
     sql: `SELECT session_id AS "sessionId", recheck_at::float8 AS "recheckAt", owed_since::float8 AS "owedSince"
       FROM sessions

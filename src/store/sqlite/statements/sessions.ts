@@ -53,6 +53,21 @@ export const SESSIONS = {
     };
   },
 
+  noteWake: ({ db }) => {
+    const update = db
+      .update(sessions)
+      .set({
+        recheckAt: ps("recheckAt"),
+        owedSince: ps("owedSince"),
+        wakeNote: ps("wakeNote"),
+        updatedAt: ps("now"),
+      })
+      .where(eq(sessions.sessionId, p("sessionId")))
+      .returning(owedLook)
+      .prepare();
+    return (sessionId, wake, now) => update.get({ sessionId, ...wake, now });
+  },
+
   sessionsToRecheck: ({ db }) => {
     const select = db.select(owedLook).from(sessions).where(and(inScopeUnindexed, owed)).prepare();
     return (scope, dueBy) => select.all({ ...scoped(scope), dueBy });
