@@ -37,9 +37,11 @@ export interface Statements {
    * A woken session's look owed and the note its next continuation carries, and nothing else of its row (a wake
    * depends on none of it): the look owed as written; undefined, and nothing written, when the session has no row.
    */
-  noteWake(sessionId: string, wake: Pick<SessionRow, "recheckAt" | "owedSince" | "wakeNote">, now: number):
-    | OwedLook
-    | undefined;
+  noteWake(
+    sessionId: string,
+    wake: Pick<SessionRow, "recheckAt" | "owedSince" | "wakeNote">,
+    now: number,
+  ): OwedLook | undefined;
   /** Sessions of a scope owed a look (`recheck_at`) by `dueBy`. */
   sessionsToRecheck(scope: Scope, dueBy: number): OwedLook[];
   /** `sessionsToRecheck` of several scopes in one statement, each row with its scope. */
