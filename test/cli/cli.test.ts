@@ -46,18 +46,21 @@ afterAll(async () => {
 
 describe("todo-continuation CLI", () => {
   it("history shows the continuation as a table, and as JSON", async () => {
+    const json = await cli(["--db", f.dbPath, "--json", "history", "--session", S]);
+    const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
+    expect(rows).toMatchObject([{ session_id: S, status: "sent", todos_open: 1, todos_total: 2, agent: "build" }]);
+    // A loaded machine can fire the 50 ms countdown a little late: the cell says what the row recorded.
+    const lateMs = rows[0]!.late_ms as number;
+    const sent = lateMs <= 50 ? "on time" : `late by ${(lateMs / 1000).toFixed(1)} s`;
     const table = await cli(["--db", f.dbPath, "history"]);
     expect(table.code).toBe(0);
     const [header, row] = table.stdout.trim().split("\n");
     expect(header).toMatch(/^TIME\s+SESSION\s+STATUS\s+AGENT\s+MODEL\s+OPEN\s+SENT\s+TRY\s+ERROR$/);
     expect(row).toMatch(
       new RegExp(
-        `^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\s+${S}\\s+sent\\s+build\\s+scripted/model-1\\s+1/2\\s+on time\\s+1$`,
+        `^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\s+${S}\\s+sent\\s+build\\s+scripted/model-1\\s+1/2\\s+${sent}\\s+1$`,
       ),
     );
-    const json = await cli(["--db", f.dbPath, "--json", "history", "--session", S]);
-    const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
-    expect(rows).toMatchObject([{ session_id: S, status: "sent", todos_open: 1, todos_total: 2, agent: "build" }]);
     expect(JSON.parse((await cli(["--db", f.dbPath, "--json", "history", "--session", "nobody"])).stdout)).toEqual([]);
   });
 
