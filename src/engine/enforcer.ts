@@ -221,9 +221,8 @@ export class Enforcer {
    * the background. The two streaming events return after at most a few Map lookups unless a countdown must end.
    */
   handleEvent(raw: unknown): void {
-    const mode = this.lifecycle.mode;
-    if (mode === "running" && this.router.changesNothing(raw)) return;
-    this.route(raw, mode);
+    if (this.router.changesNothing(raw)) return;
+    this.route(raw, this.lifecycle.mode);
   }
 
   private route(raw: unknown, mode: Mode): void {

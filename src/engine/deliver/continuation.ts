@@ -13,7 +13,8 @@ import type { NewInjection } from "../../store/port.js";
 import type { SessionRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
 import { newId, newMessageId } from "../ids.js";
-import type { Armed, DueInfo } from "../wait/countdowns.js";
+import type { DueInfo } from "../wait/countdowns.js";
+import type { Armed } from "../wait/held-countdowns.js";
 
 /** A continuation ready to be claimed and sent. */
 export interface Continuation {

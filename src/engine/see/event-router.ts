@@ -51,8 +51,9 @@ export class EventRouter {
   }
 
   /**
-   * A streamed chunk while nothing counts down and no user message is held changes nothing: answered in a function
-   * small enough (no call, no try/catch) for the JIT to inline into OpenCode's call of the hook.
+   * A streamed chunk while nothing counts down and no user message is held changes nothing, in every mode (a paused
+   * store keeps no countdown, and what it observes never includes a streamed chunk): answered before the mode is
+   * read, in a function small enough (no call, no try/catch) for the JIT to inline into OpenCode's call of the hook.
    */
   changesNothing(raw: unknown): boolean {
     if (this.countdowns.size !== 0) return false;

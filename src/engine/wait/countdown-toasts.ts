@@ -6,7 +6,8 @@
 import { tuiWatching } from "../../store/reads.js";
 import type { EngineContext } from "../context.js";
 import { withTimeout } from "../host-calls.js";
-import type { Armed, Countdowns } from "./countdowns.js";
+import type { Countdowns } from "./countdowns.js";
+import type { Armed } from "./held-countdowns.js";
 
 const TICK_MS = 1000;
 /**

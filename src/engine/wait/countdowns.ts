@@ -1,6 +1,6 @@
 // The one owner of countdowns. Only this file arms, cancels, ends, adopts, recovers and claims a countdown, and it
 // does each to the row, the in-memory index and the timer together, so that the rest of the engine asks it and never
-// keeps a copy. An armed countdown lives once in memory (`bySession`), with the one deadline every waiter reads
+// keeps a copy. An armed countdown lives once in memory (held-countdowns.ts), with the one deadline every waiter reads
 // (`dueMono`, on the monotonic clock: a wall-clock jump cannot move it).
 //
 // Where a countdown changes state:
@@ -26,16 +26,7 @@ import type { CountdownRow } from "../../store/schema.js";
 import type { Telling } from "../../store/changes/tell-stop.js";
 import type { EngineContext } from "../context.js";
 import { newId } from "../ids.js";
-
-/** A countdown this process holds and waits for (wait/countdowns.ts owns it). */
-export interface Armed {
-  readonly row: CountdownRow;
-  readonly summary?: TodoSummary;
-  /** When it is due, on the monotonic clock. */
-  readonly dueMono: number;
-  /** How it came to this process when it was picked up after a restart, from another owner or after an outage. */
-  readonly resumed: ResumeReason | null;
-}
+import { HeldCountdowns, type Armed, type Cancellation } from "./held-countdowns.js";
 
 /** What is known of a countdown when it comes due. */
 export interface DueInfo {
@@ -74,20 +65,13 @@ export interface RecoveryReport {
   foreign: number;
 }
 
-interface Cancellation {
-  reason: CancelReason;
-  detail: Record<string, unknown>;
-}
-
 const cancelled = (reason: CancelReason, detail: Record<string, unknown>): CountdownEnd => ({
   cancelled: reason,
   detail,
 });
 
 export class Countdowns {
-  private readonly bySession = new Map<string, Armed>();
-  /** Sessions whose arming is being written, with the activity that came meanwhile (it ends it once written). */
-  private readonly arming = new Map<string, Cancellation | null>();
+  private readonly held = new HeldCountdowns();
   /**
    * This process's countdowns whose row is being written (armed, ended or claimed): in the database but not in
    * memory for one round trip, and not orphans. A lease tick that adopted one would resume a countdown nobody lost.
@@ -111,21 +95,21 @@ export class Countdowns {
 
   /** Sessions with a countdown here, armed or being armed (the hot path's first question: zero means nothing to do). */
   get size(): number {
-    return this.bySession.size + this.arming.size;
+    return this.held.size;
   }
 
   /** The hot-path question: does anything count down for this session here (armed, or being armed)? */
   has(sessionId: string): boolean {
-    return this.bySession.has(sessionId) || this.arming.has(sessionId);
+    return this.held.has(sessionId);
   }
 
   get(sessionId: string): Armed | undefined {
-    return this.bySession.get(sessionId);
+    return this.held.armedFor(sessionId);
   }
 
   /** Whether `armed` is still the session's countdown in this process. */
   isCurrent(armed: Armed): boolean {
-    return this.bySession.get(armed.row.sessionId) === armed;
+    return this.held.armedFor(armed.row.sessionId) === armed;
   }
 
   remainingMs(armed: Armed): number {
@@ -152,14 +136,14 @@ export class Countdowns {
       todosOpen: request.summary?.open ?? null,
       todosTotal: request.summary?.total ?? null,
     };
-    this.arming.set(sessionId, null);
+    this.held.startArming(sessionId);
     this.writing.add(countdown.id);
     let armed: Armed | undefined;
     let cancelledMeanwhile: Cancellation | null | undefined;
     try {
       const { sessionPatch, look, answeredSince } = request;
       const written = await ctx.store.change(arm(countdown, request.detail, { sessionPatch, look, answeredSince }));
-      cancelledMeanwhile = this.arming.get(sessionId);
+      cancelledMeanwhile = this.held.cancelledWhileArming(sessionId);
       const row: CountdownRow = {
         ...countdown,
         server: countdown.server ?? null,
@@ -173,7 +157,7 @@ export class Countdowns {
       const wait = { summary: request.summary, delayMs: request.delayMs, resumed: null };
       if (written.armed && ctx.lifecycle.deciding) armed = this.hold(row, wait);
     } finally {
-      this.arming.delete(sessionId);
+      this.held.endArming(sessionId);
       this.writing.delete(countdown.id);
     }
     if (!armed) return undefined;
@@ -202,7 +186,7 @@ export class Countdowns {
     const { ctx } = this;
     const now = ctx.clock.now();
     // An arming being written is ended as soon as it is (see `arm`).
-    if (this.arming.get(sessionId) === null) this.arming.set(sessionId, { reason, detail });
+    this.held.cancelArming(sessionId, { reason, detail });
     const armed = this.detach(sessionId);
     if (!armed)
       return change || look
@@ -260,7 +244,7 @@ export class Countdowns {
 
   /** A countdown ended by a state change elsewhere (a stop): out of memory, if it is the one held here. */
   letGo(sessionId: string, countdownId: string): void {
-    if (this.bySession.get(sessionId)?.row.id === countdownId) this.detach(sessionId);
+    if (this.held.armedFor(sessionId)?.row.id === countdownId) this.detach(sessionId);
   }
 
   // ── recover (start, lease ticks, the store working again) ──────────────────
@@ -276,7 +260,7 @@ export class Countdowns {
     const resumeWindowMs = ctx.config.resumeWindowSeconds * 1000;
     const orphans: Orphan[] = [];
     for (const countdown of armed ?? (await ctx.store.read(armedIn(ctx.followed)))) {
-      if (this.bySession.get(countdown.sessionId)?.row.id === countdown.id || this.writing.has(countdown.id)) continue;
+      if (this.held.armedFor(countdown.sessionId)?.row.id === countdown.id || this.writing.has(countdown.id)) continue;
       const orphaned =
         countdown.owner === null ||
         countdown.owner === ctx.owner ||
@@ -318,7 +302,7 @@ export class Countdowns {
       const wait = { summary, delayMs, resumed: reason };
       // A newer countdown held here wins, unless its row was ended elsewhere meanwhile: then the adopted row is the
       // session's armed one, and leaving it unheld would have it adopted again on every tick.
-      const newer = this.bySession.get(row.sessionId);
+      const newer = this.held.armedFor(row.sessionId);
       if (!this.hold(row, wait) && !(newer && (await this.stillArmed(newer)))) this.hold(row, wait);
       if (verdict.action === "rearm") report.rearmed++;
       else report.fired++;
@@ -332,8 +316,8 @@ export class Countdowns {
 
   /** Forgets every countdown in memory; the rows stay this process's and are adopted again (the store paused). */
   dropAll(): void {
-    for (const sessionId of [...this.bySession.keys()]) this.detach(sessionId);
-    this.arming.clear();
+    for (const sessionId of this.held.sessions()) this.detach(sessionId);
+    this.held.dropArmings();
   }
 
   /** Forgets every countdown and hands the rows back, so that a successor adopts them at once. */
@@ -349,7 +333,7 @@ export class Countdowns {
     row: CountdownRow,
     wait: { summary?: TodoSummary; delayMs: number; resumed: ResumeReason | null },
   ): Armed | undefined {
-    const current = this.bySession.get(row.sessionId);
+    const current = this.held.armedFor(row.sessionId);
     if (current && current.row.id !== row.id) {
       if (current.row.armedAt > row.armedAt) return undefined;
       this.detach(row.sessionId);
@@ -363,15 +347,14 @@ export class Countdowns {
       dueMono: this.ctx.clock.monotonic() + delayMs,
       resumed: wait.resumed,
     };
-    this.bySession.set(row.sessionId, armed);
+    this.held.hold(armed);
     this.ctx.timers.schedule(`countdown:${row.id}`, delayMs, () => this.due(armed));
     return armed;
   }
 
   private detach(sessionId: string): Armed | undefined {
-    const armed = this.bySession.get(sessionId);
+    const armed = this.held.release(sessionId);
     if (!armed) return undefined;
-    this.bySession.delete(sessionId);
     this.ctx.timers.cancel(`countdown:${armed.row.id}`);
     return armed;
   }

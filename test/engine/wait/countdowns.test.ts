@@ -6,7 +6,8 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/resolve.js";
-import { Countdowns, type Armed, type DueInfo } from "../../../src/engine/wait/countdowns.js";
+import { Countdowns, type DueInfo } from "../../../src/engine/wait/countdowns.js";
+import type { Armed } from "../../../src/engine/wait/held-countdowns.js";
 import type { NewCountdown, NewInjection } from "../../../src/store/port.js";
 import { arm } from "../../../src/store/changes/arm.js";
 import { cancelByKey } from "../../../src/store/changes/cancel-by-key.js";
