@@ -143,15 +143,15 @@ export class Enforcer {
   private async startParts(): Promise<RecoveryReport> {
     registerOwner(this.owner);
     await this.step("heartbeat", () => this.parts.leases.heartbeat());
-    // An engine given its owner follows a server its fleet replica has just taken over: what it finds armed was
-    // left by a replica that died, starved or handed the server on, not by this process before a restart, and one too
-    // late to fire leaves its session owed a fresh look instead of being dropped.
+    // An engine given its owner follows a server its fleet replica has just taken over: what it finds armed or owed
+    // was left by a replica that died, starved or handed the server on, not by this process before a restart, and
+    // one too late to fire or look at leaves its session looked at afresh instead of being dropped.
     const reason = this.ownsOwnerId ? RESUME_REASON : TAKEOVER_REASON;
     const nothing: RecoveryReport = { rearmed: 0, fired: 0, expired: 0, foreign: 0 };
     const report = (await this.step("recovery", () => this.parts.countdowns.recover(reason))) ?? nothing;
     await this.parts.leases.start();
     await this.step("reconciliation", () => this.parts.reconciler.reconcilePending());
-    await this.step("recheck", () => this.parts.looks.recheckOwed("restart"));
+    await this.step("recheck", () => this.parts.looks.recheckOwed("restart", { expireLate: this.ownsOwnerId }));
     const billed = await this.step("billing", () => this.parts.billing.recover());
     await this.parts.retention.start();
     await this.parts.sender.start();

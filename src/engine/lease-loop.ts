@@ -104,6 +104,6 @@ export class LeaseLoop {
     const woken = await this.p.parkWakes.wakeDue(due);
     this.p.parkChecks.startDue(due);
     // Handed rows were read before these wakes: the looks they owed are taken with them, not a tick later.
-    await this.p.looks.recheckOwed("recheck", rows ? [...rows.owed, ...woken] : undefined);
+    await this.p.looks.recheckOwed("recheck", { owed: rows ? [...rows.owed, ...woken] : undefined });
   }
 }

@@ -255,10 +255,16 @@ export class Looks {
 
   /**
    * The sessions of this scope the enforcer owes a look (`sessions.recheck_at`: an idle not decided before a crash,
-   * a continuation not seen starting, a resume from the CLI), within the resume window; older ones expire. Those of
-   * `owed` when the caller read them (a fleet replica, for all its engines at once), else read now.
+   * a continuation not seen starting, a resume from the CLI). Those of `owed` when the caller read them (a fleet
+   * replica, for all its engines at once), else read now. One owed beyond the resume window expires only at a
+   * process's own restart (`expireLate`: its person left it long ago); found at a fleet replica's takeover of a server
+   * or at a lease tick, the lateness was the fleet's or this process's, and the look is made, as for a countdown taken
+   * over too late to fire (countdowns.ts `recover`), or nobody would look at that idle again.
    */
-  async recheckOwed(trigger: "restart" | "recheck", owed?: readonly OwedLook[]): Promise<void> {
+  async recheckOwed(
+    trigger: "restart" | "recheck",
+    { owed, expireLate = false }: { owed?: readonly OwedLook[]; expireLate?: boolean } = {},
+  ): Promise<void> {
     const { ctx } = this;
     const { countdowns, queue, starts } = this.p;
     const now = ctx.clock.now();
@@ -273,7 +279,7 @@ export class Looks {
       )
         continue;
       const lateMs = now - (recheckAt ?? now);
-      if (lateMs < windowMs) {
+      if (!expireLate || lateMs < windowMs) {
         void this.evaluate(sessionId, trigger, owedSince ?? recheckAt ?? undefined);
         continue;
       }

@@ -284,7 +284,7 @@ describe("a look that passed the pre-check is durable until judged", () => {
     await until(() => reads.asked() === 1);
     // The first process never answers again. Its successor, on its own connection, owes the look.
     const successor = build({}, elsewhere);
-    await successor.looks.recheckOwed("restart");
+    await successor.looks.recheckOwed("restart", { expireLate: true });
     await settle(successor);
     expect(successor.host.calls.todos).toBe(1);
     expect(armedRows()).toMatchObject([{ owner: successor.ctx.owner }]);
@@ -530,7 +530,7 @@ describe("recheckOwed", () => {
       await owe(recheckAt, id);
     }
     await store.change(oweLook({ sessionId: "ses_elsewhere", directory: "/other" }, now, { owe: now }));
-    await rig.looks.recheckOwed("restart");
+    await rig.looks.recheckOwed("restart", { expireLate: true });
     await settle();
     expect(rows.trail("ses_late")).toEqual(["armed"]);
     expect(lastAudit("ses_late")).toMatchObject({ detail: { trigger: "restart" } });
@@ -546,6 +546,22 @@ describe("recheckOwed", () => {
     expect(rows.session("ses_not_yet")).toMatchObject({ recheck_at: now + 1 });
     expect(rows.audit("ses_elsewhere")).toEqual([]);
     expect(rig.host.calls.todos).toBe(1);
+  });
+
+  it("beyond the resume window at a takeover or a lease tick, still looks: the lateness was the fleet's", async () => {
+    // Found 80 s late by a replica taking the server over, on an overloaded fleet: expiring it lost the session.
+    for (const [id, trigger] of [
+      ["ses_taken_over", "restart"],
+      ["ses_tick", "recheck"],
+    ] as const) {
+      rig.host.setTodos(id, [["a", "pending"]]);
+      await owe(Date.now() - WINDOW_MS - 20_000, id);
+      await rig.looks.recheckOwed(trigger);
+      await settle();
+      expect(rows.trail(id)).toEqual(["armed"]);
+      expect(lastAudit(id)).toMatchObject({ detail: { trigger } });
+    }
+    expect(rows.audit().filter((a) => a.event === "expired")).toEqual([]);
   });
 
   it("what answered the idle since it was owed counts: a continuation fired after recheck_at holds it", async () => {

@@ -1,8 +1,10 @@
-// What an engine finds armed when it starts: a process restarting drops a countdown too late to fire (its person left
-// it long ago), while a fleet replica's follower of a server just taken over owes that session a fresh look (the
-// lateness was the fleet's: a replica died, starved, or handed the server on). A real engine on the run's database.
+// What an engine finds armed or owed when it starts: a process restarting drops a countdown too late to fire, and a
+// look owed too long ago (its person left it long ago), while a fleet replica's follower of a server just taken over
+// looks at that session afresh (the lateness was the fleet's: a replica died, starved, or handed the server on). A
+// real engine on the run's database.
 import { afterEach, describe, expect, it } from "vitest";
 import { arm } from "../../../src/store/changes/arm.js";
+import { oweLook } from "../../../src/store/changes/look-owed.js";
 import { releaseLeases } from "../../../src/store/changes/release-leases.js";
 import { newOwnerId } from "../../../src/store/owner.js";
 import { startEngine, DIRECTORY, type EngineFixture } from "../../support/engine-fixture.js";
@@ -56,5 +58,22 @@ describe("an engine starting", () => {
     await f.quiet();
     expect(f.rows.countdowns(S)).toMatchObject([{ id: countdown.id, state: "expired" }]);
     expect(f.rows.session(S)?.recheck_at ?? null).toBeNull();
+  });
+
+  it("as a fleet replica's follower, makes a look owed beyond the resume window; after a restart, expires it", async () => {
+    for (const owner of [newOwnerId(), undefined]) {
+      const f = await startEngine({ start: false, owner });
+      running.push(f);
+      f.host.setTodos(S, [["a", "pending"]]);
+      const now = Date.now();
+      const late = now - f.config.resumeWindowSeconds * 1000 - 20_000;
+      await f.port.change(oweLook({ sessionId: S, directory: DIRECTORY }, now, { owe: late }));
+      await f.enforcer.start();
+      const trail = await waitFor("the owed look judged", () => {
+        const t = f.rows.trail(S);
+        return t.length > 0 && t;
+      });
+      expect(trail).toEqual(owner ? ["armed"] : ["expired:stale_after_restart"]);
+    }
   });
 });
