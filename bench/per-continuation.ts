@@ -122,32 +122,19 @@ export async function perContinuation(sessions = 200): Promise<Figure[]> {
   );
   const group = "per continuation (SQLite, the engine with a fake OpenCode)";
   const counted = `${continuations} continuations of ${sessions} sessions, each to its last todo`;
+  const bounded = (name: string, value: number, unit: string, max: number, note?: string): Figure => ({
+    group,
+    name,
+    median: value,
+    unit,
+    target: `≤ ${max}`,
+    met: value <= max,
+    ...(note ? { note } : {}),
+  });
   return [
-    {
-      group,
-      name: "SQL statements",
-      median: per(statements),
-      unit: "statements",
-      target: `≤ ${MAX_STATEMENTS}`,
-      met: per(statements) <= MAX_STATEMENTS,
-      note: `${counted}; BEGIN and COMMIT included`,
-    },
-    {
-      group,
-      name: "transactions",
-      median: per(calls.transactions()),
-      unit: "transactions",
-      target: `≤ ${MAX_TRANSACTIONS}`,
-      met: per(calls.transactions()) <= MAX_TRANSACTIONS,
-    },
-    {
-      group,
-      name: "reads of the session row",
-      median: per(sessionReads),
-      unit: "reads",
-      target: `≤ ${MAX_SESSION_READS}`,
-      met: per(sessionReads) <= MAX_SESSION_READS,
-    },
+    bounded("SQL statements", per(statements), "statements", MAX_STATEMENTS, `${counted}; BEGIN and COMMIT included`),
+    bounded("transactions", per(calls.transactions()), "transactions", MAX_TRANSACTIONS),
+    bounded("reads of the session row", per(sessionReads), "reads", MAX_SESSION_READS),
     {
       group,
       name: "the engine's CPU",
