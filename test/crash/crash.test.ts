@@ -30,6 +30,13 @@ const PARK_ITERATIONS = { file: 12, PostgreSQL: 6 };
  */
 const KILL_WINDOWS = ["at the park", "before the wake", "during the wake"] as const;
 
+/**
+ * Every this many kills lands as a prompt is stored and before it is answered, so a continuation the host has while its
+ * injection is still pending is among the restarts' cases on every run, not only when a random kill happens to land in
+ * those 20 ms (8 random kills on PostgreSQL once landed in none).
+ */
+const KILL_AT_PROMPT_EVERY = 4;
+
 /** A process is killed within its first this many calls to OpenCode (about a second of its work when unloaded). */
 const KILL_WITHIN_CALLS = 80;
 /** Or after this long, if it made fewer (a process that hangs is killed all the same). */
@@ -58,9 +65,16 @@ describe.each(["file", "PostgreSQL"] as const)("crash points (%s)", (backend) =>
     for (let i = 0; i < iterations; i++) {
       const running = startProcess("node", "engine-process.ts", env);
       await running.waitFor("ready");
-      // Killed after a random number of calls to OpenCode (about five a look, one a prompt), not a random time: on a
-      // loaded machine a time-based point lands before anything was decided, and the kills would cover nothing.
-      await server.callsFrom(running.child.pid!, Math.floor(Math.random() * KILL_WITHIN_CALLS), KILL_AT_LATEST_MS);
+      if (i % KILL_AT_PROMPT_EVERY === KILL_AT_PROMPT_EVERY - 1) {
+        const pid = running.child.pid!;
+        server.onPrompt = (from) => void (from === pid && running.child.kill("SIGKILL"));
+        await Promise.race([running.exited, sleep(KILL_AT_LATEST_MS)]);
+        server.onPrompt = undefined;
+      } else {
+        // Killed after a random number of calls to OpenCode (about five a look, one a prompt), not a random time: on a
+        // loaded machine a time-based point lands before anything was decided, and the kills would cover nothing.
+        await server.callsFrom(running.child.pid!, Math.floor(Math.random() * KILL_WITHIN_CALLS), KILL_AT_LATEST_MS);
+      }
       running.child.kill("SIGKILL");
       await running.exited;
       found.armedAtRestart += selectFrom(db, { sqlite: "SELECT id FROM countdowns WHERE state = 'armed'" }).length;

@@ -28,6 +28,8 @@ export class ScriptedServer {
   ];
   /** Delay between storing a prompt's message and answering the call. */
   promptLatencyMs = 20;
+  /** Called as a prompt is stored, before it is answered: a test may kill its sender there. */
+  onPrompt: ((pid: number) => void) | undefined;
   /** Like OpenCode, a prompted session is busy afterwards (here: for good, the model never finishes). */
   busyAfterPrompt = false;
   private readonly busy = new Set<string>();
@@ -104,6 +106,7 @@ export class ScriptedServer {
           at: Date.now(),
           pid,
         });
+        this.onPrompt?.(pid);
         if (this.busyAfterPrompt) this.busy.add(request.sessionId);
         this.list(request.sessionId).push({
           id: request.messageId ?? `msg_${++this.seq}`,
