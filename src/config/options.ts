@@ -169,6 +169,21 @@ export const ENFORCER_OPTIONS = {
     description:
       "Continue right after a finished compaction (with the session's real agent) instead of waiting for activity.",
   }),
+  verify: option({
+    schema: (z) =>
+      z
+        .object({
+          command: z.string().trim().min(1).max(4000),
+          timeoutSeconds: z.number().min(1).max(86_400).default(600),
+          maxRuns: z.number().int().min(1).max(100).default(5),
+        })
+        .strict()
+        .nullable(),
+    default: null,
+    allowed: 'null, or { "command": "npm test", "timeoutSeconds": 600, "maxRuns": 5 }',
+    description:
+      "A command of yours that decides when the work is done: once every todo is closed after continuations, it runs in the session's folder (`/bin/sh -c`, with your rights, as a project's own plugins run); exit 0 is done, any other exit continues the session with its last lines, and `maxRuns` failures (or the same failure twice with no file changed) stop it. Killed with its children after `timeoutSeconds`.",
+  }),
   prompt: option({
     schema: text,
     default: DEFAULT_PROMPT_TEMPLATE,

@@ -6,8 +6,8 @@
 import { isRetryableKind } from "./errors.js";
 import { turnEndedWellSince, type MessageFacts } from "./messages.js";
 import { SKIP_REASONS, type SkipReason } from "./reasons.js";
-import type { Decision, DecisionConfig, DecisionInput, DurableFacts, PauseLift } from "./decision.js";
-import { listRewritten, progressSince, summarize } from "./todos.js";
+import type { Decision, DecisionConfig, DecisionInput, DurableFacts, PauseLift, VerificationFact } from "./decision.js";
+import { listRewritten, progressSince, summarize, type Todo } from "./todos.js";
 import { progressStreaks, unproductiveStreak, type ProgressStreaks } from "./streaks.js";
 import { overBudget } from "./budget.js";
 
@@ -116,6 +116,8 @@ const GUARDS: { readonly [R in SkipReason]: Guard } = {
   in_flight: (input) => {
     const { live, durable } = input;
     if (live.inFlight) return {};
+    // A check of the finished list is running: its end decides (passed: done; failed: a continuation).
+    if (durable.verification?.state === "running") return { verifying: durable.verification.command };
     if (durable.answeredBy) return { answeredBy: durable.answeredBy.injectionId, firedAt: durable.answeredBy.firedAt };
     const unanswered = unansweredContinuation(input);
     return unanswered ? { unanswered, status: "unread" } : pass;
@@ -150,10 +152,29 @@ const GUARDS: { readonly [R in SkipReason]: Guard } = {
   no_write_permission: ({ live }) => (live.agentCanWrite === false ? { agent: live.agent ?? null } : pass),
   todo_fetch_failed: ({ todos }) => (todos === "fetch_failed" ? {} : pass),
   no_todos: ({ todos }) => (Array.isArray(todos) && todos.length === 0 ? {} : pass),
-  todos_complete: ({ todos }) => {
-    if (!Array.isArray(todos)) return pass;
-    const summary = summarize(todos);
-    return summary.open === 0 ? { total: summary.total, completed: summary.completed } : pass;
+  verify_failed: (input) => {
+    const failed = currentVerification(input);
+    const limit = input.config.verify?.maxRuns;
+    if (!failed || failed.state !== "failed" || limit === undefined || !allClosed(input)) return pass;
+    if (failed.failures < limit && !failed.repeated) return pass;
+    return {
+      ...(failed.repeated ? { repeated: true } : {}),
+      failures: failed.failures,
+      limit,
+      command: failed.command,
+      exitCode: failed.exitCode ?? null,
+      output: failed.outputTail ?? "",
+    };
+  },
+  // With `verify`, a finished list is done only once its check passed; one that failed is continued (decide below).
+  todos_complete: (input) => {
+    if (!allClosed(input)) return pass;
+    const summary = summarize(input.todos as readonly Todo[]);
+    const done = { total: summary.total, completed: summary.completed };
+    if (!checkedDone(input)) return done;
+    const checked = currentVerification(input);
+    if (checked?.state !== "passed") return pass;
+    return { ...done, verified: { command: checked.command, durationMs: checked.durationMs ?? null } };
   },
   user_took_over: ({ durable }, { pause }) =>
     pause === "held" ? { messageId: durable.pauseMessageId ?? null, pausedAt: durable.pausedAt ?? null } : pass,
@@ -238,6 +259,30 @@ function errorDetail(error: MessageFacts["unansweredError"]): Record<string, unk
   };
 }
 
+/** The todos were read and every one of them is closed (an empty list is `no_todos`, before). */
+function allClosed({ todos }: DecisionInput): boolean {
+  return Array.isArray(todos) && todos.length > 0 && summarize(todos).open === 0;
+}
+
+/**
+ * A finished list counts as done only once checked: `verify` is set and continuations went out since the last real
+ * user message (a list the person watched close is theirs to judge, as for the `done` notice).
+ */
+function checkedDone({ config, durable }: DecisionInput): boolean {
+  return config.verify !== null && durable.continuations > 0;
+}
+
+/** The latest check, while it stands for the work as it is: no continuation went out since it started. */
+function currentVerification({ durable }: DecisionInput): VerificationFact | undefined {
+  const checked = durable.verification;
+  return checked && checked.afterContinuations === durable.continuations ? checked : undefined;
+}
+
+/** A finished list owed a check: none stands for the work as the last continuation left it. */
+function verificationDue(input: DecisionInput): boolean {
+  return allClosed(input) && checkedDone(input) && currentVerification(input) === undefined;
+}
+
 /** The stops a pre-check decides without the todos that a finished list outranks (todos_complete comes before them). */
 const OUTRANKED_BY_DONE: ReadonlySet<SkipReason> = new Set(["cost_budget", "budget_exhausted"]);
 
@@ -264,6 +309,9 @@ export function decide(input: DecisionInput): Decision {
     wait: waitOf(input),
   };
   for (const reason of GUARD_ORDER) {
+    // A finished list owed a check is checked where it would otherwise be called done: a check costs no token, so the
+    // loop protections and budgets after it judge only the continuation a failed check asks for.
+    if (reason === "todos_complete" && verificationDue(input)) return verifyVerdict(input);
     const detail = GUARDS[reason](input, derived);
     if (detail)
       return finished(input, reason) ?? { verdict: "skip", reason, detail: { stage: input.stage, ...detail } };
@@ -278,6 +326,8 @@ export function decide(input: DecisionInput): Decision {
     unproductiveStreak: derived.unproductiveStreak ?? input.durable.unproductiveReplies ?? 0,
   };
   if (derived.streaks?.progress) decision.progress = derived.streaks.progress;
+  const checked = currentVerification(input);
+  if (checked?.state === "failed" && allClosed(input)) decision.checkFailed = checked;
   if (derived.wait && input.stage === "idle") {
     decision.notBefore = derived.wait.until;
     decision.waitingFor = derived.wait.waitingFor;
@@ -289,4 +339,10 @@ export function decide(input: DecisionInput): Decision {
   if (errorsRecorded && messages !== undefined && messages.unansweredErrorKind === undefined)
     decision.errorsResolved = true;
   return decision;
+}
+
+function verifyVerdict(input: DecisionInput): Decision {
+  const summary = summarize(input.todos as readonly Todo[]);
+  const command = input.config.verify!.command;
+  return { verdict: "verify", command, summary, detail: { stage: input.stage, command, total: summary.total } };
 }

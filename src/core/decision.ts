@@ -28,6 +28,27 @@ export interface DecisionConfig {
   pauseAfterUserMessage: boolean;
   unproductiveLimit: number;
   continueAfterCompaction: boolean;
+  /** The `verify` option: a finished list is checked by the user's command before it counts as done (null: it is not). */
+  verify: { command: string; maxRuns: number } | null;
+}
+
+/**
+ * The session's latest run of the `verify` command since its last real user message (`verifications`): it stands
+ * for the work as the continuations left it, until another continuation goes out.
+ */
+export interface VerificationFact {
+  state: "running" | "passed" | "failed";
+  command: string;
+  /** The session's continuations since the last real user message when it started (a later one makes it stale). */
+  afterContinuations: number;
+  /** Failed runs since the last real user message, this one included when it failed. */
+  failures: number;
+  /** It failed with what the failed run before it printed, and no file changed between them. */
+  repeated: boolean;
+  exitCode?: number | null;
+  durationMs?: number | null;
+  /** Its output's last lines (the prompt after a failure quotes them). */
+  outputTail?: string;
 }
 
 /** A park that holds (its row in `parks`, state `parked`). */
@@ -56,6 +77,8 @@ export interface DurableFacts {
   answeredBy?: { injectionId: string; firedAt: number } | null;
   /** The session's park, while it holds: nothing until it wakes (its own countdown then), or a person ends it. */
   parked?: ParkFact | null;
+  /** The latest check of the finished list (`verify`), if one ran since the last real user message. */
+  verification?: VerificationFact | null;
   recovering: boolean;
   lastErrorAt?: number | null;
   lastErrorKind?: ErrorKind | string | null;
@@ -168,6 +191,8 @@ export type PauseLift = "progress" | "rewritten" | "answered_question";
 
 export type Decision =
   | { verdict: "skip"; reason: SkipReason; detail: Record<string, unknown> }
+  /** Every todo is closed after continuations: run the `verify` command before calling it done. */
+  | { verdict: "verify"; command: string; summary: TodoSummary; detail: Record<string, unknown> }
   | {
       verdict: "continue";
       /** Undefined when the todos were not known yet (a pre-check). */
@@ -186,4 +211,6 @@ export type Decision =
       pauseLifted?: PauseLift;
       /** The last turn ended well after earlier provider errors: their count starts over. */
       errorsResolved?: boolean;
+      /** The check of the finished list failed: the continuation says so, with its last lines. */
+      checkFailed?: VerificationFact;
     };

@@ -15,7 +15,8 @@ export { DEFAULT_NOTICE_KINDS, NOTICE_KINDS, type NoticeKind };
 export const NOTICE_KIND_MEANING: Record<NoticeKind, string> = {
   question: "the assistant asked something (in text or with the question tool) or a permission is asked",
   budget: "a budget is spent (maxContinuations, a cost or token cap, the daily cap)",
-  stuck: "no progress (stagnation, replies without work) or continuations that failed were given up",
+  stuck:
+    "no progress (stagnation, replies without work), continuations that failed were given up, or the `verify` check kept failing",
   done: "every todo is closed after continuations",
   error: "a provider error the enforcer will not retry",
   waiting: "a session parked until a limit lifts, a time comes or a check passes (only for channels that list it)",

@@ -17,6 +17,9 @@ export const AUDIT_EVENTS = [
   "parked",
   "woke",
   "unparked",
+  "verify_started",
+  "verified",
+  "verify_failed",
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 
@@ -48,6 +51,7 @@ export const SKIP_REASONS = [
   "no_write_permission",
   "todo_fetch_failed",
   "no_todos",
+  "verify_failed",
   "todos_complete",
   "user_took_over",
   "no_progress_reply",
@@ -114,6 +118,13 @@ export type WakeCause = (typeof WAKE_CAUSES)[number];
 export const UNPARK_REASONS = ["user_message", "stop", "key", "command", "expired"] as const;
 export type UnparkReason = (typeof UNPARK_REASONS)[number];
 
+/**
+ * `verify_failed` rows: how the check of a finished list failed — it exited other than 0, ran past its time, or could
+ * not be run at all. Never a pass.
+ */
+export const VERIFY_FAILURES = ["exit", "timeout", "not_run"] as const;
+export type VerifyFailure = (typeof VERIFY_FAILURES)[number];
+
 /** `notified` and `notice_failed` rows: the kind of notice delivered, or whose delivery failed (docs/notifications.md). */
 export const NOTICE_KINDS = ["question", "budget", "stuck", "done", "error", "waiting"] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
@@ -138,6 +149,9 @@ export const AUDIT_VOCABULARY: { readonly [E in AuditEvent]: readonly (string | 
   parked: PARK_REASONS,
   woke: WAKE_CAUSES,
   unparked: UNPARK_REASONS,
+  verify_started: [null],
+  verified: [null],
+  verify_failed: VERIFY_FAILURES,
 };
 
 /**

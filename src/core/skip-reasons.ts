@@ -225,8 +225,25 @@ export const SKIP_FACTS: { readonly [R in SkipReason]: SkipFacts } = {
     when: "the todo list is empty: nothing",
     options: [],
   },
+  verify_failed: {
+    words: (d) => ({
+      standing: "stopped",
+      text:
+        d.repeated === true
+          ? `stopped: the check failed the same way twice`
+          : `stopped: the check failed ${plural(numberIn(d, "failures"), "time")}`,
+      hint: RESUME_HINT,
+    }),
+    notice: "stuck",
+    stop: { lifted: "the stop after failed checks" },
+    when: "every todo is closed but the `verify` command kept failing: `maxRuns` failed runs since your last message (`detail.failures`, `limit`), or a run that printed what the run before it printed with no file changed between them (`detail.repeated`); with the command, its exit code and its last lines",
+    options: ["verify"],
+  },
   todos_complete: {
-    words: () => ({ standing: "done", text: "done: every todo is closed" }),
+    words: (d) => ({
+      standing: "done",
+      text: d.verified ? "done: every todo is closed, and the check passed" : "done: every todo is closed",
+    }),
     notice: "done",
     stop: null,
     when: 'no todo is open (open = not `completed`, `cancelled`, `blocked`, `deleted`): nothing. Also what an idle\'s first check says instead of a budget stop (`cost_budget`, `budget_exhausted`) when the list last reported has every todo closed — the last continuation finished it (`detail.reported: true`), and a [notice](notifications.md) says "done", not "budget"',

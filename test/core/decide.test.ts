@@ -48,6 +48,7 @@ function input(
       pauseAfterUserMessage: true,
       unproductiveLimit: 1,
       continueAfterCompaction: false,
+      verify: null,
       ...overrides.config,
     },
     durable: { recovering: false, continuations: 0, stagnantContinuations: 0, ...overrides.durable },
@@ -109,6 +110,23 @@ describe("decide: each guard says no with its reason", () => {
     ["no_write_permission", input({ live: { agent: "reader", agentCanWrite: false } })],
     ["todo_fetch_failed", input({ todos: "fetch_failed" })],
     ["no_todos", input({ todos: [] })],
+    [
+      "verify_failed",
+      input({
+        todos: [{ content: "a", status: "completed" }],
+        config: { verify: { command: "npm test", maxRuns: 2 } },
+        durable: {
+          continuations: 1,
+          verification: {
+            state: "failed",
+            command: "npm test",
+            afterContinuations: 1,
+            failures: 2,
+            repeated: false,
+          },
+        },
+      }),
+    ],
     [
       "todos_complete",
       input({
@@ -869,5 +887,98 @@ describe("work as progress", () => {
 
   it("the budget still applies to a worker", () => {
     expect(run(() => wrote(1), { maxContinuations: 5 })).toMatchObject({ sent: 5, reason: "budget_exhausted" });
+  });
+});
+
+describe("done means checked (verify)", () => {
+  const closed: Todo[] = [
+    { content: "a", status: "completed" },
+    { content: "b", status: "completed" },
+  ];
+  const VERIFY = { command: "npm test", maxRuns: 3 };
+  const check = (facts: Partial<NonNullable<DurableFacts["verification"]>>) => ({
+    state: "failed" as const,
+    command: "npm test",
+    afterContinuations: 2,
+    failures: 1,
+    repeated: false,
+    exitCode: 1,
+    outputTail: "1 failed",
+    ...facts,
+  });
+  const finished = (verification?: DurableFacts["verification"], extra: Partial<DurableFacts> = {}) =>
+    input({ todos: closed, config: { verify: VERIFY }, durable: { continuations: 2, verification, ...extra } });
+
+  it("checks a list closed after continuations before calling it done", () => {
+    expect(decide(finished())).toMatchObject({
+      verdict: "verify",
+      command: "npm test",
+      summary: { open: 0, total: 2 },
+      detail: { stage: "idle", command: "npm test" },
+    });
+  });
+
+  it("without the option, or when no continuation went out, a closed list is done as before", () => {
+    expect(reason(input({ todos: closed, durable: { continuations: 2 } }))).toBe("todos_complete");
+    expect(reason(input({ todos: closed, config: { verify: VERIFY } }))).toBe("todos_complete");
+  });
+
+  it("waits while the check runs", () => {
+    const d = decide(finished(check({ state: "running" })));
+    expect(d).toMatchObject({ verdict: "skip", reason: "in_flight", detail: { verifying: "npm test" } });
+  });
+
+  it("a check that passed makes it done, and says so", () => {
+    const d = decide(finished(check({ state: "passed", durationMs: 41_000, failures: 0 })));
+    expect(d).toMatchObject({
+      verdict: "skip",
+      reason: "todos_complete",
+      detail: { total: 2, completed: 2, verified: { command: "npm test", durationMs: 41_000 } },
+    });
+    expect(explain("skipped", "todos_complete", d.verdict === "skip" ? d.detail : {})?.text).toContain(
+      "the check passed",
+    );
+  });
+
+  it("a check that failed continues the session with it", () => {
+    const failed = check({});
+    expect(decide(finished(failed))).toMatchObject({ verdict: "continue", checkFailed: failed });
+  });
+
+  it("a check from before the last continuation stands for nothing: the work is checked again", () => {
+    expect(decide(finished(check({ afterContinuations: 1 })))).toMatchObject({ verdict: "verify" });
+    expect(decide(finished(check({ state: "passed", afterContinuations: 1 })))).toMatchObject({ verdict: "verify" });
+  });
+
+  it("stops after maxRuns failures, or the same failure twice with no file changed, as stuck", () => {
+    const spent = decide(finished(check({ failures: 3, exitCode: 2 })));
+    expect(spent).toMatchObject({
+      verdict: "skip",
+      reason: "verify_failed",
+      detail: { failures: 3, limit: 3, command: "npm test", exitCode: 2, output: "1 failed" },
+    });
+    const repeated = decide(finished(check({ failures: 2, repeated: true })));
+    expect(repeated).toMatchObject({ verdict: "skip", reason: "verify_failed", detail: { repeated: true } });
+    expect(explain("skipped", "verify_failed", { repeated: true })?.text).toBe(
+      "stopped: the check failed the same way twice",
+    );
+    expect(explain("skipped", "verify_failed", { failures: 3 })?.text).toBe("stopped: the check failed 3 times");
+  });
+
+  it("a list reopened after a failed check is continued as any list with open todos", () => {
+    const reopened = input({
+      todos: open,
+      config: { verify: VERIFY },
+      durable: { continuations: 2, verification: check({ failures: 3 }), ledger },
+    });
+    const d = decide(reopened);
+    expect(d.verdict).toBe("continue");
+    expect(d.verdict === "continue" && d.checkFailed).toBeFalsy();
+  });
+
+  it("a pre-check, before the todos are read, never checks nor stops on a check", () => {
+    expect(reason(input({ todos: undefined, config: { verify: VERIFY }, durable: { continuations: 2 } }))).toBe(
+      "continue",
+    );
   });
 });

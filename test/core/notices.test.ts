@@ -22,7 +22,7 @@ import { CANCEL_REASONS, SKIP_REASONS } from "../../src/core/reasons.js";
 const MADE_BY: Record<NoticeKind, string[]> = {
   question: ["waiting_for_user"],
   budget: ["budget_exhausted", "cost_budget"],
-  stuck: ["stagnation", "no_progress_reply", "gave_up"],
+  stuck: ["stagnation", "no_progress_reply", "gave_up", "verify_failed"],
   done: ["todos_complete"],
   error: ["provider_error", "errors_persist", "token_limit"],
   waiting: ["parked"],
