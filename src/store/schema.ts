@@ -4,13 +4,13 @@ import { sql } from "drizzle-orm";
 import { check, index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { PARK_REASONS } from "../core/reasons.js";
 import { notices } from "./notices/table.js";
+import { verifications } from "./verifications/table.js";
 
 export const COUNTDOWN_STATES = ["armed", "fired", "cancelled", "expired"] as const;
 export type CountdownState = (typeof COUNTDOWN_STATES)[number];
 
 export const PARK_STATES = ["parked", "woke", "unparked"] as const;
 export type ParkState = (typeof PARK_STATES)[number];
-
 export const INJECTION_STATUSES = ["pending", "sent", "failed", "unknown"] as const;
 export type InjectionStatus = (typeof INJECTION_STATUSES)[number];
 
@@ -347,12 +347,24 @@ export const replicas = sqliteTable("replicas", {
 });
 
 export { NOTICE_STATES, notices, type NoticeState } from "./notices/table.js";
+export { VERIFICATION_STATES, verifications, type VerificationState } from "./verifications/table.js";
 
-export const schema = { sessions, countdowns, parks, injections, auditEvents, replicas, continuationBills, notices };
+export const schema = {
+  sessions,
+  countdowns,
+  parks,
+  verifications,
+  injections,
+  auditEvents,
+  replicas,
+  continuationBills,
+  notices,
+};
 export type Schema = typeof schema;
 export type SessionRow = typeof sessions.$inferSelect;
 export type CountdownRow = typeof countdowns.$inferSelect;
 export type ParkRow = typeof parks.$inferSelect;
+export type VerificationRow = typeof verifications.$inferSelect;
 export type InjectionRow = typeof injections.$inferSelect;
 export type AuditRow = typeof auditEvents.$inferSelect;
 export type BillRow = typeof continuationBills.$inferSelect;

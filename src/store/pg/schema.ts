@@ -7,10 +7,12 @@ import { PARK_REASONS } from "../../core/reasons.js";
 import {
   NOTICE_STATES,
   PARK_STATES,
+  VERIFICATION_STATES,
   type CountdownRow,
   type InjectionRow,
   type ParkRow,
   type SessionRow,
+  type VerificationRow,
 } from "../schema.js";
 import { ms } from "./epoch-ms.js";
 import { DB_NOW_MS } from "./rows.js";
@@ -154,6 +156,35 @@ export const parks = pgTable(
       .where(sql`state = 'parked' AND next_check_at IS NOT NULL`),
     // A session's latest park, whatever its state: a limit's run of parks goes on from it.
     index("parks_session_idx").on(t.sessionId, t.parkedAt),
+  ],
+);
+
+export const verifications = pgTable(
+  "verifications",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    directory: text("directory").notNull(),
+    server: text("server"),
+    command: text("command").notNull(),
+    state: text("state", { enum: VERIFICATION_STATES }).notNull(),
+    afterContinuations: integer("after_continuations").notNull(),
+    startedAt: ms("started_at").notNull(),
+    endedAt: ms("ended_at"),
+    exitCode: integer("exit_code"),
+    durationMs: ms("duration_ms"),
+    outputTail: text("output_tail"),
+    outputHash: text("output_hash"),
+    ledgerHash: text("ledger_hash"),
+    owner: text("owner"),
+    leaseUntil: ms("lease_until"),
+  },
+  (t) => [
+    check("verifications_state_check", sql`${t.state} in ('running', 'passed', 'failed', 'cancelled', 'interrupted')`),
+    uniqueIndex("verifications_one_running_per_session")
+      .on(t.sessionId)
+      .where(sql`state = 'running'`),
+    index("verifications_session_idx").on(t.sessionId, t.startedAt),
   ],
 );
 
@@ -333,6 +364,7 @@ export const pgSchema = {
   sessions,
   countdowns,
   parks,
+  verifications,
   injections,
   auditEvents,
   replicas,
@@ -349,4 +381,5 @@ export const rowTypesAgree: [
   Same<typeof countdowns.$inferSelect, CountdownRow>,
   Same<typeof parks.$inferSelect, ParkRow>,
   Same<Omit<typeof injections.$inferSelect, "dbCreatedAt">, InjectionRow>,
-] = [true, true, true, true];
+  Same<typeof verifications.$inferSelect, VerificationRow>,
+] = [true, true, true, true, true];
