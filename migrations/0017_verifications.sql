@@ -13,6 +13,8 @@ CREATE TABLE `verifications` (
 	`output_tail` text,
 	`output_hash` text,
 	`ledger_hash` text,
+	`failures` integer DEFAULT 0 NOT NULL,
+	`repeated` integer DEFAULT false NOT NULL,
 	`owner` text,
 	`lease_until` integer,
 	CONSTRAINT "verifications_state_check" CHECK("verifications"."state" in ('running', 'passed', 'failed', 'cancelled', 'interrupted'))

@@ -2,7 +2,17 @@
 // equal by test/store/schemas.postgres.test.ts; every time is epoch milliseconds (epoch-ms.ts). Tables that exist only
 // here serve a fleet: replicas' heartbeats (lease liveness across hosts) and the OpenCode servers they follow.
 import { sql } from "drizzle-orm";
-import { bigserial, check, doublePrecision, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  bigserial,
+  boolean,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  pgTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 import { PARK_REASONS } from "../../core/reasons.js";
 import {
   NOTICE_STATES,
@@ -176,6 +186,8 @@ export const verifications = pgTable(
     outputTail: text("output_tail"),
     outputHash: text("output_hash"),
     ledgerHash: text("ledger_hash"),
+    failures: integer("failures").notNull().default(0),
+    repeated: boolean("repeated").notNull().default(false),
     owner: text("owner"),
     leaseUntil: ms("lease_until"),
   },
