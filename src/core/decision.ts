@@ -28,7 +28,7 @@ export interface DecisionConfig {
   pauseAfterUserMessage: boolean;
   unproductiveLimit: number;
   continueAfterCompaction: boolean;
-  /** The `verify` option: a finished list is checked by the user's command before it counts as done (null: it is not). */
+  /** The `verify` option: a finished list is checked by the user's command before it is done (null: it is not). */
   verify: { command: string; maxRuns: number } | null;
 }
 

@@ -36,9 +36,9 @@ export const verifications = sqliteTable(
     outputHash: text("output_hash"),
     /** A hash of the session's file ledger when it started: no file changed between two runs when they agree. */
     ledgerHash: text("ledger_hash"),
-    /** Failed runs of the session since its last real user message, this one included when it failed (set at its end). */
+    /** Failed runs of the session since its last real user message, this one included if it failed (set at its end). */
     failures: integer("failures").notNull().default(0),
-    /** It failed as the failed run before it did (the same output) with no file changed between them (set at its end). */
+    /** It failed as the failed run before it did (same output), with no file changed between them (set at its end). */
     repeated: integer("repeated", { mode: "boolean" }).notNull().default(false),
     owner: text("owner"),
     leaseUntil: integer("lease_until"),
