@@ -170,6 +170,8 @@ export type AuditRecord =
   | { event: "notified" | "notice_failed"; reason: NoticeKind }
   | { event: "parked"; reason: ParkReason }
   | { event: "woke"; reason: WakeCause }
-  | { event: "unparked"; reason: UnparkReason };
+  | { event: "unparked"; reason: UnparkReason }
+  | { event: "verify_started" | "verified"; reason?: null }
+  | { event: "verify_failed"; reason: VerifyFailure };
 
 export type AuditEntry = AuditRecord & { detail?: Record<string, unknown> };

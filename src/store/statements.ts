@@ -13,14 +13,16 @@ import type {
   NewInjection,
   NewNotice,
   NewPark,
+  NewVerification,
   NoticeSettlement,
   ParkEnding,
   OwedLook,
   ParkTerms,
   Scope,
   SessionScope,
+  VerificationEnd,
 } from "./types.js";
-import type { CountdownRow, InjectionRow, NewBill, NoticeRow, ParkRow, SessionRow } from "./schema.js";
+import type { CountdownRow, InjectionRow, NewBill, NoticeRow, ParkRow, SessionRow, VerificationRow } from "./schema.js";
 
 /** The tables retention deletes from, and what in each is settled history (`?` is the cutoff, epoch ms). */
 export type HistoryTable =
@@ -91,6 +93,22 @@ export interface Statements {
   renewLeases(owner: string, leaseUntil: number): number;
   /** Clears the owner of its armed countdowns in any of several scopes, for successors to adopt at once. */
   releaseLeases(owner: string, scopes: readonly Scope[]): number;
+
+  // ── verifications (runs of the `verify` command) ─────────────────────────────
+  /**
+   * The run, `running`, and its `verify_started` audit row; false, and nothing written, when a run of the session is
+   * running already (verifications_one_running_per_session): of two processes, one runs the session's check.
+   */
+  insertVerification(verification: NewVerification, started: AuditValues): boolean;
+  /**
+   * A running run ended as `end` says (its lease cleared); `owner`: only while that process holds it (null: whoever
+   * does, for a person's cancel or a dead owner's run). False, and nothing written, when it was not running so.
+   */
+  endVerification(id: string, owner: string | null, end: VerificationEnd): boolean;
+  /** The session's latest run, whatever its state (the latest started, by id between equals). */
+  latestVerification(sessionId: string): VerificationRow | undefined;
+  /** The session's latest failed run (what a new failure is compared with). */
+  latestFailedVerification(sessionId: string): VerificationRow | undefined;
 
   // ── parks ───────────────────────────────────────────────────────────────────
   /** The session's park while it holds (`parked`), if one does. */

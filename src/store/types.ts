@@ -70,6 +70,30 @@ export interface NewPark extends SessionScope, ParkTerms {
   since: number;
 }
 
+/** A run of the `verify` command as it starts: `running`, owned by the process that runs it. */
+export interface NewVerification extends SessionScope {
+  id: string;
+  command: string;
+  afterContinuations: number;
+  startedAt: number;
+  /** A hash of the session's file ledger now (null: it has none). */
+  ledgerHash: string | null;
+  owner: string;
+  leaseUntil: number;
+}
+
+/** How a run of the `verify` command ended, with what it printed and what it counts as among the session's runs. */
+export interface VerificationEnd {
+  state: "passed" | "failed" | "cancelled" | "interrupted";
+  endedAt: number;
+  exitCode: number | null;
+  durationMs: number | null;
+  outputTail: string | null;
+  outputHash: string | null;
+  failures: number;
+  repeated: boolean;
+}
+
 export interface NewInjection extends SessionScope {
   id: string;
   countdownId: string;

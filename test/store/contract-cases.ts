@@ -14,6 +14,7 @@ import { CLAIM_NOTICES_CASES } from "./changes/claim-notices.cases.js";
 import { END_CASES } from "./changes/end.cases.js";
 import { LOOK_OWED_CASES } from "./changes/look-owed.cases.js";
 import { CHECK_RUN_CASES } from "./changes/check-run.cases.js";
+import { VERIFY_CASES } from "./changes/verify.cases.js";
 import { PARK_CASES } from "./changes/park.cases.js";
 import { PARK_LIMIT_CASES } from "./changes/park-limit.cases.js";
 import { PRUNE_CASES } from "./changes/prune.cases.js";
@@ -66,6 +67,7 @@ export const CONTRACT: ContractSubject[] = [
   { subject: "changes/wake", cases: WAKE_CASES },
   { subject: "changes/unpark", cases: UNPARK_CASES },
   { subject: "changes/check-run", cases: CHECK_RUN_CASES },
+  { subject: "changes/verify", cases: VERIFY_CASES },
   { subject: "statements", cases: STATEMENTS_CASES },
   { subject: "reads", cases: READS_CASES },
   { subject: "liveness", cases: LIVENESS_CASES },

@@ -17,6 +17,7 @@ import { PARKS } from "./statements/parks.js";
 import { REPLICAS } from "./statements/replicas.js";
 import { RETENTION } from "./statements/retention.js";
 import { SESSIONS } from "./statements/sessions.js";
+import { VERIFICATIONS } from "./statements/verifications.js";
 import type { PgCall, PgStatement } from "./statements/statement.js";
 
 /** Every statement: a database that lacks one does not compile. */
@@ -25,6 +26,7 @@ const STATEMENTS: { readonly [K in keyof Statements]: PgStatement<K> } = {
   ...AUDIT,
   ...COUNTDOWNS,
   ...PARKS,
+  ...VERIFICATIONS,
   ...INJECTIONS,
   ...BILLS,
   ...NOTICES,

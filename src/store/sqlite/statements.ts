@@ -13,6 +13,7 @@ import type { Connection, Prepare } from "./statements/prepare.js";
 import { REPLICAS } from "./statements/replicas.js";
 import { RETENTION } from "./statements/retention.js";
 import { SESSIONS } from "./statements/sessions.js";
+import { VERIFICATIONS } from "./statements/verifications.js";
 
 /** Every statement: a database that lacks one does not compile. */
 const PREPARE = {
@@ -20,6 +21,7 @@ const PREPARE = {
   ...AUDIT,
   ...COUNTDOWNS,
   ...PARKS,
+  ...VERIFICATIONS,
   ...INJECTIONS,
   ...BILLS,
   ...NOTICES,

@@ -43,6 +43,7 @@ export const REQUIRED = {
   session: ["sessionId", "directory", "createdAt", "updatedAt"],
   countdown: ["id", "sessionId", "directory", "armedAt", "deadlineAt", "state"],
   park: ["id", "sessionId", "directory", "reason", "state", "parkedAt", "wakeAt", "since"],
+  verification: ["id", "sessionId", "directory", "command", "state", "afterContinuations", "startedAt"],
   injection: ["id", "sessionId", "countdownId", "directory", "createdAt", "status"],
   notice: ["id", "noticeId", "sessionId", "channel", "kind", "createdAt", "body", "state"],
 } as const;
