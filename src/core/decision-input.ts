@@ -8,6 +8,7 @@ import type {
   DurableFacts,
   LiveFacts,
   ParkFact,
+  VerificationFact,
   Progress,
   Stage,
 } from "./decision.js";
@@ -100,6 +101,8 @@ export interface DecisionContext {
   answeredBy?: { injectionId: string; firedAt: number };
   /** The session's park, when one holds (read with the row: a park lives in a table of its own). */
   parked?: ParkFact;
+  /** The session's latest check of a finished list, when `verify` is set and one counts. */
+  verification?: VerificationFact;
   /** What the budgets need beyond the row, read only when one is set: today's spend, the latest bills. */
   spending?: {
     today?: number;
@@ -160,7 +163,7 @@ function durableFacts(
   row: SessionState | undefined,
   seen: SessionSightings,
   facts: HostFacts | undefined,
-  sinceLook: Pick<DecisionContext, "userCancelledAt" | "answeredBy" | "parked" | "spending">,
+  sinceLook: Pick<DecisionContext, "userCancelledAt" | "answeredBy" | "parked" | "verification" | "spending">,
 ): DurableFacts {
   return {
     parentId: row?.parentId ?? seen.parentId ?? facts?.parentId ?? null,
@@ -169,6 +172,7 @@ function durableFacts(
     userCancelledAt: sinceLook.userCancelledAt ?? null,
     answeredBy: sinceLook.answeredBy ?? null,
     parked: sinceLook.parked ?? null,
+    verification: sinceLook.verification ?? null,
     recovering: row?.recoveringSince != null,
     lastErrorAt: row?.lastErrorAt ?? null,
     lastErrorKind: row?.lastErrorKind ?? null,

@@ -2,8 +2,8 @@
 // name, and those that take several, by what they answer (the facts a decision needs that no event brought to this
 // process: what another process or a person did since the idle a look judges). The statements themselves (script.ts's
 // `q`) are for the store's scripts.
-import type { ParkFact } from "../core/decision.js";
-import type { CountdownRow, InjectionRow, NoticeRow, ParkRow, SessionRow } from "./schema.js";
+import type { ParkFact, VerificationFact } from "../core/decision.js";
+import type { CountdownRow, InjectionRow, NoticeRow, ParkRow, SessionRow, VerificationRow } from "./schema.js";
 import { q, type Script } from "./script.js";
 import type { ContinuationRef, OwedLook, Scope } from "./types.js";
 
@@ -74,6 +74,8 @@ export interface SinceIdle {
   answeredBy?: ContinuationRef;
   /** The session's park, while one holds: it waits for its own wake. */
   parked?: ParkFact;
+  /** The session's latest check of a finished list that still counts (asked for only when `verify` is set). */
+  verification?: VerificationFact;
 }
 
 /**
@@ -81,7 +83,12 @@ export interface SinceIdle {
  * the clock of `idleSince`). One read at a time: on PostgreSQL under Bun, more statements in flight at once meant
  * more of the client's lost answers (see pg/bun-bounded-client.ts).
  */
-export function* sinceIdle(sessionId: string, idleSince?: number, now?: number): Script<SinceIdle> {
+export function* sinceIdle(
+  sessionId: string,
+  idleSince?: number,
+  now?: number,
+  { verify = false }: { verify?: boolean } = {},
+): Script<SinceIdle> {
   const row = yield* q.session(sessionId);
   const asked = idleSince === undefined ? undefined : { since: idleSince, now: now ?? idleSince };
   const userCancelledAt = asked && (yield* q.userCancelledSince(sessionId, asked.since, asked.now));
@@ -89,7 +96,26 @@ export function* sinceIdle(sessionId: string, idleSince?: number, now?: number):
   const pending = yield* q.hasPendingInjection(sessionId);
   const park = yield* q.parkOf(sessionId);
   const parked = park && { parkId: park.id, reason: park.reason, wakeAt: park.wakeAt };
-  return { row, pending, userCancelledAt, answeredBy, parked };
+  const verification = verify ? verificationFact(yield* q.latestVerification(sessionId)) : undefined;
+  return { row, pending, userCancelledAt, answeredBy, parked, verification };
+}
+
+/**
+ * A run as the guard chain weighs it: one cancelled (a person came first) or interrupted (its process died) stands for
+ * nothing, and the list is checked again when it is next found finished.
+ */
+function verificationFact(run: VerificationRow | undefined): VerificationFact | undefined {
+  if (!run || (run.state !== "running" && run.state !== "passed" && run.state !== "failed")) return undefined;
+  return {
+    state: run.state,
+    command: run.command,
+    afterContinuations: run.afterContinuations,
+    failures: run.failures,
+    repeated: run.repeated,
+    exitCode: run.exitCode,
+    durationMs: run.durationMs,
+    outputTail: run.outputTail ?? "",
+  };
 }
 
 /**

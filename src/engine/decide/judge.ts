@@ -51,8 +51,8 @@ export class Judge {
     // The last continuation's turn is billed first, so that the budgets count it.
     if (facts) await this.billing.record(sessionId, facts, stage);
     const asked = ctx.clock.now();
-    const { row, pending, userCancelledAt, answeredBy, parked } = await ctx.store.read(
-      sinceIdle(sessionId, idleSince, asked),
+    const { row, pending, userCancelledAt, answeredBy, parked, verification } = await ctx.store.read(
+      sinceIdle(sessionId, idleSince, asked, { verify: ctx.config.verify !== null }),
     );
     const { maxContinuationCost, maxContinuationTokens, dailyContinuationCost } = ctx.config;
     const spent =
@@ -83,6 +83,7 @@ export class Judge {
       userCancelledAt,
       answeredBy,
       parked,
+      verification,
       spending: spent,
     });
     return { decision: decide(input), row };
