@@ -96,7 +96,8 @@ export function* sinceIdle(
   const pending = yield* q.hasPendingInjection(sessionId);
   const park = yield* q.parkOf(sessionId);
   const parked = park && { parkId: park.id, reason: park.reason, wakeAt: park.wakeAt };
-  const verification = verify ? verificationFact(yield* q.latestVerification(sessionId)) : undefined;
+  if (!verify) return { row, pending, userCancelledAt, answeredBy, parked };
+  const verification = verificationFact(yield* q.latestVerification(sessionId));
   return { row, pending, userCancelledAt, answeredBy, parked, verification };
 }
 
