@@ -37,6 +37,7 @@ const ENGINE_ON_POSTGRES = [
   "test/engine/scenarios/gave-up.test.ts",
   "test/engine/scenarios/resume-holds.test.ts",
   "test/engine/scenarios/parked.test.ts",
+  "test/engine/scenarios/verified.test.ts",
 ];
 
 /** A real PostgreSQL server, one for the whole run, started for the first project that asks (a database per test). */

@@ -219,7 +219,9 @@ export function resolveConfiguration(sources: ConfigSources = {}): Resolution {
   const from = {} as Record<EnforcerOptionKey, string>;
   for (const key of ENFORCER_KEYS) {
     const layer = layers.findLast((l) => key in l.values);
-    config[key] = layer ? layer.values[key] : (ENFORCER_OPTIONS[key].default ?? defaultDatabasePath(env));
+    // `databasePath` alone has no fixed default (it depends on the environment); `null` is a default (`verify`'s).
+    const fixed = ENFORCER_OPTIONS[key].default;
+    config[key] = layer ? layer.values[key] : fixed !== undefined ? fixed : defaultDatabasePath(env);
     from[key] = layer ? layer.source : "default";
   }
   try {

@@ -4,6 +4,12 @@ import type { VerificationFact } from "./decision.js";
 import { quotedOutput } from "./wake-note.js";
 import { duration } from "./words.js";
 
+/**
+ * A failing test run says what failed in more lines than a park's check (the failing assertion, its diff, the
+ * summary): this many of its last lines, each cut as a park's are.
+ */
+export const VERIFY_OUTPUT_LINES = 60;
+
 export function verifyFailedNote(check: VerificationFact): string {
   const took = check.durationMs == null ? "" : ` after ${duration(check.durationMs)}`;
   const ended =
@@ -12,7 +18,7 @@ export function verifyFailedNote(check: VerificationFact): string {
       : `exited ${check.exitCode}${took}`;
   return (
     `Every todo is closed, but the check of the work failed: ${JSON.stringify(check.command)} ${ended}. ` +
-    `Its last lines:\n${quotedOutput(check.outputTail ?? "")}\n` +
+    `Its last lines:\n${quotedOutput(check.outputTail ?? "", VERIFY_OUTPUT_LINES)}\n` +
     "Fix what it reports (reopen or add a todo for it if that helps), until the check passes."
   );
 }

@@ -14,14 +14,14 @@ export type WokenBecause =
 export const MAX_OUTPUT_LINES = 20;
 export const MAX_OUTPUT_LINE_CHARS = 200;
 
-/** The check's last lines, trimmed and indented: `    | line`. */
-export function quotedOutput(output: string): string {
+/** The check's last lines (`maxLines` of them at most), trimmed and indented: `    | line`. */
+export function quotedOutput(output: string, maxLines = MAX_OUTPUT_LINES): string {
   const lines = output.replace(/\r\n?/g, "\n").replace(/\n+$/, "").split("\n");
-  const last = lines.slice(-MAX_OUTPUT_LINES).map((line) => {
+  const last = lines.slice(-maxLines).map((line) => {
     const clipped = line.length > MAX_OUTPUT_LINE_CHARS ? `${line.slice(0, MAX_OUTPUT_LINE_CHARS)}…` : line;
     return `    | ${clipped}`;
   });
-  if (lines.length > MAX_OUTPUT_LINES) last.unshift(`    | … (${lines.length - MAX_OUTPUT_LINES} earlier lines)`);
+  if (lines.length > maxLines) last.unshift(`    | … (${lines.length - maxLines} earlier lines)`);
   return output.trim() === "" ? "    | (no output)" : last.join("\n");
 }
 

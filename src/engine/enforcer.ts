@@ -151,6 +151,8 @@ export class Enforcer {
     const report = (await this.step("recovery", () => this.parts.countdowns.recover(reason))) ?? nothing;
     await this.parts.leases.start();
     await this.step("reconciliation", () => this.parts.reconciler.reconcilePending());
+    // A check its dead process left running is owed a look, which runs it again: before the looks owed are made.
+    await this.step("checks", () => this.parts.verifications.recover(reason));
     await this.step("recheck", () => this.parts.looks.recheckOwed("restart", { expireLate: this.ownsOwnerId }));
     const billed = await this.step("billing", () => this.parts.billing.recover());
     await this.parts.retention.start();
@@ -178,6 +180,8 @@ export class Enforcer {
     this.timers.stop();
     this.parts.queue.stopQueued();
     this.parts.starts.clear();
+    // The checks running here are killed and left owed to a successor (settling would wait out their commands).
+    await this.step("checks", () => this.parts.verifications.stop(RESUME_REASON));
     await this.settled();
     await this.step("lease release", () => this.parts.countdowns.release());
     if (this.ownsOwnerId) await this.step("retirement", () => this.ctx.store.retire(this.owner));

@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
 
-/** Random ids with a readable prefix: `cd_…` countdowns, `inj_…` injections, `ntc_…` notices, `park_…` parks. */
-export function newId(prefix: "cd" | "inj" | "ntc" | "park"): string {
+/**
+ * Random ids with a readable prefix: `cd_…` countdowns, `inj_…` injections, `ntc_…` notices, `park_…` parks, `ver_…`
+ * runs of the `verify` command.
+ */
+export function newId(prefix: "cd" | "inj" | "ntc" | "park" | "ver"): string {
   return `${prefix}_${randomBytes(9).toString("base64url")}`;
 }
 

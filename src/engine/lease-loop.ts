@@ -1,10 +1,11 @@
 // Every third of a lease: say this process is alive (the heartbeat), renew its countdowns' leases, adopt what nobody
 // holds any more, settle continuations left pending by a process that died, wake the parks whose time came, start the
-// parks' checks that are due, and take the looks owed to sessions. The heartbeat and the renewal are the owner's, once
-// for all its countdowns: an engine whose owner id belongs to its caller (a fleet replica's engines, one per server,
-// share one) leaves both to that caller, which does them once a round. Such an engine has no timer either: its caller
-// reads the rows of all its engines' scopes at once, four statements whatever their number, and hands each engine its
-// own (`tickOn`), so that a replica's idle load does not grow with the servers it follows.
+// parks' checks that are due, keep this process's runs of the `verify` command (interrupting those of a dead one), and
+// take the looks owed to sessions. The heartbeat and the renewal are the owner's, once for all its countdowns: an
+// engine whose owner id belongs to its caller (a fleet replica's engines, one per server, share one) leaves both to
+// that caller, which does them once a round. Such an engine has no timer either: its caller reads the rows of all its
+// engines' scopes at once, four statements whatever their number, and hands each engine its own (`tickOn`), so that a
+// replica's idle load does not grow with the servers it follows.
 import { TAKEOVER_REASON } from "../core/reasons.js";
 import type { LeaseRows } from "../store/reads.js";
 import type { EngineContext } from "./context.js";
@@ -14,6 +15,7 @@ import type { Reconciler } from "./deliver/reconciler.js";
 import type { Countdowns } from "./wait/countdowns.js";
 import type { ParkChecks } from "./wait/park-checks.js";
 import type { ParkWakes } from "./wait/park-wakes.js";
+import type { Verifications } from "./wait/verifications.js";
 
 export interface LeaseParts {
   countdowns: Countdowns;
@@ -21,6 +23,7 @@ export interface LeaseParts {
   looks: Looks;
   parkWakes: ParkWakes;
   parkChecks: ParkChecks;
+  verifications: Verifications;
 }
 
 /**
@@ -103,6 +106,8 @@ export class LeaseLoop {
     const due = rows?.parks ?? (await this.p.parkWakes.due());
     const woken = await this.p.parkWakes.wakeDue(due);
     this.p.parkChecks.startDue(due);
+    // Before the owed looks: a check whose process died is owed one, which runs it again.
+    await this.p.verifications.tick(TAKEOVER_REASON);
     // Handed rows were read before these wakes: the looks they owed are taken with them, not a tick later.
     await this.p.looks.recheckOwed("recheck", { owed: rows ? [...rows.owed, ...woken] : undefined });
   }

@@ -18,6 +18,7 @@ import { LimitParks } from "./wait/limit-parks.js";
 import { ParkChecks } from "./wait/park-checks.js";
 import { ParkToasts } from "./wait/park-toasts.js";
 import { ParkWakes } from "./wait/park-wakes.js";
+import { Verifications } from "./wait/verifications.js";
 import { NoticeSender, type NoticeChannels } from "./notice-sender.js";
 import { RetentionSchedule } from "./retention-schedule.js";
 import { EventRouter } from "./see/event-router.js";
@@ -47,6 +48,7 @@ export interface EngineParts {
   retention: RetentionSchedule;
   leases: LeaseLoop;
   sender: NoticeSender;
+  verifications: Verifications;
 }
 
 export interface PartsOptions {
@@ -85,7 +87,18 @@ export function buildParts(ctx: EngineContext, options: PartsOptions = {}): Engi
   const lookups = new Lookups(ctx);
   const reconciler = new Reconciler(ctx, lookups, outcomes, queue);
   const limitParks = new LimitParks(ctx);
-  const looks = new Looks(ctx, { memories, countdowns, judge, facts, billing, queue, starts, limitParks });
+  const verifications = new Verifications(ctx);
+  const looks = new Looks(ctx, {
+    memories,
+    countdowns,
+    judge,
+    facts,
+    billing,
+    queue,
+    starts,
+    limitParks,
+    verifications,
+  });
   const injected = {
     memories,
     queue,
@@ -103,13 +116,17 @@ export function buildParts(ctx: EngineContext, options: PartsOptions = {}): Engi
   countdowns.connect({ armed: (armed) => toasts.show(armed), due: (armed, info) => injector.due(armed, info) });
   const parkToasts = new ParkToasts(ctx);
   ctx.events.on("session_parked", (park) => parkToasts.parked(park));
-  const router = new EventRouter(ctx, { memories, countdowns, looks, starts, ownMessages, limitParks }, clock.now());
+  const router = new EventRouter(
+    ctx,
+    { memories, countdowns, looks, starts, ownMessages, limitParks, verifications },
+    clock.now(),
+  );
   const retention = new RetentionSchedule(ctx);
   const parkWakes = new ParkWakes(ctx);
   const parkChecks = new ParkChecks(ctx);
   const leases = new LeaseLoop(
     ctx,
-    { countdowns, reconciler, looks, parkWakes, parkChecks },
+    { countdowns, reconciler, looks, parkWakes, parkChecks, verifications },
     options.keepsOwner ?? true,
   );
   const parts = {
@@ -126,5 +143,5 @@ export function buildParts(ctx: EngineContext, options: PartsOptions = {}): Engi
     lookups,
     reconciler,
   };
-  return { ...parts, ownMessages, injector, looks, router, retention, leases, sender };
+  return { ...parts, ownMessages, injector, looks, router, retention, leases, sender, verifications };
 }

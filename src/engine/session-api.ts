@@ -20,7 +20,7 @@ export type ContinueLaterAnswer = { parked: true; parkId: string; until: number 
 export class SessionApi {
   constructor(
     private readonly ctx: EngineContext,
-    private readonly parts: Pick<EngineParts, "countdowns" | "looks">,
+    private readonly parts: Pick<EngineParts, "countdowns" | "looks" | "verifications">,
   ) {}
 
   markRecovering(sessionId: string): void {
@@ -35,7 +35,7 @@ export class SessionApi {
   }
 
   /**
-   * Sets the durable stop (and cancels an armed countdown). Resolves with false when the session was already
+   * Sets the durable stop (and cancels an armed countdown and a running check). Resolves with false when the session was already
    * stopped; rejects when the stop could not be written (also reported as an `error` event).
    */
   async stop(sessionId: string, source: StopSource = "api"): Promise<boolean> {
@@ -44,6 +44,8 @@ export class SessionApi {
       this.ctx.store.change(stopChange(scope, source, now)),
     );
     if (cancelled) this.parts.countdowns.letGo(sessionId, cancelled.id);
+    // The stop cancelled a running check, if one ran: here its command is killed too.
+    if (changed) this.parts.verifications.letGo(sessionId);
     return changed;
   }
 

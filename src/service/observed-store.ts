@@ -20,6 +20,7 @@ export const AUDIT_ROWS: {
   endCountdown: (args, ended) => (ended === true ? [args[4] as AuditValues] : []),
   insertPark: (args, inserted) => (inserted === true ? [args[1] as AuditValues] : []),
   reparkPark: (args, reparked) => (reparked === true ? [args[2] as AuditValues] : []),
+  insertVerification: (args, inserted) => (inserted === true ? [args[1] as AuditValues] : []),
 };
 
 /** Runs `script`, noting what it writes that the metrics count. */

@@ -28,6 +28,8 @@ export const {
   parksDueIn,
   countParked,
   tuiWatching,
+  latestVerification,
+  runningVerificationsIn,
 } = q;
 
 // ── several scopes at once (a fleet replica's servers) ──────────────────────

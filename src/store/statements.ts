@@ -109,6 +109,10 @@ export interface Statements {
   latestVerification(sessionId: string): VerificationRow | undefined;
   /** The session's latest failed run (what a new failure is compared with). */
   latestFailedVerification(sessionId: string): VerificationRow | undefined;
+  /** The runs of this scope running now, oldest first (a lease tick finds those whose process died). */
+  runningVerificationsIn(scope: Scope): VerificationRow[];
+  /** A run still `owner`'s and running stays its own until `leaseUntil`; false when it no longer is (a cancel). */
+  renewVerification(id: string, owner: string, leaseUntil: number): boolean;
 
   // ── parks ───────────────────────────────────────────────────────────────────
   /** The session's park while it holds (`parked`), if one does. */

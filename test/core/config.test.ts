@@ -18,6 +18,13 @@ describe("configuration", () => {
       maxContinuations: 20,
     });
     expect(resolveConfig({ workWithoutProgressLimit: 0 }, {}).workWithoutProgressLimit).toBe(0);
+    // A default of null is a default, not "no default" (only the database's path is made from the environment).
+    expect(config.verify).toBeNull();
+    expect(resolveConfig({ verify: { command: "npm test" } }, {}).verify).toEqual({
+      command: "npm test",
+      timeoutSeconds: 600,
+      maxRuns: 5,
+    });
     expect(config.prompt.startsWith("[SYSTEM REMINDER - TODO CONTINUATION]")).toBe(true);
   });
 

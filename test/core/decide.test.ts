@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decide, errorCooldownMs, GUARD_ORDER } from "../../src/core/decide.js";
 import { explain } from "../../src/core/explain.js";
-import type { DecisionInput, DurableFacts } from "../../src/core/decision.js";
+import type { Decision, DecisionInput, DurableFacts } from "../../src/core/decision.js";
 import type { MessageFacts } from "../../src/core/messages.js";
 import { SKIP_REASONS } from "../../src/core/reasons.js";
 import { stagnantStreak, unproductiveStreak } from "../../src/core/streaks.js";
@@ -636,7 +636,7 @@ describe("stagnation", () => {
       durable = {
         ...durable,
         continuations: durable.continuations + 1,
-        stagnantContinuations: d.stagnantStreak,
+        stagnantContinuations: continued(d).stagnantStreak,
         ledger,
       };
     }
@@ -683,7 +683,7 @@ describe("stagnation", () => {
       durable = {
         ...durable,
         continuations: durable.continuations + 1,
-        stagnantContinuations: d.stagnantStreak,
+        stagnantContinuations: continued(d).stagnantStreak,
         ledger: mergeLedger(durable.ledger ?? ledgerOf([]), todos),
       };
     }
@@ -761,8 +761,8 @@ describe("work as progress", () => {
       durable = {
         ...durable,
         continuations: durable.continuations + 1,
-        stagnantContinuations: d.stagnantStreak,
-        workContinuations: d.workStreak,
+        stagnantContinuations: continued(d).stagnantStreak,
+        workContinuations: continued(d).workStreak,
         ledger,
       };
     }
@@ -823,7 +823,12 @@ describe("work as progress", () => {
         break;
       }
       expect(d).not.toMatchObject({ progress: { counted: "files" } });
-      durable = { ...durable, stagnantContinuations: d.stagnantStreak, workContinuations: d.workStreak, ledger };
+      durable = {
+        ...durable,
+        stagnantContinuations: continued(d).stagnantStreak,
+        workContinuations: continued(d).workStreak,
+        ledger,
+      };
     }
     expect(sent).toBe(3);
   });
@@ -982,3 +987,9 @@ describe("done means checked (verify)", () => {
     );
   });
 });
+
+/** A decision a loop of continuations expects to continue (a check here would be a failure of the test's setup). */
+function continued(d: Decision): Extract<Decision, { verdict: "continue" }> {
+  if (d.verdict !== "continue") throw new Error(`expected a continuation, got ${d.verdict}`);
+  return d;
+}

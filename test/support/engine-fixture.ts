@@ -74,6 +74,11 @@ export class Rows {
       .map((r) => ({ ...r, detail: JSON.parse(r.detail) as Record<string, unknown> }));
   }
 
+  /** A session's runs of the `verify` command, oldest first. */
+  verifications(sessionId: string): Array<Record<string, unknown> & { state: string; failures: number }> {
+    return this.store.raw.all("SELECT * FROM verifications WHERE session_id = ? ORDER BY started_at", sessionId);
+  }
+
   session(sessionId: string): Record<string, unknown> | undefined {
     return this.store.raw.all<Record<string, unknown>>("SELECT * FROM sessions WHERE session_id = ?", sessionId)[0];
   }

@@ -9,6 +9,7 @@ import { changeSession } from "../../store/changes/change-session.js";
 import { expireOwedLook, oweLook, TAKE } from "../../store/changes/look-owed.js";
 import { isNews } from "../../store/changes/tell-stop.js";
 import type { OwedLook } from "../../store/port.js";
+import type { SessionRow } from "../../store/schema.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { EngineContext } from "../context.js";
 import type { DeliveryQueue } from "../wait/queue.js";
@@ -18,12 +19,13 @@ import { inspectOptions, type FactGatherer } from "../read/facts.js";
 import type { Billing } from "./billing.js";
 import type { Judge } from "./judge.js";
 import type { LimitParks } from "../wait/limit-parks.js";
+import type { Verifications } from "../wait/verifications.js";
 
 /** A precheck's answer: a stop to tell waits for the last continuation's bill. */
 const BILL_FIRST = Symbol("bill first");
 
 /** What led to an evaluation: an idle event, or a look the enforcer owed the session. */
-export type Trigger = "idle" | "reevaluate" | "recheck" | "restart" | "children_done" | "resume";
+export type Trigger = "idle" | "reevaluate" | "recheck" | "restart" | "children_done" | "resume" | "checked";
 
 /** A parent held back by busy sub-sessions is looked at again at least this often (if an event is missed). */
 const CHILDREN_RECHECK_MS = 60_000;
@@ -59,6 +61,7 @@ export interface LookParts {
   queue: DeliveryQueue;
   starts: SentContinuations;
   limitParks: LimitParks;
+  verifications: Verifications;
 }
 
 export class Looks {
@@ -214,6 +217,7 @@ export class Looks {
       }
       return judge.recordSkip(sessionId, decision, { trigger, lookMs }, TAKE);
     }
+    if (decision.verdict === "verify") return this.check(sessionId, row);
     const delayMs = Math.max(ctx.config.countdownSeconds * 1000, (decision.notBefore ?? 0) - ctx.clock.now());
     // The budget travels with the decision, so a reader of the audit (the TUI panel) can say "2 of 20".
     const detail: Record<string, unknown> = {
@@ -238,6 +242,16 @@ export class Looks {
       look: TAKE,
       answeredSince: look.idleSince,
     });
+  }
+
+  /**
+   * Every todo closed after continuations, and no check stands for the work as it is: the `verify` command runs (its
+   * `verify_started` row is this look's record), and once it ended the session is looked at again: done, continued
+   * with the failure, or stopped. Not awaited: the session's lane is not held while the command runs.
+   */
+  private check(sessionId: string, row: SessionRow | undefined): void {
+    const ended = this.p.verifications.check(sessionId, row);
+    void this.ctx.track(ended.then((wrote) => (wrote ? this.evaluate(sessionId, "checked") : undefined)));
   }
 
   /** Milliseconds since `startedAt` (monotonic), whole. */

@@ -4,6 +4,8 @@
 import { agentChoice, progressDetail, type HostFacts } from "../../core/decision-input.js";
 import { renderPrompt, transcriptLine } from "../../core/prompt.js";
 import { readWakeNote, wakeNote } from "../../core/wake-note.js";
+import { verifyFailedNote } from "../../core/verify-note.js";
+import type { VerificationFact } from "../../core/decision.js";
 import { parseLedger, summarize, type Todo, type TodoSummary } from "../../core/todos.js";
 import { continuationPatch } from "../../core/transitions.js";
 import { parseFileLedger } from "../../core/work.js";
@@ -38,15 +40,26 @@ export interface ContinuationInput {
   /** OpenCode's answers right before the prompt; the todos are known to be readable. */
   facts: HostFacts;
   row: SessionRow | undefined;
-  decision: { stagnantStreak: number; workStreak: number; unproductiveStreak: number; progress?: Progress };
+  decision: {
+    stagnantStreak: number;
+    workStreak: number;
+    unproductiveStreak: number;
+    progress?: Progress;
+    /** The check of the finished list failed: the continuation says so, with its last lines. */
+    checkFailed?: VerificationFact;
+  };
   /** The session's turn signals now (see Continuation.signalsAtCall). */
   turnSignals: number;
 }
 
-/** Why the session was woken from its park, when this is the first continuation since. */
-function wokenNote(row: SessionRow | undefined): string | undefined {
+/**
+ * What the prompt says before the list: why the session was woken from its park, when this is the first continuation
+ * since, and how the check of the finished list failed, when it did.
+ */
+function promptNote(row: SessionRow | undefined, checkFailed: VerificationFact | undefined): string | undefined {
   const woken = readWakeNote(row?.wakeNote);
-  return woken && wakeNote(woken);
+  const notes = [woken && wakeNote(woken), checkFailed && verifyFailedNote(checkFailed)].filter(Boolean);
+  return notes.length > 0 ? notes.join("\n\n") : undefined;
 }
 
 export function prepareContinuation(ctx: EngineContext, input: ContinuationInput): Continuation {
@@ -94,7 +107,7 @@ export function prepareContinuation(ctx: EngineContext, input: ContinuationInput
     request: {
       sessionId,
       messageId,
-      text: renderPrompt(todos, injectionId, config.prompt, wokenNote(row)),
+      text: renderPrompt(todos, injectionId, config.prompt, promptNote(row, decision.checkFailed)),
       display: config.quietTranscript ? transcriptLine(todos) : undefined,
       agent: choice.agent,
       model,
@@ -111,6 +124,7 @@ export function prepareContinuation(ctx: EngineContext, input: ContinuationInput
       resumed: info.resumed,
       ...checked,
       ...progressDetail(decision, config.workWithoutProgressLimit),
+      ...(decision.checkFailed ? { checkFailed: decision.checkFailed.command } : {}),
     },
     summary,
     signalsAtCall: input.turnSignals,

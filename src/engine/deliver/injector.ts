@@ -140,6 +140,15 @@ export class Injector {
       if (ended && retry) await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), {}, retry.look));
       return undefined;
     }
+    if (decision.verdict === "verify") {
+      // Every todo closed during the wait: the check of the finished list comes first, in a look owed now (durably,
+      // and made once this job has left the queue, as for an idle seen while injecting).
+      const detail = { ...decision.detail, stage: "before_prompt", verifying: decision.command };
+      if (!(await countdowns.end(armed, { skipped: "in_flight", detail }))) return undefined;
+      await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), {}, { owe: ctx.clock.now() }));
+      this.p.memories.get(sessionId).idleWhileInjecting();
+      return undefined;
+    }
     if (!facts.messages) {
       const unresolved = await ctx.store.read(unresolvedContinuation(sessionId));
       if (unresolved) return this.waitToLook(armed, unresolved);

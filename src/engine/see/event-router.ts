@@ -18,6 +18,7 @@ import type { Looks } from "../decide/looks.js";
 import type { StartWatch } from "../deliver/start-watch.js";
 import type { Countdowns } from "../wait/countdowns.js";
 import type { LimitParks } from "../wait/limit-parks.js";
+import type { Verifications } from "../wait/verifications.js";
 import type { SessionMemories, SessionMemory } from "../memory/session-memory.js";
 import type { UserMessageEvent } from "../../core/events.js";
 import type { OwnMessageIds } from "../memory/own-messages.js";
@@ -33,6 +34,7 @@ export interface RouterParts {
   /** The enforcer's own continuations by message id. */
   ownMessages: OwnMessageIds;
   limitParks: LimitParks;
+  verifications: Verifications;
 }
 
 export class EventRouter {
@@ -290,8 +292,10 @@ export class EventRouter {
       : undefined;
     if (reason) void this.peers.countdowns.cancel(sessionId, reason, { messageId: event.messageId }, change, look);
     else void ctx.changeSession(sessionId, change, look);
-    // The person took over from a wait too: a park ends without waking (in the same lane, after the change above).
+    // The person took over from a wait too: a park ends without waking (in the same lane, after the change above), and
+    // a check of the finished list is killed: what they wrote is the next work.
     void ctx.lanes.post(sessionId, () => ctx.store.change(unpark(ctx.scope(sessionId), "user_message", now)));
+    void this.peers.verifications.cancel(sessionId, "user_message");
   }
 
   private sessionInfo(sessionId: string, parentId: string | undefined): void {
@@ -310,6 +314,7 @@ export class EventRouter {
         if (await ctx.store.read(session(sessionId)))
           await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), patch, TAKE));
       });
+    void this.peers.verifications.cancel(sessionId, "session_deleted");
     this.peers.memories.delete(sessionId);
     this.peers.starts.drop(sessionId);
     this.peers.looks.forget(sessionId);

@@ -1,6 +1,7 @@
-// One run of a park's check: the agent's shell command, run as OpenCode's bash tool runs one (`/bin/sh -c` in the
-// project's folder), with no input, bounded in time (its whole process group killed past it) and in what is kept of
-// its output (the last bytes, stdout and stderr as they came).
+// One run of a check (a park's, or the `verify` command on a finished list): a shell command, run as OpenCode's bash
+// tool runs one (`/bin/sh -c` in the project's folder, the user's environment), with no input, bounded in time (its
+// whole process group killed past it, or when its caller aborts it) and in what is kept of its output (the last bytes,
+// stdout and stderr as they came).
 import { spawn } from "node:child_process";
 
 export interface CheckResult {
@@ -9,40 +10,65 @@ export interface CheckResult {
   /** The last `MAX_OUTPUT_CHARS` of what it printed, or why it did not run. */
   output: string;
   timedOut: boolean;
+  /** It was killed because its caller aborted it (a person stepped in). */
+  aborted?: boolean;
 }
 
-export type RunCheck = (command: string, cwd: string) => Promise<CheckResult>;
+export interface RunLimits {
+  timeoutMs?: number;
+  /** Aborted: the whole process group is killed, and the result says so. */
+  signal?: AbortSignal;
+}
+
+export type RunCheck = (command: string, cwd: string, limits?: RunLimits) => Promise<CheckResult>;
 
 /** A check is a quick look (is CI green, is the file there), not the work itself. */
 export const CHECK_TIMEOUT_MS = 60_000;
 export const MAX_OUTPUT_CHARS = 8_000;
 
-export function runCheck(command: string, cwd: string, timeoutMs = CHECK_TIMEOUT_MS): Promise<CheckResult> {
+export function runCheck(
+  command: string,
+  cwd: string,
+  { timeoutMs = CHECK_TIMEOUT_MS, signal }: RunLimits = {},
+): Promise<CheckResult> {
   return new Promise((resolve) => {
     let output = "";
     let timedOut = false;
+    let aborted = false;
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-MAX_OUTPUT_CHARS);
     };
+    if (signal?.aborted) return resolve({ exitCode: null, output: "", timedOut: false, aborted: true });
     const child = spawn("/bin/sh", ["-c", command], { cwd, stdio: ["ignore", "pipe", "pipe"], detached: true });
-    const timer = setTimeout(() => {
-      timedOut = true;
+    const killGroup = () => {
       try {
         process.kill(-child.pid!, "SIGKILL");
       } catch {
         child.kill("SIGKILL");
       }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
     }, timeoutMs);
+    const onAbort = () => {
+      aborted = true;
+      killGroup();
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const settle = (result: CheckResult) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(aborted ? { ...result, exitCode: null, aborted: true } : result);
+    };
     child.stdout.on("data", keep);
     child.stderr.on("data", keep);
     child.once("error", (error) => {
-      clearTimeout(timer);
-      resolve({ exitCode: null, output: `the check could not run: ${error.message}`, timedOut: false });
+      settle({ exitCode: null, output: `the check could not run: ${error.message}`, timedOut: false });
     });
     child.once("close", (code) => {
-      clearTimeout(timer);
       const said = timedOut ? `${output}\n(stopped after ${Math.round(timeoutMs / 1000)} s)` : output;
-      resolve({ exitCode: timedOut ? null : code, output: said, timedOut });
+      settle({ exitCode: timedOut ? null : code, output: said, timedOut });
     });
   });
 }

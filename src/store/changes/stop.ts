@@ -1,5 +1,5 @@
 // The durable stop: no continuation for the session, across restarts and new messages, until resumed. Setting it
-// cancels the armed countdown and ends the session's park (a park is no way around a stop). Written by
+// cancels the armed countdown, ends the session's park (a park is no way around a stop) and cancels a running check. Written by
 // /stop-continuation, the API, the CLI and the TUI's palette alike.
 import type { StopSource } from "../../core/reasons.js";
 import { auditRow } from "../audit-row.js";
@@ -9,6 +9,7 @@ import type { ArmedRef, SessionScope } from "../types.js";
 import { endArmed } from "./end.js";
 import { ensureSession, patchSession } from "./session-row.js";
 import { unparkHeld } from "./unpark.js";
+import { cancelRunning } from "./verify.js";
 
 export interface StopResult {
   /** False: it was stopped already. */
@@ -28,6 +29,7 @@ export function stop(scope: SessionScope, source: StopSource, now: number): Chan
     const armed = yield* q.armedFor(scope.sessionId);
     if (armed) yield* endArmed({ ...scope, id: armed.id }, { cancelled: "stopped", detail: { source } }, now);
     const unparked = yield* unparkHeld(scope, "stop", now);
+    yield* cancelRunning(scope, "stopped", now);
     return { changed: true, cancelled: armed, unparked };
   });
 }

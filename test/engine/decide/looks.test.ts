@@ -25,6 +25,7 @@ import { OwnMessageIds } from "../../../src/engine/memory/own-messages.js";
 import { SessionMemories } from "../../../src/engine/memory/session-memory.js";
 import { Countdowns } from "../../../src/engine/wait/countdowns.js";
 import { LimitParks } from "../../../src/engine/wait/limit-parks.js";
+import { Verifications } from "../../../src/engine/wait/verifications.js";
 import { idLine } from "../../../src/core/prompt.js";
 import { changeSession } from "../../../src/store/changes/change-session.js";
 import { oweLook } from "../../../src/store/changes/look-owed.js";
@@ -101,7 +102,18 @@ function build(overrides: Partial<Config> = {}, over: SqliteStore = store): Rig 
   const billing = new Billing(ctx, facts);
   const judge = new Judge(ctx, memories, queue, notices, billing);
   const limitParks = new LimitParks(ctx);
-  const looks = new Looks(ctx, { memories, countdowns, judge, facts, billing, queue, starts, limitParks });
+  const verifications = new Verifications(ctx);
+  const looks = new Looks(ctx, {
+    memories,
+    countdowns,
+    judge,
+    facts,
+    billing,
+    queue,
+    starts,
+    limitParks,
+    verifications,
+  });
   const built = { ctx, host, config, memories, countdowns, queue, starts, looks };
   rigs.push(built);
   return built;

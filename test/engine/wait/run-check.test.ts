@@ -1,11 +1,12 @@
 // runCheck promises: the command runs under /bin/sh in the folder given with no input, its exit status and the last
 // of its output (stdout and stderr as they came) come back; one that runs past its time limit is killed with
 // everything it started; one that cannot start says why. Real processes.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MAX_OUTPUT_CHARS, runCheck } from "../../../src/engine/wait/run-check.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const folder = mkdtempSync(join(tmpdir(), "tc-run-check-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -28,9 +29,30 @@ describe("runCheck", () => {
   });
 
   it("kills a check past its time limit, with what it started", async () => {
-    const result = await runCheck("sleep 30 & echo started; wait", folder, 300);
+    const result = await runCheck("sleep 30 & echo started; wait", folder, { timeoutMs: 300 });
     expect(result).toMatchObject({ exitCode: null, timedOut: true });
     expect(result.output).toMatch(/^started\n\n\(stopped after 0 s\)$/);
+  });
+
+  it("kills a check its caller aborts, with what it started, and says so", async () => {
+    const abort = new AbortController();
+    const pidFile = join(folder, "sleeper.pid");
+    const running = runCheck(`sleep 30 & echo $! > ${pidFile}; wait`, folder, { signal: abort.signal });
+    const pid = await waitFor("the check's child", () => existsSync(pidFile) && Number(readFileSync(pidFile, "utf8")));
+    abort.abort();
+    expect(await running).toMatchObject({ exitCode: null, timedOut: false, aborted: true });
+    // Killed, though perhaps not yet reaped by whoever inherited it: gone, or a zombie.
+    const state = existsSync(`/proc/${pid}/stat`)
+      ? readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]![0]
+      : "gone";
+    expect(["gone", "Z"]).toContain(state);
+  });
+
+  it("runs nothing when aborted before it starts", async () => {
+    const abort = new AbortController();
+    abort.abort();
+    expect(await runCheck("touch ran", folder, { signal: abort.signal })).toMatchObject({ aborted: true });
+    expect(existsSync(join(folder, "ran"))).toBe(false);
   });
 
   it("says why a check could not run", async () => {

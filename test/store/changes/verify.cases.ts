@@ -4,7 +4,15 @@
 // is said to repeat it.
 import assert from "node:assert/strict";
 import { changeSession } from "../../../src/store/changes/change-session.js";
-import { endVerification, startVerification, type RunOutcome } from "../../../src/store/changes/verify.js";
+import {
+  cancelVerification,
+  endVerification,
+  interruptVerification,
+  renewVerification,
+  startVerification,
+  type RunOutcome,
+} from "../../../src/store/changes/verify.js";
+import { stop } from "../../../src/store/changes/stop.js";
 import { q } from "../../../src/store/script.js";
 import type { NewVerification } from "../../../src/store/types.js";
 import { ME, NOW, OTHER, S1, type ContractCase } from "../contract-world.js";
@@ -61,8 +69,12 @@ export const VERIFY_CASES: ContractCase[] = [
     name: "verify: failures since the last user message are counted; the same one with no file changed repeats",
     async run({ a, b, trail }) {
       await a.change(changeSession(S1, NOW, { continuations: 1, lastUserMessageAt: NOW - 1000 }));
+      let continuations = 1;
       const fail = async (id: string, at: number, output: string, ledgerHash = "ledger-1") => {
-        assert.equal(await a.change(startVerification(run(id, at, { ledgerHash }), at)), true);
+        // A continuation went out after the run before (the one its failure asked for): the work is new.
+        await a.change(changeSession(S1, at, { continuations: ++continuations }));
+        const checked = run(id, at, { ledgerHash, afterContinuations: continuations });
+        assert.equal(await a.change(startVerification(checked, at)), true);
         assert.equal(await a.change(endVerification(S1, ended(id, ledgerHash), failed(output), at + 900)), true);
         return (await b.read(q.latestVerification("ses_1")))!;
       };
@@ -86,6 +98,64 @@ export const VERIFY_CASES: ContractCase[] = [
         "verify_failed:exit",
         "verify_started",
         "verify_failed:exit",
+      ]);
+    },
+  },
+  {
+    name: "verify: a run that stands for the work as it is is not started again; one cancelled or interrupted is",
+    async run({ a, b, trail }) {
+      await a.change(changeSession(S1, NOW, { continuations: 2 }));
+      assert.equal(await a.change(startVerification(run("ver_1", NOW), NOW)), true);
+      const passed: RunOutcome = { passed: true, exitCode: 0, durationMs: 5, output: "ok" };
+      assert.equal(await a.change(endVerification(S1, ended("ver_1"), passed, NOW + 5)), true);
+      // A look that read the session before that run ended asks again: the passed run stands.
+      assert.equal(await b.change(startVerification(run("ver_2", NOW + 6, { owner: OTHER }), NOW + 6)), false);
+      // Another continuation went out: the work is new, and so is its check.
+      await a.change(changeSession(S1, NOW + 10, { continuations: 3 }));
+      assert.equal(await b.change(startVerification(run("ver_3", NOW + 20, { owner: OTHER }), NOW + 20)), true);
+      const running = (await a.read(q.latestVerification("ses_1")))!;
+      assert.equal(running.afterContinuations, 3, "counted from the session as it is");
+      // Its process died: whoever finds it interrupts it, and the session is owed the look that runs it again.
+      assert.equal(await a.change(interruptVerification(S1, running, "restart", NOW + 30)), true);
+      assert.equal(await a.change(interruptVerification(S1, running, "restart", NOW + 31)), false, "once");
+      assert.equal((await b.read(q.session("ses_1")))?.recheckAt, NOW + 30);
+      assert.equal(await a.change(startVerification(run("ver_4", NOW + 40), NOW + 40)), true);
+      assert.equal((await b.read(q.session("ses_1")))?.recheckAt, null, "the look that started it is made");
+      assert.deepEqual(await trail("ses_1"), [
+        "verify_started",
+        "verified",
+        "verify_started",
+        "resumed:restart",
+        "verify_started",
+      ]);
+      const interrupted = (await b.read(q.runningVerificationsIn(S1))).map((r) => r.id);
+      assert.deepEqual(interrupted, ["ver_4"]);
+    },
+  },
+  {
+    name: "verify: a person's cancel or a stop ends the running check from any process; its owner's lease ends there",
+    async run({ a, b, trail }) {
+      await a.change(changeSession(S1, NOW, { continuations: 1 }));
+      assert.equal(await a.change(startVerification(run("ver_1", NOW, { afterContinuations: 1 }), NOW)), true);
+      assert.equal(await a.change(renewVerification({ id: "ver_1", owner: ME }, NOW + 60_000)), true);
+      assert.equal(await a.change(renewVerification({ id: "ver_1", owner: OTHER }, NOW + 60_000)), false);
+      const cancelled = await b.change(cancelVerification(S1, "user_message", NOW + 1000));
+      assert.equal(cancelled?.id, "ver_1");
+      assert.equal(await b.change(cancelVerification(S1, "user_message", NOW + 1001)), undefined, "once");
+      assert.equal(await a.change(renewVerification({ id: "ver_1", owner: ME }, NOW + 90_000)), false, "not its own");
+      const row = (await a.read(q.latestVerification("ses_1")))!;
+      assert.deepEqual([row.state, row.durationMs, row.failures, row.leaseUntil], ["cancelled", 1000, 0, null]);
+      // A stop cancels a running one in the same change.
+      await a.change(changeSession(S1, NOW + 2000, { continuations: 2 }));
+      assert.equal(await a.change(startVerification(run("ver_2", NOW + 2000), NOW + 2000)), true);
+      await b.change(stop(S1, "cli", NOW + 3000));
+      assert.equal((await a.read(q.latestVerification("ses_1")))?.state, "cancelled");
+      assert.deepEqual(await trail("ses_1"), [
+        "verify_started",
+        "cancelled:user_message",
+        "verify_started",
+        "stopped:cli",
+        "cancelled:stopped",
       ]);
     },
   },

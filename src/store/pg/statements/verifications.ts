@@ -4,7 +4,7 @@
 import type { VerificationRow } from "../../schema.js";
 import { whole } from "../rows.js";
 import { verifications } from "../schema.js";
-import { AUDIT_COLUMNS, auditParams, auditValues, REQUIRED, selectList, type SomePg } from "./statement.js";
+import { AUDIT_COLUMNS, auditParams, auditValues, REQUIRED, scoped, selectList, type SomePg } from "./statement.js";
 
 const VERIFICATION = selectList(verifications);
 const LATEST_FIRST = "ORDER BY started_at DESC, id DESC LIMIT 1";
@@ -57,6 +57,21 @@ export const VERIFICATIONS = {
     sql: `SELECT ${VERIFICATION} FROM verifications WHERE session_id = $1 AND state = 'failed' ${LATEST_FIRST}`,
     async run(c, sessionId) {
       return whole(await c.rows<VerificationRow>([sessionId]), REQUIRED.verification)[0];
+    },
+  },
+
+  runningVerificationsIn: {
+    sql: `SELECT ${VERIFICATION} FROM verifications
+      WHERE state = 'running' AND directory = $1 AND server IS NOT DISTINCT FROM $2 ORDER BY started_at`,
+    async run(c, scope) {
+      return whole(await c.rows<VerificationRow>(scoped(scope)), REQUIRED.verification);
+    },
+  },
+
+  renewVerification: {
+    sql: `UPDATE verifications SET lease_until = $3 WHERE id = $1 AND state = 'running' AND owner = $2 RETURNING id`,
+    async run(c, id, owner, leaseUntil) {
+      return whole(await c.rows<{ id: unknown }>([id, owner, leaseUntil]), ["id"]).length > 0;
     },
   },
 } satisfies SomePg;

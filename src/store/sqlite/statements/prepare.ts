@@ -1,6 +1,6 @@
 // What every SQLite statement is written with: what it is prepared on, and the pieces of SQL several share.
 import { and, eq, sql } from "drizzle-orm";
-import { countdowns, injections, parks, sessions } from "../../schema.js";
+import { countdowns, injections, parks, sessions, verifications } from "../../schema.js";
 import type { Statements } from "../../statements.js";
 import type { Scope } from "../../types.js";
 import type { Db, RawDatabase } from "../connection.js";
@@ -36,7 +36,7 @@ export const ps = (name: string) => sql`${sql.placeholder(name)}`;
 export const isArmed = sql`${countdowns.state} = 'armed'`;
 
 /** The tables whose rows carry a scope (a directory on a server). */
-type Scoped = typeof sessions | typeof countdowns | typeof parks | typeof injections;
+type Scoped = typeof sessions | typeof countdowns | typeof parks | typeof injections | typeof verifications;
 
 /** A row's scope: its directory on its server (NULL, a machine's own, matches NULL). */
 export const inScope = (table: Scoped) =>

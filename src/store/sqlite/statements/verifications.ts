@@ -1,8 +1,8 @@
 // The runs of the `verify` command on SQLite: one started (with its audit row), one ended, and a session's latest.
 // Every write names the state it expects (`running`), so that of two writers only one changes a run.
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, asc, desc, eq, sql } from "drizzle-orm";
 import { verifications } from "../../schema.js";
-import { changes, p, placeholders, ps, type SomePrepared } from "./prepare.js";
+import { changes, inScope, p, placeholders, ps, scoped, type SomePrepared } from "./prepare.js";
 
 // Written into the SQL, never bound: the value verifications_one_running_per_session names.
 const isRunning = sql`${verifications.state} = 'running'`;
@@ -81,5 +81,24 @@ export const VERIFICATIONS = {
       .limit(1)
       .prepare();
     return (sessionId) => select.get({ sessionId });
+  },
+
+  runningVerificationsIn: ({ db }) => {
+    const select = db
+      .select()
+      .from(verifications)
+      .where(and(isRunning, inScope(verifications)))
+      .orderBy(asc(verifications.startedAt))
+      .prepare();
+    return (scope) => select.all(scoped(scope));
+  },
+
+  renewVerification: ({ db }) => {
+    const update = db
+      .update(verifications)
+      .set({ leaseUntil: ps("leaseUntil") })
+      .where(and(eq(verifications.id, p("id")), isRunning, eq(verifications.owner, p("owner"))))
+      .prepare();
+    return (id, owner, leaseUntil) => changes(update.run({ id, owner, leaseUntil })) > 0;
   },
 } satisfies SomePrepared;
