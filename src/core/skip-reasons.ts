@@ -242,11 +242,11 @@ export const SKIP_FACTS: { readonly [R in SkipReason]: SkipFacts } = {
   todos_complete: {
     words: (d) => ({
       standing: "done",
-      text: d.verified ? "done: every todo is closed, and the check passed" : "done: every todo is closed",
+      text: d.verified ? `done, checked: ${checkedLine(d.verified)}` : "done: every todo is closed",
     }),
     notice: "done",
     stop: null,
-    when: 'no todo is open (open = not `completed`, `cancelled`, `blocked`, `deleted`): nothing. Also what an idle\'s first check says instead of a budget stop (`cost_budget`, `budget_exhausted`) when the list last reported has every todo closed — the last continuation finished it (`detail.reported: true`), and a [notice](notifications.md) says "done", not "budget"',
+    when: 'no todo is open (open = not `completed`, `cancelled`, `blocked`, `deleted`): nothing. With `verify`, after continuations, only once its command passed (`detail.verified`: the command and how long it took). Also what an idle\'s first check says instead of a budget stop (`cost_budget`, `budget_exhausted`) when the list last reported has every todo closed — the last continuation finished it (`detail.reported: true`), and a [notice](notifications.md) says "done", not "budget"',
     options: [],
   },
   user_took_over: {
@@ -338,4 +338,11 @@ function parkedWords(park: unknown, wakesInMs: number | undefined): Explanation 
   if (park === "limit") return { standing: "waiting", text: `parked: limit lifts${left}` };
   if (park === "opencode_retry") return { standing: "waiting", text: `parked: OpenCode retries${left}` };
   return { standing: "waiting", text: `parked as asked: wakes${left}` };
+}
+
+/** What a passed check says in a `done`: `npm test passed in 41 s`. */
+function checkedLine(verified: unknown): string {
+  const { command, durationMs } = verified as { command?: unknown; durationMs?: unknown };
+  const took = typeof durationMs === "number" ? ` in ${duration(durationMs)}` : "";
+  return `${typeof command === "string" ? command : "the check"} passed${took}`;
 }

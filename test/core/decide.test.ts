@@ -940,8 +940,8 @@ describe("done means checked (verify)", () => {
       reason: "todos_complete",
       detail: { total: 2, completed: 2, verified: { command: "npm test", durationMs: 41_000 } },
     });
-    expect(explain("skipped", "todos_complete", d.verdict === "skip" ? d.detail : {})?.text).toContain(
-      "the check passed",
+    expect(explain("skipped", "todos_complete", d.verdict === "skip" ? d.detail : {})?.text).toBe(
+      "done, checked: npm test passed in 41 s",
     );
   });
 

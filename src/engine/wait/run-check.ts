@@ -18,6 +18,8 @@ export interface RunLimits {
   timeoutMs?: number;
   /** Aborted: the whole process group is killed, and the result says so. */
   signal?: AbortSignal;
+  /** Variables added to this process's environment (the user's). */
+  env?: Readonly<Record<string, string>>;
 }
 
 export type RunCheck = (command: string, cwd: string, limits?: RunLimits) => Promise<CheckResult>;
@@ -29,7 +31,7 @@ export const MAX_OUTPUT_CHARS = 8_000;
 export function runCheck(
   command: string,
   cwd: string,
-  { timeoutMs = CHECK_TIMEOUT_MS, signal }: RunLimits = {},
+  { timeoutMs = CHECK_TIMEOUT_MS, signal, env }: RunLimits = {},
 ): Promise<CheckResult> {
   return new Promise((resolve) => {
     let output = "";
@@ -39,7 +41,12 @@ export function runCheck(
       output = (output + chunk.toString()).slice(-MAX_OUTPUT_CHARS);
     };
     if (signal?.aborted) return resolve({ exitCode: null, output: "", timedOut: false, aborted: true });
-    const child = spawn("/bin/sh", ["-c", command], { cwd, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn("/bin/sh", ["-c", command], {
+      cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+      ...(env ? { env: { ...process.env, ...env } } : {}),
+    });
     const killGroup = () => {
       try {
         process.kill(-child.pid!, "SIGKILL");

@@ -86,6 +86,8 @@ export class Verifications {
       const result = await this.run(own.command, scope.directory, {
         timeoutMs: verify.timeoutSeconds * 1000,
         signal: own.abort.signal,
+        // Which session it checks, for a command that reports or checks per session.
+        env: { TODO_CONTINUATION_SESSION_ID: sessionId },
       });
       if (result.aborted) return false;
       const outcome = outcomeOf(result, Math.round(ctx.clock.monotonic() - startedAt));

@@ -55,6 +55,15 @@ describe("runCheck", () => {
     expect(existsSync(join(folder, "ran"))).toBe(false);
   });
 
+  it("runs in this process's environment, with the variables it is given added", async () => {
+    process.env.TC_RUN_CHECK_INHERITED = "inherited";
+    const result = await runCheck('echo "$TC_RUN_CHECK_INHERITED $TC_RUN_CHECK_ADDED"', folder, {
+      env: { TC_RUN_CHECK_ADDED: "added" },
+    });
+    delete process.env.TC_RUN_CHECK_INHERITED;
+    expect(result.output).toBe("inherited added\n");
+  });
+
   it("says why a check could not run", async () => {
     const result = await runCheck("true", join(folder, "no-such-folder"));
     expect(result).toMatchObject({ exitCode: null, timedOut: false });

@@ -67,7 +67,11 @@ describe("Verifications", () => {
     await until(() => engines.some((e) => e.started.length > 0));
     const runner = engines.find((e) => e.started.length > 0)!;
     expect(engines.flatMap((e) => e.started)).toHaveLength(1);
-    expect(runner.started[0]).toMatchObject({ command: "npm test", cwd: DIRECTORY, limits: { timeoutMs: 600_000 } });
+    expect(runner.started[0]).toMatchObject({
+      command: "npm test",
+      cwd: DIRECTORY,
+      limits: { timeoutMs: 600_000, env: { TODO_CONTINUATION_SESSION_ID: S } },
+    });
     runner.started[0]!.result.resolve({ exitCode: 0, output: "all green\n", timedOut: false });
     expect((await Promise.all(checks)).filter(Boolean)).toHaveLength(1);
     expect(trail()).toEqual(["verify_started", "verified"]);
