@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { park } from "../../src/store/changes/park.js";
 import { recordBill } from "../../src/store/changes/record-bill.js";
+import { startVerification } from "../../src/store/changes/verify.js";
 import { openStore } from "../../src/store/open/open.js";
 import { cli, requireBuiltCli } from "../support/cli.js";
 import { ev } from "../support/events.js";
@@ -153,6 +154,22 @@ describe("todo-continuation CLI", () => {
     // file (its lease tick may come between the CLI's processes on a loaded machine, and clears recheck_at).
     const looked = f.rows.audit("ses_cli_paused").some((r) => (r.detail as { trigger?: string }).trigger === "recheck");
     expect(row.recheck_at !== null || looked).toBe(true);
+  });
+
+  it("status lists a check running, and a stop cancels it", async () => {
+    const now = Date.now();
+    const scope = { sessionId: "ses_cli_checking", directory: "/work/project", server: null };
+    const run = { id: "ver_cli_1", command: "npm test", afterContinuations: 1, ledgerHash: null };
+    const owner = { owner: "elsewhere.example/4242/remote", leaseUntil: now + 60_000 };
+    expect(await f.port.change(startVerification({ ...scope, ...run, ...owner, startedAt: now - 12_000 }, now))).toBe(
+      true,
+    );
+    expect((await cli(["--db", f.dbPath, "status"])).stdout).toMatch(
+      /Checks running \(the `verify` command on a finished list; a message or `stop` cancels one\) \(1\):\nSESSION\s+RUNNING\s+COMMAND\s+LEASE\s+DIRECTORY\nses_cli_checking\s+1[23](\.\d)? s\s+npm test\s+held, [\d.]+ s left\s+\/work\/project/,
+    );
+    expect((await cli(["--db", f.dbPath, "stop", "ses_cli_checking"])).code).toBe(0);
+    expect(JSON.parse((await cli(["--db", f.dbPath, "--json", "status"])).stdout)).toMatchObject({ checking: [] });
+    expect(f.rows.trail("ses_cli_checking")).toEqual(["verify_started", "stopped:cli", "cancelled:stopped"]);
   });
 
   it("wake ends a session's park now (owing it a look) and unpark drops one; either says when nothing is parked", async () => {

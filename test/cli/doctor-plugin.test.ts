@@ -67,6 +67,23 @@ describe("doctor on the plugin", () => {
     expect((await cli(["history"], {}, directory)).code).toBe(0);
   });
 
+  it("a verify command: the command that would run, the file it came from, and that it runs with your rights", async () => {
+    const directory = projectFolder({ databasePath: "t.db", verify: { command: "npm test", timeoutSeconds: 300 } });
+    const file = join(directory, ".opencode", "todo-continuation.json");
+    // Before any plugin ran, from the file as it is; after, as the plugin said.
+    const before = (await cli(["doctor"], {}, directory)).stdout;
+    await pluginStarted(directory, {});
+    const after = (await cli(["doctor"], {}, directory)).stdout;
+    for (const stdout of [before, after])
+      expect(stdout).toMatch(
+        new RegExp(
+          `OK\\s+verify\\s+a finished list is checked by "npm test" \\(from ${file}\\), run in the session's folder with your rights, killed after 300 s`,
+        ),
+      );
+    const unset = projectFolder({ databasePath: "t.db" });
+    expect((await cli(["doctor"], {}, unset)).stdout).not.toMatch(/\bverify\b/);
+  });
+
   it("options spelt out at their default values are not listed as not at their default", async () => {
     const directory = projectFolder({ countdownSeconds: 2, skipAgents: ["plan", "compaction"], databasePath: "t.db" });
     await pluginStarted(directory, { maxContinuations: 20, toast: true, stagnationLimit: 5 });

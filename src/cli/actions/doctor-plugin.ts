@@ -72,6 +72,28 @@ function fileFindings(files: Resolution, status: PluginStatus | undefined): Plug
   return [{ level: "ok", check: "config file", message: read }, ...ignored];
 }
 
+/**
+ * The `verify` command the plugin would run on a finished list, and where it came from, said plainly: it runs with the
+ * person's rights, as a project's own OpenCode plugins do. From the plugin's last start when it said one (plugin
+ * options are only its to read), else from the files as they are now.
+ */
+function verifyFinding(files: Resolution, status: PluginStatus | undefined): PluginFinding[] {
+  const said = status?.options.verify;
+  const verify = (said ? said.value : files.merged.verify) as { command?: unknown; timeoutSeconds?: unknown } | null;
+  if (!verify || typeof verify.command !== "string") return [];
+  const source = said ? said.source : files.sources.verify;
+  const limit = typeof verify.timeoutSeconds === "number" ? `, killed after ${verify.timeoutSeconds} s` : "";
+  return [
+    {
+      level: "ok",
+      check: "verify",
+      message:
+        `a finished list is checked by ${JSON.stringify(verify.command)} (from ${source}), run in the session's ` +
+        `folder with your rights${limit}`,
+    },
+  ];
+}
+
 export function examinePlugin(directory: string): PluginExamination {
   const status = readStatus(directory);
   // The CLI's own TODO_CONTINUATION_* variables are not OpenCode's: only the files are judged here.
@@ -79,7 +101,12 @@ export function examinePlugin(directory: string): PluginExamination {
     Object.entries(process.env).filter(([name]) => !name.startsWith("TODO_CONTINUATION_")),
   );
   const files = resolveConfiguration({ env, directory, files: true });
-  return { directory, status, files, findings: [...statusFindings(directory, status), ...fileFindings(files, status)] };
+  const findings = [
+    ...statusFindings(directory, status),
+    ...fileFindings(files, status),
+    ...verifyFinding(files, status),
+  ];
+  return { directory, status, files, findings };
 }
 
 /** The options the plugin runs with whose values are not the defaults (set or not), and where each came from. */

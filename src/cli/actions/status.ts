@@ -6,6 +6,7 @@ import {
   heldSessions,
   parkedSessions,
   pausedSessions,
+  runningChecks,
   stoppedSessions,
   unsettledInjections,
   type ArmedRow,
@@ -69,9 +70,10 @@ export async function status(_options: object, { db, json }: GlobalOptions): Pro
     const stopped = await query(() => stoppedSessions(store.reader));
     const paused = await query(() => pausedSessions(store.reader));
     const parked = await query(() => parkedSessions(store.reader));
+    const checking = await query(() => runningChecks(store.reader));
     const held = heldSessionsOf(await query(() => heldSessions(store.reader, [...STOP_NOTICES])));
     const unsettled = await query(() => unsettledInjections(store.reader));
-    if (json) return printJson({ armed, parked, stopped, paused, held: held.map(heldJson), unsettled });
+    if (json) return printJson({ armed, checking, parked, stopped, paused, held: held.map(heldJson), unsettled });
     const lease = (r: Pick<ArmedRow, "owner" | "lease_until">) => leaseState(r, now, alive);
     print(
       [
@@ -84,6 +86,13 @@ export async function status(_options: object, { db, json }: GlobalOptions): Pro
             align: "right",
           },
           { header: "OWNER", value: (r) => r.owner ?? "" },
+          { header: "LEASE", value: lease },
+          { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
+        ]),
+        section("Checks running (the `verify` command on a finished list; a message or `stop` cancels one)", checking, [
+          { header: "SESSION", value: (r) => r.session_id },
+          { header: "RUNNING", value: (r) => duration(Math.max(0, now - r.started_at)) },
+          { header: "COMMAND", value: (r) => r.command, max: 40 },
           { header: "LEASE", value: lease },
           { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
         ]),

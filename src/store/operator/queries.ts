@@ -173,6 +173,23 @@ export function parkedSessions(reader: SqlReader): Promise<ParkedRow[]> {
   );
 }
 
+export interface RunningCheckRow {
+  session_id: string;
+  directory: string;
+  command: string;
+  started_at: number;
+  owner: string | null;
+  lease_until: number | null;
+}
+
+/** The `verify` command running now, a row per session, the longest running first. */
+export function runningChecks(reader: SqlReader): Promise<RunningCheckRow[]> {
+  return rowsOf(
+    reader,
+    "SELECT session_id, directory, command, started_at, owner, lease_until FROM verifications WHERE state = 'running' ORDER BY started_at, id",
+  );
+}
+
 /** A held session's row, with its directory. */
 export type HeldSessionRow = HeldRow & { directory: string };
 
