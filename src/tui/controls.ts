@@ -1,18 +1,20 @@
 // What a person can do from the TUI, each a durable state change of the same scripts every writer uses
-// (store/changes/): cancel the running countdown (the key, typing into the prompt) or the session's park (the key),
+// (store/changes/): cancel the running countdown (the key, typing into the prompt), the session's park or the check of
+// its finished list (the key),
 // wake a park now, stop, resume, allow more. No model
 // turn; the server side obeys the row.
 import type { Allowance } from "../core/decision.js";
 import { allowedWords, liftedWords } from "../core/explain.js";
 import { allow } from "../store/changes/allow.js";
 import { cancelByKey } from "../store/changes/cancel-by-key.js";
+import { cancelVerification } from "../store/changes/verify.js";
 import { resume } from "../store/changes/resume.js";
 import { stop } from "../store/changes/stop.js";
 import { unpark } from "../store/changes/unpark.js";
 import { wake } from "../store/changes/wake.js";
 import type { OperatorStore } from "../store/operator/operator.js";
 import type { SessionScope } from "../store/port.js";
-import { armedFor, parkOf, session } from "../store/reads.js";
+import { armedFor, latestVerification, parkOf, session } from "../store/reads.js";
 import type { TuiApi } from "./host-api.js";
 import type { SessionViews } from "./session-views.js";
 import type { TuiStore } from "./tui-store.js";
@@ -20,6 +22,7 @@ import type { TuiStore } from "./tui-store.js";
 export const SAID = {
   cancelled: "Countdown cancelled: nothing will be sent.",
   unparked: "Wait cancelled: nothing will wake this session.",
+  checkCancelled: "Check cancelled: nothing will be sent.",
   woken: "Woken: it goes on soon if todos are open.",
   notParked: "This session is not parked.",
   noCountdown: "No countdown is running in this session.",
@@ -80,12 +83,9 @@ export class Controls {
       const store = await this.store?.get();
       const armed = store && (await this.guarded("reading the database", () => store.read(armedFor(sessionId))));
       if (armed) await this.cancel(via, false);
-      // The cancel key (not typing: a message sent ends a park by itself) ends the session's wait.
-      else if (
-        store &&
-        via !== "typing" &&
-        (await this.guarded("reading the database", () => store.read(parkOf(sessionId))))
-      )
+      // The cancel key (not typing: a message sent ends a park, or a check, by itself) ends the session's wait or the
+      // check running on its finished list.
+      else if (store && via !== "typing" && (await this.waitingOrChecking(store, sessionId)))
         await this.cancel(via, false);
     } finally {
       this.looking.delete(sessionId);
@@ -106,10 +106,24 @@ export class Controls {
       store.change(cancelByKey(scope, Date.now(), { source: "tui", via })),
     );
     const unparked = !ended && (await this.guarded("cancelling", () => store.change(unpark(scope, "key", Date.now()))));
+    // A check is killed by the process that runs it, at its next lease tick (the row says it is cancelled).
+    const checkEnded =
+      !ended &&
+      !(unparked && unparked.unparked) &&
+      (await this.guarded("cancelling", () => store.change(cancelVerification(scope, "user_key", Date.now()))));
     if (ended) this.say(SAID.cancelled, "success");
     else if (unparked && unparked.unparked) this.say(SAID.unparked, "success");
+    else if (checkEnded) this.say(SAID.checkCancelled, "success");
     else if (announceNone) this.say(SAID.noCountdown);
     await this.views.refresh(sessionId);
+  }
+
+  /** Whether the session waits in a park, or its finished list is being checked: what the cancel key ends. */
+  private async waitingOrChecking(store: OperatorStore, sessionId: string): Promise<boolean> {
+    return this.guarded("reading the database", async () => {
+      if (await store.read(parkOf(sessionId))) return true;
+      return (await store.read(latestVerification(sessionId)))?.state === "running";
+    }).then((found) => found === true);
   }
 
   /** Wakes the park of the session in view now (`woke`, cause `palette`): a countdown follows, as after any wake. */

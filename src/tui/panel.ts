@@ -58,13 +58,40 @@ function parkLines(park: NonNullable<SessionView["park"]>, now: number, cancelKe
   ];
 }
 
+/** "checking: npm test · 12s": the `verify` command running on the finished list, and for how long. */
+function checkingText(checking: NonNullable<SessionView["checking"]>, now: number, command = true): string {
+  const seconds = Math.max(0, Math.floor((now - checking.startedAt) / 1000));
+  return `checking${command ? `: ${checking.command}` : ""} · ${seconds}s`;
+}
+
+/** The check's lines in the panel: the command and its time, and the key that cancels it (and the continuation). */
+function checkingLines(checking: NonNullable<SessionView["checking"]>, now: number, cancelKey: string): PanelLine[] {
+  const text = checkingText(checking, now);
+  return [
+    { text: text.length <= PANEL_WIDTH ? text : checkingText(checking, now, false), tone: "active" },
+    { text: `${cancelKey} cancels`, tone: "muted" },
+  ];
+}
+
+/** What fits on a line of the sidebar. */
+const PANEL_WIDTH = 38;
+
 /** Beside the prompt, where one short line fits: until when, and the key when it fits too. */
 const BESIDE_PROMPT_WIDTH = 36;
 
-/** Beside the prompt: the countdown while one runs, or the park while one holds, else nothing (the row is OpenCode's). */
+/**
+ * Beside the prompt: the countdown while one runs, the check while one runs, or the park while one holds, else nothing
+ * (the row is OpenCode's).
+ */
 export function promptLine({ view, now, cancelKey }: PanelInput): PanelLine | undefined {
   if ("problem" in view) return undefined;
   if (view.countdown) return countdownLine(view.countdown.deadlineAt, now, cancelKey);
+  if (view.checking) {
+    const fits = [checkingText(view.checking, now), checkingText(view.checking, now, false)]
+      .map((text) => `${text} · ${cancelKey} cancels`)
+      .find((text) => text.length <= BESIDE_PROMPT_WIDTH);
+    return { text: fits ?? checkingText(view.checking, now, false), tone: "active" };
+  }
   if (!view.park || view.stoppedAt !== null) return undefined;
   const until = parkedUntil(view.park, now);
   const withKey = `${until} · ${cancelKey} cancels`;
@@ -117,6 +144,8 @@ function sessionLines({ view, now, cancelKey }: PanelInput): PanelLine[] {
       budgetLine(view),
       ...(spend ? [spend] : []),
     ];
+  if (view.checking)
+    return [title, ...checkingLines(view.checking, now, cancelKey), budgetLine(view), ...(spend ? [spend] : [])];
   if (view.stoppedAt !== null) {
     const stopped = explain("stopped", view.stopSource)!;
     return [title, { text: stopped.text, tone: "warning" }, { text: stopped.hint!, tone: "muted" }];

@@ -112,7 +112,7 @@ export class SessionViews {
 
   /**
    * The UI clock: it ticks when the seconds left of a countdown change (on its deadline's second boundaries, so the
-   * number shown is never a tick behind), and reads again once a deadline has passed.
+   * number shown is never a tick behind), and reads again once a deadline has passed; while a check runs, each second.
    */
   private keepTime(): void {
     if (this.clock) clearTimeout(this.clock);
@@ -120,6 +120,11 @@ export class SessionViews {
     const now = Date.now();
     let next: number | undefined;
     for (const view of this.views.values()) {
+      if (view.checking) {
+        // A check's seconds go up; its end comes with no event of OpenCode's, so it is read again at each.
+        const wait = 1000 - ((now - view.checking.startedAt) % 1000) + 1;
+        next = Math.min(next ?? wait, wait);
+      }
       if (!view.countdown) continue;
       const left = view.countdown.deadlineAt - now;
       const wait = left > 0 ? (left % 1000 || 1000) + 1 : OVERDUE_READ_MS;
@@ -131,7 +136,7 @@ export class SessionViews {
       const at = Date.now();
       this.setNow(at);
       for (const [sessionId, view] of this.views)
-        if (view.countdown && view.countdown.deadlineAt <= at) void this.refresh(sessionId);
+        if ((view.countdown && view.countdown.deadlineAt <= at) || view.checking) void this.refresh(sessionId);
       this.keepTime();
     }, next);
   }

@@ -14,6 +14,7 @@ export function aSessionView(overrides: Partial<SessionView> = {}): SessionView 
     countdown: null,
     lastDecision: null,
     park: null,
+    checking: null,
     ...overrides,
   };
 }

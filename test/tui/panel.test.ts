@@ -217,6 +217,29 @@ describe("the sidebar panel", () => {
     expect(beside({ ...parked("agent", 600_000), stoppedAt: NOW })).toBe(undefined);
   });
 
+  it("a check running: the command and its seconds, the key that cancels it; beside the prompt as well", () => {
+    const checking = (command: string, forMs: number): SessionView => ({
+      ...base,
+      continuations: 2,
+      maxContinuations: 20,
+      checking: { id: "ver_1", command, startedAt: NOW - forMs },
+    });
+    expect(text(checking("npm test", 12_400))).toEqual([
+      PANEL_TITLE,
+      "checking: npm test · 12s",
+      "esc cancels",
+      "2 of 20 continuations",
+    ]);
+    // A command too long for the sidebar is left out of the line; the audit and `status` name it.
+    const long = "npm run test -- --reporter=verbose --coverage";
+    expect(text(checking(long, 3_000))[1]).toBe("checking · 3s");
+    const beside = (view: SessionView) => promptLine({ view, now: NOW, cancelKey: "esc" })?.text;
+    // Beside the prompt the key comes first: the command only when both fit.
+    expect(beside(checking("make", 12_400))).toBe("checking: make · 12s · esc cancels");
+    expect(beside(checking("npm test", 12_400))).toBe("checking · 12s · esc cancels");
+    expect(beside(checking(long, 3_000))).toBe("checking · 3s · esc cancels");
+  });
+
   it("a stop wins over a pause; a pause shows until the session moves", () => {
     expect(text(decided("skipped", "stopped", {}, { stoppedAt: NOW, stopSource: "tui", pausedAt: NOW }))[1]).toBe(
       "stopped from the palette",

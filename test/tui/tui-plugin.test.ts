@@ -3,7 +3,7 @@
 // countdown is drawn once, in the sidebar's panel or beside the prompt; the palette stops, resumes and allows more
 // without a model turn; events refresh what is drawn; the database is opened when first needed, and while it is open
 // the server's toasts give way; a broken database or bad options are one line in the panel, never a throw.
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import { readStatus, wasSeen, writeStatus } from "../../src/plugin/status-file.j
 import { ev } from "../support/events.js";
 import { DIRECTORY, startEngine, tempFolder, type EngineFixture } from "../support/engine-fixture.js";
 import { advance, settle as settleEngine, useFakeTime } from "../support/fake-time.js";
+import { waitFor } from "../support/wait-for.js";
 
 const S = "ses_tui";
 let f: EngineFixture | undefined;
@@ -372,6 +373,54 @@ describe("the TUI plugin", () => {
     await advance(31 * 60_000);
     await settle();
     expect(f!.host.prompts).toEqual([]);
+  });
+
+  it("a check running shows its command and seconds; Esc cancels it (cancelled: user_key), its process is killed at the engine's next tick, nothing is sent", async () => {
+    const project = tempFolder("tc-tui-check-");
+    const verify = {
+      command: "touch started; sleep 60 & echo $! > sleeper.pid; wait",
+      timeoutSeconds: 600,
+      maxRuns: 5,
+    };
+    f = await startEngine({ directory: project, config: { countdownSeconds: 1, leaseMs: 3000, verify } });
+    f.host.addUserMessage(S, "build it");
+    f.host.setTodos(S, [["test", "in_progress"]]);
+    f.enforcer.handleEvent(ev.idle(S));
+    await advance(1100);
+    await settle();
+    expect(f.host.prompts).toHaveLength(1);
+    f.host.setTodos(S, [["test", "completed"]]);
+    const api = new FakeTui();
+    const { handle, panel, besidePrompt, hideSidebar } = await startTui(api, { databasePath: f.dbPath });
+    f.enforcer.handleEvent(ev.idle(S));
+    const pidFile = join(project, "sleeper.pid");
+    await waitFor("the check to start", async () => {
+      await advance(0);
+      return existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "";
+    });
+    await handle.refresh(S);
+    expect(panel().slice(0, 3)).toEqual([
+      "Todo continuation",
+      expect.stringMatching(/^checking · \d+s$/),
+      "esc cancels",
+    ]);
+    await advance(2100);
+    expect(panel()[1]).toMatch(/^checking · [2-9]s$/); // the UI clock, and a read each second while it runs
+    expect(besidePrompt()).toBe("");
+    hideSidebar();
+    expect(besidePrompt()).toMatch(/^checking · \d+s · esc cancels$/);
+    api.press({ name: "escape", sequence: "\u001b" });
+    await advance(0);
+    expect(f.rows.trail(S).slice(-2)).toEqual(["verify_started", "cancelled:user_key"]);
+    expect(api.toasts.at(-1)?.message).toBe("Check cancelled: nothing will be sent.");
+    // The engine's next lease tick finds the run no longer its own and kills the command.
+    await advance(1100);
+    await settle();
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    const stat = `/proc/${pid}/stat`;
+    expect(!existsSync(stat) || readFileSync(stat, "utf8").split(") ")[1]![0] === "Z").toBe(true);
+    expect(f.host.prompts).toHaveLength(1);
+    expect(f.rows.verifications(S).map((r) => r.state)).toEqual(["cancelled"]);
   });
 
   it("the palette's wake continues a parked session now, through a normal countdown", async () => {

@@ -12,6 +12,7 @@ import {
   type ArmedRow,
   type HeldSessionRow,
   type ParkedRow,
+  type RunningCheckRow,
 } from "../../store/operator/queries.js";
 import { databasePath, openForReading, query } from "../database.js";
 import { duration, localTime, table, untilOrLate, type Column } from "../format.js";
@@ -56,6 +57,35 @@ function parkedFor(row: ParkedRow): string {
   return typeof said === "string" ? said : "";
 }
 
+/** The `verify` command running on finished lists: for how long, and whose it is. */
+function checksSection(
+  checking: RunningCheckRow[],
+  now: number,
+  lease: (r: Pick<ArmedRow, "owner" | "lease_until">) => string,
+): string {
+  return section(
+    "Checks running (the `verify` command on a finished list; a message or `stop` cancels one)",
+    checking,
+    [
+      { header: "SESSION", value: (r) => r.session_id },
+      { header: "RUNNING", value: (r) => duration(Math.max(0, now - r.started_at)) },
+      { header: "COMMAND", value: (r) => r.command, max: 40 },
+      { header: "LEASE", value: lease },
+      { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
+    ],
+  );
+}
+
+function parkedSection(parked: ParkedRow[], now: number): string {
+  return section("Parked sessions (waiting, at no cost, until their time; `wake` or `unpark` ends it)", parked, [
+    { header: "SESSION", value: (r) => r.session_id },
+    { header: "WAKES", value: (r) => untilOrLate(r.wake_at, now) },
+    { header: "REASON", value: (r) => r.reason },
+    { header: "FOR", value: (r) => parkedFor(r), max: 50 },
+    { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
+  ]);
+}
+
 /** A titled table, or the title with "none". */
 function section<R>(title: string, rows: R[], columns: Column<R>[]): string {
   return rows.length === 0 ? `${title}: none` : `${title} (${rows.length}):\n${table(columns, rows)}`;
@@ -89,20 +119,8 @@ export async function status(_options: object, { db, json }: GlobalOptions): Pro
           { header: "LEASE", value: lease },
           { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
         ]),
-        section("Checks running (the `verify` command on a finished list; a message or `stop` cancels one)", checking, [
-          { header: "SESSION", value: (r) => r.session_id },
-          { header: "RUNNING", value: (r) => duration(Math.max(0, now - r.started_at)) },
-          { header: "COMMAND", value: (r) => r.command, max: 40 },
-          { header: "LEASE", value: lease },
-          { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
-        ]),
-        section("Parked sessions (waiting, at no cost, until their time; `wake` or `unpark` ends it)", parked, [
-          { header: "SESSION", value: (r) => r.session_id },
-          { header: "WAKES", value: (r) => untilOrLate(r.wake_at, now) },
-          { header: "REASON", value: (r) => r.reason },
-          { header: "FOR", value: (r) => parkedFor(r), max: 50 },
-          { header: "DIRECTORY", value: (r) => r.directory, max: 50 },
-        ]),
+        checksSection(checking, now, lease),
+        parkedSection(parked, now),
         // A session only paused is in the next section, with the message that paused it.
         section(
           "Stopped sessions",

@@ -1,5 +1,5 @@
-// What the TUI shows of one session, read in one go: its stop and pause, its armed countdown, its park, its last
-// decision and its budget (the panel's words are src/tui/panel.ts's).
+// What the TUI shows of one session, read in one go: its stop and pause, its armed countdown, its park, the check
+// running on its finished list, its last decision and its budget (the panel's words are src/tui/panel.ts's).
 import type { ParkReason } from "../../core/reasons.js";
 import { numericRow, parseDetail } from "./queries.js";
 import type { SqlReader } from "./reader.js";
@@ -27,6 +27,8 @@ export interface SessionView {
   lastDecision: { at: number; event: string; reason: string | null; detail: Record<string, unknown> } | null;
   /** The session's park while it holds (docs/waiting.md). */
   park: { id: string; reason: ParkReason; wakeAt: number; checkCommand: string | null } | null;
+  /** The `verify` command while it runs on the session's finished list. */
+  checking: { id: string; command: string; startedAt: number } | null;
 }
 
 export async function sessionView(reader: SqlReader, sessionId: string): Promise<SessionView> {
@@ -67,6 +69,12 @@ export async function sessionView(reader: SqlReader, sessionId: string): Promise
       sessionId,
     )
   ).map(numericRow)[0];
+  const checking = (
+    await reader.all<{ id: string; command: string; started_at: number }>(
+      "SELECT id, command, started_at FROM verifications WHERE session_id = ? AND state = 'running' LIMIT 1",
+      sessionId,
+    )
+  ).map(numericRow)[0];
   const budget = (
     await reader.all<{ detail: string | null }>(
       "SELECT detail FROM audit_events WHERE session_id = ? AND event = 'armed' ORDER BY at DESC, id DESC LIMIT 1",
@@ -95,6 +103,7 @@ export async function sessionView(reader: SqlReader, sessionId: string): Promise
         }
       : null,
     park: park ? { id: park.id, reason: park.reason, wakeAt: park.wake_at, checkCommand: park.check_command } : null,
+    checking: checking ? { id: checking.id, command: checking.command, startedAt: checking.started_at } : null,
     lastDecision: last
       ? { at: last.at, event: last.event, reason: last.reason, detail: parseDetail(last.detail) }
       : null,
