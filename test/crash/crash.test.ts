@@ -1,14 +1,16 @@
 // Kill an engine process with SIGKILL at random moments of the lifecycle, many times, restart it on the same database
 // (a SQLite file, and a PostgreSQL database), and check that nothing armed is lost and no continuation reaches the host
 // twice.
-import { rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { tempFolder } from "../support/engine-fixture.js";
 import { startProcess } from "./processes.js";
 import { ScriptedServer } from "./scripted-server.js";
 import { freshDatabase } from "../support/pg-database.js";
-import { checkInvariants, checkParks, selectFrom, selectFromWithoutBlocking } from "./invariants.js";
+import { checkChecks, checkInvariants, checkParks, selectFrom, selectFromWithoutBlocking } from "./invariants.js";
+import { openStore } from "../../src/store/open/open.js";
+import { changeSession } from "../../src/store/changes/change-session.js";
 import { sleep, waitFor } from "../support/wait-for.js";
 
 /**
@@ -22,6 +24,8 @@ const ITERATIONS = {
   file: Number(process.env.CRASH_ITERATIONS ?? 24),
   PostgreSQL: Number(process.env.CRASH_ITERATIONS_PG ?? 8),
 };
+/** Kills around checks: the same 4 sessions each time, each killed process leaving their checks interrupted. */
+const CHECK_ITERATIONS = { file: 6, PostgreSQL: 4 };
 /** Kills around parks: each process parks its own 4 sessions, so each kill lands in one park's life. */
 const PARK_ITERATIONS = { file: 12, PostgreSQL: 6 };
 /**
@@ -173,6 +177,73 @@ describe.each(["file", "PostgreSQL"] as const)("crash points (%s)", (backend) =>
       // The kills landed where the wakes could be lost: while parks held, and between a wake and its continuation.
       expect(at.parked).toBeGreaterThan(0);
       expect(at.woken).toBeGreaterThan(0);
+    },
+  );
+
+  it(
+    `runs a finished list's check to its end, once for the work, when killed during it (${CHECK_ITERATIONS[backend]} SIGKILLs)`,
+    { timeout: 300_000 },
+    async () => {
+      const checksDb = backend === "PostgreSQL" ? await freshDatabase("crash_checks") : join(folder, "checks.db");
+      const project = tempFolder("tc-crash-checks-");
+      // Each run says it started (a line in a file of the project), runs a second, and passes.
+      const startedFile = join(project, "started.txt");
+      const linesIn = (file: string) => (existsSync(file) ? readFileSync(file, "utf8").split("\n").length - 1 : 0);
+      const env = {
+        DB: checksDb,
+        HOST_URL: url,
+        SESSIONS: "4",
+        SESSION_PREFIX: "check_",
+        IDLE_MODE: "once",
+        STAY_MS: "60000",
+        LEASE_MS: "1500",
+        DIRECTORY: project,
+        VERIFY_COMMAND: 'echo "$TODO_CONTINUATION_SESSION_ID" >> started.txt; sleep 1',
+      };
+      // Each session had its continuations and its list is finished: what is left is the check.
+      const seed = await openStore(checksDb, { kind: "service" });
+      for (let i = 0; i < 4; i++)
+        await seed.change(
+          changeSession({ sessionId: `check_${i}`, directory: project }, Date.now(), { continuations: 1 }),
+        );
+      await seed.close();
+      const todos = server.todos;
+      server.todos = todos.map((t) => ({ ...t, status: "completed" }));
+      onTestFinished(() => {
+        server.todos = todos;
+      });
+      let runningAtKill = 0;
+      for (let i = 0; i < CHECK_ITERATIONS[backend]; i++) {
+        const running = startProcess("node", "engine-process.ts", env);
+        await running.waitFor("idled");
+        // Killed during its checks: once one more has started (a line more in the file), within its first 300 ms.
+        const before = linesIn(startedFile);
+        await waitFor("a check to start", () => linesIn(startedFile) > before, { timeoutMs: 20_000, interval: 10 });
+        await sleep(Math.random() * 300);
+        running.child.kill("SIGKILL");
+        await running.exited;
+        runningAtKill += selectFrom(checksDb, {
+          sqlite: "SELECT id FROM verifications WHERE state = 'running'",
+        }).length;
+      }
+      const last = startProcess("node", "engine-process.ts", { ...env, STAY_MS: "0" });
+      await last.waitFor("done", 60_000);
+      await last.exited;
+
+      const report = checkChecks(checksDb, "check_");
+      const started = readFileSync(startedFile, "utf8").trim().split("\n");
+      console.log(
+        `crash test around checks (${backend}): ${CHECK_ITERATIONS[backend]} SIGKILLs; ${runningAtKill} checks running ` +
+          `at a kill; ${started.length} runs started; in all: ${JSON.stringify(report.counts)}`,
+      );
+      expect(report.violations).toEqual([]);
+      // The kills landed during checks, and each interrupted one ran again.
+      expect(runningAtKill).toBeGreaterThan(0);
+      expect(report.counts.interrupted).toBeGreaterThan(0);
+      // A run the database started is a run the command started: never two for one row.
+      expect(started.length).toBeLessThanOrEqual(report.counts.runs!);
+      // Nothing was sent: a finished list that passes its check is done.
+      expect(server.prompts.filter((p) => p.sessionId.startsWith("check_"))).toEqual([]);
     },
   );
 });

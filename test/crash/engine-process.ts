@@ -3,10 +3,11 @@
 //   IDLE_MODE=random (default): each tick a random subset of SESSIONS goes idle, for ROUNDS ticks (0: until killed);
 //   IDLE_MODE=once: every session goes idle exactly once; then the process stays up (STAY_MS) or until killed;
 //   IDLE_MODE=park: every session's turn fails on a rate limit (retry-after RETRY_AFTER s, 1 by default) and it goes
-//   idle: each is parked until then, woken (spread over WAKE_JITTER_SECONDS) and continued once.
+//   idle: each is parked until then, woken (spread over WAKE_JITTER_SECONDS) and continued once;
+//   with VERIFY_COMMAND, a finished list is checked by it (in DIRECTORY, which must exist) before it is done.
 // Then it waits until nothing is armed or pending in its scope and prints {"done":true}.
 // Env: DB, HOST_URL, SESSIONS, SESSION_PREFIX, ROUNDS, DIRECTORY, LEASE_MS, IDLE_EVERY_MS, COUNTDOWN_SECONDS,
-// PAUSE_BEFORE_PROMPT_MS, STAY_MS, RETRY_AFTER, WAKE_JITTER_SECONDS.
+// PAUSE_BEFORE_PROMPT_MS, STAY_MS, RETRY_AFTER, WAKE_JITTER_SECONDS, VERIFY_COMMAND.
 import { resolveConfig } from "../../src/config/resolve.js";
 import { Enforcer } from "../../src/engine/enforcer.js";
 import type { HostPort } from "../../src/host/port.js";
@@ -33,6 +34,7 @@ const config = {
   retryBaseMs: 200,
   busyTimeoutMs: 5000,
   wakeJitterSeconds: Number(env.WAKE_JITTER_SECONDS ?? 1),
+  verify: env.VERIFY_COMMAND ? { command: env.VERIFY_COMMAND, timeoutSeconds: 60, maxRuns: 5 } : null,
 };
 const rpc = rpcHost(env.HOST_URL!, { pauseBeforePromptMs: Number(env.PAUSE_BEFORE_PROMPT_MS ?? 0) });
 const host: HostPort = {
@@ -91,6 +93,13 @@ while (Date.now() < deadline) {
     count("SELECT count(*) AS n FROM countdowns WHERE state = 'armed' AND directory = ?"),
     count("SELECT count(*) AS n FROM injections WHERE status = 'pending' AND directory = ?"),
     // Parks held, and woken parks whose look is still owed: a wake's continuation is still to come.
+    // Checks running, and the looks owed that run one again.
+    ...(config.verify
+      ? [
+          count("SELECT count(*) AS n FROM verifications WHERE state = 'running' AND directory = ?"),
+          count("SELECT count(*) AS n FROM sessions WHERE recheck_at IS NOT NULL AND directory = ?"),
+        ]
+      : []),
     ...(mode === "park"
       ? [
           count("SELECT count(*) AS n FROM parks WHERE state = 'parked' AND directory = ?"),

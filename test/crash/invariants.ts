@@ -130,3 +130,24 @@ export function checkParks(location: string, prompts: DeliveredPrompt[], session
   const woke = parks.filter((p) => p.state === "woke").length;
   return { violations, counts: { parks: parks.length, woke, continued: promptsOf.size } };
 }
+
+/**
+ * The checks of finished lists after kills: every session's last run passed (and was the only one that did); every
+ * interrupted run was followed by another; none is left running; a failure never came of a kill.
+ */
+export function checkChecks(location: string, sessionPrefix: string): InvariantReport {
+  const violations: string[] = [];
+  const runs = selectFrom<{ id: string; session_id: string; state: string; started_at: number | string }>(location, {
+    sqlite: "SELECT id, session_id, state, started_at FROM verifications ORDER BY started_at",
+  }).filter((r) => r.session_id.startsWith(sessionPrefix));
+  const bySession = new Map<string, string[]>();
+  for (const run of runs) bySession.set(run.session_id, [...(bySession.get(run.session_id) ?? []), run.state]);
+  for (const [sessionId, states] of bySession) {
+    if (states.at(-1) !== "passed") violations.push(`${sessionId}: its last run is ${states.at(-1)}`);
+    if (states.filter((s) => s === "passed").length !== 1) violations.push(`${sessionId}: passed ${states.join(",")}`);
+    if (states.some((s) => s === "failed" || s === "running"))
+      violations.push(`${sessionId}: runs ${states.join(",")}`);
+  }
+  const interrupted = runs.filter((r) => r.state === "interrupted").length;
+  return { violations, counts: { sessions: bySession.size, runs: runs.length, interrupted } };
+}

@@ -24,6 +24,19 @@ export interface RunLimits {
 
 export type RunCheck = (command: string, cwd: string, limits?: RunLimits) => Promise<CheckResult>;
 
+/**
+ * The command runs in a process group of its own (killed whole at the time limit or an abort), and dies with this
+ * process: a watcher in the group reads standard input, a pipe this process never writes, and kills the group when it
+ * closes, as it does when this process ends, even by SIGKILL. A check left running by a process that died would run on
+ * beside the one its successor starts (two test runs at once). The command itself gets no input (`</dev/null`), as
+ * before, and its exit status is the group's.
+ */
+const TIED_TO_US =
+  'exec 3<&0; /bin/sh -c "$1" </dev/null 3<&- & command=$!; ' +
+  // Explicitly from the tie: a background list's input would otherwise be /dev/null, read at once as closed.
+  "{ read -r _; kill -KILL -$$; } <&3 >/dev/null 2>&1 & watcher=$!; exec 3<&-; " +
+  'wait "$command"; status=$?; kill "$watcher" 2>/dev/null; exit "$status"';
+
 /** A check is a quick look (is CI green, is the file there), not the work itself. */
 export const CHECK_TIMEOUT_MS = 60_000;
 export const MAX_OUTPUT_CHARS = 8_000;
@@ -41,9 +54,10 @@ export function runCheck(
       output = (output + chunk.toString()).slice(-MAX_OUTPUT_CHARS);
     };
     if (signal?.aborted) return resolve({ exitCode: null, output: "", timedOut: false, aborted: true });
-    const child = spawn("/bin/sh", ["-c", command], {
+    const child = spawn("/bin/sh", ["-c", TIED_TO_US, "check", command], {
       cwd,
-      stdio: ["ignore", "pipe", "pipe"],
+      // Standard input is the tie (see TIED_TO_US): never written, closed when this process ends.
+      stdio: ["pipe", "pipe", "pipe"],
       detached: true,
       ...(env ? { env: { ...process.env, ...env } } : {}),
     });

@@ -1,12 +1,14 @@
 // runCheck promises: the command runs under /bin/sh in the folder given with no input, its exit status and the last
-// of its output (stdout and stderr as they came) come back; one that runs past its time limit is killed with
-// everything it started; one that cannot start says why. Real processes.
+// of its output (stdout and stderr as they came) come back; one that runs past its time limit, or whose caller aborts
+// it or dies, is killed with everything it started; one that cannot start says why. Real processes.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MAX_OUTPUT_CHARS, runCheck } from "../../../src/engine/wait/run-check.js";
 import { waitFor } from "../../support/wait-for.js";
+import { ROOT } from "../../crash/processes.js";
 
 const folder = mkdtempSync(join(tmpdir(), "tc-run-check-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -64,9 +66,29 @@ describe("runCheck", () => {
     expect(result.output).toBe("inherited added\n");
   });
 
+  it("dies with the process that runs it, even one killed by SIGKILL, with what it started", async () => {
+    const pidFile = join(folder, "orphan.pid");
+    const runner = `import(${JSON.stringify(join(ROOT, "src/engine/wait/run-check.ts"))}).then((m) =>
+      m.runCheck(${JSON.stringify(`sleep 30 & echo $! > ${pidFile}; wait`)}, ${JSON.stringify(folder)}))`;
+    const parent = spawn(process.execPath, ["--import", "tsx", "-e", runner], { cwd: ROOT, stdio: "ignore" });
+    const exited = new Promise((r) => parent.once("exit", r));
+    const pid = await waitFor("the check's child", () => existsSync(pidFile) && Number(readFileSync(pidFile, "utf8")), {
+      timeoutMs: 20_000,
+    });
+    parent.kill("SIGKILL");
+    await exited;
+    await waitFor("the check's child to be killed", () => !existsSync(`/proc/${pid}`) || stateOf(pid) === "Z");
+  });
+
   it("says why a check could not run", async () => {
     const result = await runCheck("true", join(folder, "no-such-folder"));
     expect(result).toMatchObject({ exitCode: null, timedOut: false });
     expect(result.output).toMatch(/^the check could not run: .*ENOENT/);
   });
 });
+
+/** A process's state letter ("S", "Z"…), or "gone". */
+function stateOf(pid: number): string {
+  const stat = `/proc/${pid}/stat`;
+  return existsSync(stat) ? readFileSync(stat, "utf8").split(") ")[1]![0]! : "gone";
+}
