@@ -26,7 +26,14 @@ import type { CountdownRow, InjectionRow, NewBill, NoticeRow, ParkRow, SessionRo
 
 /** The tables retention deletes from, and what in each is settled history (`?` is the cutoff, epoch ms). */
 export type HistoryTable =
-  "audit_events" | "injections" | "countdowns" | "parks" | "sessions" | "continuation_bills" | "notices";
+  | "audit_events"
+  | "injections"
+  | "countdowns"
+  | "parks"
+  | "sessions"
+  | "continuation_bills"
+  | "notices"
+  | "verifications";
 
 export interface Statements {
   // ── sessions ────────────────────────────────────────────────────────────────

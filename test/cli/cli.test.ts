@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { park } from "../../src/store/changes/park.js";
 import { recordBill } from "../../src/store/changes/record-bill.js";
-import { startVerification } from "../../src/store/changes/verify.js";
+import { changeSession } from "../../src/store/changes/change-session.js";
+import { endVerification, startVerification } from "../../src/store/changes/verify.js";
 import { openStore } from "../../src/store/open/open.js";
 import { cli, requireBuiltCli } from "../support/cli.js";
 import { ev } from "../support/events.js";
@@ -172,6 +173,49 @@ describe("todo-continuation CLI", () => {
     expect(f.rows.trail("ses_cli_checking")).toEqual(["verify_started", "stopped:cli", "cancelled:stopped"]);
   });
 
+  it("history --checks lists each run of the verify command: how it ended, how long it took, its last line", async () => {
+    const now = Date.now();
+    const scope = { sessionId: "ses_cli_checked", directory: "/work/project", server: null };
+    await f.port.change(changeSession(scope, now, { continuations: 1 }));
+    const owner = { owner: "elsewhere.example/4242/remote", leaseUntil: now + 60_000, ledgerHash: null };
+    const run = (id: string, at: number) => ({
+      ...scope,
+      ...owner,
+      id,
+      command: "npm test",
+      afterContinuations: 1,
+      startedAt: at,
+    });
+    const ended = (id: string) => ({ id, owner: owner.owner, command: "npm test", ledgerHash: null });
+    await f.port.change(startVerification(run("ver_h1", now - 60_000), now - 60_000));
+    const failed = {
+      passed: false,
+      failure: "exit",
+      exitCode: 1,
+      durationMs: 41_000,
+      output: "ok 1\nFAIL 2 tests\n",
+    } as const;
+    await f.port.change(endVerification(scope, ended("ver_h1"), failed, now - 19_000));
+    await f.port.change(changeSession(scope, now, { continuations: 2 }));
+    await f.port.change(startVerification(run("ver_h2", now - 10_000), now - 10_000));
+    const passed = { passed: true, exitCode: 0, durationMs: 9_000, output: "all green" } as const;
+    await f.port.change(endVerification(scope, ended("ver_h2"), passed, now - 1000));
+    const { stdout } = await cli(["--db", f.dbPath, "history", "--checks", "--session", "ses_cli_checked"]);
+    expect(stdout).toMatch(/TIME\s+SESSION\s+COMMAND\s+RESULT\s+TOOK\s+LAST LINE/);
+    expect(stdout).toMatch(/ses_cli_checked\s+npm test\s+failed: exit 1\s+41\.0 s\s+FAIL 2 tests/);
+    expect(stdout).toMatch(/ses_cli_checked\s+npm test\s+passed\s+9\.0 s/);
+    const json = JSON.parse(
+      (await cli(["--db", f.dbPath, "--json", "history", "--checks", "--session", "ses_cli_checked"])).stdout,
+    ) as unknown[];
+    expect(json).toMatchObject([
+      { id: "ver_h1", state: "failed", exit_code: 1, failures: 1 },
+      { id: "ver_h2", state: "passed", exit_code: 0 },
+    ]);
+    expect((await cli(["--db", f.dbPath, "history", "--checks", "--session", "ses_cli_armed"])).stdout).toContain(
+      "no run of the verify command recorded",
+    );
+  });
+
   it("wake ends a session's park now (owing it a look) and unpark drops one; either says when nothing is parked", async () => {
     const parkNow = async (sessionId: string, id: string) => {
       const now = Date.now();
@@ -333,16 +377,16 @@ describe("todo-continuation CLI", () => {
     ) as { audit_events: number };
     expect(dry.audit_events).toBe(2500);
     const real = await cli(["--db", engine.dbPath, "--json", "prune", "--older-than", "30d", "--batch", "1000"]);
-    // Three batches of audit rows, and one that finds nothing in each of the other six tables.
+    // Three batches of audit rows, and one that finds nothing in each of the other seven tables.
     expect(JSON.parse(real.stdout)).toMatchObject({
-      ...{ audit_events: 2500, countdowns: 0, parks: 0, bills: 0, notices: 0 },
-      batches: 9,
+      ...{ audit_events: 2500, countdowns: 0, parks: 0, bills: 0, notices: 0, verifications: 0 },
+      batches: 10,
     });
     const status = JSON.parse((await cli(["--db", engine.dbPath, "--json", "status"])).stdout) as { armed: unknown[] };
     expect(status.armed).toHaveLength(1);
     const human = await cli(["--db", engine.dbPath, "prune", "--older-than", "1h"]);
     expect(human.stdout).toMatch(
-      /^deleted history before .*: 0 audit rows, 0 closed countdowns, 0 settled injections, 0 deleted sessions, 0 bills, 0 settled notices \(\d+ batches, median \d+\.\d ms, longest \d+\.\d ms\)/,
+      /^deleted history before .*: 0 audit rows, 0 closed countdowns, 0 settled injections, 0 deleted sessions, 0 bills, 0 settled notices, 0 ended checks \(\d+ batches, median \d+\.\d ms, longest \d+\.\d ms\)/,
     );
     await engine.destroy();
   });

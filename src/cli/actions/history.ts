@@ -1,4 +1,4 @@
-import { injectionHistory } from "../../store/operator/queries.js";
+import { checkRuns, injectionHistory, type CheckRunRow } from "../../store/operator/queries.js";
 import type { OperatorStore } from "../../store/operator/operator.js";
 import { openForReading, databasePath, nothingFound, query } from "../database.js";
 import { duration, localTime, table } from "../format.js";
@@ -7,6 +7,40 @@ import { print, printJson, type GlobalOptions } from "../output.js";
 export interface HistoryOptions {
   session?: string;
   limit: number;
+  /** The runs of the `verify` command instead of the continuations. */
+  checks?: boolean;
+}
+
+/** How a run ended, in a word or three: `passed`, `failed: exit 1`, `failed: timed out`, `interrupted`. */
+function resultOf(run: CheckRunRow): string {
+  if (run.state !== "failed") return run.state;
+  const how = run.exit_code === null ? "did not finish" : `exit ${run.exit_code}`;
+  return `failed: ${how}${Number(run.repeated) ? " (same as before)" : ""}`;
+}
+
+/** The output's last non-empty line: what a failure said, in brief. */
+function lastLine(output: string | null): string {
+  return (output ?? "").trimEnd().split("\n").at(-1) ?? "";
+}
+
+async function checksHistory(store: OperatorStore, options: HistoryOptions, { db, json }: GlobalOptions) {
+  const rows = await query(() => checkRuns(store.reader, { session: options.session, limit: options.limit }));
+  if (json) return printJson(rows);
+  if (rows.length === 0)
+    return print(await nothingFound(store, db, options.session, "no run of the verify command recorded"));
+  print(
+    table(
+      [
+        { header: "TIME", value: (r) => localTime(r.started_at) },
+        { header: "SESSION", value: (r) => r.session_id },
+        { header: "COMMAND", value: (r) => r.command, max: 30 },
+        { header: "RESULT", value: resultOf },
+        { header: "TOOK", value: (r) => (r.duration_ms === null ? "" : duration(r.duration_ms)), align: "right" },
+        { header: "LAST LINE", value: (r) => (r.state === "failed" ? lastLine(r.output_tail) : ""), max: 60 },
+      ],
+      rows,
+    ),
+  );
 }
 
 /** Why there is no row to show: none yet, none for a session seen, or a session the database never saw. */
@@ -21,6 +55,7 @@ function nothingFor(store: OperatorStore, db: string | undefined, session: strin
 export async function history(options: HistoryOptions, { db, json }: GlobalOptions): Promise<void> {
   const store = await openForReading(databasePath(db));
   try {
+    if (options.checks) return await checksHistory(store, options, { db, json });
     const rows = await query(() => injectionHistory(store.reader, { session: options.session, limit: options.limit }));
     if (json) return printJson(rows);
     if (rows.length === 0) return print(await nothingFor(store, db, options.session));

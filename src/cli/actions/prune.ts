@@ -19,7 +19,7 @@ export async function prune(options: PruneOptions, { db, json }: GlobalOptions):
   print(
     `${verb} history before ${localTime(cutoff)}: ${report.auditEvents} audit rows, ${report.countdowns} closed countdowns, ` +
       `${report.injections} settled injections, ${report.sessions} deleted sessions, ${report.bills} bills, ` +
-      `${report.notices} settled notices` +
+      `${report.notices} settled notices, ${report.verifications} ended checks` +
       (options.dryRun
         ? ""
         : ` (${report.batches} batches, median ${report.medianBatchMs.toFixed(1)} ms, longest ${report.longestBatchMs.toFixed(1)} ms)`),

@@ -15,13 +15,15 @@ export interface PruneReport {
   sessions: number;
   bills: number;
   notices: number;
+  verifications: number;
   batches: number;
   /** The longest single batch: how long a concurrent writer could have waited for the lock. */
   longestBatchMs: number;
   medianBatchMs: number;
 }
 
-export type PrunedTable = "auditEvents" | "countdowns" | "parks" | "injections" | "sessions" | "bills" | "notices";
+export type PrunedTable =
+  "auditEvents" | "countdowns" | "parks" | "injections" | "sessions" | "bills" | "notices" | "verifications";
 
 export class PruneTally {
   readonly report: PruneReport = {
@@ -32,6 +34,7 @@ export class PruneTally {
     sessions: 0,
     bills: 0,
     notices: 0,
+    verifications: 0,
     batches: 0,
     longestBatchMs: 0,
     medianBatchMs: 0,

@@ -18,6 +18,8 @@ export const SETTLED: ReadonlyArray<{ key: PrunedTable; table: HistoryTable; set
   { key: "bills", table: "continuation_bills", settled: "recorded_at < ?" },
   // A notice still to be delivered is never history, however old.
   { key: "notices", table: "notices", settled: "state <> 'pending' AND created_at < ?" },
+  // A check still running is never history.
+  { key: "verifications", table: "verifications", settled: "state <> 'running' AND ended_at < ?" },
 ];
 
 /** Deletes up to `batchSize` settled rows of one table older than `cutoff`; how many went. */

@@ -65,6 +65,36 @@ export async function injectionHistory(
   );
 }
 
+export interface CheckRunRow {
+  id: string;
+  session_id: string;
+  command: string;
+  state: string;
+  started_at: number;
+  ended_at: number | null;
+  exit_code: number | null;
+  duration_ms: number | null;
+  failures: number;
+  repeated: boolean | number;
+  output_tail: string | null;
+}
+
+/** The runs of the `verify` command, the newest `limit` (of one session, if named), oldest first. */
+export async function checkRuns(
+  reader: SqlReader,
+  filter: { session?: string; limit: number },
+): Promise<CheckRunRow[]> {
+  const where = filter.session ? "WHERE session_id = ?" : "";
+  const params: unknown[] = filter.session ? [filter.session, filter.limit] : [filter.limit];
+  return numeric(
+    await reader.all<CheckRunRow>(
+      `SELECT * FROM (SELECT id, session_id, command, state, started_at, ended_at, exit_code, duration_ms, failures, repeated, output_tail
+       FROM verifications ${where} ORDER BY started_at DESC LIMIT ?) AS recent ORDER BY started_at`,
+      ...params,
+    ),
+  );
+}
+
 export interface AuditRow {
   id: number;
   at: number;

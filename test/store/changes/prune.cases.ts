@@ -7,6 +7,7 @@ import { park } from "../../../src/store/changes/park.js";
 import { prune } from "../../../src/store/batches/prune-history.js";
 import { recordBill } from "../../../src/store/changes/record-bill.js";
 import { unpark } from "../../../src/store/changes/unpark.js";
+import { endVerification, startVerification } from "../../../src/store/changes/verify.js";
 import { wake } from "../../../src/store/changes/wake.js";
 import { change, q } from "../../../src/store/script.js";
 import { countdown, NOW, parkRequest, type ContractCase } from "../contract-world.js";
@@ -49,8 +50,8 @@ export const PRUNE_CASES: ContractCase[] = [
         [report.countdowns, report.sessions, report.auditEvents, report.bills, report.notices],
         [1, 1, 3, 1, 1],
       );
-      // Two batches for the three audit rows, one for each other table (the parks' finds none).
-      assert.equal(report.batches, 8);
+      // Two batches for the three audit rows, one for each other table (the parks' and the checks' find none).
+      assert.equal(report.batches, 9);
       const notices = await a.reader.all<{ id: string }>("SELECT id FROM notices");
       assert.deepEqual(
         notices.map((r) => r.id),
@@ -81,6 +82,31 @@ export const PRUNE_CASES: ContractCase[] = [
       assert.deepEqual(
         left.map((r) => r.id),
         ["park_2", "park_3", "park_4"],
+      );
+    },
+  },
+  {
+    name: "prune: a check that ended before the cutoff goes; one still running stays however old",
+    async run({ a, b }) {
+      const scope = { sessionId: "ses_1", directory: "/p" };
+      const run = (id: string, at: number) => ({
+        ...scope,
+        ...{ id, command: "npm test", afterContinuations: 0, startedAt: at, ledgerHash: null },
+        ...{ owner: "me", leaseUntil: at + 1000 },
+      });
+      await a.change(startVerification(run("ver_old", 1000), 1000));
+      const passed = { passed: true, exitCode: 0, durationMs: 5, output: "ok" } as const;
+      await a.change(
+        endVerification(scope, { id: "ver_old", owner: "me", command: "npm test", ledgerHash: null }, passed, 1005),
+      );
+      await a.change(changeSession(scope, 1010, { continuations: 1 }));
+      await a.change(startVerification(run("ver_running", 1020), 1020));
+      assert.equal((await prune(b, { cutoff: NOW, dryRun: true })).verifications, 1);
+      assert.equal((await prune(b, { cutoff: NOW, pauseMs: 0 })).verifications, 1);
+      const left = await a.reader.all<{ id: string }>("SELECT id FROM verifications");
+      assert.deepEqual(
+        left.map((r) => r.id),
+        ["ver_running"],
       );
     },
   },

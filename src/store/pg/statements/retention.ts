@@ -13,6 +13,7 @@ const KEY: Record<HistoryTable, string> = {
   sessions: "session_id",
   continuation_bills: "injection_id",
   notices: "id",
+  verifications: "id",
 };
 
 export const RETENTION = {
