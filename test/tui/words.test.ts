@@ -133,7 +133,7 @@ function drawn(): Row[] {
       if (beside) rows.push(["beside the prompt", beside.text, BESIDE_PROMPT]);
     }
   }
-  for (const open of [undefined, 1, 12]) rows.push(["countdown toast", countdownToastText(10, open), TOAST]);
+  for (const open of [undefined, 0, 1, 12]) rows.push(["countdown toast", countdownToastText(10, open), TOAST]);
   for (const said of Object.values(SAID)) rows.push(["TUI toast", said, TOAST]);
   // What the palette's Allow more granted, at its widest, and what it lifted.
   const widest = { continuations: 100_000, cost: 999.99, tokens: 999_000 };
@@ -163,5 +163,7 @@ describe("every string a person sees fits where it is shown", () => {
     const singular = table.filter(({ text }) => /\b1 (?!is\b)[a-z]+s\b/.test(text));
     expect(singular).toEqual([]);
     expect(countdownToastText(3, 1)).toBe("Resuming in 3s… (1 todo open)");
+    // None open: the countdown is the one a failed check asked for.
+    expect(countdownToastText(3, 0)).toBe("Resuming in 3s… (the check failed)");
   });
 });

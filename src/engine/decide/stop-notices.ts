@@ -40,15 +40,18 @@ export class StopNotices {
   told(sessionId: string, reason: string, detail: Record<string, unknown>, told: Told): void {
     const { ctx } = this;
     if (told.notices > 0) this.routes.written();
-    if (!told.news || !STOP_NOTICES.has(reason)) return;
+    // A done that a check decided is told too: the person saw "checking" and is owed its result.
+    const checkedDone = reason === "todos_complete" && detail.verified !== undefined;
+    if (!told.news || !(STOP_NOTICES.has(reason) || checkedDone)) return;
     const explanation = explain("skipped", reason, detail);
     if (!explanation) return;
     ctx.log("info", `continuation ended: ${explanation.text}`, { sessionId, reason });
     if (!ctx.config.toast) return;
     // The hint on a line of its own: a command never breaks across two (the toast wraps at hyphens too).
     const message = `${sentence(explanation.text)}${explanation.hint ? `\n${sentence(explanation.hint)}` : ""}`;
+    const variant = checkedDone ? "success" : "warning";
     void withTimeout("toast", ctx.config.hostTimeoutMs, () =>
-      ctx.host.toast({ title: "Todo continuation", message, variant: "warning", durationMs: STOP_TOAST_MS }),
+      ctx.host.toast({ title: "Todo continuation", message, variant, durationMs: STOP_TOAST_MS }),
     ).catch(() => undefined);
   }
 

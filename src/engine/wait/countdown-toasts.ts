@@ -57,8 +57,12 @@ export class CountdownToasts {
   }
 }
 
-/** "Resuming in 3s… (1 todo open)". */
+/**
+ * "Resuming in 3s… (1 todo open)". With every todo closed, a countdown is armed only because the check of the
+ * finished list failed: "(the check failed)".
+ */
 export function countdownToastText(seconds: number, open: number | undefined): string {
-  const todos = open === undefined ? "" : ` (${open} todo${open === 1 ? "" : "s"} open)`;
+  const todos =
+    open === undefined ? "" : open === 0 ? " (the check failed)" : ` (${open} todo${open === 1 ? "" : "s"} open)`;
   return `Resuming in ${seconds}s…${todos}`;
 }

@@ -75,6 +75,7 @@ describe("a finished list checked by the verify command", () => {
     await continuedThenClosed();
     await idle();
     expect(trail().slice(-4)).toEqual(["injected", "verify_started", "verify_failed:exit", "armed"]);
+    expect(f.host.toasts.at(-1)?.message).toBe("Resuming in 1s… (the check failed)");
     await fireCountdown();
     expect(f.host.prompts).toHaveLength(2);
     const prompt = f.host.prompts[1]!.text;
@@ -88,6 +89,8 @@ describe("a finished list checked by the verify command", () => {
     expect(done.detail).toMatchObject({ verified: { command: expect.stringContaining("test -f done.txt") } });
     expect(runs().map((r) => r.state)).toEqual(["failed", "passed"]);
     expect(f.host.prompts).toHaveLength(2);
+    // The done toast says what checked it.
+    expect(f.host.toasts.at(-1)?.message).toMatch(/^Done, checked: test -f done\.txt .* passed in \d+ s\.$/);
   });
 
   it("stops, saying so, when the check fails the same way twice with no file changed", async () => {
