@@ -216,6 +216,28 @@ describe("todo-continuation CLI", () => {
     );
   });
 
+  it("doctor says plainly a check that could not start, and one that ran out of time", async () => {
+    const now = Date.now();
+    const scope = { sessionId: "ses_cli_unchecked", directory: "/work/project", server: null };
+    await f.port.change(changeSession(scope, now, { continuations: 1 }));
+    const owner = { owner: "elsewhere.example/4242/remote", leaseUntil: now + 60_000, ledgerHash: null };
+    const base = { ...scope, ...owner, command: "npx vitest run", afterContinuations: 1 };
+    const ended = (id: string) => ({ id, owner: owner.owner, command: "npx vitest run", ledgerHash: null });
+    await f.port.change(startVerification({ ...base, id: "ver_nr", startedAt: now - 5000 }, now - 5000));
+    const notRun = {
+      passed: false,
+      failure: "not_run",
+      exitCode: 127,
+      durationMs: 3,
+      output: "sh: 1: npx: not found\n",
+    };
+    await f.port.change(endVerification(scope, ended("ver_nr"), notRun as never, now - 4990));
+    const { stdout } = await cli(["--db", f.dbPath, "doctor"]);
+    expect(stdout).toMatch(
+      /WARN\s+verify\s+"npx vitest run" could not start in ses_cli_unchecked \d+(\.\d)? s ago: sh: 1: npx: not found \(never counted as passed/,
+    );
+  });
+
   it("wake ends a session's park now (owing it a look) and unpark drops one; either says when nothing is parked", async () => {
     const parkNow = async (sessionId: string, id: string) => {
       const now = Date.now();

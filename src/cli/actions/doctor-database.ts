@@ -9,12 +9,15 @@ import {
   armedCountdowns,
   billedModels,
   stoppedSessions,
+  unfinishedChecks,
   unsettledInjections,
   type ArmedRow,
+  type UnfinishedCheckRow,
   type ModelPricing,
   type UnsettledRow,
 } from "../../store/operator/queries.js";
 import { query } from "../database.js";
+import { duration } from "../format.js";
 import { channelReports, type ChannelReport, type NoticeSetup } from "./doctor-notices.js";
 import type { PluginFinding as Finding } from "./doctor-plugin.js";
 
@@ -32,6 +35,8 @@ export interface Examination {
   /** Each channel configured or seen in the outbox; the configured ones alone on a database without it yet. */
   noticeChannels: ChannelReport[];
   alive: (owner: string) => boolean;
+  /** Checks of finished lists in the last day that could not start or did not finish. */
+  unfinishedChecks: UnfinishedCheckRow[];
 }
 
 const NO_SCHEMA: SchemaState = {
@@ -72,6 +77,7 @@ export async function examine(store: OperatorStore, notices: NoticeSetup): Promi
       () => store.liveness(),
       () => false,
     ),
+    unfinishedChecks: await read(() => unfinishedChecks(store.reader, Date.now() - DAY_MS).catch(() => []), []),
   };
 }
 
@@ -161,9 +167,33 @@ export function findingsOf(x: Examination, now: number): Finding[] {
         }
       : { level: "ok", check: "injections", message: "none pending or unknown" },
   );
+  findings.push(...x.unfinishedChecks.map((row) => unfinishedCheckFinding(row, now)));
   const prices = priceFinding(x.models);
   if (prices) findings.push(prices);
   return findings;
+}
+
+const DAY_MS = 86_400_000;
+
+/** A check that could not start or ran out of time, said plainly: the command, the session, when, its last line. */
+function unfinishedCheckFinding(row: UnfinishedCheckRow, now: number): Finding {
+  let detail: { command?: unknown; output?: unknown } = {};
+  try {
+    detail = JSON.parse(row.detail ?? "{}") as typeof detail;
+  } catch {
+    // A detail that is not JSON leaves the reason to speak.
+  }
+  const command = typeof detail.command === "string" ? JSON.stringify(detail.command) : "the verify command";
+  const what = row.reason === "timeout" ? "ran out of time" : "could not start";
+  const said = typeof detail.output === "string" ? detail.output.trimEnd().split("\n").at(-1) : undefined;
+  return {
+    level: "warn",
+    check: "verify",
+    message:
+      `${command} ${what} in ${row.session_id ?? "a session"} ${duration(now - row.at)} ago` +
+      (said ? `: ${said}` : "") +
+      " (never counted as passed; fix the command or its timeoutSeconds)",
+  };
 }
 
 /** Local models report no price: their continuations cost 0, and only the token budget can stop them. */

@@ -22,8 +22,12 @@ import {
 import { latestVerification, runningVerificationsIn } from "../../store/reads.js";
 import type { SessionRow, VerificationRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
+import { withTimeout } from "../host-calls.js";
 import { newId } from "../ids.js";
 import { runCheck, type CheckResult, type RunCheck } from "./run-check.js";
+
+/** How long the toast that says a check could not start or ran out of time stays up. */
+const FAILED_TOAST_MS = 8000;
 
 /** Exit statuses a shell gives a command it could not start: not found (127), not executable (126). */
 const COULD_NOT_START = new Set([126, 127]);
@@ -95,17 +99,28 @@ export class Verifications {
       const wrote = await ctx.lanes.run(sessionId, () =>
         ctx.store.change(endVerification(scope, ended, outcome, ctx.clock.now())),
       );
-      if (wrote && !outcome.passed)
-        ctx.log("info", "the check of a finished list failed", {
-          sessionId,
-          command: own.command,
-          exitCode: outcome.exitCode,
-          failure: outcome.failure,
-        });
+      if (wrote && !outcome.passed) this.failed(sessionId, own.command, outcome);
       return wrote ?? false;
     } finally {
       if (this.running.get(sessionId) === own) this.running.delete(sessionId);
     }
+  }
+
+  /**
+   * A failure is logged; one that is no verdict on the work (the command could not start, or ran out of time) is also
+   * said in a toast, since it asks the person to fix the command rather than the model to fix the work.
+   */
+  private failed(sessionId: string, command: string, outcome: Extract<RunOutcome, { passed: false }>): void {
+    const { ctx } = this;
+    const { exitCode, failure } = outcome;
+    ctx.log("info", "the check of a finished list failed", { sessionId, command, exitCode, failure });
+    if (failure === "exit" || !ctx.config.toast) return;
+    const what = failure === "timeout" ? "ran out of time" : "could not start";
+    const said = outcome.output.trimEnd().split("\n").at(-1);
+    const message = `The check ${JSON.stringify(command)} ${what}${said ? `: ${said}` : ""}.`;
+    void withTimeout("toast", ctx.config.hostTimeoutMs, () =>
+      ctx.host.toast({ title: "Todo continuation", message, variant: "warning", durationMs: FAILED_TOAST_MS }),
+    ).catch(() => undefined);
   }
 
   /**

@@ -95,6 +95,28 @@ export async function checkRuns(
   );
 }
 
+export interface UnfinishedCheckRow {
+  at: number;
+  session_id: string | null;
+  reason: string;
+  detail: string | null;
+}
+
+/**
+ * Checks of finished lists since `since` that could not start or did not finish (`verify_failed` with `not_run` or
+ * `timeout`), the newest first, at most `limit`: what `doctor` says plainly.
+ */
+export function unfinishedChecks(reader: SqlReader, since: number, limit = 5): Promise<UnfinishedCheckRow[]> {
+  return reader
+    .all<UnfinishedCheckRow>(
+      `SELECT at, session_id, reason, detail FROM audit_events
+       WHERE event = 'verify_failed' AND reason IN ('not_run', 'timeout') AND at >= ? ORDER BY id DESC LIMIT ?`,
+      since,
+      limit,
+    )
+    .then(numeric);
+}
+
 export interface AuditRow {
   id: number;
   at: number;

@@ -138,6 +138,11 @@ describe("a finished list checked by the verify command", () => {
     const failed = f.rows.audit(S).find((r) => r.event === "verify_failed")!;
     expect(failed.reason).toBe("not_run");
     expect(failed.detail).toMatchObject({ exitCode: 127, output: expect.stringContaining("not found") });
+    const said = f.host.toasts.map((t) => t.message);
+    expect(said).toContainEqual(
+      expect.stringMatching(/^The check "no-such-command-tc" could not start: .*not found\.$/),
+    );
+    expect(said.at(-1)).toMatch(/^Stopped: the check failed 1 time\./);
     expect(trail().at(-1)).toBe("skipped:verify_failed");
   });
 
