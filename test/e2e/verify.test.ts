@@ -40,7 +40,28 @@ esac
 
 describe("verify in a real OpenCode server", () => {
   const verify = { command: "sh ./check.sh", timeoutSeconds: 3, maxRuns: 3 };
-  const world = new E2E(script, { verify });
+  // Done and stuck notices go to a program that appends each (its JSON on stdin) to a file of the world's.
+  const world: E2E = new E2E(script, {
+    verify,
+    notify: [
+      {
+        type: "command",
+        command: "/bin/sh",
+        // OpenCode's HOME is the world's own (opencode-server.ts), and a notice's program runs in its environment.
+        args: ["-c", 'cat >> "$HOME/notices.jsonl"; echo >> "$HOME/notices.jsonl"'],
+        kinds: ["done", "stuck"],
+      },
+    ],
+  });
+  const notices = (sessionId: string) =>
+    existsSync(noticesFile())
+      ? readFileSync(noticesFile(), "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as { kind: string; text: string; session: { id: string } })
+          .filter((n) => n.session.id === sessionId)
+      : [];
+  const noticesFile = () => join(world.root, "home", "notices.jsonl");
 
   beforeAll(async () => {
     await world.start();
@@ -87,6 +108,11 @@ describe("verify in a real OpenCode server", () => {
     const done = world.audit(id).at(-1)!;
     expect(done.detail).toMatchObject({ verified: { command: "sh ./check.sh" } });
     expect(runs(id).map((r) => r.state)).toEqual(["failed", "passed"]);
+    // One done notice, and it says the work was checked.
+    const told = await world.waitFor("the done notice", () => (notices(id).length > 0 ? notices(id) : undefined));
+    expect(told).toMatchObject([
+      { kind: "done", text: expect.stringMatching(/^Done, checked: sh \.\/check\.sh passed in \d+ s\.$/) },
+    ]);
   });
 
   it("stops a session whose check fails the same way twice with no file changed", async () => {
@@ -100,6 +126,8 @@ describe("verify in a real OpenCode server", () => {
       exitCode: 1,
       output: "FAIL parser.test.ts: expected 2, got 3\n",
     });
+    const told = await world.waitFor("the stuck notice", () => (notices(id).length > 0 ? notices(id) : undefined));
+    expect(told).toMatchObject([{ kind: "stuck", text: "Stopped: the check failed the same way twice." }]);
   });
 
   it("kills a check that hangs at its time limit, with what it started, and says so", async () => {

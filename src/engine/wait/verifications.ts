@@ -26,8 +26,8 @@ import { withTimeout } from "../host-calls.js";
 import { newId } from "../ids.js";
 import { runCheck, type CheckResult, type RunCheck } from "./run-check.js";
 
-/** How long the toast that says a check could not start or ran out of time stays up. */
-const FAILED_TOAST_MS = 8000;
+/** How long a toast of a check (it started; it could not start or ran out of time) stays up. */
+const TOAST_MS = 8000;
 
 /** Exit statuses a shell gives a command it could not start: not found (127), not executable (126). */
 const COULD_NOT_START = new Set([126, 127]);
@@ -86,6 +86,7 @@ export class Verifications {
     this.running.set(sessionId, own);
     try {
       if (!(await ctx.store.change(startVerification(started, now)))) return false;
+      this.say(`Checking the work: ${own.command}`, "info");
       const startedAt = ctx.clock.monotonic();
       const result = await this.run(own.command, scope.directory, {
         timeoutMs: verify.timeoutSeconds * 1000,
@@ -114,12 +115,18 @@ export class Verifications {
     const { ctx } = this;
     const { exitCode, failure } = outcome;
     ctx.log("info", "the check of a finished list failed", { sessionId, command, exitCode, failure });
-    if (failure === "exit" || !ctx.config.toast) return;
+    if (failure === "exit") return;
     const what = failure === "timeout" ? "ran out of time" : "could not start";
     const said = outcome.output.trimEnd().split("\n").at(-1);
-    const message = `The check ${JSON.stringify(command)} ${what}${said ? `: ${said}` : ""}.`;
+    this.say(`The check ${JSON.stringify(command)} ${what}${said ? `: ${said}` : ""}.`, "warning");
+  }
+
+  /** A toast, where OpenCode shows them and the person wants them (the TUI's panel shows the check as well). */
+  private say(message: string, variant: "info" | "warning"): void {
+    const { ctx } = this;
+    if (!ctx.config.toast) return;
     void withTimeout("toast", ctx.config.hostTimeoutMs, () =>
-      ctx.host.toast({ title: "Todo continuation", message, variant: "warning", durationMs: FAILED_TOAST_MS }),
+      ctx.host.toast({ title: "Todo continuation", message, variant, durationMs: TOAST_MS }),
     ).catch(() => undefined);
   }
 

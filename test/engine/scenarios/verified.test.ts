@@ -75,6 +75,9 @@ describe("a finished list checked by the verify command", () => {
     await continuedThenClosed();
     await idle();
     expect(trail().slice(-4)).toEqual(["injected", "verify_started", "verify_failed:exit", "armed"]);
+    expect(f.host.toasts.map((t) => t.message)).toContain(
+      "Checking the work: test -f done.txt || { echo 'done.txt is missing'; exit 1; }",
+    );
     expect(f.host.toasts.at(-1)?.message).toBe("Resuming in 1s… (the check failed)");
     await fireCountdown();
     expect(f.host.prompts).toHaveLength(2);
