@@ -38,7 +38,8 @@ case "$s" in
 esac
 `;
 
-describe("verify in a real OpenCode server", () => {
+// The waits inside are longer than the default test time: a slow machine then fails with what was waited for.
+describe("verify in a real OpenCode server", { timeout: 90_000 }, () => {
   const verify = { command: "sh ./check.sh", timeoutSeconds: 3, maxRuns: 3 };
   // Done and stuck notices go to a program that appends each (its JSON on stdin) to a file of the world's.
   const world: E2E = new E2E(script, {
@@ -79,6 +80,32 @@ describe("verify in a real OpenCode server", () => {
     return id;
   }
 
+  /** The trail without the notices' delivery rows (`notified:*`), which land whenever the channel's program ran. */
+  const decisions = (id: string) => world.trail(id).filter((t) => !t.startsWith("notified:"));
+
+  /**
+   * As `trailAtRest`, with `closing` the last decision rather than the last row: a notice's delivery row may come
+   * after it, or not yet.
+   */
+  async function atRest(id: string, closing: string, timeoutMs: number): Promise<string[]> {
+    await world.waitFor(
+      () => `the enforcer at rest for ${id} after ${closing} (trail so far: ${world.trail(id).join(", ")})`,
+      async () => {
+        const owed = world.owed(id);
+        const rest = decisions(id).at(-1) === closing && owed.armed === 0 && owed.pending === 0;
+        return rest && owed.recheckAt === null && (await world.sessionIdle(id));
+      },
+      timeoutMs,
+    );
+    return decisions(id);
+  }
+
+  const lastDecision = (id: string) =>
+    world
+      .audit(id)
+      .filter((r) => r.event !== "notified")
+      .at(-1)!;
+
   const runs = (id: string) =>
     world.rows<{ state: string; exit_code: number | null }>(
       "SELECT state, exit_code FROM verifications WHERE session_id = ? ORDER BY started_at",
@@ -94,7 +121,7 @@ describe("verify in a real OpenCode server", () => {
 
   it("continues a model that closed its todos without the work, with the check's output, until the check passes", async () => {
     const id = await started("false-done");
-    const trail = await world.trailAtRest(id, "skipped:todos_complete", 60_000);
+    const trail = await atRest(id, "skipped:todos_complete", 60_000);
     expect(trail).toEqual([
       ...["armed", "fired", "injected"],
       ...["verify_started", "verify_failed:exit"],
@@ -105,7 +132,7 @@ describe("verify in a real OpenCode server", () => {
     const prompt = JSON.stringify(second!.messages.at(-1));
     expect(prompt).toContain(FAILED_CHECK);
     expect(prompt).toContain("| false-done.done is missing");
-    const done = world.audit(id).at(-1)!;
+    const done = lastDecision(id);
     expect(done.detail).toMatchObject({ verified: { command: "sh ./check.sh" } });
     expect(runs(id).map((r) => r.state)).toEqual(["failed", "passed"]);
     // One done notice, and it says the work was checked.
@@ -117,10 +144,10 @@ describe("verify in a real OpenCode server", () => {
 
   it("stops a session whose check fails the same way twice with no file changed", async () => {
     const id = await started("same-failure");
-    const trail = await world.trailAtRest(id, "skipped:verify_failed", 60_000);
+    const trail = await atRest(id, "skipped:verify_failed", 60_000);
     expect(trail.slice(-3)).toEqual(["verify_started", "verify_failed:exit", "skipped:verify_failed"]);
     expect(trail.filter((t) => t === "injected")).toHaveLength(2);
-    expect(world.audit(id).at(-1)!.detail).toMatchObject({
+    expect(lastDecision(id).detail).toMatchObject({
       repeated: true,
       failures: 2,
       exitCode: 1,
@@ -136,7 +163,7 @@ describe("verify in a real OpenCode server", () => {
     expect(failed.detail).toMatchObject({ exitCode: null, output: expect.stringContaining("stopped after 3 s") });
     expect(gone("hangs")).toBe(true);
     // Said to the model as a check that did not finish; the same hang again stops the session.
-    await world.trailAtRest(id, "skipped:verify_failed", 60_000);
+    await atRest(id, "skipped:verify_failed", 60_000);
     expect(JSON.stringify(world.continuationRequests("hangs")[1]?.messages.at(-1))).toContain("did not finish");
   });
 
@@ -147,7 +174,7 @@ describe("verify in a real OpenCode server", () => {
     await world.waitForAudit(id, "cancelled:user_message", 20_000);
     await world.waitFor("the check to be killed", () => gone("person"));
     // The person's turn ends with every todo closed and no continuation since their message: done, unchecked.
-    const trail = await world.trailAtRest(id, "skipped:todos_complete", 30_000);
+    const trail = await atRest(id, "skipped:todos_complete", 30_000);
     expect(trail.slice(-3)).toEqual(["verify_started", "cancelled:user_message", "skipped:todos_complete"]);
     expect(trail.filter((t) => t === "injected")).toHaveLength(1);
     expect(runs(id).map((r) => r.state)).toEqual(["cancelled"]);
