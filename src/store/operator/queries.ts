@@ -49,17 +49,27 @@ export interface HistoryRow {
   error: string | null;
 }
 
-export async function injectionHistory(
+export function injectionHistory(
   reader: SqlReader,
   filter: { session?: string; limit: number },
 ): Promise<HistoryRow[]> {
+  const columns =
+    "injection_id, session_id, created_at, status, agent, model, todos_open, todos_total, attempt, late_ms, error";
+  return newestOf<HistoryRow>(reader, { columns, from: "injection_history", order: "created_at" }, filter);
+}
+
+/** The newest `limit` rows of `of.from` (of one session, if named), shown oldest first by `of.order`. */
+async function newestOf<T>(
+  reader: SqlReader,
+  of: { columns: string; from: string; order: string },
+  filter: { session?: string; limit: number },
+): Promise<T[]> {
   const where = filter.session ? "WHERE session_id = ?" : "";
   const params: unknown[] = filter.session ? [filter.session, filter.limit] : [filter.limit];
-  // The newest `limit` rows, shown oldest first.
   return numeric(
-    await reader.all<HistoryRow>(
-      `SELECT * FROM (SELECT injection_id, session_id, created_at, status, agent, model, todos_open, todos_total, attempt, late_ms, error
-       FROM injection_history ${where} ORDER BY created_at DESC LIMIT ?) AS recent ORDER BY created_at`,
+    await reader.all<T>(
+      `SELECT * FROM (SELECT ${of.columns} FROM ${of.from} ${where} ORDER BY ${of.order} DESC LIMIT ?) AS recent
+       ORDER BY ${of.order}`,
       ...params,
     ),
   );
@@ -80,19 +90,10 @@ export interface CheckRunRow {
 }
 
 /** The runs of the `verify` command, the newest `limit` (of one session, if named), oldest first. */
-export async function checkRuns(
-  reader: SqlReader,
-  filter: { session?: string; limit: number },
-): Promise<CheckRunRow[]> {
-  const where = filter.session ? "WHERE session_id = ?" : "";
-  const params: unknown[] = filter.session ? [filter.session, filter.limit] : [filter.limit];
-  return numeric(
-    await reader.all<CheckRunRow>(
-      `SELECT * FROM (SELECT id, session_id, command, state, started_at, ended_at, exit_code, duration_ms, failures, repeated, output_tail
-       FROM verifications ${where} ORDER BY started_at DESC LIMIT ?) AS recent ORDER BY started_at`,
-      ...params,
-    ),
-  );
+export function checkRuns(reader: SqlReader, filter: { session?: string; limit: number }): Promise<CheckRunRow[]> {
+  const columns =
+    "id, session_id, command, state, started_at, ended_at, exit_code, duration_ms, failures, repeated, output_tail";
+  return newestOf<CheckRunRow>(reader, { columns, from: "verifications", order: "started_at" }, filter);
 }
 
 export interface UnfinishedCheckRow {

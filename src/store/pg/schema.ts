@@ -2,28 +2,18 @@
 // equal by test/store/schemas.postgres.test.ts; every time is epoch milliseconds (epoch-ms.ts). Tables that exist only
 // here serve a fleet: replicas' heartbeats (lease liveness across hosts) and the OpenCode servers they follow.
 import { sql } from "drizzle-orm";
-import {
-  bigserial,
-  boolean,
-  check,
-  doublePrecision,
-  index,
-  integer,
-  pgTable,
-  text,
-  uniqueIndex,
-} from "drizzle-orm/pg-core";
+import { bigserial, check, doublePrecision, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { PARK_REASONS } from "../../core/reasons.js";
 import {
   NOTICE_STATES,
   PARK_STATES,
-  VERIFICATION_STATES,
   type CountdownRow,
   type InjectionRow,
   type ParkRow,
   type SessionRow,
   type VerificationRow,
 } from "../schema.js";
+import { verifications } from "../verifications/pg-table.js";
 import { ms } from "./epoch-ms.js";
 import { DB_NOW_MS } from "./rows.js";
 
@@ -166,37 +156,6 @@ export const parks = pgTable(
       .where(sql`state = 'parked' AND next_check_at IS NOT NULL`),
     // A session's latest park, whatever its state: a limit's run of parks goes on from it.
     index("parks_session_idx").on(t.sessionId, t.parkedAt),
-  ],
-);
-
-export const verifications = pgTable(
-  "verifications",
-  {
-    id: text("id").primaryKey(),
-    sessionId: text("session_id").notNull(),
-    directory: text("directory").notNull(),
-    server: text("server"),
-    command: text("command").notNull(),
-    state: text("state", { enum: VERIFICATION_STATES }).notNull(),
-    afterContinuations: integer("after_continuations").notNull(),
-    startedAt: ms("started_at").notNull(),
-    endedAt: ms("ended_at"),
-    exitCode: integer("exit_code"),
-    durationMs: ms("duration_ms"),
-    outputTail: text("output_tail"),
-    outputHash: text("output_hash"),
-    ledgerHash: text("ledger_hash"),
-    failures: integer("failures").notNull().default(0),
-    repeated: boolean("repeated").notNull().default(false),
-    owner: text("owner"),
-    leaseUntil: ms("lease_until"),
-  },
-  (t) => [
-    check("verifications_state_check", sql`${t.state} in ('running', 'passed', 'failed', 'cancelled', 'interrupted')`),
-    uniqueIndex("verifications_one_running_per_session")
-      .on(t.sessionId)
-      .where(sql`state = 'running'`),
-    index("verifications_session_idx").on(t.sessionId, t.startedAt),
   ],
 );
 
@@ -371,6 +330,8 @@ export const servers = pgTable("servers", {
 
 // The views users' SQL reads (created by a migration), declared beside the tables for drizzle-kit.
 export * from "./views.js";
+// The runs of the `verify` command, in a file of their own beside their SQLite twin (read here by drizzle-kit too).
+export { verifications };
 
 export const pgSchema = {
   sessions,
