@@ -52,10 +52,6 @@ export class Verifications {
     return this.running.has(sessionId);
   }
 
-  get size(): number {
-    return this.running.size;
-  }
-
   /**
    * Runs the check of the session's finished list; resolves once it ended. True when this process ran it and wrote its
    * end (the session is then owed a look, the caller's to make); false when another process runs it, or it was
