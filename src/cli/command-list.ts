@@ -10,6 +10,7 @@ import type { Command } from "commander";
 import { allowCommand } from "./commands/allow.js";
 import { auditCommand } from "./commands/audit.js";
 import { costCommand } from "./commands/cost.js";
+import { dashboardCommand } from "./commands/dashboard.js";
 import { doctorCommand } from "./commands/doctor.js";
 import { historyCommand } from "./commands/history.js";
 import { migrateCommand } from "./commands/migrate.js";
@@ -56,6 +57,7 @@ export const COMMANDS: readonly CliCommand[] = [
   command("doctor", doctorCommand, async () => (await import("./actions/doctor.js")).doctor),
   command("prune", pruneCommand, async () => (await import("./actions/prune.js")).prune),
   command("serve", serveCommand, async () => (await import("./actions/serve.js")).serve),
+  command("dashboard", dashboardCommand, async () => (await import("./actions/dashboard.js")).dashboard),
   {
     name: "servers",
     define: serversCommand,

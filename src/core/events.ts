@@ -25,7 +25,7 @@ export type DomainEvent =
       "id" | "sessionId" | "role" | "writeDenied"
     >)
   | { type: "todos"; sessionId: string; todos: Todo[] }
-  | { type: "session_info"; sessionId: string; parentId?: string; directory?: string }
+  | { type: "session_info"; sessionId: string; parentId?: string; directory?: string; title?: string }
   | { type: "session_deleted"; sessionId: string }
   | { type: "request"; sessionId: string; requestId: string; open: boolean }
   | { type: "compacted"; sessionId: string };
@@ -99,7 +99,8 @@ export function translateEvent(raw: unknown, now?: number): DomainEvent | undefi
       const info = obj(props.info);
       const sessionId = idOf(info?.id) ?? idOf(props.sessionID);
       if (!sessionId) return undefined;
-      return { type: "session_info", sessionId, parentId: str(info?.parentID), directory: str(info?.directory) };
+      const [parentId, directory, title] = [str(info?.parentID), str(info?.directory), str(info?.title)];
+      return { type: "session_info", sessionId, parentId, directory, ...(title === undefined ? {} : { title }) };
     }
     case "session.deleted": {
       const sessionId = idOf(obj(props.info)?.id) ?? idOf(props.sessionID);

@@ -103,7 +103,7 @@ export const RECONCILE_REASONS = ["found", "not_found"] as const;
 export type ReconcileReason = (typeof RECONCILE_REASONS)[number];
 
 /** `stopped` and `unstopped` rows: who set or lifted the stop. */
-export const STOP_SOURCES = ["command", "cli", "api", "tui"] as const;
+export const STOP_SOURCES = ["command", "cli", "api", "tui", "dashboard"] as const;
 export type StopSource = (typeof STOP_SOURCES)[number];
 
 /** `parked` rows: why the session waits (a provider's limit, OpenCode's own retry wait, the agent's `continue_later`). */
@@ -111,7 +111,7 @@ export const PARK_REASONS = ["limit", "opencode_retry", "agent"] as const;
 export type ParkReason = (typeof PARK_REASONS)[number];
 
 /** `woke` rows: what ended a park into a look (its time came, its check passed, a person woke it). */
-export const WAKE_CAUSES = ["time", "check", "command", "palette"] as const;
+export const WAKE_CAUSES = ["time", "check", "command", "palette", "dashboard"] as const;
 export type WakeCause = (typeof WAKE_CAUSES)[number];
 
 /** `unparked` rows: what ended a park with no look (a person wrote, stopped it or pressed the key; it ran too long). */

@@ -27,6 +27,7 @@ const RESUME_BY: { readonly [S in StopSource]: string } = {
   api: RESUME_HINT,
   tui: "palette: Resume todo continuation",
   cli: "todo-continuation resume to go on",
+  dashboard: "the page's Resume to go on",
 };
 
 /**
@@ -45,6 +46,7 @@ const STOPPED_BY: { readonly [S in StopSource]: string } = {
   api: "stopped",
   tui: "stopped from the palette",
   cli: "stopped from the command line",
+  dashboard: "stopped from the page",
 };
 
 const isStopSource = (source: unknown): source is StopSource =>

@@ -58,13 +58,33 @@ async function route(req: IncomingMessage, res: ServerResponse, sources: StatusS
     case "/metrics":
       return reply(res, 200, await sources.metrics.text(), sources.metrics.contentType);
     default:
-      return reply(res, 404, "try /healthz, /livez, /readyz or /metrics\n");
+      return reply(res, 404, "try /healthz, /livez, /readyz or /metrics (and / for the page, where it is served)\n");
   }
 }
 
-export function startStatusServer(listen: Listen, sources: StatusSources): Promise<StatusServer> {
+/** Answers the page's own paths (src/dashboard), or says they are none of its. */
+export interface PageHandler {
+  handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+}
+
+/**
+ * The service's answers on `listen`; the page's first when the service serves one (its paths are its own: `/`,
+ * `/session/…`, `/events`, `/assets/…`).
+ */
+export function startStatusServer(listen: Listen, sources: StatusSources, page?: PageHandler): Promise<StatusServer> {
+  return listenHttp(listen, async (req, res) => {
+    if (page && (await page.handle(req, res))) return;
+    await route(req, res, sources);
+  });
+}
+
+/** An HTTP server on `listen` answering with `handler`; a handler's failure is a 500 with its message. */
+export function listenHttp(
+  listen: Listen,
+  handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+): Promise<StatusServer> {
   const server = createServer((req, res) => {
-    route(req, res, sources).catch((error: unknown) => {
+    handler(req, res).catch((error: unknown) => {
       if (!res.headersSent) reply(res, 500, `${error instanceof Error ? error.message : String(error)}\n`);
       else res.destroy();
     });

@@ -27,6 +27,8 @@ export const sessions = sqliteTable(
      */
     server: text("server"),
     projectId: text("project_id"),
+    /** The title OpenCode gave the session (its events say it), for the page that lists every session. */
+    title: text("title"),
     parentId: text("parent_id"),
     /** Durable stop: set by /stop-continuation, the CLI or the API; lifted only by resume or session deletion. */
     stoppedAt: integer("stopped_at"),

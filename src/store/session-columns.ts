@@ -8,6 +8,7 @@ type LookColumn = "recheckAt" | "owedSince";
 export const PATCHABLE = [
   "parentId",
   "projectId",
+  "title",
   "stoppedAt",
   "stopSource",
   "recoveringSince",

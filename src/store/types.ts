@@ -135,7 +135,7 @@ export interface NoticeSettlement {
   body: string;
 }
 
-export type SessionUpdate = SessionPatch & Partial<Pick<SessionRow, "parentId" | "projectId" | "deletedAt">>;
+export type SessionUpdate = SessionPatch & Partial<Pick<SessionRow, "parentId" | "projectId" | "title" | "deletedAt">>;
 /** A session change: the columns to write, or a pure function that computes them from the row read in the transaction. */
 export type SessionChange = SessionUpdate | ((row: SessionRow) => SessionUpdate);
 

@@ -70,6 +70,10 @@ export const ev = {
     type: "session.created",
     properties: { sessionID, info: { id: sessionID, ...(parentID ? { parentID } : {}) } },
   }),
+  titled: (sessionID: string, title: string) => ({
+    type: "session.updated",
+    properties: { sessionID, info: { id: sessionID, title } },
+  }),
   question: (sessionID: string, id: string, open: boolean) => ({
     type: open ? "question.asked" : "question.replied",
     properties: { id, sessionID, requestID: id, questions: [] },

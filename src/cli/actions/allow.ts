@@ -3,7 +3,8 @@ import { allow as allowSession, type Grant } from "../../store/changes/allow.js"
 import { session } from "../../store/reads.js";
 import { withStore } from "../database.js";
 import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
-import { requireSeen, scopeOf } from "./stop-resume.js";
+import { scopeOf } from "../../store/operator/session-scope.js";
+import { requireSeen } from "./stop-resume.js";
 
 export async function allow(sessionId: string, options: Grant, { db, json }: GlobalOptions): Promise<void> {
   const grant = { continuations: options.continuations, cost: options.cost, tokens: options.tokens };

@@ -4,7 +4,8 @@ import { unpark as unparkSession } from "../../store/changes/unpark.js";
 import { wake as wakeSession } from "../../store/changes/wake.js";
 import { withStore } from "../database.js";
 import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
-import { requireSeen, scopeOf } from "./stop-resume.js";
+import { scopeOf } from "../../store/operator/session-scope.js";
+import { requireSeen } from "./stop-resume.js";
 
 export async function wake(sessionId: string, _options: object, { db, json }: GlobalOptions): Promise<void> {
   const { woke, park } = await withStore(db, async (store) => {

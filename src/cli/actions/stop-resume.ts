@@ -2,9 +2,8 @@ import { liftedWords } from "../../core/explain.js";
 import { resume as resumeSession } from "../../store/changes/resume.js";
 import { stop as stopSession } from "../../store/changes/stop.js";
 import type { OperatorStore } from "../../store/operator/operator.js";
-import type { EngineStore } from "../../store/port.js";
 import { sessionSeen } from "../../store/operator/queries.js";
-import { session } from "../../store/reads.js";
+import { scopeOf } from "../../store/operator/session-scope.js";
 import { neverSeen, withStore } from "../database.js";
 import { UsageError } from "../errors.js";
 import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
@@ -12,12 +11,6 @@ import { print, printJson, snakeCased, type GlobalOptions } from "../output.js";
 export interface StopOptions {
   directory?: string;
   force?: boolean;
-}
-
-/** The session's own scope when the database knows it; else the given or current directory. */
-export async function scopeOf(store: EngineStore, sessionId: string, directory: string | undefined) {
-  const known = await store.read(session(sessionId));
-  return { sessionId, directory: known?.directory ?? directory ?? process.cwd(), server: known?.server ?? null };
 }
 
 /**

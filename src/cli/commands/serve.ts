@@ -3,7 +3,7 @@ import { LOG_FORMATS, type LogFormat } from "../../service/log.js";
 import { parseListen, type Listen } from "../../service/status-server.js";
 import { examples } from "../output.js";
 
-function listenArg(value: string): Listen {
+export function listenArg(value: string): Listen {
   try {
     return parseListen(value);
   } catch (error) {

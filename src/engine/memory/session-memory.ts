@@ -11,6 +11,7 @@ export class SessionMemory {
   #status: SessionStatus | undefined;
   #abortedAt: number | null | undefined;
   #parentId: string | null | undefined;
+  #title: string | undefined;
   #todos: Todo[] | undefined;
   #todoReadFailures = 0;
   readonly #openRequests = new Set<string>();
@@ -129,6 +130,13 @@ export class SessionMemory {
   /** Output after the abort: the session works again. */
   abortLifted(): void {
     this.#abortedAt = null;
+  }
+
+  /** Its title, as OpenCode's events say it; true when that is news (the database holds it for the page). */
+  sawTitle(title: string): boolean {
+    if (this.#title === title) return false;
+    this.#title = title;
+    return true;
   }
 
   /** Its parent, as an event or OpenCode said; true when that is news. */

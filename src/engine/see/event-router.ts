@@ -152,7 +152,7 @@ export class EventRouter {
       case "todos":
         return this.memory(event.sessionId).sawTodos(event.todos);
       case "session_info":
-        return this.sessionInfo(event.sessionId, event.parentId);
+        return this.sessionInfo(event.sessionId, event.parentId, event.title);
       case "session_deleted":
         return this.sessionDeleted(event.sessionId);
       case "request":
@@ -298,9 +298,21 @@ export class EventRouter {
     void this.peers.verifications.cancel(sessionId, "user_message");
   }
 
-  private sessionInfo(sessionId: string, parentId: string | undefined): void {
+  private sessionInfo(sessionId: string, parentId: string | undefined, title: string | undefined): void {
+    if (title !== undefined && this.memory(sessionId).sawTitle(title))
+      void this.ctx.lanes.post(sessionId, () => this.recordTitle(sessionId, title));
     if (this.peers.memories.peek(sessionId)?.parentId === (parentId ?? null)) return;
     void this.ctx.lanes.post(sessionId, () => this.peers.looks.noteParent(sessionId, parentId ?? null));
+  }
+
+  /**
+   * A title new to this process, in the session's lane: written when the database holds another (once a session after
+   * a restart).
+   */
+  private async recordTitle(sessionId: string, title: string): Promise<void> {
+    const { ctx } = this;
+    if ((await ctx.store.read(session(sessionId)))?.title === title) return;
+    await ctx.store.change(changeSession(ctx.scope(sessionId), ctx.clock.now(), { title }));
   }
 
   private sessionDeleted(sessionId: string): void {

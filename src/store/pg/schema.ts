@@ -31,6 +31,8 @@ export const sessions = pgTable(
     directory: text("directory").notNull(),
     server: text("server"),
     projectId: text("project_id"),
+    /** The title OpenCode gave the session (its events say it), for the page that lists every session. */
+    title: text("title"),
     parentId: text("parent_id"),
     stoppedAt: ms("stopped_at"),
     stopSource: text("stop_source"),

@@ -81,6 +81,13 @@ describe("SessionMemory: each field changes only by what was seen", () => {
     expect(memory.abortedAt).toBeNull();
   });
 
+  it("a title seen again is no news", () => {
+    const memory = new SessionMemory();
+    expect(memory.sawTitle("Fix the parser")).toBe(true);
+    expect(memory.sawTitle("Fix the parser")).toBe(false);
+    expect(memory.sawTitle("Fix the parser and its tests")).toBe(true);
+  });
+
   it("a parent seen again is no news", () => {
     const memory = new SessionMemory();
     expect(memory.sawParent("ses_p")).toBe(true);

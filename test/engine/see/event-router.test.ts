@@ -426,6 +426,21 @@ describe("other events", () => {
     expect(rows.session("ses_child")).toMatchObject({ parent_id: "ses_parent" });
   });
 
+  it("a session's title is written when it is news, and each later event with the same title writes nothing", async () => {
+    const { router } = build();
+    router.handle(ev.titled("ses_titled", "Refactor the parser"));
+    await settled();
+    expect(rows.session("ses_titled")).toMatchObject({ title: "Refactor the parser" });
+    const written = rows.session("ses_titled")!.updated_at;
+    await advance(1000);
+    for (let i = 0; i < 3; i++) router.handle(ev.titled("ses_titled", "Refactor the parser"));
+    await settled();
+    expect(rows.session("ses_titled")!.updated_at).toBe(written);
+    router.handle(ev.titled("ses_titled", "Refactor the parser and its tests"));
+    await settled();
+    expect(rows.session("ses_titled")).toMatchObject({ title: "Refactor the parser and its tests" });
+  });
+
   it("events it cannot read are counted as ignored, and change nothing", async () => {
     const { router } = build();
     for (const raw of [
