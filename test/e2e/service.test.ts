@@ -86,6 +86,11 @@ describe("the standalone service against a simulated OpenCode server without the
     await world.waitForAudit(id, "skipped:todos_complete", 20_000);
     expect(world.continuationsOf(id)).toBe(1);
     expect(world.injections(id)).toMatchObject([{ status: "sent", agent: "build", model: "scripted/model-1" }]);
+    // The page beside the status and metrics on --listen (loopback: no token), the session on it.
+    expect(serviceLog).toContain(`, the page on ${status}/`);
+    const page = await (await fetch(`${status}/`, { signal: AbortSignal.timeout(5000) })).text();
+    expect(page).toContain(`data-session="${id}"`);
+    expect((await fetch(`${status}/metrics`, { signal: AbortSignal.timeout(5000) })).status).toBe(200);
   });
 
   it(

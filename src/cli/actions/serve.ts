@@ -5,12 +5,13 @@ import type { FleetReplica } from "../../service/fleet.js";
 import { serviceLog, type Log, type LogFormat } from "../../service/log.js";
 import { observeStore } from "../../service/observed-store.js";
 import type { StandaloneService } from "../../service/standalone.js";
-import { startStatusServer, type Listen, type Readiness, type StatusServer } from "../../service/status-server.js";
+import type { Listen, Readiness } from "../../service/status-server.js";
 import { describeDatabaseFailure } from "../../store/open/failure.js";
 import { countParked } from "../../store/reads.js";
 import { isPostgresUrl } from "../../store/open/location.js";
 import type { EngineStore } from "../../store/port.js";
 import { databasePath, openForWriting } from "../database.js";
+import { listenFor } from "./service-page.js";
 import { UsageError } from "../errors.js";
 import type { GlobalOptions } from "../output.js";
 
@@ -23,6 +24,8 @@ export interface ServeOptions {
   options?: string;
   silenceTimeout?: string;
   listen?: Listen;
+  /** The page's access token on a --listen address other than loopback. */
+  dashboardToken?: string;
   logFormat: LogFormat;
 }
 
@@ -153,21 +156,19 @@ async function serveOne(
     onReconnected: () => metrics?.reconnected(),
   });
   const running = service;
-  const status =
-    metrics && options.listen
-      ? await startStatusServer(options.listen, { metrics, alive: () => !stopping(), ready: readiness })
-      : undefined;
+  const sources = metrics && { metrics, alive: () => !stopping(), ready: readiness };
+  const listening = await listenFor(options, sources, { store: opened, config, log });
   await service.start();
   log(
     "info",
     `todo-continuation service running against ${safeUrl(url)} (database ${opened.location})` +
-      `${status ? `, status and metrics on ${status.url}` : ""}; Ctrl-C stops it`,
+      `${listening.said}; Ctrl-C stops it`,
   );
   await untilSignalled(
     log,
     () => running.stop(),
     async () => {
-      await status?.close();
+      await listening.close();
       await opened.close();
     },
   );
@@ -225,25 +226,24 @@ async function serveFleet(
     onReconnected: () => metrics?.reconnected(),
   });
   const running = replica;
-  let status: StatusServer | undefined;
-  if (metrics && options.listen)
-    status = await startStatusServer(options.listen, {
-      metrics,
-      alive: () => running.mode !== "stopping" && running.mode !== "stopped",
-      ready: async () => running.readiness(),
-    });
+  const sources = metrics && {
+    metrics,
+    alive: () => running.mode !== "stopping" && running.mode !== "stopped",
+    ready: async () => running.readiness(),
+  };
+  const listening = await listenFor(options, sources, { store: opened, config, log });
   await replica.start();
   const { following, replicas } = replica.stats();
   log(
     "info",
     `fleet replica ${replica.id} running (database ${opened.location}, ${replicas} replica(s) alive, following ${following.length ? following.join(", ") : "none yet"})` +
-      `${status ? `, status and metrics on ${status.url}` : ""}; Ctrl-C stops it`,
+      `${listening.said}; Ctrl-C stops it`,
   );
   await untilSignalled(
     log,
     () => running.stop(),
     async () => {
-      await status?.close();
+      await listening.close();
       await opened.close();
       await liveness.close();
     },

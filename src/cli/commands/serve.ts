@@ -42,8 +42,12 @@ export function serveCommand(command: Command): Command {
     )
     .option(
       "--listen <[host]:port>",
-      "serve /healthz, /livez, /readyz and /metrics (Prometheus) there; loopback unless a host is given",
+      "serve /healthz, /livez, /readyz, /metrics (Prometheus) and the page (/) there; loopback unless a host is given",
       listenArg,
+    )
+    .option(
+      "--dashboard-token <token>",
+      "the page's access token on an address other than loopback (default: $TODO_CONTINUATION_DASHBOARD_TOKEN)",
     )
     .option(
       "--log-format <format>",
