@@ -55,3 +55,13 @@ export function decisionWords(last: OverviewRow["last"]): string {
   const words = explain(last.event, last.reason, last.detail);
   return words ? words.text : [last.event, last.reason].filter(Boolean).join(": ");
 }
+
+/**
+ * The todos as last counted (by the latest countdown or continuation): "2 of 3 done"; all of them once the session is
+ * done, which the skip that says so counted.
+ */
+export function todoWords(row: OverviewRow, state: PageState): string {
+  if (!row.todos) return state === "done" ? "every todo done" : "todos not counted yet";
+  const { open, total } = row.todos;
+  return `${state === "done" ? total : total - open} of ${total} done`;
+}

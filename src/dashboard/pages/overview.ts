@@ -8,7 +8,7 @@ import {
   type OverviewRow,
 } from "../../store/operator/overview.js";
 import { html, type Markup } from "../html.js";
-import { decisionWords, sessionState } from "../session-state.js";
+import { decisionWords, sessionState, todoWords } from "../session-state.js";
 import { ago, projectName } from "./layout.js";
 
 export interface OverviewModel {
@@ -85,8 +85,10 @@ export function stateBadge(row: OverviewRow): Markup {
 
 function sessionLine(row: OverviewRow, model: OverviewModel): Markup {
   const state = sessionState(row);
-  const todos = row.todos ? `${row.todos.total - row.todos.open} of ${row.todos.total} done` : "todos not counted yet";
-  const why = state.why ? html`<div class="why">${state.why.text}</div>` : "";
+  const todos = todoWords(row, state.state);
+  const said = decisionWords(row.last);
+  // The reason that holds it, where the last decision does not already say it.
+  const why = state.why && state.why.text !== said ? html`<div class="why">${state.why.text}</div>` : "";
   return html`<div class="session" data-session="${row.sessionId}">
     <div class="badge">${stateBadge(row)}</div>
     <div class="title">
@@ -101,7 +103,7 @@ function sessionLine(row: OverviewRow, model: OverviewModel): Markup {
       <div class="muted">${row.continuations} continued · ${money(row.cost)}</div>
     </div>
     <div class="last">
-      ${decisionWords(row.last)}${why}
+      ${said}${why}
       <div class="muted">${ago(row.last?.at ?? row.updatedAt, model.now)}</div>
     </div>
   </div>`;

@@ -8,7 +8,7 @@ import type { AuditRow, CheckRunRow } from "../../store/operator/queries.js";
 import type { ContinuationRow, NoticeRow } from "../../store/operator/session-page.js";
 import { parseDetail } from "../../store/operator/queries.js";
 import { html, type Fragment, type Markup } from "../html.js";
-import { sessionState } from "../session-state.js";
+import { sessionState, todoWords } from "../session-state.js";
 import { ago, projectName } from "./layout.js";
 import { stateBadge } from "./overview.js";
 
@@ -154,9 +154,7 @@ function notices(model: SessionModel): Markup {
 export function sessionContent(model: SessionModel): Markup {
   const { row } = model;
   const state = sessionState(row);
-  const todos = row.todos
-    ? `${row.todos.total - row.todos.open} of ${row.todos.total} todos done`
-    : "todos not counted yet";
+  const todos = todoWords(row, state.state);
   const flash = model.flash
     ? html`<div class="flash ${model.flash.refused ? "refused" : ""}" role="status">${model.flash.text}</div>`
     : "";
