@@ -248,6 +248,19 @@ export const ENFORCER_OPTIONS = {
     description:
       "Where notices go when a session needs you (a question, a budget spent, stuck, done, an error): webhook, ntfy, slack, discord or command channels, each with its kinds. A channel that is not valid is reported at start and left out; the others work.",
   }),
+  dashboardUrl: option({
+    schema: (z) =>
+      z
+        .string()
+        .trim()
+        .regex(/^https?:\/\/[^\s/?#]+[^\s?#]*$/, "an http:// or https:// address, such as http://127.0.0.1:7357")
+        .transform((url) => url.replace(/\/+$/, ""))
+        .nullable(),
+    default: null,
+    allowed: 'null, or the address the page is reached at, such as "http://127.0.0.1:7357"',
+    description:
+      "Where the page of every session (`todo-continuation dashboard`, or a service's `--listen`) is reached: each notice then links to its session's page there.",
+  }),
   noticesPerHour: option({
     schema: integer(1, 1000),
     default: 4,

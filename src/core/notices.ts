@@ -59,7 +59,8 @@ export interface Notice {
   at: string;
   /** The project folder. */
   directory: string;
-  session: { id: string; title?: string };
+  /** `url`: the session's page, where `dashboardUrl` is set (docs/dashboard.md). */
+  session: { id: string; title?: string; url?: string };
   /** The audit reason of the stop (`audit_events.reason`): `waiting_for_user`, `cost_budget`… */
   reason: string;
   /** The same words as the toast: "Stopped: $0.003 of $0.003 today." */
@@ -138,6 +139,12 @@ export function noticeLines(notice: Notice): string[] {
     `Todos: ${todos.done} done, ${todos.open} open. Continuations: ${continuations.count}${cost}.`,
     `Go on: ${notice.goOn.command}` + (notice.goOn.palette.startsWith("(") ? "" : ` (palette: ${notice.goOn.palette})`),
   ];
+  if (notice.session.url) lines.push(`Its page: ${notice.session.url}`);
   if (notice.folded?.length) lines.push(`Also since the last notice: ${notice.folded.map((f) => f.text).join(" ")}`);
   return lines;
+}
+
+/** The session's page under the page's address (`dashboardUrl`). */
+export function sessionPageUrl(dashboardUrl: string, sessionId: string): string {
+  return `${dashboardUrl}/session/${encodeURIComponent(sessionId)}`;
 }

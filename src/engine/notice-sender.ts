@@ -5,7 +5,7 @@
 // process wrote, ones left by a process that died or restarted. Of several processes on one database, one takes each
 // notice; a process that dies holding one leaves it to another once its lease runs out.
 import { afterAttempt, noticeTurn, NOTICE_WINDOW_MS, type AttemptResult } from "../core/notice-delivery.js";
-import type { Notice, NoticeKind } from "../core/notices.js";
+import { sessionPageUrl, type Notice, type NoticeKind } from "../core/notices.js";
 import { claimNotices } from "../store/changes/claim-notices.js";
 import { settleNotice, type NoticeOutcome } from "../store/changes/settle-notice.js";
 import { noticeTurnFacts } from "../store/reads.js";
@@ -173,6 +173,8 @@ export class NoticeSender {
       const title = await this.titleOf(row.sessionId);
       if (title) notice.session.title = title;
     }
+    const page = this.ctx.config.dashboardUrl;
+    if (page) notice.session.url = sessionPageUrl(page, row.sessionId);
     return notice;
   }
 

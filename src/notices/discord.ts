@@ -32,6 +32,8 @@ export const DISCORD_COLOR: Record<NoticeKind, number> = {
 
 interface Embed {
   title: string;
+  /** The title links to the session's page, where there is one. */
+  url?: string;
   description: string;
   color: number;
   fields: Array<{ name: string; value: string; inline?: boolean }>;
@@ -53,6 +55,7 @@ export function discordPayload(notice: Notice): {
   const wayOn = clip(`\`${notice.goOn.command.replace(/`/g, "'")}\`${palette}`, DISCORD_LIMITS.fieldValue);
   const embed: Embed = {
     title: clip(noticeTitle(notice), DISCORD_LIMITS.title),
+    ...(notice.session.url ? { url: notice.session.url } : {}),
     description: "",
     color: DISCORD_COLOR[notice.kind],
     fields: [{ name: "Go on", value: wayOn }],

@@ -65,6 +65,8 @@ export function ntfyRequest(channel: NtfyChannel, notice: Notice): Post {
       "x-title": headerText(noticeTitle(notice)),
       "x-priority": String(channel.priority ?? NTFY_PRIORITY[notice.kind]),
       "x-tags": headerText(tags.join(",")),
+      // Tapping the notification opens the session's page.
+      ...(notice.session.url ? { "x-click": notice.session.url } : {}),
       ...(channel.token ? { authorization: `Bearer ${channel.token}` } : {}),
     },
   };

@@ -9,7 +9,7 @@
 // that records what it is handed.
 import { describe, expect, it } from "vitest";
 import type { AttemptResult } from "../../src/core/notice-delivery.js";
-import type { Notice, NoticeKind } from "../../src/core/notices.js";
+import { noticeLines, type Notice, type NoticeKind } from "../../src/core/notices.js";
 import type { NoticeChannels } from "../../src/engine/notice-sender.js";
 import type { EngineParts } from "../../src/engine/parts.js";
 import { claimNotices } from "../../src/store/changes/claim-notices.js";
@@ -96,6 +96,16 @@ describe("a stop told with channels", () => {
     parts.sender.start();
     await tellStop(ctx, parts);
     expect(channels.deliveries[0]!.notice.session).toEqual({ id: S, title: "Refactor the parser" });
+  });
+
+  it("links to the session's page where dashboardUrl is set", async () => {
+    const { ctx, parts, channels } = build(undefined, { dashboardUrl: "https://tc.example.test/board" });
+    parts.sender.start();
+    await tellStop(ctx, parts);
+    expect(channels.deliveries[0]!.notice.session.url).toBe(`https://tc.example.test/board/session/${S}`);
+    expect(noticeLines(channels.deliveries[0]!.notice)).toContain(
+      `Its page: https://tc.example.test/board/session/${S}`,
+    );
   });
 });
 

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { NOTICE_KINDS, noticeLines, type Notice } from "../../src/core/notices.js";
 import { deliverNotice } from "../../src/notices/deliver.js";
 import { DISCORD_LIMITS, embedLength } from "../../src/notices/discord.js";
+import { ntfyRequest } from "../../src/notices/ntfy.js";
 import type { Channel } from "../../src/notices/types.js";
 import { verifySignature } from "../../src/notices/webhook.js";
 import { startReceiver, type Receiver } from "../support/http-receiver.js";
@@ -82,6 +83,15 @@ describe("the ntfy channel", () => {
       "x-tags": "warning,robot",
       authorization: "Bearer tk_abc",
     });
+  });
+
+  it("opens the session's page when tapped, where the notice links to one", async () => {
+    const notice = sampleNotice("stuck");
+    notice.session.url = "https://tc.example.test/session/ses_0123456789";
+    const got = await delivered({ ...base, type: "ntfy", name: "n", url: receiver.url("/t") }, notice);
+    expect(got.headers["x-click"]).toBe("https://tc.example.test/session/ses_0123456789");
+    const plain = ntfyRequest({ ...base, type: "ntfy", name: "n", url: receiver.url("/t") }, sampleNotice("stuck"));
+    expect(plain.headers).not.toHaveProperty("x-click");
   });
 
   it("gives done the default priority, a configured priority wins, and a non-ASCII title is RFC 2047 encoded", async () => {

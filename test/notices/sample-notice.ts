@@ -31,6 +31,7 @@ export function fullNotice(): Notice {
   const notice = sampleNotice("question", { hint: "Answer in the session." });
   return {
     ...notice,
+    session: { ...notice.session, url: "https://tc.example.test/session/ses_0123456789" },
     folded: [{ id: "ntc_earlier", kind: "stuck", reason: "stagnation", text: "Stopped: no progress.", at: notice.at }],
   };
 }
