@@ -55,6 +55,16 @@ pre { margin: .2rem 0 0; white-space: pre-wrap; overflow-wrap: anywhere; font-si
   margin-bottom: .8rem; }
 .flash.refused { border-color: var(--needs); }
 .why { color: var(--muted); }
+header nav a { margin-right: .8rem; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(280px, 1fr)); gap: 1rem; }
+.chart { margin: 0; padding: .6rem .8rem; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
+.chart figcaption { font-weight: 600; margin-bottom: .4rem; }
+.chart svg { width: 100%; height: 140px; display: block; }
+.chart rect { fill: var(--counting); }
+.chart .axis { display: flex; justify-content: space-between; font-size: .75rem; }
+.hbar { display: grid; grid-template-columns: 9rem 1fr 2.5rem; gap: .5rem; align-items: center; font-size: .85rem; }
+.hbar .reason { overflow-wrap: anywhere; }
+.hbar meter { width: 100%; }
 @media (max-width: 760px) {
   .session { grid-template-columns: 1fr auto; }
   .session > .project, .session > .numbers, .session > .last { grid-column: 1 / -1; }

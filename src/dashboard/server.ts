@@ -13,6 +13,9 @@ import {
 } from "../store/operator/overview.js";
 import { auditTrail, checkRuns } from "../store/operator/queries.js";
 import { continuationsOf, noticesOf } from "../store/operator/session-page.js";
+import { activity, stopsByReason } from "../store/operator/charts.js";
+import { chartsContent } from "./pages/charts.js";
+import { TOLD_STOP_REASONS } from "./session-state.js";
 import { Access } from "./access.js";
 import { act, OUTCOMES, type Outcome } from "./actions.js";
 import { SCRIPT, STYLE } from "./assets.js";
@@ -88,7 +91,7 @@ export class Dashboard {
     const url = new URL(req.url ?? "/", "http://dashboard");
     const path = url.pathname;
     const session = /^\/session\/([^/]+)(?:\/([a-z]+))?$/.exec(path);
-    if (path !== "/" && !path.startsWith("/assets/") && path !== "/events" && !session) return false;
+    if (!["/", "/events", "/charts"].includes(path) && !path.startsWith("/assets/") && !session) return false;
     if (!this.access.admitted(req, url)) {
       send(res, 401, "This page needs its access token: open it with ?token=… once.\n", "text/plain; charset=utf-8");
       return true;
@@ -121,6 +124,7 @@ export class Dashboard {
     if (url.pathname.startsWith("/assets/")) return send(res, 404, "no such file\n", "text/plain");
     if (url.pathname === "/events") return this.live.follow(res);
     if (session) return this.sessionPage(res, decodeURIComponent(session[1]!), url);
+    if (url.pathname === "/charts") return this.charts(res);
     return this.overview(res, url);
   }
 
@@ -147,6 +151,23 @@ export class Dashboard {
     ]);
     const model = { rows, totals, projects: known, filter, directory, search, limit, now: frame.now, base: "" };
     sendHtml(res, 200, page(frame, overviewContent({ ...model, dailyCap: this.options.dailyCap ?? 0 })));
+  }
+
+  private async charts(res: ServerResponse): Promise<void> {
+    const frame = await this.frame("Pictures");
+    const { reader, dialect, roster } = this.options.store;
+    const hour = 3_600_000;
+    const dayStart = Math.floor(frame.now / hour) * hour - 23 * hour;
+    const monthStart = localMidnight(frame.now) - 29 * 24 * hour;
+    const [day, month, stopsDay, stopsMonth, servers] = await Promise.all([
+      activity(reader, dialect, { start: dayStart, bucketMs: hour, buckets: 24 }),
+      activity(reader, dialect, { start: monthStart, bucketMs: 24 * hour, buckets: 30 }),
+      stopsByReason(reader, dayStart, TOLD_STOP_REASONS),
+      stopsByReason(reader, monthStart, TOLD_STOP_REASONS),
+      roster?.list(),
+    ]);
+    const model = { day, month, stopsDay, stopsMonth, servers, now: frame.now };
+    sendHtml(res, 200, page(frame, chartsContent(model)));
   }
 
   private async sessionPage(res: ServerResponse, sessionId: string, url: URL): Promise<void> {

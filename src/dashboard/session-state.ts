@@ -65,3 +65,9 @@ export function todoWords(row: OverviewRow, state: PageState): string {
   const { open, total } = row.todos;
   return `${state === "done" ? total : total - open} of ${total} done`;
 }
+
+/** The reasons the pictures count stops by: every skip that ends continuation and is told (parks wait, and are not). */
+export const TOLD_STOP_REASONS: readonly SkipReason[] = (Object.keys(SKIP_FACTS) as SkipReason[]).filter((reason) => {
+  const notice = SKIP_FACTS[reason].notice;
+  return notice !== null && notice !== "waiting";
+});

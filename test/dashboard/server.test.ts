@@ -88,6 +88,20 @@ describe("the overview", () => {
   });
 });
 
+describe("the pictures", () => {
+  it("draw continuations per hour and per day, and the sessions stopped by each reason", async () => {
+    const body = await (await get("/charts")).text();
+    const svgs = [...body.matchAll(/<svg [^>]*>(.*?)<\/svg>/gs)].map((m) => (m[1]!.match(/<rect\s/g) ?? []).length);
+    expect(svgs).toEqual([24, 24, 30, 30]);
+    // This hour's bar holds the continuation sent.
+    expect(body).toMatch(/<title>\d\d:00: 1<\/title>/);
+    expect(body).toMatch(/budget_exhausted<\/span>\s*<meter min="0" max="1" value="1"><\/meter\s*>/);
+    expect(body).not.toMatch(/ style=/);
+    // A machine's own file serves no fleet: no servers' table.
+    expect(body).not.toContain("The fleet's servers");
+  });
+});
+
 describe("a session's page", () => {
   it("shows its decisions, its continuation and the actions that mean something now", async () => {
     const body = await (await get(`/session/${BUDGET}`)).text();

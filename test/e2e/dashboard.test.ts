@@ -125,6 +125,8 @@ describe("the page in a real browser, over a real OpenCode's database", () => {
       await page.screenshot({ path: join(SCREENSHOTS!, `dashboard-overview-${name}.png`), fullPage: true });
       await page.click(".session .title a");
       await page.screenshot({ path: join(SCREENSHOTS!, `dashboard-session-${name}.png`), fullPage: true });
+      await page.goto(`${server.url}/charts`);
+      await page.screenshot({ path: join(SCREENSHOTS!, `dashboard-charts-${name}.png`), fullPage: true });
     }
   });
 });

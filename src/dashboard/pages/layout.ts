@@ -27,6 +27,7 @@ export function page(frame: Frame, content: Fragment): Markup {
       <body data-now="${frame.now}" data-mark="${frame.mark}" data-events="${base}/events">
         <header>
           <h1><a href="${base}/">Todo continuation</a></h1>
+          <nav><a href="${base}/">Sessions</a><a href="${base}/charts">Pictures</a></nav>
           <span class="where">${frame.database}</span>
         </header>
         <main>${content}</main>
