@@ -104,21 +104,18 @@ function servers(model: ChartsModel): Markup {
   </section>`;
 }
 
-export function chartsContent(model: ChartsModel): Markup {
-  const count = (v: number) => String(v);
+/** One window's pictures: its continuations, its spend, and its sessions stopped by reason. */
+function period(title: string, series: Series, stopped: Array<{ reason: string; sessions: number }>): Markup {
   return html`<section>
-      <h2>The last day, per hour</h2>
-      <div class="charts">
-        ${bars("Continuations", model.day.continuations, model.day, count)}
-        ${bars("Spend", model.day.cost, model.day, money)} ${stops("Sessions stopped, by reason", model.stopsDay)}
-      </div>
-    </section>
-    <section>
-      <h2>The last month, per day</h2>
-      <div class="charts">
-        ${bars("Continuations", model.month.continuations, model.month, count)}
-        ${bars("Spend", model.month.cost, model.month, money)} ${stops("Sessions stopped, by reason", model.stopsMonth)}
-      </div>
-    </section>
-    ${servers(model)}`;
+    <h2>${title}</h2>
+    <div class="charts">
+      ${bars("Continuations", series.continuations, series, String)} ${bars("Spend", series.cost, series, money)}
+      ${stops("Sessions stopped, by reason", stopped)}
+    </div>
+  </section>`;
+}
+
+export function chartsContent(model: ChartsModel): Markup {
+  return html`${period("The last day, per hour", model.day, model.stopsDay)}
+  ${period("The last month, per day", model.month, model.stopsMonth)} ${servers(model)}`;
 }
