@@ -236,7 +236,7 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
       const postgres = await PostgresServer.start();
       try {
         fleet = new Fleet({}, new SimulatedOpenCode());
-        await fleet.start(2, 2, await postgres.createDatabase("fleet"));
+        await fleet.start(2, 2, await postgres.createDatabase("fleet"), 0, 2);
         await fleet.createSessions(20);
         const prompting = fleet.promptInWaves(4);
         await waitFor(
@@ -269,6 +269,15 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
           expect(replica.child.exitCode).toBeNull();
           expect(replica.log.match(/fleet round failed/g) ?? []).toHaveLength(1);
           expect(replica.log).toContain("the fleet's database answers again");
+        }
+        // Each replica's page lists every session of the fleet, on its server, and the servers with their followers.
+        for (const replica of fleet.replicas) {
+          const list = await (await fetch(`http://${replica.target}/?limit=100`)).text();
+          for (const session of fleet.sessions) expect(list).toContain(`data-session="${session.id}"`);
+          for (const server of ["pod-0", "pod-1"]) expect(list).toContain(`<div class="muted">${server}</div>`);
+          const pictures = await (await fetch(`http://${replica.target}/charts`)).text();
+          for (const server of ["pod-0", "pod-1"]) expect(pictures).toContain(`<td data-label="server">${server}</td>`);
+          expect(pictures).not.toContain("not followed");
         }
       } catch (error) {
         // Kept while the database still runs: this test's server is destroyed before the suite's afterEach.

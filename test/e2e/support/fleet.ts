@@ -27,7 +27,7 @@ export interface Replica {
   child: ChildProcess;
   log: string;
   exited: Promise<number | null>;
-  /** Its `--listen` address (host:port), the target Prometheus scrapes, when the test watches the metrics. */
+  /** Its `--listen` address (host:port): its status, metrics (what Prometheus scrapes) and page, when it has one. */
   target?: string;
 }
 
@@ -77,9 +77,10 @@ export class Fleet {
 
   /**
    * Starts the servers and replicas on a fresh database of the run's PostgreSQL, or on `url`. `metrics`: how many
-   * replicas (those started now and later) serve their metrics, scraped by a real Prometheus.
+   * replicas (those started now and later) serve their metrics, scraped by a real Prometheus; `listening`: how many
+   * serve their `--listen` address (their status, metrics and page) with no Prometheus, when more than `metrics`.
    */
-  async start(servers: number, replicas: number, url?: string, metrics = 0): Promise<void> {
+  async start(servers: number, replicas: number, url?: string, metrics = 0, listening = metrics): Promise<void> {
     if (!existsSync(BIN)) throw new Error("the CLI is not built: run `npm run build` (npm test does)");
     this.url = url ?? (await freshDatabase("fleet"));
     this.pool = new pg.Pool({ connectionString: this.url, max: 2 });
@@ -99,8 +100,8 @@ export class Fleet {
           `pod-${i}`,
         ]),
       );
-    for (let i = 0; i < metrics; i++) this.targets.push(`127.0.0.1:${await freePort()}`);
-    const scraped = [...this.targets];
+    for (let i = 0; i < Math.max(metrics, listening); i++) this.targets.push(`127.0.0.1:${await freePort()}`);
+    const scraped = this.targets.slice(0, metrics);
     for (let i = 0; i < replicas; i++) this.startReplica();
     if (metrics > 0) this.prometheus = await PrometheusServer.start(scraped);
     await waitFor(
