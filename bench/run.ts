@@ -5,6 +5,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { startProcess } from "../test/crash/processes.js";
 import { bills } from "./bills.js";
+import { dashboard } from "./dashboard.js";
 import { fanout } from "./fanout.js";
 import { hotPath } from "./hot-path.js";
 import { notices } from "./notices.js";
@@ -47,6 +48,8 @@ await step("recovery", async () => [
 await step("fanout", () => fanout(1000, 8, 20));
 // 200 sessions continued three times each, to their last todo (issue 51's per-continuation targets).
 await step("per-continuation", () => perContinuation(200));
+// The page at 50,000 sessions and 1,000,000 audit rows: its first screen and a session's page, and its feed at rest.
+await step("dashboard", () => dashboard(15));
 await step("memory", () => inChild("node", "memory.ts", { NODE_OPTIONS: "--expose-gc" }));
 await step("bun", () => inChild("bun", "bun.ts"));
 // OpenCode's TUI started 7 times with the TUI plugin and 7 without, plus a warm-up start of each
