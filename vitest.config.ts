@@ -38,6 +38,8 @@ const ENGINE_ON_POSTGRES = [
   "test/engine/scenarios/resume-holds.test.ts",
   "test/engine/scenarios/parked.test.ts",
   "test/engine/scenarios/verified.test.ts",
+  // The page over the same engine's rows: its queries, its live feed's mark and its actions on PostgreSQL as well.
+  "test/dashboard/server.test.ts",
 ];
 
 /** A real PostgreSQL server, one for the whole run, started for the first project that asks (a database per test). */

@@ -12,7 +12,7 @@ import {
   type OverviewFilter,
 } from "../store/operator/overview.js";
 import { auditTrail, checkRuns } from "../store/operator/queries.js";
-import { continuationsOf, noticesOf } from "../store/operator/session-page.js";
+import { continuationsOf, noticesOf, todosReached } from "../store/operator/session-page.js";
 import { activity, stopsByReason } from "../store/operator/charts.js";
 import { chartsContent } from "./pages/charts.js";
 import { TOLD_STOP_REASONS } from "./session-state.js";
@@ -175,16 +175,17 @@ export class Dashboard {
     const { reader } = this.options.store;
     const [row] = await overviewRows(reader, { filter: "all", sessionId, limit: 1 });
     if (!row) return sendHtml(res, 404, page(frame, notFound(sessionId)));
-    const [timeline, continuations, notices, checks] = await Promise.all([
+    const [timeline, continuations, notices, checks, todos] = await Promise.all([
       auditTrail(reader, { session: sessionId, limit: 300 }),
       continuationsOf(reader, sessionId, 100),
       noticesOf(reader, sessionId, 100),
       checkRuns(reader, { session: sessionId, limit: 20 }),
+      todosReached(reader, sessionId),
     ]);
     const done = url.searchParams.get("done");
     const flash = done && Object.hasOwn(OUTCOMES, done) ? OUTCOMES[done as Outcome] : undefined;
     frame.title = row.title ?? sessionId;
-    const model = { row, timeline, continuations, notices, checks, flash, now: frame.now, base: "" };
+    const model = { row, timeline, continuations, notices, checks, todos, flash, now: frame.now, base: "" };
     sendHtml(res, 200, page(frame, sessionContent({ ...model, formToken: this.access.formToken })));
   }
 

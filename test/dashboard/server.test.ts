@@ -4,9 +4,10 @@
 // set, and the live feed tells an open page of a change. What a browser makes of it: dashboard.system.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Dashboard } from "../../src/dashboard/server.js";
+import { park } from "../../src/store/changes/park.js";
 import { listenHttp, type StatusServer } from "../../src/service/status-server.js";
 import { ev } from "../support/events.js";
-import { drained, startEngine, type EngineFixture } from "../support/engine-fixture.js";
+import { DIRECTORY, drained, startEngine, type EngineFixture } from "../support/engine-fixture.js";
 import { waitFor } from "../support/wait-for.js";
 
 const XSS = "<img src=x onerror=alert(1)>";
@@ -106,6 +107,8 @@ describe("a session's page", () => {
   it("shows its decisions, its continuation and the actions that mean something now", async () => {
     const body = await (await get(`/session/${BUDGET}`)).text();
     expect(body).toContain('data-event="injected"');
+    expect(body).toMatch(/<li data-reached="open">a <span class="muted">open<\/span><\/li>/);
+    expect(body).toMatch(/<li data-reached="closed">b <span class="muted">closed<\/span><\/li>/);
     expect(body).toContain("budget_exhausted");
     expect(body).toMatch(/<h2>Continuations<\/h2>\s*<table>.*<td data-label="sent">sent<\/td>/s);
     expect(body).toContain('data-action="allow"');
@@ -134,6 +137,26 @@ describe("actions", () => {
     expect(shown).toMatch(/data-state="stopped">stopped/);
     await post(`/session/${OTHER}/resume`, { csrf: page.access.formToken });
     expect(f.rows.audit(OTHER).at(-1)).toMatchObject({ event: "unstopped", reason: "dashboard" });
+  });
+
+  it("wake now ends a park from the page, through the same change as the CLI's", async () => {
+    const parked = "ses_page_parked";
+    f.enforcer.handleEvent(ev.titled(parked, "Wait for the CI run"));
+    await drained(f);
+    await f.port.change(
+      park(
+        { sessionId: parked, directory: DIRECTORY },
+        { id: "park_page", reason: "agent", wakeAt: Date.now() + 3_600_000, detail: { asked: "the CI run" } },
+        Date.now(),
+      ),
+    );
+    const before = await (await get(`/session/${parked}`)).text();
+    expect(before).toMatch(/data-state="parked">\s*parked/);
+    const res = await post(`/session/${parked}/wake`, { csrf: page.access.formToken });
+    expect(res.headers.get("location")).toBe(`/session/${parked}?done=woke`);
+    expect(f.rows.audit(parked).find((r) => r.event === "woke")).toMatchObject({ reason: "dashboard" });
+    const again = await post(`/session/${parked}/wake`, { csrf: page.access.formToken });
+    expect(again.headers.get("location")).toBe(`/session/${parked}?done=not_parked`);
   });
 
   it("allow more after a budget stop lets the engine continue the session", async () => {

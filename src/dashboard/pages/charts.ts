@@ -70,7 +70,8 @@ function stops(title: string, rows: Array<{ reason: string; sessions: number }>)
 }
 
 function servers(model: ChartsModel): Markup {
-  if (!model.servers) return html``;
+  // A database that could serve a fleet but serves none (several plugins on one PostgreSQL) has nothing to show.
+  if (!model.servers?.length) return html``;
   const rows = model.servers.map(
     (s) =>
       html`<tr>
@@ -84,23 +85,19 @@ function servers(model: ChartsModel): Markup {
   );
   return html`<section>
     <h2>The fleet's servers</h2>
-    ${
-      rows.length === 0
-        ? html`<p class="muted">No server listed (todo-continuation servers add).</p>`
-        : html`<table>
-            <thead>
-              <tr>
-                <th>server</th>
-                <th>followed by</th>
-                <th>since</th>
-                <th>stream seen</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`
-    }
+    <table>
+      <thead>
+        <tr>
+          <th>server</th>
+          <th>followed by</th>
+          <th>since</th>
+          <th>stream seen</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>
   </section>`;
 }
 

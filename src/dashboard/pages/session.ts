@@ -21,6 +21,7 @@ export interface SessionModel {
   continuations: ContinuationRow[];
   notices: NoticeRow[];
   checks: CheckRunRow[];
+  todos: Array<{ content: string; reached: string }>;
   formToken: string;
   /** What the last action did, from a fixed set of words (never text the request carried). */
   flash?: { text: string; refused: boolean };
@@ -135,6 +136,16 @@ function checks(model: SessionModel): Markup {
   </section>`;
 }
 
+function todoList(model: SessionModel): Markup {
+  if (model.todos.length === 0) return html``;
+  return html`<section>
+    <h2>Todos, as far as each got since the last message</h2>
+    <ul class="todos">
+      ${model.todos.map((t) => html`<li data-reached="${t.reached}">${t.content} <span class="muted">${t.reached}</span></li>`)}
+    </ul>
+  </section>`;
+}
+
 function notices(model: SessionModel): Markup {
   const rows = model.notices.map(
     (n) =>
@@ -169,5 +180,5 @@ export function sessionContent(model: SessionModel): Markup {
       <p>${todos} · ${row.continuations} continued since the last message · ${money(row.cost)}</p>
       ${actionForms(model)}
     </section>
-    ${continuations(model)}${checks(model)}${timeline(model)}${notices(model)}`;
+    ${todoList(model)}${continuations(model)}${checks(model)}${timeline(model)}${notices(model)}`;
 }

@@ -1,5 +1,6 @@
 // What a session's page reads besides its row (overview.ts): its continuations with their bills, and its notices with
 // their deliveries. Its decisions are the audit trail (queries.ts `auditTrail`), its checks `checkRuns`.
+import { parseLedger } from "../../core/todos.js";
 import { numeric } from "./queries.js";
 import type { SqlReader } from "./reader.js";
 
@@ -58,4 +59,22 @@ export async function noticesOf(reader: SqlReader, sessionId: string, limit: num
       limit,
     ),
   );
+}
+
+/**
+ * The session's todos as far as each got since the person's last message (its progress ledger: the highest status
+ * each reached, by its text), in the order first seen; empty when none was counted.
+ */
+export async function todosReached(
+  reader: SqlReader,
+  sessionId: string,
+): Promise<Array<{ content: string; reached: "open" | "in progress" | "closed" }>> {
+  const [row] = await reader.all<{ todo_snapshot: string | null }>(
+    "SELECT todo_snapshot FROM sessions WHERE session_id = ?",
+    sessionId,
+  );
+  const ledger = parseLedger(row?.todo_snapshot);
+  if (!ledger) return [];
+  const words = ["open", "in progress", "closed"] as const;
+  return Object.entries(ledger.ranks).map(([content, rank]) => ({ content, reached: words[rank] ?? "open" }));
 }
