@@ -5,6 +5,7 @@
 // OpenCode; the kill of 200 sessions and the database outage test the fleet's own logic, on simulated servers (held to
 // the real one by sim-opencode.test.ts). What Prometheus sees of such a run: fleet-metrics.system.test.ts.
 import { afterEach, describe, expect, it } from "vitest";
+import { launchBrowser } from "../support/browser.js";
 import { PostgresServer } from "../support/postgres.js";
 import { sleep, waitFor } from "../support/wait-for.js";
 import { adoptionFigures, Fleet, LEASE_MS, TICK_MS } from "./support/fleet.js";
@@ -270,14 +271,28 @@ describe("a fleet of service replicas following OpenCode servers on one PostgreS
           expect(replica.log.match(/fleet round failed/g) ?? []).toHaveLength(1);
           expect(replica.log).toContain("the fleet's database answers again");
         }
-        // Each replica's page lists every session of the fleet, on its server, and the servers with their followers.
-        for (const replica of fleet.replicas) {
-          const list = await (await fetch(`http://${replica.target}/?limit=100`)).text();
-          for (const session of fleet.sessions) expect(list).toContain(`data-session="${session.id}"`);
-          for (const server of ["pod-0", "pod-1"]) expect(list).toContain(`<div class="muted">${server}</div>`);
-          const pictures = await (await fetch(`http://${replica.target}/charts`)).text();
-          for (const server of ["pod-0", "pod-1"]) expect(pictures).toContain(`<td data-label="server">${server}</td>`);
-          expect(pictures).not.toContain("not followed");
+        // Each replica's page, in a real browser, lists every session of the fleet on its server, and the servers
+        // with their followers.
+        const browser = await launchBrowser();
+        try {
+          const page = await browser.newPage();
+          for (const replica of fleet.replicas) {
+            await page.goto(`http://${replica.target}/?limit=100`);
+            const listed = await page.locator("[data-session]").evaluateAll((lines) =>
+              lines.map((line) => ({
+                id: line.getAttribute("data-session"),
+                server: line.querySelector(".project .muted")?.textContent,
+              })),
+            );
+            expect(new Map(listed.map(({ id, server }) => [id, server]))).toEqual(
+              new Map(fleet.sessions.map((s) => [s.id, `pod-${s.server}`])),
+            );
+            await page.goto(`http://${replica.target}/charts`);
+            const followers = await page.locator("td[data-label='followed by']").allTextContents();
+            expect(followers.map((f) => f.trim()).sort()).toEqual((await fleet.leases()).map((l) => l.owner).sort());
+          }
+        } finally {
+          await browser.close();
         }
       } catch (error) {
         // Kept while the database still runs: this test's server is destroyed before the suite's afterEach.
