@@ -158,7 +158,7 @@ describe.each(TERMINALS)("the real OpenCode TUI at $name", ({ size, hideSidebar 
     await world.say("scenario: tui-later");
     const parked = await world.waitScreen(
       "the park beside the prompt",
-      (s) => /parked until \d\d:\d\d( [AP]M)? · esc cancels/.test(s),
+      (s) => /parked until (?:[A-Za-z]{3},? )?\d\d:\d\d( [AP]M)? · esc cancels/.test(s),
       FIRST_TURN_MS,
     );
     mkdirSync(join(ROOT, ".tmp"), { recursive: true });

@@ -144,7 +144,7 @@ describe("a parked session in the real OpenCode TUI", () => {
       await world.say("scenario: tui-later");
       const parked = await world.waitScreen(
         "the park in the panel",
-        (s) => /parked until \d\d:\d\d( [AP]M)?\s[\s\S]*as asked[\s\S]*esc ends the wait/.test(s),
+        (s) => /parked until (?:[A-Za-z]{3},? )?\d\d:\d\d( [AP]M)?\s[\s\S]*as asked[\s\S]*esc ends the wait/.test(s),
         FIRST_TURN_MS,
       );
       expect(parked).toContain("Todo continuation");

@@ -357,7 +357,7 @@ describe("the TUI plugin", () => {
     await handle.refresh(S);
     expect(panel()).toEqual([
       "Todo continuation",
-      expect.stringMatching(/^parked until \d\d:\d\d( [AP]M)?$/),
+      expect.stringMatching(/^parked until (?:[A-Za-z]{3},? )?\d\d:\d\d( [AP]M)?$/),
       "as asked",
       "esc ends the wait",
     ]);
