@@ -90,7 +90,7 @@ export class Dashboard {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     const url = new URL(req.url ?? "/", "http://dashboard");
     const path = url.pathname;
-    const session = /^\/session\/([^/]+)(?:\/([a-z]+))?$/.exec(path);
+    const session = /^\/session\/(ses_[\w-]{1,120})(?:\/([a-z]+))?$/.exec(path);
     if (!["/", "/events", "/charts"].includes(path) && !path.startsWith("/assets/") && !session) return false;
     if (!this.access.admitted(req, url)) {
       send(res, 401, "This page needs its access token: open it with ?token=… once.\n", "text/plain; charset=utf-8");
@@ -106,7 +106,7 @@ export class Dashboard {
       await this.route(req, res, url, session);
     } catch (error) {
       this.options.log?.(`page ${path}: ${error instanceof Error ? error.message : String(error)}`);
-      if (!res.headersSent) send(res, 500, "The page failed to read the database; see the log.\n", "text/plain");
+      if (!res.headersSent) send(res, 500, "The page failed to answer; its log says why.\n", "text/plain");
       else res.destroy();
     }
     return true;
@@ -116,14 +116,14 @@ export class Dashboard {
     const method = req.method ?? "GET";
     if (session?.[2]) {
       if (method !== "POST") return send(res, 405, "POST only\n", "text/plain", { allow: "POST" });
-      return this.action(req, res, decodeURIComponent(session[1]!), session[2]);
+      return this.action(req, res, session[1]!, session[2]);
     }
     if (method !== "GET" && method !== "HEAD") return send(res, 405, "GET only\n", "text/plain", { allow: "GET" });
     if (url.pathname === "/assets/page.css") return send(res, 200, STYLE, "text/css; charset=utf-8");
     if (url.pathname === "/assets/page.js") return send(res, 200, SCRIPT, "text/javascript; charset=utf-8");
     if (url.pathname.startsWith("/assets/")) return send(res, 404, "no such file\n", "text/plain");
     if (url.pathname === "/events") return this.live.follow(res);
-    if (session) return this.sessionPage(res, decodeURIComponent(session[1]!), url);
+    if (session) return this.sessionPage(res, session[1]!, url);
     if (url.pathname === "/charts") return this.charts(res);
     return this.overview(res, url);
   }
