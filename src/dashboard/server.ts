@@ -11,7 +11,7 @@ import {
   projects,
   type OverviewFilter,
 } from "../store/operator/overview.js";
-import { auditTrail, checkRuns } from "../store/operator/queries.js";
+import { auditTrail, checkRuns, sessionSeen } from "../store/operator/queries.js";
 import { continuationsOf, noticesOf, todosReached } from "../store/operator/session-page.js";
 import { activity, stopsByReason } from "../store/operator/charts.js";
 import { chartsContent } from "./pages/charts.js";
@@ -196,8 +196,9 @@ export class Dashboard {
       send(res, 403, `${OUTCOMES.forged.text}\n`, "text/plain; charset=utf-8");
       return;
     }
-    const [row] = await overviewRows(this.options.store.reader, { filter: "all", sessionId, limit: 1 });
-    if (!row) return send(res, 404, "no such session\n", "text/plain");
+    // The CLI's check (requireSeen): a session the database never saw is not acted on.
+    if (!(await sessionSeen(this.options.store.reader, sessionId)))
+      return send(res, 404, "no such session\n", "text/plain");
     const outcome = await act(this.options.store, sessionId, name as Action, this.clock());
     const location = `/session/${encodeURIComponent(sessionId)}?done=${outcome}`;
     res.writeHead(303, { ...HEADERS, location }).end();

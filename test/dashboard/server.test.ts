@@ -124,6 +124,9 @@ describe("actions", () => {
     expect(res.status).toBe(403);
     const forged = await post(`/session/${OTHER}/stop`, { csrf: page.access.formToken }, { origin: "http://evil" });
     expect(forged.status).toBe(403);
+    const unseen = await post("/session/ses_page_never_seen/stop", { csrf: page.access.formToken });
+    expect(unseen.status).toBe(404);
+    expect(f.rows.audit("ses_page_never_seen")).toEqual([]);
     expect(f.rows.audit(OTHER)).toHaveLength(before);
   });
 
