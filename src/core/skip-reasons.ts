@@ -343,6 +343,8 @@ function parkedWords(park: unknown, wakesInMs: number | undefined): Explanation 
 /** What a passed check says in a `done`: `npm test passed in 41 s`. */
 function checkedLine(verified: unknown): string {
   const { command, durationMs } = verified as { command?: unknown; durationMs?: unknown };
-  const took = typeof durationMs === "number" ? ` in ${duration(durationMs)}` : "";
+  // Rounded up as every duration here is (a check of 400 ms took "1 s"), and one the clock saw take no time as well:
+  // `duration` says "now" for none, and "passed in now" says nothing.
+  const took = typeof durationMs === "number" ? ` in ${duration(Math.max(1, durationMs))}` : "";
   return `${typeof command === "string" ? command : "the check"} passed${took}`;
 }

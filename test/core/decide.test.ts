@@ -943,6 +943,11 @@ describe("done means checked (verify)", () => {
     expect(explain("skipped", "todos_complete", d.verdict === "skip" ? d.detail : {})?.text).toBe(
       "done, checked: npm test passed in 41 s",
     );
+    // One the clock saw take no time is said as the shortest, never "passed in now".
+    const instant = decide(finished(check({ state: "passed", durationMs: 0, failures: 0 })));
+    expect(explain("skipped", "todos_complete", instant.verdict === "skip" ? instant.detail : {})?.text).toBe(
+      "done, checked: npm test passed in 1 s",
+    );
   });
 
   it("a check that failed continues the session with it", () => {
