@@ -13,6 +13,7 @@ import type { ContinuationRef, OwedLook, Scope } from "./types.js";
  */
 export const {
   session,
+  sessionState,
   countdown,
   injection,
   armedFor,
@@ -82,8 +83,7 @@ export interface SinceIdle {
 
 /**
  * The session's row and, when `idleSince` is given, what answered that idle since (`now`: the reader's time now, on
- * the clock of `idleSince`). One read at a time: on PostgreSQL under Bun, more statements in flight at once meant
- * more of the client's lost answers (see pg/bun-bounded-client.ts).
+ * the clock of `idleSince`): one statement (`sessionState`), and the latest check of the list when `verify` is set.
  */
 export function* sinceIdle(
   sessionId: string,
@@ -91,12 +91,8 @@ export function* sinceIdle(
   now?: number,
   { verify = false }: { verify?: boolean } = {},
 ): Script<SinceIdle> {
-  const row = yield* q.session(sessionId);
-  const asked = idleSince === undefined ? undefined : { since: idleSince, now: now ?? idleSince };
-  const userCancelledAt = asked && (yield* q.userCancelledSince(sessionId, asked.since, asked.now));
-  const answeredBy = asked && (yield* q.continuedSince(sessionId, asked.since, asked.now));
-  const pending = yield* q.hasPendingInjection(sessionId);
-  const park = yield* q.parkOf(sessionId);
+  const idle = idleSince === undefined ? undefined : { since: idleSince, now: now ?? idleSince };
+  const { row, pending, userCancelledAt, answeredBy, park } = yield* q.sessionState(sessionId, idle);
   const parked = park && { parkId: park.id, reason: park.reason, wakeAt: park.wakeAt };
   if (!verify) return { row, pending, userCancelledAt, answeredBy, parked };
   const verification = verificationFact(yield* q.latestVerification(sessionId));

@@ -5,6 +5,7 @@
 // synchronously (sqlite/statements/), PostgreSQL asynchronously (pg/statements/); a backend that lacks one does not
 // compile. Outside store/, the reads among them are run by the same names through reads.ts.
 import type { AuditValues } from "./audit-row.js";
+import type { SessionColumns } from "./session-columns.js";
 import type {
   ArmedRef,
   ContinuationRef,
@@ -20,6 +21,7 @@ import type {
   ParkTerms,
   Scope,
   SessionScope,
+  SessionState,
   VerificationEnd,
 } from "./types.js";
 import type { CountdownRow, InjectionRow, NewBill, NoticeRow, ParkRow, SessionRow, VerificationRow } from "./schema.js";
@@ -38,10 +40,22 @@ export type HistoryTable =
 export interface Statements {
   // ── sessions ────────────────────────────────────────────────────────────────
   session(sessionId: string): SessionRow | undefined;
+  /**
+   * The session's row with what a decision needs of the other tables (a continuation pending, its park, its armed
+   * countdown), in one statement. With `idle` (the idle a look judges, and the reader's time now, on its clock): also
+   * when a person last cancelled with the TUI's key since that idle, and the latest continuation fired since, as
+   * `continuedSince` finds it.
+   */
+  sessionState(sessionId: string, idle?: { since: number; now: number }): SessionState;
   /** A new row for the session; nothing when it has one. */
   insertSession(scope: SessionScope, now: number): void;
   /** Writes every column a change may set (see session-columns.ts), and `updated_at`, from `row`. */
   writeSession(row: SessionRow): void;
+  /**
+   * Writes `columns` and `updated_at` to the session's row, created first if it has none, in one statement: the row
+   * as written. For a change that does not depend on the row (one that does reads it first, and `writeSession`s it).
+   */
+  upsertSession(scope: SessionScope, columns: SessionColumns, now: number): SessionRow;
   /**
    * A woken session's look owed and the note its next continuation carries, and nothing else of its row (a wake
    * depends on none of it): the look owed as written; undefined, and nothing written, when the session has no row.
@@ -59,11 +73,6 @@ export interface Statements {
   // ── the audit log ───────────────────────────────────────────────────────────
   audit(row: AuditValues): void;
   auditMany(rows: AuditValues[]): void;
-  /**
-   * When a person last cancelled the session's countdown with the TUI's key, at or after `since` (see
-   * `continuedSince` for `now`).
-   */
-  userCancelledSince(sessionId: string, since: number, now: number): number | undefined;
 
   // ── countdowns ──────────────────────────────────────────────────────────────
   countdown(id: string): CountdownRow | undefined;
@@ -172,7 +181,6 @@ export interface Statements {
   finishInjection(id: string, status: "sent" | "failed" | "unknown", error: string | null, now: number): boolean;
   /** Failed or unknown → sent; false when it was neither. */
   confirmInjection(id: string, now: number): boolean;
-  hasPendingInjection(sessionId: string): boolean;
   /**
    * The latest continuation of the session fired at or after `since` and not refused (`failed`). `since` and `now` are
    * the reader's clock. SQLite (one host, one clock) compares `since` with the firing process's time; PostgreSQL,
@@ -200,10 +208,12 @@ export interface Statements {
    */
   recentBillsToday(dayStart: number, limit: number): Array<{ cost: number; tokens: number }>;
   /**
-   * Adds a bill's cost and tokens to the session's spend in its window. Only these two columns: the row, with its
-   * ledgers, is not rewritten for two sums (recording a bill stays within 1.5× of its raw rows, see BENCHMARKS.md).
+   * Adds a bill's cost and tokens to the session's spend in its window, unless the continuation was sent
+   * (`continuedAt`) before that window began: before the last real user message or resume, it is history. Only these
+   * two columns: the row, with its ledgers, is not rewritten for two sums (recording a bill stays within 1.5× of its
+   * raw rows, see BENCHMARKS.md), nor read first.
    */
-  addSpend(sessionId: string, cost: number, tokens: number, now: number): void;
+  addSpend(sessionId: string, cost: number, tokens: number, now: number, continuedAt: number): void;
   /** The id of the session's latest continuation that went out (`sent`, `unknown`), when it has no bill yet. */
   unbilledOf(sessionId: string): string | undefined;
   /** Continuations of a scope created since `since` that went out (`sent`, `unknown`) and have no bill, oldest first. */

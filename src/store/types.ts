@@ -151,5 +151,23 @@ export interface ContinuationRef {
   firedAt: number;
 }
 
+/**
+ * What a decision reads of one session, in one statement (statements.ts `sessionState`): its row and what other rows
+ * say of it now, and, when asked with the idle a look judges, what answered that idle since.
+ */
+export interface SessionState {
+  row: SessionRow | undefined;
+  /** A continuation of the session is recorded `pending` (by any process). */
+  pending: boolean;
+  /** The session's park while one holds. */
+  park?: Pick<ParkRow, "id" | "reason" | "wakeAt">;
+  /** The session's armed countdown, if one is armed. */
+  armed?: ArmedRef;
+  /** When a person last cancelled the session's countdown with the TUI's key since the idle, if they did. */
+  userCancelledAt?: number;
+  /** The latest continuation fired since the idle (by any process), not refused. */
+  answeredBy?: ContinuationRef;
+}
+
 /** Why the store does not work right now (the enforcer pauses until it does). */
 export type StoreProblem = "read-only" | "full" | "locked" | "damaged" | "gone" | "unavailable";

@@ -9,7 +9,7 @@ import { claimNotices } from "../../src/store/changes/claim-notices.js";
 import { settleNotice } from "../../src/store/changes/settle-notice.js";
 import { park } from "../../src/store/changes/park.js";
 import { unpark } from "../../src/store/changes/unpark.js";
-import { noticeTurnFacts, sinceIdle, spending } from "../../src/store/reads.js";
+import { noticeTurnFacts, sessionState, sinceIdle, spending } from "../../src/store/reads.js";
 import { countdown, injection, LATER, ME, NOW, parkRequest, S1, type ContractCase } from "./contract-world.js";
 import { insertNotices, newNotice } from "./notice-rows.js";
 
@@ -41,6 +41,30 @@ export const READS_CASES: ContractCase[] = [
       assert.deepEqual((await b.read(sinceIdle("ses_1"))).parked, { parkId: "park_1", reason: "agent", wakeAt: LATER });
       await a.change(unpark(S1, "command", NOW + 1));
       assert.equal((await b.read(sinceIdle("ses_1", NOW, LATER))).parked, undefined);
+    },
+  },
+  {
+    name: "reads: a session's state is one statement: its row, its armed countdown, a pending continuation, its park",
+    async run({ a, b }) {
+      assert.deepEqual(await a.read(sessionState("ses_1")), { row: undefined, pending: false });
+      const cd1 = countdown("cd1");
+      await a.change(arm(cd1, {}));
+      const armed = await b.read(sessionState("ses_1", { since: NOW, now: LATER }));
+      const ref = { id: "cd1", owner: ME, leaseUntil: cd1.leaseUntil };
+      assert.deepEqual([armed.row, armed.armed, armed.pending], [undefined, ref, false]);
+      await a.change(changeSession(S1, NOW, { agent: "build" }));
+      await a.change(claim(injection("i1", "cd1"), {}));
+      const fired = await b.read(sessionState("ses_1", { since: NOW, now: LATER }));
+      assert.equal(fired.row?.agent, "build");
+      assert.deepEqual([fired.armed, fired.pending], [undefined, true]);
+      assert.deepEqual(fired.answeredBy, { injectionId: "i1", firedAt: NOW + 2000 });
+      // Another session's rows are not this one's.
+      assert.deepEqual(await b.read(sessionState("ses_2", { since: NOW, now: LATER })), {
+        row: undefined,
+        pending: false,
+      });
+      await a.change(park(S1, parkRequest("park_1", { reason: "agent", wakeAt: LATER }), NOW));
+      assert.deepEqual((await b.read(sessionState("ses_1"))).park, { id: "park_1", reason: "agent", wakeAt: LATER });
     },
   },
   {

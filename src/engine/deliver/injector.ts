@@ -13,7 +13,7 @@ import {
   type FailureVerdict,
 } from "../../core/injection-outcome.js";
 import { changeSession } from "../../store/changes/change-session.js";
-import { session, unresolvedContinuation } from "../../store/reads.js";
+import { sessionState, unresolvedContinuation } from "../../store/reads.js";
 import type { InjectionRow, SessionRow } from "../../store/schema.js";
 import type { EngineContext } from "../context.js";
 import { inspectOptions, type FactGatherer } from "../read/facts.js";
@@ -96,8 +96,11 @@ export class Injector {
    * answers what changed during the wait, and an error seen only in events is judged from the messages too.
    */
   private async atDeadline(armed: Armed): Promise<SessionRow | null | undefined> {
-    if (!this.current(armed) || !(await this.p.countdowns.stillArmed(armed))) return undefined;
-    return (await this.ctx.store.read(session(armed.row.sessionId))) ?? null;
+    if (!this.current(armed)) return undefined;
+    // The countdown and the row in one read: the session's state names its armed countdown.
+    const state = await this.ctx.store.read(sessionState(armed.row.sessionId));
+    if (!this.p.countdowns.armedAsRead(armed, state.armed)) return undefined;
+    return state.row ?? null;
   }
 
   /** The guards right before the prompt, on OpenCode's answers; then the claim. The continuation when it goes out. */

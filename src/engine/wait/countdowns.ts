@@ -237,7 +237,15 @@ export class Countdowns {
    */
   async stillArmed(armed: Armed): Promise<boolean> {
     const row = await this.ctx.store.read(countdown(armed.row.id));
-    if (row?.state === "armed" && row.owner === this.ctx.owner) return true;
+    return this.armedAsRead(armed, row?.state === "armed" ? row : undefined);
+  }
+
+  /**
+   * `stillArmed` judged from the session's armed countdown as the caller just read it (`sessionState`'s `armed`): the
+   * same answer, and one that is no longer so is let go the same way.
+   */
+  armedAsRead(armed: Armed, found: Pick<CountdownRow, "id" | "owner"> | undefined): boolean {
+    if (found?.id === armed.row.id && found.owner === this.ctx.owner) return true;
     if (this.isCurrent(armed)) this.detach(armed.row.sessionId);
     return false;
   }

@@ -40,14 +40,14 @@ export function arm(
   return change("arm", countdown.sessionId, function* () {
     // A countdown carries its own directory: a session row is written only to patch it.
     if (sessionPatch || look) yield* applyChange(countdown, at, sessionPatch ?? {}, look);
-    const answeredBy =
-      answeredSince === undefined ? undefined : yield* q.continuedSince(countdown.sessionId, answeredSince, at);
+    // The countdown armed now and a continuation since the idle, in one read.
+    const idle = answeredSince === undefined ? undefined : { since: answeredSince, now: at };
+    const { answeredBy, armed: previous } = yield* q.sessionState(countdown.sessionId, idle);
     if (answeredBy) {
       const answered = { stage: "idle", answeredBy: answeredBy.injectionId, firedAt: answeredBy.firedAt, ...detail };
       yield* q.audit(auditRow(at, countdown, { event: "skipped", reason: "in_flight", detail: answered }));
       return { armed: false, answeredBy };
     }
-    const previous = yield* q.armedFor(countdown.sessionId);
     if (
       previous &&
       previous.owner !== countdown.owner &&

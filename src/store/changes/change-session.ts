@@ -1,10 +1,10 @@
 // A change to a session's own state (an error seen, a person writing, a turn starting, a parent learned…), computed
 // from the row inside the transaction when it depends on it. Decisions that come with an audit row have their own
 // changes (skip.ts, end.ts…).
-import { change, type Change, type Script } from "../script.js";
+import { change, q, type Change, type Script } from "../script.js";
 import type { SessionRow } from "../schema.js";
 import type { SessionChange, SessionScope } from "../types.js";
-import { withLook, type LookOwed } from "./look-owed.js";
+import { lookColumns, withLook, type LookOwed } from "./look-owed.js";
 import { ensureSession, patchSession } from "./session-row.js";
 
 /** `update` applied to the session, with what it does to the look owed (`look`), in one transaction. */
@@ -27,10 +27,9 @@ export function* applyChange(
   update: SessionChange,
   look?: LookOwed,
 ): Script<SessionRow> {
+  // Columns that do not depend on the row are written without reading it: one statement, the row created if need be.
+  if (typeof update !== "function")
+    return yield* q.upsertSession(scope, { ...(look && lookColumns(look)), ...update }, now);
   const row = yield* ensureSession(scope, now);
-  return yield* patchSession(
-    look ? withLook(row, look) : row,
-    typeof update === "function" ? update(row) : update,
-    now,
-  );
+  return yield* patchSession(look ? withLook(row, look) : row, update(row), now);
 }

@@ -10,7 +10,6 @@ import { auditRow } from "../audit-row.js";
 import type { SessionRow } from "../schema.js";
 import { change, q, type Change, type Script } from "../script.js";
 import type { OwedLook, SessionScope } from "../types.js";
-import { ensureSession, patchSession } from "./session-row.js";
 
 /**
  * A transition of the look owed. `owe`: looked at by `at` (epoch ms), judging the idle seen at `since` (absent: an
@@ -60,6 +59,5 @@ export function expireOwedLook(scope: SessionScope, now: number, detail: Record<
 }
 
 function* lookOwed(scope: SessionScope, now: number, look: LookOwed): Script<SessionRow> {
-  const row = yield* ensureSession(scope, now);
-  return yield* patchSession(withLook(row, look), {}, now);
+  return yield* q.upsertSession(scope, lookColumns(look), now);
 }

@@ -34,10 +34,9 @@ function withCounts(bill: NewBill): NewBill {
 export function recordBill(scope: SessionScope, bill: NewBill, now: number): Change<boolean> {
   return change("record-bill", scope.sessionId, function* () {
     if (!(yield* q.insertBill(withCounts(bill)))) return false;
-    const row = yield* q.session(scope.sessionId);
-    // A continuation sent before the window the session counts now (a person wrote since, or resumed) is history.
-    if (!row || bill.continuedAt < Math.max(row.lastUserMessageAt ?? 0, row.resumedAt ?? 0)) return true;
-    yield* q.addSpend(scope.sessionId, bill.cost ?? 0, bill.tokens ?? 0, now);
+    // A continuation sent before the window the session counts now (a person wrote since, or resumed) is history:
+    // the statement adds nothing for it, without the row read first.
+    yield* q.addSpend(scope.sessionId, bill.cost ?? 0, bill.tokens ?? 0, now, bill.continuedAt);
     return true;
   });
 }

@@ -1,5 +1,6 @@
-// The session row as every change reads and writes it: created on first use, patched by rewriting every column a
-// change may set (so that one statement serves every patch). change-session.ts applies a change to it.
+// The session row as a change that depends on it reads and writes it: created on first use, patched by rewriting every
+// column a change may set (so that one statement serves every patch). change-session.ts applies a change to it, and
+// writes one that does not depend on the row without reading it (`upsertSession`).
 import type { SessionRow } from "../schema.js";
 import { q, type Script } from "../script.js";
 import type { SessionScope, SessionUpdate } from "../types.js";

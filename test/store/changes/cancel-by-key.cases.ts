@@ -35,9 +35,11 @@ export const CANCEL_BY_KEY_CASES: ContractCase[] = [
         "cancelled:stopped",
       ]);
       // A look that began before the key finds it; one that began after, or another session, does not.
-      assert.equal(await a.read(q.userCancelledSince("ses_1", NOW, LATER)), NOW + 1);
-      assert.equal(await a.read(q.userCancelledSince("ses_1", NOW + 2, NOW + 2)), undefined);
-      assert.equal(await a.read(q.userCancelledSince("ses_2", NOW, LATER)), undefined);
+      const keyed = async (sessionId: string, since: number, now: number) =>
+        (await a.read(q.sessionState(sessionId, { since, now }))).userCancelledAt;
+      assert.equal(await keyed("ses_1", NOW, LATER), NOW + 1);
+      assert.equal(await keyed("ses_1", NOW + 2, NOW + 2), undefined);
+      assert.equal(await keyed("ses_2", NOW, LATER), undefined);
     },
   },
 ];

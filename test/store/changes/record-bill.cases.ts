@@ -54,6 +54,11 @@ export const RECORD_BILL_CASES: ContractCase[] = [
       await a.change(resume(S1, "cli", NOW + 1));
       const resumed = (await a.read(q.session("ses_1")))!;
       assert.deepEqual([resumed.continuationCost, resumed.continuationTokens], [0, 0]);
+      // A continuation sent before the resume is history too; one sent after it counts.
+      await b.change(recordBill(S1, bill("i4", NOW - 20, 3, 300), NOW + 2));
+      await b.change(recordBill(S1, bill("i5", NOW + 1, 0.5, 50), NOW + 2));
+      const after = (await a.read(q.session("ses_1")))!;
+      assert.deepEqual([after.continuationCost, after.continuationTokens], [0.5, 50]);
     },
   },
   {

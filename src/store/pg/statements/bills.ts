@@ -57,9 +57,10 @@ export const BILLS = {
 
   addSpend: {
     sql: `UPDATE sessions SET continuation_cost = continuation_cost + $2, continuation_tokens = continuation_tokens + $3,
-        updated_at = $4 WHERE session_id = $1`,
-    async run(c, sessionId, cost, tokens, now) {
-      await c.rows([sessionId, cost, tokens, now]);
+        updated_at = $4
+      WHERE session_id = $1 AND coalesce(last_user_message_at, 0) <= $5 AND coalesce(resumed_at, 0) <= $5`,
+    async run(c, sessionId, cost, tokens, now, continuedAt) {
+      await c.rows([sessionId, cost, tokens, now, continuedAt]);
     },
   },
 

@@ -59,15 +59,8 @@ export const INJECTIONS = {
     },
   },
 
-  hasPendingInjection: {
-    sql: `SELECT id FROM injections WHERE session_id = $1 AND status = 'pending' LIMIT 1`,
-    async run(c, sessionId) {
-      return whole(await c.rows<{ id: string }>([sessionId]), ["id"]).length > 0;
-    },
-  },
-
   // The session's few rows (injections_session_idx), those fired since a look began by the database's clock, as
-  // userCancelledSince.
+  // sessionState's.
   continuedSince: {
     sql: `SELECT id AS "injectionId", created_at::float8 AS "firedAt" FROM injections
       WHERE session_id = $1 AND coalesce(db_created_at, created_at) >= ${DB_NOW} - $2::bigint

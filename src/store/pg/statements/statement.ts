@@ -31,10 +31,14 @@ export interface PgStatement<K extends keyof Statements> {
 /** Some of the statements, each under the name of the one it answers. */
 export type SomePg = { readonly [K in keyof Statements]?: PgStatement<K> };
 
-/** A table's columns as the rows' keys, epoch milliseconds as float8 (both drivers give int8 back as text). */
-export function selectList(table: PgTable): string {
+/**
+ * A table's columns as the rows' keys, epoch milliseconds as float8 (both drivers give int8 back as text); `alias`:
+ * the table's name in a statement that joins others.
+ */
+export function selectList(table: PgTable, alias?: string): string {
+  const of = alias ? `${alias}.` : "";
   return Object.entries(getTableColumns(table) as Record<string, PgColumn>)
-    .map(([key, column]) => `${column.name}${column.columnType === "PgBigInt53" ? "::float8" : ""} AS "${key}"`)
+    .map(([key, column]) => `${of}${column.name}${column.columnType === "PgBigInt53" ? "::float8" : ""} AS "${key}"`)
     .join(", ");
 }
 

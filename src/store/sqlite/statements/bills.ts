@@ -62,9 +62,16 @@ export const BILLS = {
         continuationTokens: sql`${sessions.continuationTokens} + ${p("tokens")}`,
         updatedAt: ps("now"),
       })
-      .where(eq(sessions.sessionId, p("sessionId")))
+      .where(
+        and(
+          eq(sessions.sessionId, p("sessionId")),
+          sql`coalesce(${sessions.lastUserMessageAt}, 0) <= ${p("continuedAt")}`,
+          sql`coalesce(${sessions.resumedAt}, 0) <= ${p("continuedAt")}`,
+        ),
+      )
       .prepare();
-    return (sessionId, cost, tokens, now) => void update.run({ sessionId, cost, tokens, now });
+    return (sessionId, cost, tokens, now, continuedAt) =>
+      void update.run({ sessionId, cost, tokens, now, continuedAt });
   },
 
   unbilledOf: ({ db }) => {

@@ -48,15 +48,6 @@ export const INJECTIONS = {
     return (id, now) => changes(update.run({ id, now })) > 0;
   },
 
-  hasPendingInjection: ({ db }) => {
-    const select = db
-      .select({ id: injections.id })
-      .from(injections)
-      .where(and(eq(injections.sessionId, p("sessionId")), pending))
-      .prepare();
-    return (sessionId) => select.get({ sessionId }) !== undefined;
-  },
-
   // Walks injections_session_idx (session, created_at): the few rows since a look began. One file, one host, one
   // clock: `since` compares with the firing process's time as it is.
   continuedSince: ({ db }) => {
