@@ -40,9 +40,12 @@ export function arm(
   return change("arm", countdown.sessionId, function* () {
     // A countdown carries its own directory: a session row is written only to patch it.
     if (sessionPatch || look) yield* applyChange(countdown, at, sessionPatch ?? {}, look);
-    // The countdown armed now and a continuation since the idle, in one read.
-    const idle = answeredSince === undefined ? undefined : { since: answeredSince, now: at };
-    const { answeredBy, armed: previous } = yield* q.sessionState(countdown.sessionId, idle);
+    // The countdown armed now, and a continuation since the idle when it answers one: one read either way, the narrow
+    // one when there is no idle to ask about (a retry).
+    const { answeredBy, armed: previous } =
+      answeredSince === undefined
+        ? { answeredBy: undefined, armed: yield* q.armedFor(countdown.sessionId) }
+        : yield* q.sessionState(countdown.sessionId, { since: answeredSince, now: at });
     if (answeredBy) {
       const answered = { stage: "idle", answeredBy: answeredBy.injectionId, firedAt: answeredBy.firedAt, ...detail };
       yield* q.audit(auditRow(at, countdown, { event: "skipped", reason: "in_flight", detail: answered }));
